@@ -1,0 +1,111 @@
+//! The `profile` command end to end: resolve the target, read the model, build the dataset,
+//! sweep the levels, and write every report — also when the sweep is cut short.
+
+use std::sync::Arc;
+
+use crate::backend::{self, Target};
+use crate::config::Config;
+use crate::data::Dataset;
+use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
+use crate::measure::level::LevelResult;
+use crate::measure::profiler::{Interrupt, Profiler};
+use crate::model::ModelSpec;
+use crate::report;
+
+/// The target, model and dataset of a run, ready to drive.
+pub struct Prepared {
+    pub target: Arc<Target>,
+    pub model: ModelSpec,
+    pub dataset: Arc<Dataset>,
+}
+
+/// Resolves the server, reads the model and encodes the requests.
+pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
+    let target = Arc::new(Target::resolve(cfg).await?);
+    let model = backend::discover(&target).await?;
+    let dataset = Arc::new(Dataset::build(cfg, &model)?);
+    Ok(Prepared {
+        target,
+        model,
+        dataset,
+    })
+}
+
+/// Runs a profile and returns the exit code (0, or 2 when a level was unstable).
+pub async fn profile(cfg: Config, interrupt: Arc<Interrupt>) -> RunResult<i32> {
+    let Prepared {
+        target,
+        model,
+        dataset,
+    } = prepare(&cfg).await?;
+    print_preamble(&cfg, &model);
+    let profiler = Profiler::new(&cfg, target, dataset, interrupt);
+    let outcome = profiler
+        .sweep(|level| print!("{}", report::level_block(&cfg, level)))
+        .await;
+    finish(&cfg, &outcome.results)?;
+    if let Some(error) = outcome.error {
+        return Err(error);
+    }
+    if outcome.results.is_empty() {
+        return Err(RunError::failed("No level was measured."));
+    }
+    let unstable = outcome
+        .results
+        .iter()
+        .any(|r| !r.is_stable() && !is_limit(r));
+    Ok(if unstable { EXIT_UNSTABLE } else { EXIT_OK })
+}
+
+fn is_limit(result: &LevelResult) -> bool {
+    use crate::measure::level::LevelEnd;
+    matches!(
+        result.end,
+        LevelEnd::OverLatencyLimit | LevelEnd::Interrupted
+    )
+}
+
+fn print_preamble(cfg: &Config, model: &ModelSpec) {
+    print!("{}", report::settings_block(cfg, "TRITON"));
+    if cfg.verbose > 0 {
+        println!("Model '{}' ({}):", model.name, model.platform);
+        for input in &model.inputs {
+            println!(
+                "  input {} {} {:?}",
+                input.name, input.datatype, input.shape
+            );
+        }
+        for output in &model.outputs {
+            println!(
+                "  output {} {} {:?}",
+                output.name, output.datatype, output.shape
+            );
+        }
+        println!("  max_batch_size: {}", batch_text(model));
+        println!();
+    }
+}
+
+fn batch_text(model: &ModelSpec) -> String {
+    match model.max_batch_size {
+        u32::MAX => "unknown (no model configuration; batch dimension assumed)".into(),
+        n => n.to_string(),
+    }
+}
+
+/// Prints the summary and writes the CSV; the results are never lost to a later error.
+fn finish(cfg: &Config, results: &[LevelResult]) -> RunResult<()> {
+    if results.is_empty() {
+        return Ok(());
+    }
+    print!("{}", report::summary_block(cfg, results));
+    if let Some(path) = &cfg.csv_file {
+        report::write_csv(cfg, results, path).map_err(|e| {
+            RunError::failed(format!(
+                "Cannot write the CSV report to {}: {e}.",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(())
+}

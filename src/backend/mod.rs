@@ -1,0 +1,227 @@
+//! Client backends: how a request reaches the server. `Target` is the resolved server and
+//! model; `Connection` is one in-flight slot's connection; `discover` reads what the server
+//! says about the model. Each protocol lives in its own file.
+
+pub mod kserve_grpc;
+pub mod kserve_http;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::config::{Config, Protocol};
+use crate::data::Payload;
+use crate::error::{RunError, RunResult};
+use crate::measure::sample::ErrorKind;
+use crate::model::{ModelSpec, TensorSpec};
+
+/// The server and model a run talks to, resolved once.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub protocol: Protocol,
+    /// `host:port` as the user gave it.
+    pub authority: String,
+    /// The addresses `authority` resolves to, IPv4 first.
+    pub addrs: Vec<SocketAddr>,
+    pub model: String,
+    pub version: String,
+    /// `-H` headers (lower-case names).
+    pub headers: Vec<(String, String)>,
+    pub timeout: Duration,
+}
+
+impl Target {
+    /// Resolves the server's address; a name that does not resolve is a clear error.
+    pub async fn resolve(cfg: &Config) -> RunResult<Target> {
+        let mut addrs: Vec<SocketAddr> = tokio::net::lookup_host(cfg.url.as_str())
+            .await
+            .map_err(|e| {
+                RunError::failed(format!(
+                    "Cannot resolve the server address '{}': {e}. Check -u.",
+                    cfg.url
+                ))
+            })?
+            .collect();
+        addrs.sort_by_key(|a| a.is_ipv6());
+        Ok(Target {
+            protocol: cfg.protocol,
+            authority: cfg.url.clone(),
+            addrs,
+            model: cfg.model_name.clone(),
+            version: cfg.model_version.clone(),
+            headers: cfg.headers.clone(),
+            timeout: cfg.request_timeout,
+        })
+    }
+
+    /// Path prefix of the model's REST resources: `/v2/models/M[/versions/V]`.
+    pub fn model_path(&self) -> String {
+        if self.version.is_empty() {
+            format!("/v2/models/{}", self.model)
+        } else {
+            format!("/v2/models/{}/versions/{}", self.model, self.version)
+        }
+    }
+
+    fn protocol_name(&self) -> &'static str {
+        match self.protocol {
+            Protocol::Http => "HTTP",
+            Protocol::Grpc => "gRPC",
+        }
+    }
+
+    /// The sentence for a server that cannot be reached at the start of a run.
+    pub fn unreachable(&self, detail: &str) -> RunError {
+        RunError::failed(format!(
+            "Cannot reach the server at {} over {}: {detail}. Start the server, or fix -u and -i.",
+            self.authority,
+            self.protocol_name()
+        ))
+    }
+}
+
+/// A successful exchange: timings and the raw answer.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// Time to hand the request to the connection (HTTP) or to marshal it (gRPC).
+    pub send_ns: u32,
+    /// Time to receive and unmarshal the answer after its first byte.
+    pub recv_ns: u32,
+    /// The response body (HTTP) or encoded `ModelInferResponse` (gRPC).
+    pub body: Bytes,
+    /// `Inference-Header-Content-Length` of an HTTP answer with binary outputs.
+    pub header_len: Option<usize>,
+}
+
+/// One slot's connection to the server.
+pub enum Connection {
+    Http(kserve_http::HttpConn),
+    Grpc(kserve_grpc::GrpcConn),
+}
+
+impl Connection {
+    /// Opens a new connection for one in-flight slot.
+    pub async fn open(target: &Target) -> Result<Connection, ErrorKind> {
+        match target.protocol {
+            Protocol::Http => kserve_http::HttpConn::open(target)
+                .await
+                .map(Connection::Http),
+            Protocol::Grpc => kserve_grpc::GrpcConn::open(target)
+                .await
+                .map(Connection::Grpc),
+        }
+    }
+
+    /// Sends one inference request and waits for its answer, within the target's timeout.
+    pub async fn infer(&mut self, target: &Target, payload: &Payload) -> Result<Reply, ErrorKind> {
+        let exchange = async {
+            match (self, payload) {
+                (Connection::Http(c), Payload::Http { body, header_len }) => {
+                    c.infer(body.clone(), *header_len).await
+                }
+                (Connection::Grpc(c), Payload::Grpc { message }) => c.infer(message.clone()).await,
+                _ => Err(ErrorKind::BadResponse),
+            }
+        };
+        tokio::time::timeout(target.timeout, exchange)
+            .await
+            .unwrap_or(Err(ErrorKind::Timeout))
+    }
+
+    /// False once the connection broke; the slot then opens a new one.
+    pub fn is_usable(&self) -> bool {
+        match self {
+            Connection::Http(c) => c.is_usable(),
+            Connection::Grpc(_) => true,
+        }
+    }
+}
+
+/// Reads the server and model metadata (and Triton's model configuration where the server
+/// has it) into a `ModelSpec`.
+pub async fn discover(target: &Target) -> RunResult<ModelSpec> {
+    let raw = match target.protocol {
+        Protocol::Http => kserve_http::discover(target).await?,
+        Protocol::Grpc => kserve_grpc::discover(target).await?,
+    };
+    Ok(raw.into_spec())
+}
+
+/// What discovery read, before the batch dimension is settled.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    pub extensions: Vec<String>,
+    pub name: String,
+    pub version: String,
+    pub platform: String,
+    /// Shapes as the metadata gives them (with the batch dimension for batching models).
+    pub inputs: Vec<TensorSpec>,
+    pub outputs: Vec<TensorSpec>,
+    /// Triton's model configuration, when the server answered for it.
+    pub config: Option<ConfigFacts>,
+}
+
+/// The parts of Triton's model configuration that matter to a run.
+#[derive(Debug, Default, Clone)]
+pub struct ConfigFacts {
+    pub max_batch_size: u32,
+    pub scheduler: crate::model::Scheduler,
+    pub decoupled: bool,
+    pub response_cache: bool,
+}
+
+impl Discovered {
+    /// Settles batching: from the configuration when there is one; without it a leading -1
+    /// on every input of rank ≥ 2 is taken as the batch dimension (limit unknown).
+    fn into_spec(self) -> ModelSpec {
+        let assumed_batching = !self.inputs.is_empty()
+            && self
+                .inputs
+                .iter()
+                .all(|t| t.shape.len() >= 2 && t.shape[0] == -1);
+        let (max_batch_size, facts) = match &self.config {
+            Some(c) => (c.max_batch_size, c.clone()),
+            None if assumed_batching => (u32::MAX, ConfigFacts::default()),
+            None => (0, ConfigFacts::default()),
+        };
+        let strip = |tensors: Vec<TensorSpec>| -> Vec<TensorSpec> {
+            tensors
+                .into_iter()
+                .map(|mut t| {
+                    if max_batch_size > 0 && !t.shape.is_empty() {
+                        t.shape.remove(0);
+                    }
+                    t
+                })
+                .collect()
+        };
+        ModelSpec {
+            name: self.name,
+            version: self.version,
+            platform: self.platform,
+            inputs: strip(self.inputs),
+            outputs: strip(self.outputs),
+            max_batch_size,
+            scheduler: facts.scheduler,
+            decoupled: facts.decoupled,
+            response_cache: facts.response_cache,
+            has_config: self.config.is_some(),
+            server_extensions: self.extensions,
+        }
+    }
+}
+
+/// Parses a datatype named by the server, with a sentence naming the tensor when unknown.
+pub fn server_datatype(text: &str, tensor: &str) -> RunResult<crate::model::DataType> {
+    text.parse().map_err(|_| {
+        RunError::failed(format!(
+            "The server declares tensor '{tensor}' with datatype '{text}', which inferperf does not know."
+        ))
+    })
+}
+
+/// Microseconds-safe conversion of an elapsed duration to `u32` nanoseconds.
+pub(crate) fn elapsed_ns(since: std::time::Instant) -> u32 {
+    since.elapsed().as_nanos().min(u32::MAX as u128) as u32
+}

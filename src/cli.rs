@@ -1,0 +1,248 @@
+//! Command-line flags with perf_analyzer's names and meanings. This module only describes
+//! and parses flags; `config` decides whether they make sense together.
+//!
+//! `inferperf -m M ...` and `inferperf profile -m M ...` are the same command; `serve`
+//! starts the embedded reference server.
+
+use clap::{Args, Parser, Subcommand};
+
+/// Top-level command line.
+#[derive(Debug, Parser)]
+#[command(
+    name = "inferperf",
+    version,
+    about = "Measure the throughput and latency of an inference server (perf_analyzer-compatible).",
+    after_help = "Subcommands: `inferperf profile ...` (the default; the flags above), \
+                  `inferperf serve --help` (the embedded reference server)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Profile a model on a running server (the default command).
+    #[command(version)]
+    Profile(Box<ProfileArgs>),
+    /// Run the embedded KServe v2 reference server.
+    Serve(ServeArgs),
+}
+
+/// Flags of `inferperf serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// HTTP port (0 picks a free port and prints it).
+    #[arg(long, default_value_t = 8000)]
+    pub http_port: u16,
+    /// gRPC port (0 picks a free port and prints it).
+    #[arg(long, default_value_t = 8001)]
+    pub grpc_port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// A model to serve, NAME=KIND[:key=value,...]; repeatable. KIND is identity, add_sub,
+    /// fail, sleep or noop. Without it: identity and add_sub.
+    #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
+    pub models: Vec<String>,
+}
+
+/// Flags of `inferperf profile`, named as perf_analyzer names them.
+#[derive(Debug, Args, Clone)]
+pub struct ProfileArgs {
+    /// Name of the model to profile.
+    #[arg(short = 'm', value_name = "MODEL")]
+    pub model_name: String,
+    /// Model version (default: the server's choice, usually the latest).
+    #[arg(short = 'x', value_name = "VERSION", default_value = "")]
+    pub model_version: String,
+    /// Server address, host:port. Default localhost:8000 for HTTP, localhost:8001 for gRPC.
+    #[arg(short = 'u', value_name = "URL")]
+    pub url: Option<String>,
+    /// Protocol: http or grpc.
+    #[arg(short = 'i', value_name = "PROTOCOL", default_value = "http")]
+    pub protocol: String,
+    /// Backend kind. Only `triton` (any KServe v2 server) for now.
+    #[arg(long, value_name = "KIND", default_value = "triton")]
+    pub service_kind: String,
+    /// Batch size of each request.
+    #[arg(short = 'b', value_name = "N", default_value_t = 1)]
+    pub batch_size: u32,
+    /// Closed loop: keep N requests in flight, sweeping start[:end[:step]].
+    #[arg(long, value_name = "START[:END[:STEP]]")]
+    pub concurrency_range: Option<String>,
+    /// Length of a time window in milliseconds.
+    #[arg(
+        short = 'p',
+        long = "measurement-interval",
+        value_name = "MS",
+        default_value_t = 5000
+    )]
+    pub measurement_interval: u64,
+    /// time_windows or count_windows.
+    #[arg(long, value_name = "MODE", default_value = "time_windows")]
+    pub measurement_mode: String,
+    /// Minimum requests per window in count_windows mode.
+    #[arg(long, value_name = "N", default_value_t = 50)]
+    pub measurement_request_count: u64,
+    /// Stable when max/min of the last 3 windows is within this percentage.
+    #[arg(
+        short = 's',
+        long = "stability-percentage",
+        value_name = "PCT",
+        default_value_t = 10.0
+    )]
+    pub stability_percentage: f64,
+    /// Most windows per level before it is reported as unstable.
+    #[arg(
+        short = 'r',
+        long = "max-trials",
+        value_name = "N",
+        default_value_t = 10
+    )]
+    pub max_trials: u32,
+    /// Stabilize on and report this latency percentile (any value in (0,100), e.g. 99.9).
+    #[arg(long, value_name = "P")]
+    pub percentile: Option<f64>,
+    /// Stop the sweep when the stabilizing latency reaches this many ms (0: no limit).
+    #[arg(
+        short = 'l',
+        long = "latency-threshold",
+        value_name = "MS",
+        default_value_t = 0.0
+    )]
+    pub latency_threshold: f64,
+    /// Send exactly N requests in one window (no stability check).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub request_count: u64,
+    /// Requests sent before measuring starts.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub warmup_request_count: u64,
+    /// Request data: random or zero.
+    #[arg(long, value_name = "SOURCE", default_value = "random")]
+    pub input_data: String,
+    /// Shape of a variable-sized input, without the batch dimension; repeatable.
+    #[arg(long = "shape", value_name = "NAME:D1,D2,...")]
+    pub shapes: Vec<String>,
+    /// Length of random strings for BYTES inputs.
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub string_length: usize,
+    /// A fixed string for every BYTES element.
+    #[arg(long, value_name = "TEXT")]
+    pub string_data: Option<String>,
+    /// HTTP request tensors: binary (binary tensor data extension) or json.
+    #[arg(long, value_name = "FORMAT", default_value = "binary")]
+    pub input_tensor_format: String,
+    /// HTTP response tensors: binary or json.
+    #[arg(long, value_name = "FORMAT", default_value = "binary")]
+    pub output_tensor_format: String,
+    /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable.
+    #[arg(short = 'H', value_name = "HEADER")]
+    pub headers: Vec<String>,
+    /// Write perf_analyzer's CSV report to this file.
+    #[arg(short = 'f', value_name = "FILE")]
+    pub csv_file: Option<std::path::PathBuf>,
+    /// More output; repeat for more.
+    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Seconds to wait for one answer before it counts as a timeout error.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    pub request_timeout: f64,
+    /// Accepted for perf_analyzer compatibility: inferperf always drives requests
+    /// asynchronously from a few threads, keeping exactly N in flight.
+    #[arg(short = 'a', long = "async")]
+    pub async_mode: bool,
+    /// Accepted for perf_analyzer compatibility: the load is the same as with --async
+    /// (exactly N requests in flight), so the numbers mean the same.
+    #[arg(long = "sync", conflicts_with = "async_mode")]
+    pub sync_mode: bool,
+}
+
+/// Names that select a subcommand; anything else means `profile`.
+const SUBCOMMANDS: [&str; 3] = ["profile", "serve", "help"];
+
+/// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).
+pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
+    let first = args.get(1).map(String::as_str);
+    let is_subcommand = first.is_some_and(|a| SUBCOMMANDS.contains(&a));
+    let is_top_version = matches!(first, Some("-V"));
+    if !is_subcommand && !is_top_version {
+        args.insert(1.min(args.len()), "profile".to_string());
+    }
+    args
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        let args = normalize_args(args.iter().map(|s| s.to_string()).collect());
+        Cli::try_parse_from(args)
+    }
+
+    #[test]
+    fn bare_and_subcommand_forms_are_the_same() {
+        let bare = parse(&["inferperf", "-m", "identity", "--concurrency-range", "1:8"]).unwrap();
+        let sub = parse(&[
+            "inferperf",
+            "profile",
+            "-m",
+            "identity",
+            "--concurrency-range",
+            "1:8",
+        ])
+        .unwrap();
+        let (Command::Profile(a), Command::Profile(b)) = (bare.command, sub.command) else {
+            panic!("both forms must parse as profile");
+        };
+        assert_eq!(a.model_name, b.model_name);
+        assert_eq!(a.concurrency_range, b.concurrency_range);
+    }
+
+    #[test]
+    fn perf_analyzer_short_flags_parse() {
+        let cli = parse(&[
+            "inferperf",
+            "-m",
+            "m",
+            "-x",
+            "2",
+            "-u",
+            "h:1",
+            "-i",
+            "grpc",
+            "-b",
+            "4",
+            "-p",
+            "200",
+            "-s",
+            "5",
+            "-r",
+            "3",
+            "-l",
+            "50",
+            "-f",
+            "o.csv",
+            "-v",
+            "-v",
+            "-H",
+            "A: b",
+            "--percentile",
+            "99.9",
+        ])
+        .unwrap();
+        let Command::Profile(p) = cli.command else {
+            panic!("expected profile");
+        };
+        assert_eq!(p.batch_size, 4);
+        assert_eq!(p.verbose, 2);
+        assert_eq!(p.percentile, Some(99.9));
+        assert_eq!(p.headers, vec!["A: b".to_string()]);
+    }
+
+    #[test]
+    fn unknown_flag_is_an_error() {
+        assert!(parse(&["inferperf", "-m", "m", "--no-such-flag"]).is_err());
+    }
+}

@@ -1,0 +1,472 @@
+//! The validated run configuration. Every rule about how flags combine lives here: after
+//! `Config::from_args` succeeds, the rest of the program never re-checks a flag.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Wire protocol to the server (`-i`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    Http,
+    Grpc,
+}
+
+/// How tensors travel in HTTP bodies (`--input-tensor-format`, `--output-tensor-format`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorFormat {
+    Binary,
+    Json,
+}
+
+/// Window type (`--measurement-mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MeasurementMode {
+    TimeWindows,
+    CountWindows,
+}
+
+/// Where request tensors come from (`--input-data`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputData {
+    Random,
+    Zero,
+}
+
+/// An inclusive `start:end:step` sweep of concurrency values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConcurrencyRange {
+    pub start: u32,
+    /// 0 means "keep increasing until the latency limit is hit".
+    pub end: u32,
+    pub step: u32,
+}
+
+/// The validated settings of one profiling run.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub model_name: String,
+    /// `-x`; empty lets the server choose.
+    pub model_version: String,
+    /// `host:port` (a scheme, if the user gave one, is removed).
+    pub url: String,
+    pub protocol: Protocol,
+    pub batch_size: u32,
+    pub concurrency: ConcurrencyRange,
+    pub measurement_mode: MeasurementMode,
+    pub measurement_interval: Duration,
+    pub measurement_request_count: u64,
+    /// `-s` as a percentage (10 means max/min ≤ 1.10).
+    pub stability_percentage: f64,
+    pub max_trials: u32,
+    /// `--percentile`, when latency is stabilized and limited by a percentile, not the mean.
+    pub percentile: Option<f64>,
+    /// `-l` in milliseconds; `None` for no limit.
+    pub latency_threshold_ms: Option<f64>,
+    /// `--request-count`: exactly this many requests in one window.
+    pub request_count: Option<u64>,
+    pub warmup_request_count: u64,
+    pub input_data: InputData,
+    /// `--shape NAME:dims`, without the batch dimension.
+    pub shapes: BTreeMap<String, Vec<i64>>,
+    pub string_length: usize,
+    pub string_data: Option<String>,
+    pub input_format: TensorFormat,
+    pub output_format: TensorFormat,
+    /// `-H` headers, sent with every HTTP request and as gRPC metadata.
+    pub headers: Vec<(String, String)>,
+    pub csv_file: Option<PathBuf>,
+    pub verbose: u8,
+    /// Longest wait for one answer before it counts as a timeout.
+    pub request_timeout: Duration,
+    /// `--async` was given (reported in the settings; the driver is always asynchronous).
+    pub async_mode: bool,
+}
+
+use crate::cli::ProfileArgs;
+use crate::error::{RunError, RunResult};
+
+impl Config {
+    /// Checks every flag and flag combination; the error names the flag and the fix.
+    pub fn from_args(args: &ProfileArgs) -> RunResult<Config> {
+        let protocol = parse_protocol(&args.protocol)?;
+        check_service_kind(&args.service_kind)?;
+        let concurrency = match &args.concurrency_range {
+            Some(text) => parse_concurrency_range(text)?,
+            None => ConcurrencyRange {
+                start: 1,
+                end: 1,
+                step: 1,
+            },
+        };
+        let config = Config {
+            model_name: non_empty(&args.model_name, "-m")?,
+            model_version: args.model_version.trim().to_string(),
+            url: parse_url(args.url.as_deref(), protocol)?,
+            protocol,
+            batch_size: positive(args.batch_size as u64, "-b")? as u32,
+            concurrency,
+            measurement_mode: parse_measurement_mode(&args.measurement_mode)?,
+            measurement_interval: Duration::from_millis(positive(args.measurement_interval, "-p")?),
+            measurement_request_count: positive(
+                args.measurement_request_count,
+                "--measurement-request-count",
+            )?,
+            stability_percentage: parse_stability(args.stability_percentage)?,
+            max_trials: positive(args.max_trials as u64, "-r")? as u32,
+            percentile: args.percentile.map(parse_percentile).transpose()?,
+            latency_threshold_ms: parse_latency_threshold(args.latency_threshold)?,
+            request_count: (args.request_count > 0).then_some(args.request_count),
+            warmup_request_count: args.warmup_request_count,
+            input_data: parse_input_data(&args.input_data)?,
+            shapes: parse_shapes(&args.shapes)?,
+            string_length: positive(args.string_length as u64, "--string-length")? as usize,
+            string_data: args.string_data.clone(),
+            input_format: parse_tensor_format(&args.input_tensor_format, "--input-tensor-format")?,
+            output_format: parse_tensor_format(
+                &args.output_tensor_format,
+                "--output-tensor-format",
+            )?,
+            headers: parse_headers(&args.headers)?,
+            csv_file: args.csv_file.clone(),
+            verbose: args.verbose,
+            request_timeout: parse_timeout(args.request_timeout)?,
+            async_mode: args.async_mode,
+        };
+        config.check_request_count()?;
+        Ok(config)
+    }
+
+    /// The concurrency values of the sweep, in order. An open end (0) sweeps on until the
+    /// latency limit stops it; the iterator is then unbounded.
+    pub fn concurrency_levels(&self) -> Box<dyn Iterator<Item = u32>> {
+        let ConcurrencyRange { start, end, step } = self.concurrency;
+        let values = (0u32..).map(move |i| start.saturating_add(i.saturating_mul(step)));
+        if end == 0 {
+            Box::new(values)
+        } else {
+            Box::new(values.take_while(move |&c| c <= end))
+        }
+    }
+
+    /// Highest concurrency the sweep can reach, if bounded.
+    pub fn max_concurrency(&self) -> Option<u32> {
+        let ConcurrencyRange { start, end, step } = self.concurrency;
+        (end != 0).then(|| start + (end - start) / step * step)
+    }
+
+    fn check_request_count(&self) -> RunResult<()> {
+        let Some(count) = self.request_count else {
+            return Ok(());
+        };
+        if self.max_concurrency() != Some(self.concurrency.start) {
+            return Err(RunError::bad_option(
+                "--request-count needs a single concurrency value: pass --concurrency-range N alone.",
+            ));
+        }
+        if count < self.concurrency.start as u64 {
+            return Err(RunError::bad_option(format!(
+                "--request-count {count} is smaller than the concurrency {}: ask for at least as many requests as are in flight.",
+                self.concurrency.start
+            )));
+        }
+        Ok(())
+    }
+}
+
+fn non_empty(value: &str, flag: &str) -> RunResult<String> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Err(RunError::bad_option(format!("{flag} must not be empty.")));
+    }
+    Ok(value.to_string())
+}
+
+fn positive(value: u64, flag: &str) -> RunResult<u64> {
+    if value == 0 {
+        return Err(RunError::bad_option(format!("{flag} must be at least 1.")));
+    }
+    Ok(value)
+}
+
+fn parse_protocol(text: &str) -> RunResult<Protocol> {
+    match text.to_ascii_lowercase().as_str() {
+        "http" => Ok(Protocol::Http),
+        "grpc" => Ok(Protocol::Grpc),
+        _ => Err(RunError::bad_option(format!(
+            "-i '{text}' is not a protocol: use -i http or -i grpc."
+        ))),
+    }
+}
+
+fn check_service_kind(text: &str) -> RunResult<()> {
+    match text {
+        "triton" | "kserve" => Ok(()),
+        _ => Err(RunError::bad_option(format!(
+            "--service-kind '{text}' is not supported yet: use --service-kind triton (any KServe v2 server)."
+        ))),
+    }
+}
+
+/// Parses `start[:end[:step]]`; with only a start, end = start.
+pub fn parse_concurrency_range(text: &str) -> RunResult<ConcurrencyRange> {
+    let bad = || {
+        RunError::bad_option(format!(
+            "--concurrency-range '{text}' is not start[:end[:step]] with whole numbers (e.g. 1:8 or 4:64:4)."
+        ))
+    };
+    let parts: Vec<u32> = text
+        .split(':')
+        .map(|p| p.trim().parse::<u32>().map_err(|_| bad()))
+        .collect::<RunResult<_>>()?;
+    let (start, end, step) = match parts.as_slice() {
+        [s] => (*s, *s, 1),
+        [s, e] => (*s, *e, 1),
+        [s, e, st] => (*s, *e, *st),
+        _ => return Err(bad()),
+    };
+    if start == 0 || step == 0 {
+        return Err(RunError::bad_option(format!(
+            "--concurrency-range '{text}': start and step must be at least 1."
+        )));
+    }
+    if end != 0 && end < start {
+        return Err(RunError::bad_option(format!(
+            "--concurrency-range '{text}': the end is below the start."
+        )));
+    }
+    Ok(ConcurrencyRange { start, end, step })
+}
+
+fn parse_url(url: Option<&str>, protocol: Protocol) -> RunResult<String> {
+    let default = match protocol {
+        Protocol::Http => "localhost:8000",
+        Protocol::Grpc => "localhost:8001",
+    };
+    let raw = url.unwrap_or(default).trim();
+    let without_scheme = raw
+        .strip_prefix("http://")
+        .or_else(|| raw.strip_prefix("grpc://"))
+        .unwrap_or(raw)
+        .trim_end_matches('/');
+    if raw.starts_with("https://") {
+        return Err(RunError::bad_option(format!(
+            "-u '{raw}': HTTPS is not supported yet; give host:port of a plain HTTP or gRPC endpoint."
+        )));
+    }
+    let port_ok = without_scheme
+        .rsplit_once(':')
+        .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+    if !port_ok || without_scheme.contains('/') {
+        return Err(RunError::bad_option(format!(
+            "-u '{raw}' is not host:port (e.g. -u localhost:8000)."
+        )));
+    }
+    Ok(without_scheme.to_string())
+}
+
+fn parse_measurement_mode(text: &str) -> RunResult<MeasurementMode> {
+    match text {
+        "time_windows" => Ok(MeasurementMode::TimeWindows),
+        "count_windows" => Ok(MeasurementMode::CountWindows),
+        _ => Err(RunError::bad_option(format!(
+            "--measurement-mode '{text}' is unknown: use time_windows or count_windows."
+        ))),
+    }
+}
+
+fn parse_stability(value: f64) -> RunResult<f64> {
+    if !(value.is_finite() && value > 0.0) {
+        return Err(RunError::bad_option(format!(
+            "-s {value} must be a percentage above 0 (e.g. -s 10)."
+        )));
+    }
+    Ok(value)
+}
+
+fn parse_percentile(value: f64) -> RunResult<f64> {
+    if !(value > 0.0 && value < 100.0) {
+        return Err(RunError::bad_option(format!(
+            "--percentile {value} must lie strictly between 0 and 100 (e.g. 99 or 99.9)."
+        )));
+    }
+    Ok(value)
+}
+
+fn parse_latency_threshold(value: f64) -> RunResult<Option<f64>> {
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(RunError::bad_option(format!(
+            "-l {value} must be a latency in milliseconds, 0 for no limit."
+        )));
+    }
+    Ok((value > 0.0).then_some(value))
+}
+
+fn parse_timeout(seconds: f64) -> RunResult<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(RunError::bad_option(format!(
+            "--request-timeout {seconds} must be a positive number of seconds."
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+fn parse_input_data(text: &str) -> RunResult<InputData> {
+    match text {
+        "random" => Ok(InputData::Random),
+        "zero" => Ok(InputData::Zero),
+        _ => Err(RunError::bad_option(format!(
+            "--input-data '{text}': only random and zero are supported so far."
+        ))),
+    }
+}
+
+fn parse_tensor_format(text: &str, flag: &str) -> RunResult<TensorFormat> {
+    match text {
+        "binary" => Ok(TensorFormat::Binary),
+        "json" => Ok(TensorFormat::Json),
+        _ => Err(RunError::bad_option(format!(
+            "{flag} '{text}' is unknown: use binary or json."
+        ))),
+    }
+}
+
+/// Parses repeated `--shape NAME:d1,d2,...` (the name may itself contain ':').
+pub fn parse_shapes(values: &[String]) -> RunResult<BTreeMap<String, Vec<i64>>> {
+    let mut shapes = BTreeMap::new();
+    for text in values {
+        let bad = || {
+            RunError::bad_option(format!(
+                "--shape '{text}' is not NAME:d1,d2,... with positive whole dimensions (e.g. --shape INPUT0:3,224,224)."
+            ))
+        };
+        let (name, dims) = text.rsplit_once(':').ok_or_else(bad)?;
+        if name.is_empty() {
+            return Err(bad());
+        }
+        let dims: Vec<i64> = dims
+            .split(',')
+            .map(|d| {
+                d.trim()
+                    .parse::<i64>()
+                    .ok()
+                    .filter(|&d| d > 0)
+                    .ok_or_else(bad)
+            })
+            .collect::<RunResult<_>>()?;
+        shapes.insert(name.to_string(), dims);
+    }
+    Ok(shapes)
+}
+
+/// Parses repeated `-H 'Name: value'` into validated header pairs.
+pub fn parse_headers(values: &[String]) -> RunResult<Vec<(String, String)>> {
+    values
+        .iter()
+        .map(|text| {
+            let bad = || {
+                RunError::bad_option(format!(
+                    "-H '{text}' is not 'Name: value' with a valid header name and value."
+                ))
+            };
+            let (name, value) = text.split_once(':').ok_or_else(bad)?;
+            let (name, value) = (name.trim(), value.trim());
+            http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            http::HeaderValue::from_str(value).map_err(|_| bad())?;
+            Ok((name.to_ascii_lowercase(), value.to_string()))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{normalize_args, Cli, Command};
+    use clap::Parser;
+
+    fn config(args: &[&str]) -> RunResult<Config> {
+        let mut all = vec!["inferperf", "-m", "m"];
+        all.extend_from_slice(args);
+        let cli = Cli::try_parse_from(normalize_args(all.iter().map(|s| s.to_string()).collect()))
+            .expect("flags parse");
+        let Command::Profile(p) = cli.command else {
+            panic!("expected profile");
+        };
+        Config::from_args(&p)
+    }
+
+    #[test]
+    fn defaults_follow_perf_analyzer() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.url, "localhost:8000");
+        assert_eq!(
+            c.concurrency,
+            ConcurrencyRange {
+                start: 1,
+                end: 1,
+                step: 1
+            }
+        );
+        assert_eq!(c.measurement_interval, Duration::from_millis(5000));
+        assert_eq!(c.max_trials, 10);
+        assert_eq!(c.latency_threshold_ms, None);
+        assert_eq!(config(&["-i", "GRPC"]).unwrap().url, "localhost:8001");
+    }
+
+    #[test]
+    fn concurrency_levels_sweep() {
+        let c = config(&["--concurrency-range", "2:9:3"]).unwrap();
+        assert_eq!(c.concurrency_levels().collect::<Vec<_>>(), vec![2, 5, 8]);
+        assert_eq!(c.max_concurrency(), Some(8));
+        let open = config(&["--concurrency-range", "1:0:2"]).unwrap();
+        assert_eq!(
+            open.concurrency_levels().take(3).collect::<Vec<_>>(),
+            vec![1, 3, 5]
+        );
+    }
+
+    #[test]
+    fn bad_values_name_their_flag() {
+        for (args, needle) in [
+            (vec!["--concurrency-range", "4:2"], "--concurrency-range"),
+            (vec!["--concurrency-range", "a"], "--concurrency-range"),
+            (vec!["--shape", "INPUT0"], "--shape"),
+            (vec!["--shape", "INPUT0:3,x"], "--shape"),
+            (vec!["--percentile", "100"], "--percentile"),
+            (vec!["-i", "udp"], "-i"),
+            (vec!["-u", "nohost"], "-u"),
+            (vec!["-H", "no colon"], "-H"),
+            (
+                vec!["--request-count", "2", "--concurrency-range", "4"],
+                "--request-count",
+            ),
+            (
+                vec!["--request-count", "9", "--concurrency-range", "1:4"],
+                "--request-count",
+            ),
+        ] {
+            let err = config(&args).unwrap_err();
+            assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+            assert!(err.to_string().contains(needle), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn shapes_and_headers_parse() {
+        let c = config(&[
+            "--shape",
+            "a:b:3,4",
+            "-H",
+            "Triton-Access-Token: s3cr:t",
+            "-u",
+            "http://h:9/",
+        ])
+        .unwrap();
+        assert_eq!(c.shapes["a:b"], vec![3, 4]);
+        assert_eq!(
+            c.headers,
+            vec![("triton-access-token".into(), "s3cr:t".into())]
+        );
+        assert_eq!(c.url, "h:9");
+    }
+}

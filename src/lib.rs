@@ -1,0 +1,20 @@
+//! inferperf: measure how fast an inference server serves a model.
+//!
+//! Data moves one way: flags → [`config`] → target discovery ([`backend`], [`model`]) →
+//! request payloads ([`data`], encoded by [`wire`]) → the load driver ([`load`]) → samples,
+//! windows and stability ([`measure`]) → reports ([`report`]). [`server`] is the embedded
+//! reference server used as a default target and a ground truth.
+
+pub mod app;
+pub mod backend;
+pub mod cli;
+pub mod config;
+pub mod data;
+pub mod error;
+pub mod load;
+pub mod measure;
+pub mod model;
+pub mod proto;
+pub mod report;
+pub mod server;
+pub mod wire;

@@ -1,0 +1,221 @@
+//! The closed-loop driver: N slots, each a task with its own connection, each sending its
+//! next request as soon as its previous one is answered. Samples go into the slot's own
+//! buffer; the profiler cuts windows from those buffers.
+
+use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
+use tokio::task::JoinHandle;
+
+use crate::backend::{Connection, Target};
+use crate::data::Dataset;
+use crate::measure::sample::{ErrorKind, Sample, SlotBuffer};
+
+/// Longest pause between reconnection attempts to a server that refuses connections.
+const MAX_BACKOFF: Duration = Duration::from_millis(100);
+
+const ACTIVE: u8 = 0;
+const PAUSED: u8 = 1;
+const STOPPED: u8 = 2;
+
+/// State one slot shares with the profiler.
+#[derive(Debug, Default)]
+pub struct SlotShared {
+    pub buffer: SlotBuffer,
+    state: AtomicU8,
+    wake: Notify,
+}
+
+impl SlotShared {
+    fn set_state(&self, state: u8) {
+        self.state.store(state, Ordering::Relaxed);
+        self.wake.notify_one();
+    }
+}
+
+struct Slot {
+    shared: Arc<SlotShared>,
+    task: Option<JoinHandle<()>>,
+}
+
+/// Keeps a chosen number of requests in flight.
+pub struct ClosedLoop {
+    target: Arc<Target>,
+    dataset: Arc<Dataset>,
+    slots: Vec<Slot>,
+    /// When set, the number of requests still allowed to start (request-count and warm-up).
+    budget: Option<Arc<AtomicI64>>,
+}
+
+impl ClosedLoop {
+    pub fn new(target: Arc<Target>, dataset: Arc<Dataset>) -> Self {
+        ClosedLoop {
+            target,
+            dataset,
+            slots: Vec::new(),
+            budget: None,
+        }
+    }
+
+    /// Limits the requests started from now on to `count` (None: no limit). Applies to
+    /// slots started after the call.
+    pub fn set_budget(&mut self, count: Option<u64>) {
+        self.budget = count.map(|c| Arc::new(AtomicI64::new(c as i64)));
+    }
+
+    /// Runs exactly `concurrency` slots: starts missing ones, pauses extra ones after
+    /// their current request.
+    pub fn set_concurrency(&mut self, concurrency: usize) {
+        for index in 0..self.slots.len() {
+            let keep = index < concurrency;
+            let slot = &self.slots[index];
+            slot.shared.set_state(if keep { ACTIVE } else { PAUSED });
+            let finished = slot.task.as_ref().is_none_or(JoinHandle::is_finished);
+            if keep && finished {
+                let task = self.spawn(index, slot.shared.clone());
+                self.slots[index].task = Some(task);
+            }
+        }
+        while self.slots.len() < concurrency {
+            let shared = Arc::new(SlotShared::default());
+            let task = self.spawn(self.slots.len(), shared.clone());
+            self.slots.push(Slot {
+                shared,
+                task: Some(task),
+            });
+        }
+    }
+
+    fn spawn(&self, index: usize, shared: Arc<SlotShared>) -> JoinHandle<()> {
+        let slot = SlotTask {
+            index,
+            shared,
+            target: self.target.clone(),
+            dataset: self.dataset.clone(),
+            budget: self.budget.clone(),
+        };
+        tokio::spawn(slot.run())
+    }
+
+    /// Moves every sample finished by `boundary` into `out`.
+    pub fn drain_until(&self, boundary: Instant, out: &mut Vec<Sample>) {
+        for slot in &self.slots {
+            slot.shared.buffer.drain_until(boundary, out);
+        }
+    }
+
+    /// Samples waiting in the buffers.
+    pub fn pending_samples(&self) -> usize {
+        self.slots.iter().map(|s| s.shared.buffer.len()).sum()
+    }
+
+    /// True when no slot task is running (every budgeted request was sent and answered).
+    /// Only meaningful while a budget is set: otherwise slots pause instead of ending.
+    pub fn all_finished(&self) -> bool {
+        self.slots
+            .iter()
+            .all(|s| s.task.as_ref().is_none_or(JoinHandle::is_finished))
+    }
+
+    /// Stops every slot, waiting for in-flight requests up to the request timeout.
+    pub async fn stop(&mut self) {
+        for slot in &self.slots {
+            slot.shared.set_state(STOPPED);
+        }
+        let grace = self.target.timeout + Duration::from_secs(1);
+        for slot in &mut self.slots {
+            if let Some(task) = slot.task.take() {
+                let abort = task.abort_handle();
+                if tokio::time::timeout(grace, task).await.is_err() {
+                    abort.abort();
+                }
+            }
+        }
+    }
+}
+
+/// One in-flight slot: its connection and its loop.
+struct SlotTask {
+    index: usize,
+    shared: Arc<SlotShared>,
+    target: Arc<Target>,
+    dataset: Arc<Dataset>,
+    budget: Option<Arc<AtomicI64>>,
+}
+
+impl SlotTask {
+    async fn run(self) {
+        let mut connection: Option<Connection> = None;
+        let mut next = self.index % self.dataset.len().max(1);
+        let mut backoff = Duration::from_millis(1);
+        loop {
+            match self.shared.state.load(Ordering::Relaxed) {
+                ACTIVE => {}
+                PAUSED => {
+                    self.shared.wake.notified().await;
+                    continue;
+                }
+                _ => break,
+            }
+            if !self.take_budget() {
+                break;
+            }
+            let conn = match connection.take() {
+                Some(c) if c.is_usable() => connection.insert(c),
+                _ => match Connection::open(&self.target).await {
+                    Ok(c) => {
+                        backoff = Duration::from_millis(1);
+                        connection.insert(c)
+                    }
+                    Err(kind) => {
+                        self.record_failure(Instant::now(), kind);
+                        tokio::time::sleep(backoff).await;
+                        backoff = (backoff * 2).min(MAX_BACKOFF);
+                        continue;
+                    }
+                },
+            };
+            let payload = &self.dataset.payloads[next];
+            next = (next + 1) % self.dataset.len();
+            let sent = Instant::now();
+            let result = conn.infer(&self.target, payload).await;
+            let done = Instant::now();
+            let (send_ns, recv_ns, error) = match result {
+                Ok(reply) => (reply.send_ns, reply.recv_ns, None),
+                Err(kind) => {
+                    if matches!(kind, ErrorKind::Connection | ErrorKind::Timeout) {
+                        connection = None;
+                    }
+                    (0, 0, Some(kind))
+                }
+            };
+            self.shared.buffer.push(Sample {
+                scheduled: sent,
+                sent,
+                send_ns,
+                recv_ns,
+                done,
+                error,
+            });
+        }
+    }
+
+    fn take_budget(&self) -> bool {
+        self.budget
+            .as_ref()
+            .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
+    }
+
+    fn record_failure(&self, at: Instant, kind: ErrorKind) {
+        self.shared.buffer.push(Sample {
+            scheduled: at,
+            sent: at,
+            send_ns: 0,
+            recv_ns: 0,
+            done: at,
+            error: Some(kind),
+        });
+    }
+}

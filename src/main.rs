@@ -1,0 +1,95 @@
+//! The `inferperf` binary: parse flags, run the command, map the outcome to perf_analyzer's
+//! exit codes (0 ok, 2 unstable, 3 bad option, 99 other).
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use inferperf::cli::{normalize_args, Cli, Command, ServeArgs};
+use inferperf::config::Config;
+use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_GENERIC};
+use inferperf::measure::profiler::Interrupt;
+use inferperf::server;
+
+fn main() -> ExitCode {
+    let args = normalize_args(std::env::args().collect());
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_BAD_OPTION } else { 0 };
+            let _ = e.print();
+            return exit(code);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return fail(RunError::failed(format!("Cannot start the runtime: {e}."))),
+    };
+    let result = runtime.block_on(run(cli.command));
+    match result {
+        Ok(code) => exit(code),
+        Err(e) => fail(e),
+    }
+}
+
+async fn run(command: Command) -> Result<i32, RunError> {
+    match command {
+        Command::Profile(args) => {
+            let cfg = Config::from_args(&args)?;
+            let interrupt = Arc::new(Interrupt::default());
+            watch_ctrl_c(interrupt.clone());
+            inferperf::app::profile(cfg, interrupt).await
+        }
+        Command::Serve(args) => serve(args).await,
+    }
+}
+
+async fn serve(args: ServeArgs) -> Result<i32, RunError> {
+    let models = if args.models.is_empty() {
+        server::default_models()
+    } else {
+        args.models
+            .iter()
+            .map(|m| {
+                m.parse()
+                    .map_err(|e| RunError::bad_option(format!("--model {m}: {e}")))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let opts = server::ServeOptions {
+        host: args.host,
+        http_port: args.http_port,
+        grpc_port: args.grpc_port,
+        models,
+    };
+    server::run_serve(opts)
+        .await
+        .map_err(|e| RunError::failed(format!("The server stopped: {e:#}.")))?;
+    Ok(0)
+}
+
+/// First Ctrl-C: finish the current window and write every report. Second: exit now.
+fn watch_ctrl_c(interrupt: Arc<Interrupt>) {
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_err() {
+            return;
+        }
+        eprintln!("Interrupted: finishing the current window and writing the reports (Ctrl-C again to exit now).");
+        interrupt.raise();
+        if tokio::signal::ctrl_c().await.is_ok() {
+            std::process::exit(EXIT_GENERIC);
+        }
+    });
+}
+
+fn fail(error: RunError) -> ExitCode {
+    eprintln!("error: {error}");
+    exit(error.exit_code())
+}
+
+fn exit(code: i32) -> ExitCode {
+    ExitCode::from(code.clamp(0, 255) as u8)
+}

@@ -1,0 +1,261 @@
+//! A measurement window: the requests whose final response arrived inside it, summarised in
+//! histograms and counters. Windows merge by adding, so a level's result is the sum of its
+//! last windows and memory stays flat however long a run is.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+use super::sample::{ErrorKind, Sample};
+
+/// Highest latency the histograms hold: one hour in nanoseconds (values above are clamped).
+const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKED_NS, 3).expect("static histogram bounds are valid")
+}
+
+/// Counts, sums and latency distribution of the requests credited to one window (or to
+/// several merged windows).
+#[derive(Debug, Clone)]
+pub struct WindowStats {
+    /// Actual length of the window (sum of lengths when merged).
+    pub duration: Duration,
+    /// Inferences per request (`-b`).
+    pub batch_size: u32,
+    /// Requests that succeeded.
+    pub ok: u64,
+    /// Failed requests by kind.
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// Latency of successful requests from the actual send, in ns.
+    pub latency: Histogram<u64>,
+    /// Latency of successful requests from the scheduled send, in ns (open loop).
+    pub scheduled_latency: Histogram<u64>,
+    /// Sum and sum of squares of latency in ns (for mean and standard deviation).
+    pub latency_sum_ns: u128,
+    pub latency_sq_sum: f64,
+    /// Sums over successful requests of client send and receive time, in ns.
+    pub send_sum_ns: u128,
+    pub recv_sum_ns: u128,
+    /// How many windows were merged into this one.
+    pub windows: u32,
+}
+
+impl WindowStats {
+    pub fn new(batch_size: u32) -> Self {
+        WindowStats {
+            duration: Duration::ZERO,
+            batch_size,
+            ok: 0,
+            errors: BTreeMap::new(),
+            latency: new_histogram(),
+            scheduled_latency: new_histogram(),
+            latency_sum_ns: 0,
+            latency_sq_sum: 0.0,
+            send_sum_ns: 0,
+            recv_sum_ns: 0,
+            windows: 0,
+        }
+    }
+
+    /// Builds one window of the given length from the samples credited to it.
+    pub fn from_samples(samples: &[Sample], duration: Duration, batch_size: u32) -> Self {
+        let mut stats = WindowStats::new(batch_size);
+        stats.duration = duration;
+        stats.windows = 1;
+        for sample in samples {
+            stats.record(sample);
+        }
+        stats
+    }
+
+    fn record(&mut self, sample: &Sample) {
+        if let Some(kind) = sample.error {
+            *self.errors.entry(kind).or_insert(0) += 1;
+            return;
+        }
+        let latency = sample.latency_ns().max(1);
+        let from_schedule = (sample
+            .done
+            .saturating_duration_since(sample.scheduled)
+            .as_nanos() as u64)
+            .max(1);
+        self.ok += 1;
+        self.latency.saturating_record(latency);
+        self.scheduled_latency.saturating_record(from_schedule);
+        self.latency_sum_ns += latency as u128;
+        self.latency_sq_sum += (latency as f64) * (latency as f64);
+        self.send_sum_ns += sample.send_ns as u128;
+        self.recv_sum_ns += sample.recv_ns as u128;
+    }
+
+    /// Adds another window into this one.
+    pub fn merge(&mut self, other: &WindowStats) {
+        self.duration += other.duration;
+        self.ok += other.ok;
+        for (kind, count) in &other.errors {
+            *self.errors.entry(*kind).or_insert(0) += count;
+        }
+        // Both histograms share bounds, so adding cannot fail.
+        let _ = self.latency.add(&other.latency);
+        let _ = self.scheduled_latency.add(&other.scheduled_latency);
+        self.latency_sum_ns += other.latency_sum_ns;
+        self.latency_sq_sum += other.latency_sq_sum;
+        self.send_sum_ns += other.send_sum_ns;
+        self.recv_sum_ns += other.recv_sum_ns;
+        self.windows += other.windows;
+    }
+
+    /// Merges a list of windows into one.
+    pub fn merged<'a>(windows: impl IntoIterator<Item = &'a WindowStats>, batch: u32) -> Self {
+        let mut total = WindowStats::new(batch);
+        for w in windows {
+            total.merge(w);
+        }
+        total
+    }
+
+    pub fn error_count(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Requests that finished in the window, failed or not.
+    pub fn completed(&self) -> u64 {
+        self.ok + self.error_count()
+    }
+
+    /// Share of finished requests that failed, in [0, 1].
+    pub fn error_rate(&self) -> f64 {
+        let done = self.completed();
+        if done == 0 {
+            0.0
+        } else {
+            self.error_count() as f64 / done as f64
+        }
+    }
+
+    /// Successful inferences per second (requests × batch / window length).
+    pub fn throughput(&self) -> f64 {
+        let secs = self.duration.as_secs_f64();
+        if secs <= 0.0 {
+            0.0
+        } else {
+            (self.ok * self.batch_size as u64) as f64 / secs
+        }
+    }
+
+    pub fn mean_latency_us(&self) -> f64 {
+        if self.ok == 0 {
+            0.0
+        } else {
+            self.latency_sum_ns as f64 / self.ok as f64 / 1000.0
+        }
+    }
+
+    /// Sample standard deviation of latency in µs (0 with fewer than two requests).
+    pub fn std_latency_us(&self) -> f64 {
+        if self.ok < 2 {
+            return 0.0;
+        }
+        let n = self.ok as f64;
+        let mean = self.latency_sum_ns as f64 / n;
+        let variance = ((self.latency_sq_sum - n * mean * mean) / (n - 1.0)).max(0.0);
+        variance.sqrt() / 1000.0
+    }
+
+    /// Latency at percentile `p` (0 < p < 100) in µs.
+    pub fn percentile_us(&self, p: f64) -> f64 {
+        if self.ok == 0 {
+            return 0.0;
+        }
+        self.latency.value_at_quantile(p / 100.0) as f64 / 1000.0
+    }
+
+    /// Latency from the scheduled send at percentile `p`, in µs.
+    pub fn scheduled_percentile_us(&self, p: f64) -> f64 {
+        if self.ok == 0 {
+            return 0.0;
+        }
+        self.scheduled_latency.value_at_quantile(p / 100.0) as f64 / 1000.0
+    }
+
+    pub fn avg_send_us(&self) -> f64 {
+        self.avg_us(self.send_sum_ns)
+    }
+
+    pub fn avg_recv_us(&self) -> f64 {
+        self.avg_us(self.recv_sum_ns)
+    }
+
+    /// Average time between handing the request over and the first byte of the answer.
+    pub fn avg_wait_us(&self) -> f64 {
+        (self.mean_latency_us() - self.avg_send_us() - self.avg_recv_us()).max(0.0)
+    }
+
+    fn avg_us(&self, sum_ns: u128) -> f64 {
+        if self.ok == 0 {
+            0.0
+        } else {
+            sum_ns as f64 / self.ok as f64 / 1000.0
+        }
+    }
+
+    /// The latency the stability rule and `-l` look at: the mean, or the `--percentile`.
+    pub fn stabilizing_latency_us(&self, percentile: Option<f64>) -> f64 {
+        match percentile {
+            Some(p) => self.percentile_us(p),
+            None => self.mean_latency_us(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
+        let done = at + Duration::from_micros(latency_us);
+        Sample {
+            scheduled: at,
+            sent: at,
+            send_ns: 1_000,
+            recv_ns: 2_000,
+            done,
+            error,
+        }
+    }
+
+    #[test]
+    fn throughput_counts_batch_and_excludes_errors() {
+        let t = Instant::now();
+        let samples: Vec<_> = (0..10)
+            .map(|i| sample(t, 100, (i == 0).then_some(ErrorKind::Timeout)))
+            .collect();
+        let w = WindowStats::from_samples(&samples, Duration::from_secs(1), 4);
+        assert_eq!(w.ok, 9);
+        assert_eq!(w.error_count(), 1);
+        assert!((w.throughput() - 36.0).abs() < 1e-9);
+        assert!((w.error_rate() - 0.1).abs() < 1e-9);
+        assert!((w.mean_latency_us() - 100.0).abs() < 1e-6);
+        assert!((w.avg_wait_us() - 97.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn merge_adds_counts_and_keeps_distribution() {
+        let t = Instant::now();
+        let fast: Vec<_> = (0..100).map(|_| sample(t, 100, None)).collect();
+        let slow: Vec<_> = (0..100).map(|_| sample(t, 300, None)).collect();
+        let a = WindowStats::from_samples(&fast, Duration::from_secs(1), 1);
+        let b = WindowStats::from_samples(&slow, Duration::from_secs(1), 1);
+        let m = WindowStats::merged([&a, &b], 1);
+        assert_eq!(m.ok, 200);
+        assert_eq!(m.windows, 2);
+        assert!((m.throughput() - 100.0).abs() < 1e-9);
+        assert!((m.mean_latency_us() - 200.0).abs() < 1e-6);
+        assert!((m.std_latency_us() - 100.25).abs() < 0.5);
+        assert!((m.percentile_us(25.0) - 100.0).abs() < 0.2);
+        assert!((m.percentile_us(99.9) - 300.0).abs() < 0.5);
+    }
+}

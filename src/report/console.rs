@@ -1,0 +1,448 @@
+//! The console report: the measurement settings before a run, one block per load level as
+//! it finishes, and the throughput-vs-latency summary at the end. The layout is
+//! perf_analyzer's, line for line where it has one; what inferperf adds (error counts,
+//! stability warnings, per-window detail with `-v`) comes as extra lines that do not change
+//! the ones perf_analyzer users parse.
+
+use crate::config::{Config, MeasurementMode, Protocol};
+use crate::measure::level::{format_rate, LevelEnd, LevelResult, LoadLevel};
+use crate::measure::window::WindowStats;
+
+use super::format::{
+    format_throughput, level_name_value, percentile_label, reported_percentiles, stabilizing_label,
+    usec,
+};
+
+/// Joins report lines, each ending in a newline.
+fn join_lines(lines: &[String]) -> String {
+    let mut out = String::new();
+    for line in lines {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// perf_analyzer's `*** Measurement Settings ***` block, ending in an empty line.
+pub fn settings_block(cfg: &Config, service_kind: &str) -> String {
+    let mut lines = vec![
+        "*** Measurement Settings ***".to_string(),
+        format!("  Batch size: {}", cfg.batch_size),
+        format!("  Service Kind: {service_kind}"),
+    ];
+    lines.extend(window_settings(cfg));
+    lines.push(format!(
+        "  Latency limit: {} msec",
+        cfg.latency_threshold_ms.unwrap_or(0.0)
+    ));
+    lines.push(concurrency_limit(cfg));
+    let calls = if cfg.async_mode {
+        "asynchronous"
+    } else {
+        "synchronous"
+    };
+    lines.push(format!("  Using {calls} calls for inference"));
+    lines.push(String::new());
+    join_lines(&lines)
+}
+
+/// How windows are cut and judged: the mode, the stabilizing latency and the window size.
+fn window_settings(cfg: &Config) -> Vec<String> {
+    if let Some(n) = cfg.request_count {
+        return vec![format!(
+            "  Using exactly {n} requests in a single window (no stabilization)"
+        )];
+    }
+    let stabilizing = match cfg.percentile {
+        Some(p) => format!("p{p}"),
+        None => "average".to_string(),
+    };
+    let (mode, size) = match cfg.measurement_mode {
+        MeasurementMode::TimeWindows => (
+            "time_windows",
+            format!(
+                "  Measurement window: {} msec",
+                cfg.measurement_interval.as_millis()
+            ),
+        ),
+        MeasurementMode::CountWindows => (
+            "count_windows",
+            format!(
+                "  Minimum number of samples in each window: {}",
+                cfg.measurement_request_count
+            ),
+        ),
+    };
+    vec![
+        format!("  Using \"{mode}\" mode for stabilization"),
+        format!("  Stabilizing using {stabilizing} latency and throughput"),
+        size,
+    ]
+}
+
+/// The highest concurrency the sweep may reach (`end` 0 means no fixed limit).
+fn concurrency_limit(cfg: &Config) -> String {
+    let range = cfg.concurrency;
+    if range.end == 0 {
+        "  Concurrency limit: none (increase until the latency limit is reached)".to_string()
+    } else {
+        format!(
+            "  Concurrency limit: {} concurrent requests",
+            range.start.max(range.end)
+        )
+    }
+}
+
+/// The report of one load level: heading, client statistics, errors, per-window detail
+/// (with `-v`) and a warning when the numbers are not from a stable measurement.
+pub fn level_block(cfg: &Config, r: &LevelResult) -> String {
+    let mut lines = vec![level_heading(&r.level), "  Client: ".to_string()];
+    lines.extend(client_lines(cfg, &r.merged));
+    lines.extend(error_line(&r.merged));
+    if cfg.verbose >= 1 {
+        lines.extend(window_lines(cfg, &r.windows));
+    }
+    lines.extend(end_line(cfg, r));
+    join_lines(&lines)
+}
+
+/// `Request concurrency: 4` or `Request Rate: 100`.
+fn level_heading(level: &LoadLevel) -> String {
+    match level {
+        LoadLevel::Concurrency(c) => format!("Request concurrency: {c}"),
+        LoadLevel::Rate(rate) => format!("Request Rate: {}", format_rate(*rate)),
+    }
+}
+
+/// Request count, throughput, latency figures and the protocol time split.
+fn client_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
+    let mut lines = vec![
+        format!("    Request count: {}", w.ok),
+        format!(
+            "    Throughput: {} infer/sec",
+            format_throughput(w.throughput())
+        ),
+        format!(
+            "    Avg latency: {} usec (standard deviation {} usec)",
+            usec(w.mean_latency_us()),
+            usec(w.std_latency_us())
+        ),
+    ];
+    for p in reported_percentiles(cfg) {
+        lines.push(format!(
+            "    {}: {} usec",
+            percentile_label(p),
+            usec(w.percentile_us(p))
+        ));
+    }
+    lines.push(protocol_time_line(cfg, w));
+    lines
+}
+
+/// `Avg HTTP time: …` or `Avg gRPC time: …`, split into client send/receive and the wait
+/// for the answer; `-v` shows send and receive separately, as perf_analyzer does.
+fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
+    let (send, recv, wait) = (
+        usec(w.avg_send_us()),
+        usec(w.avg_recv_us()),
+        usec(w.avg_wait_us()),
+    );
+    let total = usec(w.mean_latency_us());
+    let verbose = cfg.verbose >= 1;
+    let split = match (cfg.protocol, verbose) {
+        (Protocol::Http, false) => {
+            format!("send/recv {} usec + response wait {wait} usec", send + recv)
+        }
+        (Protocol::Http, true) => {
+            format!("send {send} usec + response wait {wait} usec + receive {recv} usec")
+        }
+        (Protocol::Grpc, false) => format!(
+            "(un)marshal request/response {} usec + response wait {wait} usec",
+            send + recv
+        ),
+        (Protocol::Grpc, true) => {
+            format!("marshal {send} usec + response wait {wait} usec + unmarshal {recv} usec")
+        }
+    };
+    let name = match cfg.protocol {
+        Protocol::Http => "HTTP",
+        Protocol::Grpc => "gRPC",
+    };
+    format!("    Avg {name} time: {total} usec ({split})")
+}
+
+/// `Errors: 12 (3.40%): HTTP 500 × 10, timeout × 2`, most frequent kind first; nothing when
+/// every request succeeded.
+fn error_line(w: &WindowStats) -> Option<String> {
+    let count = w.error_count();
+    if count == 0 {
+        return None;
+    }
+    let mut kinds: Vec<_> = w.errors.iter().filter(|(_, &n)| n > 0).collect();
+    kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let by_kind: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} × {n}")).collect();
+    Some(format!(
+        "    Errors: {count} ({:.2}%): {}",
+        w.error_rate() * 100.0,
+        by_kind.join(", ")
+    ))
+}
+
+/// One line per measured window: its throughput and stabilizing latency.
+fn window_lines(cfg: &Config, windows: &[WindowStats]) -> Vec<String> {
+    let label = stabilizing_label(cfg);
+    windows
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            let mut line = format!(
+                "    Window {}: {} infer/sec, {label} {} usec",
+                i + 1,
+                format_throughput(w.throughput()),
+                usec(w.stabilizing_latency_us(cfg.percentile))
+            );
+            let errors = w.error_count();
+            if errors > 0 {
+                line.push_str(&format!(", {errors} errors"));
+            }
+            line
+        })
+        .collect()
+}
+
+/// Why the level ended, when that makes its numbers less than a stable measurement.
+fn end_line(cfg: &Config, r: &LevelResult) -> Option<String> {
+    match r.end {
+        LevelEnd::Stable | LevelEnd::SingleWindow => None,
+        LevelEnd::Unstable => Some(unstable_line(cfg, r)),
+        LevelEnd::OverLatencyLimit => Some(over_limit_line(cfg, r)),
+        LevelEnd::Interrupted => Some(
+            "  [WARNING] Interrupted: these numbers come from the windows finished before Ctrl-C."
+                .to_string(),
+        ),
+    }
+}
+
+/// The warning for a level that never met the stability rule.
+fn unstable_line(cfg: &Config, r: &LevelResult) -> String {
+    let merged = r.merged.windows;
+    let last = if merged == 1 {
+        "the last window".to_string()
+    } else {
+        format!("the last {merged} windows")
+    };
+    let longer = match cfg.measurement_mode {
+        MeasurementMode::TimeWindows => "a longer --measurement-interval",
+        MeasurementMode::CountWindows => "a larger --measurement-request-count",
+    };
+    format!(
+        "  [WARNING] Not stable after {} windows: these numbers come from {last}; try {longer} or a larger -s.",
+        r.windows.len()
+    )
+}
+
+/// The note for a level whose stabilizing latency reached `-l`: the highest value among
+/// the reported windows, which is what the limit was checked against.
+fn over_limit_line(cfg: &Config, r: &LevelResult) -> String {
+    let reported = (r.merged.windows as usize).clamp(1, r.windows.len().max(1));
+    let worst = r
+        .windows
+        .iter()
+        .rev()
+        .take(reported)
+        .map(|w| w.stabilizing_latency_us(cfg.percentile))
+        .fold(r.merged.stabilizing_latency_us(cfg.percentile), f64::max);
+    format!(
+        "  Latency limit reached: {} {} usec is at or above -l {} msec.",
+        stabilizing_label(cfg),
+        usec(worst),
+        cfg.latency_threshold_ms.unwrap_or(0.0)
+    )
+}
+
+/// perf_analyzer's closing summary: one line of throughput and latency per level, in the
+/// order they were measured; levels without a stable measurement are marked.
+pub fn summary_block(cfg: &Config, results: &[LevelResult]) -> String {
+    let latency_name = match cfg.percentile {
+        Some(p) => format!("p{p}"),
+        None => "Average".to_string(),
+    };
+    let mut lines = vec![format!(
+        "Inferences/Second vs. Client {latency_name} Batch Latency"
+    )];
+    lines.extend(results.iter().map(|r| summary_line(cfg, r)));
+    join_lines(&lines)
+}
+
+/// `Concurrency: 1, throughput: 19.6095 infer/sec, latency 50951 usec`.
+fn summary_line(cfg: &Config, r: &LevelResult) -> String {
+    let (name, value) = level_name_value(&r.level);
+    let mark = match r.end {
+        LevelEnd::Stable | LevelEnd::SingleWindow => "",
+        LevelEnd::Unstable => " (unstable)",
+        LevelEnd::OverLatencyLimit => " (over latency limit)",
+        LevelEnd::Interrupted => " (interrupted)",
+    };
+    format!(
+        "{name}: {value}, throughput: {} infer/sec, latency {} usec{mark}",
+        format_throughput(r.merged.throughput()),
+        usec(r.merged.stabilizing_latency_us(cfg.percentile))
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ConcurrencyRange;
+    use crate::measure::sample::ErrorKind;
+    use crate::report::{test_config, test_level, test_window};
+
+    /// 100 requests of 1..=100 ms over 5 s at concurrency 4.
+    fn hundred_requests(end: LevelEnd) -> LevelResult {
+        let latencies: Vec<u64> = (1..=100).map(|i| i * 1000).collect();
+        test_level(LoadLevel::Concurrency(4), &latencies, 5.0, end)
+    }
+
+    fn lines(text: &str) -> Vec<&str> {
+        text.lines().collect()
+    }
+
+    #[test]
+    fn level_block_has_perf_analyzer_lines() {
+        let block = level_block(&test_config(), &hundred_requests(LevelEnd::Stable));
+        let got = lines(&block);
+        assert_eq!(got[0], "Request concurrency: 4");
+        assert_eq!(got[1], "  Client: ");
+        assert_eq!(got[2], "    Request count: 100");
+        assert_eq!(got[3], "    Throughput: 20 infer/sec");
+        assert!(got[4].starts_with("    Avg latency: 50500 usec (standard deviation 290"));
+        assert!(got[5].starts_with("    p50 latency: 50"), "{}", got[5]);
+        assert!(got[6].starts_with("    p90 latency: 90"), "{}", got[6]);
+        assert!(got[7].starts_with("    p95 latency: 95"), "{}", got[7]);
+        assert!(got[8].starts_with("    p99 latency: 99"), "{}", got[8]);
+        assert_eq!(
+            got[9],
+            "    Avg HTTP time: 50500 usec (send/recv 80 usec + response wait 50420 usec)"
+        );
+        assert_eq!(got.len(), 10);
+    }
+
+    #[test]
+    fn percentile_line_is_merged_in_ascending_order() {
+        let mut cfg = test_config();
+        cfg.percentile = Some(99.9);
+        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
+        let labels: Vec<&str> = lines(&block)
+            .into_iter()
+            .filter(|l| l.contains(" latency: "))
+            .map(|l| l.trim().split(':').next().unwrap_or(""))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                "Avg latency",
+                "p50 latency",
+                "p90 latency",
+                "p95 latency",
+                "p99 latency",
+                "p99.9 latency"
+            ]
+        );
+        cfg.percentile = Some(95.0);
+        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
+        assert_eq!(block.matches("p95 latency").count(), 1);
+    }
+
+    #[test]
+    fn grpc_and_verbose_split_the_protocol_time() {
+        let mut cfg = test_config();
+        cfg.protocol = Protocol::Grpc;
+        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
+        assert!(block.contains(
+            "    Avg gRPC time: 50500 usec ((un)marshal request/response 80 usec + response wait 50420 usec)\n"
+        ));
+        cfg.protocol = Protocol::Http;
+        cfg.verbose = 1;
+        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
+        assert!(block.contains("(send 64 usec + response wait 50420 usec + receive 16 usec)"));
+        assert!(block.contains("    Window 1: 20 infer/sec, latency 50500 usec\n"));
+    }
+
+    #[test]
+    fn errors_and_instability_are_reported() {
+        let mut r = hundred_requests(LevelEnd::Unstable);
+        let failed = [
+            ErrorKind::Timeout,
+            ErrorKind::HttpStatus(500),
+            ErrorKind::HttpStatus(500),
+        ];
+        r.merged = test_window(&[1000; 97], &failed, 5.0);
+        r.windows = vec![r.merged.clone(); 10];
+        r.merged.windows = 3;
+        let block = level_block(&test_config(), &r);
+        assert!(block.contains("    Errors: 3 (3.00%): HTTP 500 × 2, timeout × 1\n"));
+        assert!(block.contains(
+            "  [WARNING] Not stable after 10 windows: these numbers come from the last 3 windows; \
+             try a longer --measurement-interval or a larger -s.\n"
+        ));
+    }
+
+    #[test]
+    fn over_latency_limit_is_noted() {
+        let mut cfg = test_config();
+        cfg.latency_threshold_ms = Some(40.0);
+        let block = level_block(&cfg, &hundred_requests(LevelEnd::OverLatencyLimit));
+        assert!(block
+            .contains("  Latency limit reached: latency 50500 usec is at or above -l 40 msec.\n"));
+    }
+
+    #[test]
+    fn rate_levels_and_summary() {
+        let mut cfg = test_config();
+        let rate = test_level(LoadLevel::Rate(100.0), &[2000; 10], 1.0, LevelEnd::Stable);
+        assert!(level_block(&cfg, &rate).starts_with("Request Rate: 100\n"));
+        let results = [hundred_requests(LevelEnd::Stable), rate];
+        assert_eq!(
+            summary_block(&cfg, &results),
+            "Inferences/Second vs. Client Average Batch Latency\n\
+             Concurrency: 4, throughput: 20 infer/sec, latency 50500 usec\n\
+             Request Rate: 100, throughput: 10 infer/sec, latency 2000 usec\n"
+        );
+        cfg.percentile = Some(99.0);
+        let results = [hundred_requests(LevelEnd::Unstable)];
+        let summary = summary_block(&cfg, &results);
+        assert!(summary.starts_with("Inferences/Second vs. Client p99 Batch Latency\n"));
+        assert!(summary.contains("latency 99"), "{summary}");
+        assert!(summary.ends_with(" usec (unstable)\n"));
+    }
+
+    #[test]
+    fn settings_block_matches_perf_analyzer() {
+        let mut cfg = test_config();
+        cfg.concurrency = ConcurrencyRange {
+            start: 1,
+            end: 8,
+            step: 1,
+        };
+        cfg.async_mode = true;
+        assert_eq!(
+            settings_block(&cfg, "TRITON"),
+            "*** Measurement Settings ***\n  Batch size: 1\n  Service Kind: TRITON\n  \
+             Using \"time_windows\" mode for stabilization\n  \
+             Stabilizing using average latency and throughput\n  \
+             Measurement window: 5000 msec\n  Latency limit: 0 msec\n  \
+             Concurrency limit: 8 concurrent requests\n  \
+             Using asynchronous calls for inference\n\n"
+        );
+        cfg.measurement_mode = MeasurementMode::CountWindows;
+        cfg.percentile = Some(95.0);
+        cfg.concurrency.end = 0;
+        let text = settings_block(&cfg, "TRITON");
+        assert!(text.contains("  Using \"count_windows\" mode for stabilization\n"));
+        assert!(text.contains("  Minimum number of samples in each window: 50\n"));
+        assert!(text.contains("  Stabilizing using p95 latency and throughput\n"));
+        assert!(text.contains("  Concurrency limit: none"));
+        cfg.request_count = Some(200);
+        assert!(settings_block(&cfg, "TRITON").contains("Using exactly 200 requests"));
+    }
+}

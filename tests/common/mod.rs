@@ -1,0 +1,90 @@
+//! Shared helpers for the integration tests: start the embedded server on free ports, run
+//! the real `inferperf` binary, and profile in-process.
+#![allow(dead_code)]
+
+use std::process::Output;
+use std::sync::Arc;
+
+use clap::Parser;
+use inferperf::cli::{normalize_args, Cli, Command};
+use inferperf::config::Config;
+use inferperf::measure::level::LevelResult;
+use inferperf::measure::profiler::{Interrupt, Profiler};
+use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
+
+/// Starts the embedded server on free loopback ports with the given models (or the
+/// default set when empty).
+pub async fn start_server(models: &[&str]) -> RunningServer {
+    let models: Vec<ModelDef> = if models.is_empty() {
+        server::default_models()
+    } else {
+        models
+            .iter()
+            .map(|m| m.parse().expect("model definition"))
+            .collect()
+    };
+    server::start(ServeOptions {
+        host: "127.0.0.1".parse().unwrap(),
+        http_port: 0,
+        grpc_port: 0,
+        models,
+    })
+    .await
+    .expect("embedded server starts")
+}
+
+/// `-u` for the server over the given protocol.
+pub fn url(server: &RunningServer, protocol: &str) -> String {
+    match protocol {
+        "grpc" => server.grpc_addr.to_string(),
+        _ => server.http_addr.to_string(),
+    }
+}
+
+/// Parses profile flags (without the program name) into a validated Config.
+pub fn config(args: &[&str]) -> Config {
+    let mut all = vec!["inferperf".to_string()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    let cli = Cli::try_parse_from(normalize_args(all)).expect("flags parse");
+    let Command::Profile(p) = cli.command else {
+        panic!("expected the profile command");
+    };
+    Config::from_args(&p).expect("flags are valid")
+}
+
+/// Profiles in-process and returns every level's result.
+pub async fn profile(args: &[&str]) -> Vec<LevelResult> {
+    let cfg = config(args);
+    let prepared = inferperf::app::prepare(&cfg)
+        .await
+        .expect("target prepares");
+    let profiler = Profiler::new(
+        &cfg,
+        prepared.target,
+        prepared.dataset,
+        Arc::new(Interrupt::default()),
+    );
+    let outcome = profiler.sweep(|_| {}).await;
+    if let Some(e) = outcome.error {
+        panic!("profile failed: {e}");
+    }
+    outcome.results
+}
+
+/// Runs the real binary with these arguments.
+pub async fn run_cli(args: &[&str]) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_inferperf"))
+        .args(args)
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("inferperf runs")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
