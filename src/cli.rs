@@ -130,12 +130,16 @@ pub struct ProfileArgs {
     /// A fixed string for every BYTES element.
     #[arg(long, value_name = "TEXT")]
     pub string_data: Option<String>,
-    /// HTTP request tensors: binary (binary tensor data extension) or json.
-    #[arg(long, value_name = "FORMAT", default_value = "binary")]
-    pub input_tensor_format: String,
-    /// HTTP response tensors: binary or json.
-    #[arg(long, value_name = "FORMAT", default_value = "binary")]
-    pub output_tensor_format: String,
+    /// HTTP request tensors: binary (binary tensor data extension) or json. Default: binary
+    /// when the server lists the binary_tensor_data extension, json otherwise.
+    #[arg(long, value_name = "FORMAT")]
+    pub input_tensor_format: Option<String>,
+    /// HTTP response tensors: binary or json. Default as for --input-tensor-format.
+    #[arg(long, value_name = "FORMAT")]
+    pub output_tensor_format: Option<String>,
+    /// Datatype of an input the server's metadata does not declare (with --shape); repeatable.
+    #[arg(long = "input-datatype", value_name = "NAME:TYPE")]
+    pub input_datatypes: Vec<String>,
     /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable.
     #[arg(short = 'H', value_name = "HEADER")]
     pub headers: Vec<String>,

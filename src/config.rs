@@ -71,8 +71,11 @@ pub struct Config {
     pub shapes: BTreeMap<String, Vec<i64>>,
     pub string_length: usize,
     pub string_data: Option<String>,
-    pub input_format: TensorFormat,
-    pub output_format: TensorFormat,
+    /// `None`: binary when the server lists the binary tensor extension, else JSON.
+    pub input_format: Option<TensorFormat>,
+    pub output_format: Option<TensorFormat>,
+    /// `--input-datatype NAME:TYPE`, for inputs the server's metadata does not declare.
+    pub input_datatypes: BTreeMap<String, DataType>,
     /// `-H` headers, sent with every HTTP request and as gRPC metadata.
     pub headers: Vec<(String, String)>,
     pub csv_file: Option<PathBuf>,
@@ -85,6 +88,7 @@ pub struct Config {
 
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
+use crate::model::DataType;
 
 impl Config {
     /// Checks every flag and flag combination; the error names the flag and the fix.
@@ -122,11 +126,17 @@ impl Config {
             shapes: parse_shapes(&args.shapes)?,
             string_length: positive(args.string_length as u64, "--string-length")? as usize,
             string_data: args.string_data.clone(),
-            input_format: parse_tensor_format(&args.input_tensor_format, "--input-tensor-format")?,
-            output_format: parse_tensor_format(
-                &args.output_tensor_format,
-                "--output-tensor-format",
-            )?,
+            input_format: args
+                .input_tensor_format
+                .as_deref()
+                .map(|f| parse_tensor_format(f, "--input-tensor-format"))
+                .transpose()?,
+            output_format: args
+                .output_tensor_format
+                .as_deref()
+                .map(|f| parse_tensor_format(f, "--output-tensor-format"))
+                .transpose()?,
+            input_datatypes: parse_input_datatypes(&args.input_datatypes)?,
             headers: parse_headers(&args.headers)?,
             csv_file: args.csv_file.clone(),
             verbose: args.verbose,
@@ -357,6 +367,23 @@ pub fn parse_shapes(values: &[String]) -> RunResult<BTreeMap<String, Vec<i64>>> 
         shapes.insert(name.to_string(), dims);
     }
     Ok(shapes)
+}
+
+/// Parses repeated `--input-datatype NAME:TYPE`.
+fn parse_input_datatypes(values: &[String]) -> RunResult<BTreeMap<String, DataType>> {
+    values
+        .iter()
+        .map(|text| {
+            let parsed = text
+                .rsplit_once(':')
+                .and_then(|(name, t)| Some((name.to_string(), t.parse::<DataType>().ok()?)));
+            parsed.ok_or_else(|| {
+                RunError::bad_option(format!(
+                    "--input-datatype '{text}' is not NAME:TYPE with a KServe datatype (e.g. INPUT0:FP32)."
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Parses repeated `-H 'Name: value'` into validated header pairs.

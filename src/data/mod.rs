@@ -9,7 +9,7 @@ use prost::Message;
 
 use crate::config::{Config, Protocol, TensorFormat};
 use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
+use crate::model::{DataType, ModelSpec, TensorSpec};
 use crate::wire::{self, InferRequest, RequestedOutput, Tensor};
 use generate::{element_count, tensor_bytes, GenerateOptions};
 
@@ -37,9 +37,10 @@ impl Dataset {
     /// Builds and encodes the run's requests (random or zero data is generated once and
     /// reused, as perf_analyzer does).
     pub fn build(cfg: &Config, model: &ModelSpec) -> RunResult<Dataset> {
+        let model = &with_declared_inputs(cfg, model)?;
         shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
         let request = build_request(cfg, model)?;
-        let payload = encode(cfg, &request)?;
+        let payload = encode(cfg, model, &request)?;
         Ok(Dataset {
             requests: vec![request],
             payloads: vec![payload],
@@ -55,13 +56,48 @@ impl Dataset {
     }
 }
 
-fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
-    if model.inputs.is_empty() {
-        return Err(RunError::failed(format!(
-            "Model '{}' lists no inputs in its metadata, so inferperf cannot tell what to send: check the model on the server.",
+/// The HTTP tensor format: the one asked for, or binary when the server lists the binary
+/// tensor data extension and JSON when it does not (MLServer, KServe).
+pub fn effective_format(asked: Option<TensorFormat>, model: &ModelSpec) -> TensorFormat {
+    asked.unwrap_or(if model.server_has_extension("binary_tensor_data") {
+        TensorFormat::Binary
+    } else {
+        TensorFormat::Json
+    })
+}
+
+/// Some servers (the KServe model server) list no inputs in their metadata: then the inputs
+/// are the ones named by `--shape`, with `--input-datatype` (FP32 by default), taken as
+/// full shapes.
+fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec> {
+    if !model.inputs.is_empty() {
+        return Ok(model.clone());
+    }
+    if cfg.shapes.is_empty() {
+        return Err(RunError::bad_option(format!(
+            "Model '{}' lists no inputs in its metadata: pass --shape NAME:d1,d2,... for each input (and --input-datatype NAME:TYPE when it is not FP32).",
             model.name
         )));
     }
+    let mut model = model.clone();
+    model.max_batch_size = 0;
+    model.inputs = cfg
+        .shapes
+        .iter()
+        .map(|(name, dims)| TensorSpec {
+            name: name.clone(),
+            datatype: cfg
+                .input_datatypes
+                .get(name)
+                .copied()
+                .unwrap_or(DataType::Fp32),
+            shape: dims.clone(),
+        })
+        .collect();
+    Ok(model)
+}
+
+fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
     let mut inputs = Vec::with_capacity(model.inputs.len());
     for (index, input) in model.inputs.iter().enumerate() {
         let shape = shape::request_shape(input, model, &cfg.shapes, cfg.batch_size)?;
@@ -78,7 +114,8 @@ fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
             shape,
         });
     }
-    let binary_output = cfg.output_format == TensorFormat::Binary;
+    let binary_output = cfg.protocol == Protocol::Http
+        && effective_format(cfg.output_format, model) == TensorFormat::Binary;
     let outputs = model
         .outputs
         .iter()
@@ -97,10 +134,10 @@ fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
 }
 
 /// Encodes one request for the configured protocol and tensor format.
-pub fn encode(cfg: &Config, request: &InferRequest) -> RunResult<Payload> {
+pub fn encode(cfg: &Config, model: &ModelSpec, request: &InferRequest) -> RunResult<Payload> {
     match cfg.protocol {
         Protocol::Http => {
-            let binary = cfg.input_format == TensorFormat::Binary;
+            let binary = effective_format(cfg.input_format, model) == TensorFormat::Binary;
             let encoded = wire::encode_http_request(request, binary)
                 .map_err(|e| RunError::failed(format!("Cannot encode the request: {e}.")))?;
             Ok(Payload::Http {
@@ -114,5 +151,47 @@ pub fn encode(cfg: &Config, request: &InferRequest) -> RunResult<Payload> {
                 message: Bytes::from(message.encode_to_vec()),
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::test_config;
+
+    fn model(extensions: &[&str], inputs: Vec<TensorSpec>) -> ModelSpec {
+        ModelSpec {
+            name: "m".into(),
+            inputs,
+            server_extensions: extensions.iter().map(|e| e.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn json_is_chosen_when_the_server_lacks_the_binary_extension() {
+        let triton = model(&["binary_tensor_data"], vec![]);
+        let mlserver = model(&[], vec![]);
+        assert_eq!(effective_format(None, &triton), TensorFormat::Binary);
+        assert_eq!(effective_format(None, &mlserver), TensorFormat::Json);
+        assert_eq!(
+            effective_format(Some(TensorFormat::Binary), &mlserver),
+            TensorFormat::Binary
+        );
+    }
+
+    #[test]
+    fn undeclared_inputs_come_from_shape_flags() {
+        let mut cfg = test_config();
+        let bare = model(&[], vec![]);
+        let err = Dataset::build(&cfg, &bare).unwrap_err();
+        assert!(err.to_string().contains("--shape NAME:"), "{err}");
+        cfg.shapes.insert("x".into(), vec![2, 3]);
+        cfg.input_datatypes.insert("x".into(), DataType::Int8);
+        let data = Dataset::build(&cfg, &bare).unwrap();
+        let input = &data.requests[0].inputs[0];
+        assert_eq!((input.name.as_str(), input.datatype), ("x", DataType::Int8));
+        assert_eq!(input.shape, vec![2, 3]);
+        assert_eq!(input.data.len(), 6);
     }
 }

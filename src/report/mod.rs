@@ -17,43 +17,16 @@ use crate::measure::level::{LevelEnd, LevelResult, LoadLevel};
 #[cfg(test)]
 use crate::measure::sample::ErrorKind;
 
-/// perf_analyzer's defaults, as `Config::from_args` would build them for `-m test`.
+/// perf_analyzer's defaults, as `Config::from_args` builds them for `-m test`.
 #[cfg(test)]
-fn test_config() -> Config {
-    use crate::config::{ConcurrencyRange, InputData, MeasurementMode, Protocol, TensorFormat};
-    use std::time::Duration;
-    Config {
-        model_name: "test".to_string(),
-        model_version: String::new(),
-        url: "localhost:8000".to_string(),
-        protocol: Protocol::Http,
-        batch_size: 1,
-        concurrency: ConcurrencyRange {
-            start: 1,
-            end: 1,
-            step: 1,
-        },
-        measurement_mode: MeasurementMode::TimeWindows,
-        measurement_interval: Duration::from_millis(5000),
-        measurement_request_count: 50,
-        stability_percentage: 10.0,
-        max_trials: 10,
-        percentile: None,
-        latency_threshold_ms: None,
-        request_count: None,
-        warmup_request_count: 0,
-        input_data: InputData::Random,
-        shapes: Default::default(),
-        string_length: 128,
-        string_data: None,
-        input_format: TensorFormat::Binary,
-        output_format: TensorFormat::Binary,
-        headers: Vec::new(),
-        csv_file: None,
-        verbose: 0,
-        request_timeout: Duration::from_secs(30),
-        async_mode: false,
-    }
+pub(crate) fn test_config() -> Config {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(["inferperf", "profile", "-m", "test"])
+        .expect("default flags parse");
+    let crate::cli::Command::Profile(args) = cli.command else {
+        unreachable!("the profile subcommand was given");
+    };
+    Config::from_args(&args).expect("default flags are valid")
 }
 
 /// One window of `secs` seconds holding a successful request per latency (send 64 µs,
