@@ -31,19 +31,26 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     })
 }
 
-/// Runs a profile and returns the exit code (0, or 2 when a level was unstable).
-pub async fn profile(cfg: Config, interrupt: Arc<Interrupt>) -> RunResult<i32> {
+/// What a finished profile measured, and the exit code it earns (0, or 2 when a level was
+/// unstable).
+pub struct ProfileOutcome {
+    pub results: Vec<LevelResult>,
+    pub exit_code: i32,
+}
+
+/// Runs a profile, printing perf_analyzer's report as it goes and writing the CSV.
+pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
     let Prepared {
         target,
         model,
         dataset,
-    } = prepare(&cfg).await?;
-    print_preamble(&cfg, &model);
-    let profiler = Profiler::new(&cfg, target, dataset, interrupt);
+    } = prepare(cfg).await?;
+    print_preamble(cfg, &model);
+    let profiler = Profiler::new(cfg, target, dataset, interrupt);
     let outcome = profiler
-        .sweep(|level| print!("{}", report::level_block(&cfg, level)))
+        .sweep(|level| print!("{}", report::level_block(cfg, level)))
         .await;
-    finish(&cfg, &outcome.results)?;
+    finish(cfg, &outcome.results)?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -54,7 +61,10 @@ pub async fn profile(cfg: Config, interrupt: Arc<Interrupt>) -> RunResult<i32> {
         .results
         .iter()
         .any(|r| !r.is_stable() && !is_limit(r));
-    Ok(if unstable { EXIT_UNSTABLE } else { EXIT_OK })
+    Ok(ProfileOutcome {
+        exit_code: if unstable { EXIT_UNSTABLE } else { EXIT_OK },
+        results: outcome.results,
+    })
 }
 
 fn is_limit(result: &LevelResult) -> bool {
@@ -66,7 +76,7 @@ fn is_limit(result: &LevelResult) -> bool {
 }
 
 fn print_preamble(cfg: &Config, model: &ModelSpec) {
-    print!("{}", report::settings_block(cfg, "TRITON"));
+    print!("{}", report::settings_block(cfg, cfg.service_kind.label()));
     if cfg.verbose > 0 {
         println!("Model '{}' ({}):", model.name, model.platform);
         for input in &model.inputs {

@@ -13,7 +13,8 @@ use clap::{Args, Parser, Subcommand};
     version,
     about = "Measure the throughput and latency of an inference server (perf_analyzer-compatible).",
     after_help = "Subcommands: `inferperf profile ...` (the default; the flags above), \
-                  `inferperf serve --help` (the embedded reference server)."
+                  `inferperf serve --help` (the embedded reference server), \
+                  `inferperf demo` (a full report against the embedded server, nothing else needed)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -27,6 +28,25 @@ pub enum Command {
     Profile(Box<ProfileArgs>),
     /// Run the embedded KServe v2 reference server.
     Serve(ServeArgs),
+    /// Start the embedded server in-process, profile a short sweep, print the report and
+    /// write the CSVs: a full report with one command and nothing else installed.
+    Demo(DemoArgs),
+}
+
+/// Flags of `inferperf demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Directory for the CSV reports.
+    #[arg(long, value_name = "DIR", default_value = "inferperf-demo")]
+    pub out: std::path::PathBuf,
+    /// Length of a measurement window in milliseconds.
+    #[arg(
+        short = 'p',
+        long = "measurement-interval",
+        value_name = "MS",
+        default_value_t = 700
+    )]
+    pub measurement_interval: u64,
 }
 
 /// Flags of `inferperf serve`.
@@ -38,6 +58,9 @@ pub struct ServeArgs {
     /// gRPC port (0 picks a free port and prints it).
     #[arg(long, default_value_t = 8001)]
     pub grpc_port: u16,
+    /// Prometheus metrics port (0 picks a free port; without it, no metrics endpoint).
+    #[arg(long, value_name = "PORT")]
+    pub metrics_port: Option<u16>,
     /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
@@ -62,15 +85,49 @@ pub struct ProfileArgs {
     /// Protocol: http or grpc.
     #[arg(short = 'i', value_name = "PROTOCOL", default_value = "http")]
     pub protocol: String,
-    /// Backend kind. Only `triton` (any KServe v2 server) for now.
+    /// Backend kind: `triton` (any KServe v2 server, over -i http|grpc) or `local` (the
+    /// built-in models called in this process, no network; see --model).
     #[arg(long, value_name = "KIND", default_value = "triton")]
     pub service_kind: String,
+    /// With --service-kind local: a built-in model, NAME=KIND[:key=value,...]; repeatable
+    /// (kinds as in `inferperf serve --help`). Without it: identity and add_sub.
+    #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
+    pub local_models: Vec<String>,
     /// Batch size of each request.
     #[arg(short = 'b', value_name = "N", default_value_t = 1)]
     pub batch_size: u32,
-    /// Closed loop: keep N requests in flight, sweeping start[:end[:step]].
+    /// Closed loop: keep N requests in flight, sweeping start[:end[:step]] (end 0: until -l).
     #[arg(long, value_name = "START[:END[:STEP]]")]
     pub concurrency_range: Option<String>,
+    /// Open loop: send this many requests per second, sweeping start[:end[:step]] (floats;
+    /// end 0: until -l). Sends never wait for answers; latency counts from the scheduled send.
+    #[arg(long, value_name = "START[:END[:STEP]]")]
+    pub request_rate_range: Option<String>,
+    /// Gaps between requests in request-rate mode: constant or poisson.
+    #[arg(long, value_name = "DIST", default_value = "constant")]
+    pub request_distribution: String,
+    /// Seed of the Poisson schedule (the same seed gives the same schedule).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+    /// Open loop from a file of gaps between requests, in microseconds, one per line, looped.
+    #[arg(long, value_name = "FILE")]
+    pub request_intervals: Option<std::path::PathBuf>,
+    /// Open loop replaying the `timestamp` (ms) of each --input-data entry once.
+    #[arg(long)]
+    pub fixed_schedule: bool,
+    /// With a request rate: at most N requests in flight; sends that must wait are counted.
+    #[arg(long, value_name = "N")]
+    pub max_concurrency: Option<u32>,
+    /// Deprecated perf_analyzer flag: the same as --concurrency-range N.
+    #[arg(short = 't', value_name = "N", hide_short_help = true)]
+    pub old_concurrency: Option<u32>,
+    /// Deprecated perf_analyzer flag: with -d, the highest concurrency of the sweep.
+    #[arg(short = 'c', value_name = "N", hide_short_help = true)]
+    pub old_max_concurrency: Option<u32>,
+    /// Deprecated perf_analyzer flag: sweep concurrency 1..-c (the same as
+    /// --concurrency-range 1:N).
+    #[arg(short = 'd', hide_short_help = true)]
+    pub old_dynamic_concurrency: bool,
     /// Length of a time window in milliseconds.
     #[arg(
         short = 'p',
@@ -118,9 +175,10 @@ pub struct ProfileArgs {
     /// Requests sent before measuring starts.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub warmup_request_count: u64,
-    /// Request data: random or zero.
+    /// Request data: random, zero, a JSON file in perf_analyzer's format (repeatable), or
+    /// a directory with one raw data file per input.
     #[arg(long, value_name = "SOURCE", default_value = "random")]
-    pub input_data: String,
+    pub input_data: Vec<String>,
     /// Shape of a variable-sized input, without the batch dimension; repeatable.
     #[arg(long = "shape", value_name = "NAME:D1,D2,...")]
     pub shapes: Vec<String>,
@@ -152,18 +210,20 @@ pub struct ProfileArgs {
     /// Seconds to wait for one answer before it counts as a timeout error.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub request_timeout: f64,
-    /// Accepted for perf_analyzer compatibility: inferperf always drives requests
-    /// asynchronously from a few threads, keeping exactly N in flight.
+    /// Accepted for perf_analyzer compatibility. inferperf always sends asynchronously from a
+    /// few threads: in concurrency mode exactly N requests are in flight, in rate mode sends
+    /// never wait for answers.
     #[arg(short = 'a', long = "async")]
     pub async_mode: bool,
-    /// Accepted for perf_analyzer compatibility: the load is the same as with --async
-    /// (exactly N requests in flight), so the numbers mean the same.
+    /// Accepted for perf_analyzer compatibility, with the same load as --async. In
+    /// perf_analyzer, sync + request rate delays sends behind slow answers (coordinated
+    /// omission); inferperf never does.
     #[arg(long = "sync", conflicts_with = "async_mode")]
     pub sync_mode: bool,
 }
 
 /// Names that select a subcommand; anything else means `profile`.
-const SUBCOMMANDS: [&str; 3] = ["profile", "serve", "help"];
+const SUBCOMMANDS: [&str; 4] = ["profile", "serve", "demo", "help"];
 
 /// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {

@@ -1,9 +1,30 @@
 //! The validated run configuration. Every rule about how flags combine lives here: after
 //! `Config::from_args` succeeds, the rest of the program never re-checks a flag.
 
+mod load;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Which kind of backend answers (`--service-kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServiceKind {
+    /// Any KServe v2 server (Triton, KServe, MLServer, the embedded server).
+    Triton,
+    /// The built-in models, called in this process.
+    Local,
+}
+
+impl ServiceKind {
+    /// The name the settings block prints.
+    pub fn label(self) -> &'static str {
+        match self {
+            ServiceKind::Triton => "TRITON",
+            ServiceKind::Local => "LOCAL",
+        }
+    }
+}
 
 /// Wire protocol to the server (`-i`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,11 +48,17 @@ pub enum MeasurementMode {
 }
 
 /// Where request tensors come from (`--input-data`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum InputData {
     Random,
     Zero,
+    /// perf_analyzer's JSON input-data files, their entries concatenated in order.
+    Json(Vec<PathBuf>),
+    /// A directory with one raw data file per input.
+    Directory(PathBuf),
 }
+
+pub use load::{Distribution, LoadMode, RateRange};
 
 /// An inclusive `start:end:step` sweep of concurrency values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,9 +77,18 @@ pub struct Config {
     pub model_version: String,
     /// `host:port` (a scheme, if the user gave one, is removed).
     pub url: String,
+    pub service_kind: ServiceKind,
+    /// `--model` definitions for `--service-kind local`.
+    pub local_models: Vec<ModelDef>,
     pub protocol: Protocol,
     pub batch_size: u32,
     pub concurrency: ConcurrencyRange,
+    /// Which load the levels apply (concurrency uses `concurrency`).
+    pub load: LoadMode,
+    /// `--max-concurrency`: the in-flight cap of the open-loop modes.
+    pub max_concurrency: Option<u32>,
+    /// `--seed` of the Poisson schedule.
+    pub seed: u64,
     pub measurement_mode: MeasurementMode,
     pub measurement_interval: Duration,
     pub measurement_request_count: u64,
@@ -89,27 +125,26 @@ pub struct Config {
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
 use crate::model::DataType;
+use crate::server::ModelDef;
 
 impl Config {
     /// Checks every flag and flag combination; the error names the flag and the fix.
     pub fn from_args(args: &ProfileArgs) -> RunResult<Config> {
         let protocol = parse_protocol(&args.protocol)?;
-        check_service_kind(&args.service_kind)?;
-        let concurrency = match &args.concurrency_range {
-            Some(text) => parse_concurrency_range(text)?,
-            None => ConcurrencyRange {
-                start: 1,
-                end: 1,
-                step: 1,
-            },
-        };
+        let service_kind = parse_service_kind(&args.service_kind)?;
+        let (load, concurrency) = load::parse_load(args)?;
         let config = Config {
             model_name: non_empty(&args.model_name, "-m")?,
             model_version: args.model_version.trim().to_string(),
             url: parse_url(args.url.as_deref(), protocol)?,
+            service_kind,
+            local_models: parse_local_models(service_kind, &args.local_models)?,
             protocol,
             batch_size: positive(args.batch_size as u64, "-b")? as u32,
             concurrency,
+            load,
+            max_concurrency: args.max_concurrency.filter(|&n| n > 0),
+            seed: args.seed,
             measurement_mode: parse_measurement_mode(&args.measurement_mode)?,
             measurement_interval: Duration::from_millis(positive(args.measurement_interval, "-p")?),
             measurement_request_count: positive(
@@ -169,6 +204,11 @@ impl Config {
         let Some(count) = self.request_count else {
             return Ok(());
         };
+        if self.load.is_open_loop() {
+            return Err(RunError::bad_option(
+                "--request-count works with --concurrency-range only; for an open loop use -p windows or --fixed-schedule.",
+            ));
+        }
         if self.max_concurrency() != Some(self.concurrency.start) {
             return Err(RunError::bad_option(
                 "--request-count needs a single concurrency value: pass --concurrency-range N alone.",
@@ -209,13 +249,35 @@ fn parse_protocol(text: &str) -> RunResult<Protocol> {
     }
 }
 
-fn check_service_kind(text: &str) -> RunResult<()> {
+fn parse_service_kind(text: &str) -> RunResult<ServiceKind> {
     match text {
-        "triton" | "kserve" => Ok(()),
+        "triton" | "kserve" => Ok(ServiceKind::Triton),
+        "local" => Ok(ServiceKind::Local),
         _ => Err(RunError::bad_option(format!(
-            "--service-kind '{text}' is not supported yet: use --service-kind triton (any KServe v2 server)."
+            "--service-kind '{text}' is not supported: use triton (any KServe v2 server) or local (built-in models in this process)."
         ))),
     }
+}
+
+fn parse_local_models(kind: ServiceKind, values: &[String]) -> RunResult<Vec<ModelDef>> {
+    if kind != ServiceKind::Local {
+        if values.is_empty() {
+            return Ok(Vec::new());
+        }
+        return Err(RunError::bad_option(
+            "--model defines in-process models and needs --service-kind local; to serve them over the network use `inferperf serve --model ...`.",
+        ));
+    }
+    if values.is_empty() {
+        return Ok(crate::server::default_models());
+    }
+    values
+        .iter()
+        .map(|text| {
+            text.parse::<ModelDef>()
+                .map_err(|e| RunError::bad_option(format!("--model {text}: {e}")))
+        })
+        .collect()
 }
 
 /// Parses `start[:end[:step]]`; with only a start, end = start.
@@ -321,14 +383,37 @@ fn parse_timeout(seconds: f64) -> RunResult<Duration> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
-fn parse_input_data(text: &str) -> RunResult<InputData> {
-    match text {
-        "random" => Ok(InputData::Random),
-        "zero" => Ok(InputData::Zero),
-        _ => Err(RunError::bad_option(format!(
-            "--input-data '{text}': only random and zero are supported so far."
-        ))),
+/// `--input-data`: random, zero, a directory, or JSON files (only files may repeat).
+fn parse_input_data(values: &[String]) -> RunResult<InputData> {
+    let mut files = Vec::new();
+    for text in values {
+        let path = PathBuf::from(text);
+        let single = match text.as_str() {
+            "random" => InputData::Random,
+            "zero" => InputData::Zero,
+            _ if path.is_dir() => InputData::Directory(path),
+            _ if path.exists() => {
+                files.push(path);
+                continue;
+            }
+            _ => {
+                return Err(RunError::bad_option(format!(
+                    "--input-data '{text}' is not random, zero, or an existing JSON file or directory: check the path."
+                )))
+            }
+        };
+        if values.len() > 1 {
+            return Err(RunError::bad_option(format!(
+                "--input-data '{text}' cannot be combined with other --input-data values: only JSON files may be repeated."
+            )));
+        }
+        return Ok(single);
     }
+    Ok(if files.is_empty() {
+        InputData::Random
+    } else {
+        InputData::Json(files)
+    })
 }
 
 fn parse_tensor_format(text: &str, flag: &str) -> RunResult<TensorFormat> {

@@ -10,6 +10,7 @@ pub mod backend;
 pub mod cli;
 pub mod config;
 pub mod data;
+pub mod demo;
 pub mod error;
 pub mod load;
 pub mod measure;

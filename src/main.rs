@@ -41,9 +41,10 @@ async fn run(command: Command) -> Result<i32, RunError> {
             let cfg = Config::from_args(&args)?;
             let interrupt = Arc::new(Interrupt::default());
             watch_ctrl_c(interrupt.clone());
-            inferperf::app::profile(cfg, interrupt).await
+            Ok(inferperf::app::profile(&cfg, interrupt).await?.exit_code)
         }
         Command::Serve(args) => serve(args).await,
+        Command::Demo(args) => inferperf::demo::run(&args).await,
     }
 }
 
@@ -63,6 +64,7 @@ async fn serve(args: ServeArgs) -> Result<i32, RunError> {
         host: args.host,
         http_port: args.http_port,
         grpc_port: args.grpc_port,
+        metrics_port: args.metrics_port,
         models,
     };
     server::run_serve(opts)

@@ -1,6 +1,6 @@
 //! Every KServe datatype goes to the embedded server's identity model and comes back
-//! unchanged, in each of the three encodings the client sends: HTTP JSON, HTTP binary and
-//! gRPC raw contents.
+//! unchanged, in each of the three encodings the client sends (HTTP JSON, HTTP binary and
+//! gRPC raw contents) and through an in-process local call.
 
 mod common;
 
@@ -11,13 +11,10 @@ use inferperf::wire;
 use prost::Message;
 
 async fn round_trip(server_url: &str, model: &str, protocol: &str, format: &str) {
-    let cfg = config(&[
+    let local_def = format!("{model}={}", local_definition(model));
+    let mut flags = vec![
         "-m",
         model,
-        "-u",
-        server_url,
-        "-i",
-        protocol,
         "-b",
         "2",
         "--input-tensor-format",
@@ -26,7 +23,12 @@ async fn round_trip(server_url: &str, model: &str, protocol: &str, format: &str)
         format,
         "--string-length",
         "7",
-    ]);
+    ];
+    match protocol {
+        "local" => flags.extend(["--service-kind", "local", "--model", &local_def]),
+        _ => flags.extend(["-u", server_url, "-i", protocol]),
+    }
+    let cfg = config(&flags);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
     let mut conn = Connection::open(&prepared.target).await.expect("connect");
     let reply = conn
@@ -34,7 +36,7 @@ async fn round_trip(server_url: &str, model: &str, protocol: &str, format: &str)
         .await
         .unwrap_or_else(|e| panic!("{model} {protocol} {format}: {e}"));
     let outputs = match protocol {
-        "grpc" => {
+        "grpc" | "local" => {
             let msg = inferperf::proto::ModelInferResponse::decode(reply.body).expect("protobuf");
             wire::from_grpc_response(msg).expect("decodes").outputs
         }
@@ -76,7 +78,14 @@ async fn every_datatype_round_trips_in_every_encoding() {
         round_trip(&url(&server, "http"), &model, "http", "json").await;
         round_trip(&url(&server, "http"), &model, "http", "binary").await;
         round_trip(&url(&server, "grpc"), &model, "grpc", "binary").await;
+        round_trip("", &model, "local", "binary").await;
     }
+}
+
+/// The `--model` definition of an `id_<type>` model, as the server above defines it.
+fn local_definition(model: &str) -> String {
+    let datatype = model.trim_start_matches("id_").to_uppercase();
+    format!("identity:datatype={datatype},shape=3")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

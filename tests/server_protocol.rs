@@ -196,7 +196,7 @@ async fn http_health_metadata_and_config() {
     assert_eq!(meta["name"], "inferperf");
     assert_eq!(
         meta["extensions"],
-        json!(["binary_tensor_data", "model_configuration"])
+        json!(["binary_tensor_data", "model_configuration", "statistics"])
     );
 
     let identity = http.get("/v2/models/identity").await;

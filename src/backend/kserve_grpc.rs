@@ -217,7 +217,7 @@ fn model_error(target: &Target, status: &Status) -> RunError {
     ))
 }
 
-fn tensors(
+pub(super) fn tensors(
     list: Vec<proto::model_metadata_response::TensorMetadata>,
 ) -> RunResult<Vec<TensorSpec>> {
     list.into_iter()
@@ -231,7 +231,7 @@ fn tensors(
         .collect()
 }
 
-fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
+pub(super) fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
     use proto::model_config::SchedulingChoice;
     let scheduler = match config.scheduling_choice {
         Some(SchedulingChoice::DynamicBatching(_)) => Scheduler::Dynamic,

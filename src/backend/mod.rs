@@ -4,13 +4,14 @@
 
 pub mod kserve_grpc;
 pub mod kserve_http;
+pub mod local;
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
 
-use crate::config::{Config, Protocol};
+use crate::config::{Config, Protocol, ServiceKind};
 use crate::data::Payload;
 use crate::error::{RunError, RunResult};
 use crate::measure::sample::ErrorKind;
@@ -29,11 +30,16 @@ pub struct Target {
     /// `-H` headers (lower-case names).
     pub headers: Vec<(String, String)>,
     pub timeout: Duration,
+    /// The in-process models, for `--service-kind local`.
+    pub local: Option<crate::server::LocalServer>,
 }
 
 impl Target {
     /// Resolves the server's address; a name that does not resolve is a clear error.
     pub async fn resolve(cfg: &Config) -> RunResult<Target> {
+        if cfg.service_kind == ServiceKind::Local {
+            return Target::local(cfg);
+        }
         let mut addrs: Vec<SocketAddr> = tokio::net::lookup_host(cfg.url.as_str())
             .await
             .map_err(|e| {
@@ -52,6 +58,24 @@ impl Target {
             version: cfg.model_version.clone(),
             headers: cfg.headers.clone(),
             timeout: cfg.request_timeout,
+            local: None,
+        })
+    }
+
+    /// The built-in models in this process.
+    fn local(cfg: &Config) -> RunResult<Target> {
+        let server = crate::server::LocalServer::new(cfg.local_models.clone()).map_err(|e| {
+            RunError::bad_option(format!("The --model definitions cannot be served: {e:#}."))
+        })?;
+        Ok(Target {
+            protocol: cfg.protocol,
+            authority: "local".into(),
+            addrs: Vec::new(),
+            model: cfg.model_name.clone(),
+            version: cfg.model_version.clone(),
+            headers: Vec::new(),
+            timeout: cfg.request_timeout,
+            local: Some(server),
         })
     }
 
@@ -98,11 +122,15 @@ pub struct Reply {
 pub enum Connection {
     Http(kserve_http::HttpConn),
     Grpc(kserve_grpc::GrpcConn),
+    Local(local::LocalConn),
 }
 
 impl Connection {
     /// Opens a new connection for one in-flight slot.
     pub async fn open(target: &Target) -> Result<Connection, ErrorKind> {
+        if target.local.is_some() {
+            return local::LocalConn::open(target).map(Connection::Local);
+        }
         match target.protocol {
             Protocol::Http => kserve_http::HttpConn::open(target)
                 .await
@@ -121,6 +149,7 @@ impl Connection {
                     c.infer(body.clone(), *header_len).await
                 }
                 (Connection::Grpc(c), Payload::Grpc { message }) => c.infer(message.clone()).await,
+                (Connection::Local(c), Payload::Local { request }) => c.infer(request).await,
                 _ => Err(ErrorKind::BadResponse),
             }
         };
@@ -133,7 +162,7 @@ impl Connection {
     pub fn is_usable(&self) -> bool {
         match self {
             Connection::Http(c) => c.is_usable(),
-            Connection::Grpc(_) => true,
+            Connection::Grpc(_) | Connection::Local(_) => true,
         }
     }
 }
@@ -141,6 +170,9 @@ impl Connection {
 /// Reads the server and model metadata (and Triton's model configuration where the server
 /// has it) into a `ModelSpec`.
 pub async fn discover(target: &Target) -> RunResult<ModelSpec> {
+    if target.local.is_some() {
+        return Ok(local::discover(target)?.into_spec());
+    }
     let raw = match target.protocol {
         Protocol::Http => kserve_http::discover(target).await?,
         Protocol::Grpc => kserve_grpc::discover(target).await?,

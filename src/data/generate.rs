@@ -66,10 +66,10 @@ fn put_random_element(datatype: DataType, rng: &mut SmallRng, out: &mut BytesMut
 fn string_elements(count: usize, opts: &GenerateOptions, rng: &mut SmallRng) -> Bytes {
     let mut out = BytesMut::new();
     for _ in 0..count {
-        let element: Vec<u8> = match (&opts.string_data, opts.source) {
+        let element: Vec<u8> = match (&opts.string_data, &opts.source) {
             (Some(text), _) => text.as_bytes().to_vec(),
             (None, InputData::Zero) => vec![b'0'; opts.string_length],
-            (None, InputData::Random) => (0..opts.string_length)
+            (None, _) => (0..opts.string_length)
                 .map(|_| rng.sample(rand::distr::Alphanumeric))
                 .collect(),
         };

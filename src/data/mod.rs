@@ -1,13 +1,17 @@
 //! The dataset: the requests of a run, built once from the model and the flags and encoded
 //! once for the protocol in use, so that sending a request only clones a `Bytes`.
 
+pub mod directory;
+pub mod entry;
 pub mod generate;
+pub mod json_file;
 pub mod shape;
+pub mod values;
 
 use bytes::Bytes;
 use prost::Message;
 
-use crate::config::{Config, Protocol, TensorFormat};
+use crate::config::{Config, Protocol, ServiceKind, TensorFormat};
 use crate::error::{RunError, RunResult};
 use crate::model::{DataType, ModelSpec, TensorSpec};
 use crate::wire::{self, InferRequest, RequestedOutput, Tensor};
@@ -24,6 +28,10 @@ pub enum Payload {
     },
     /// An encoded `ModelInferRequest` message.
     Grpc { message: Bytes },
+    /// The request itself, for in-process calls (`--service-kind local`).
+    Local {
+        request: std::sync::Arc<InferRequest>,
+    },
 }
 
 /// The requests of a run and their encoded payloads, in the same order.
@@ -31,6 +39,11 @@ pub enum Payload {
 pub struct Dataset {
     pub requests: Vec<InferRequest>,
     pub payloads: Vec<Payload>,
+    /// Per request: the `"timestamp"` of its (first) entry in milliseconds, for
+    /// `--fixed-schedule`; `None` for generated data.
+    pub timestamps_ms: Vec<Option<f64>>,
+    /// Per request: the outputs the input data expects (`validation_data`), if any.
+    pub expected: Vec<Option<Vec<Tensor>>>,
 }
 
 impl Dataset {
@@ -39,11 +52,16 @@ impl Dataset {
     pub fn build(cfg: &Config, model: &ModelSpec) -> RunResult<Dataset> {
         let model = &with_declared_inputs(cfg, model)?;
         shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
+        if let Some(entries) = entry::load(cfg, model)? {
+            return entry::dataset(cfg, model, &entries);
+        }
         let request = build_request(cfg, model)?;
         let payload = encode(cfg, model, &request)?;
         Ok(Dataset {
             requests: vec![request],
             payloads: vec![payload],
+            timestamps_ms: vec![None],
+            expected: vec![None],
         })
     }
 
@@ -102,7 +120,7 @@ fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
     for (index, input) in model.inputs.iter().enumerate() {
         let shape = shape::request_shape(input, model, &cfg.shapes, cfg.batch_size)?;
         let opts = GenerateOptions {
-            source: cfg.input_data,
+            source: cfg.input_data.clone(),
             string_length: cfg.string_length,
             string_data: cfg.string_data.clone(),
             seed: 0x1f_e2e5 + index as u64,
@@ -114,6 +132,11 @@ fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
             shape,
         });
     }
+    Ok(request_with_inputs(cfg, model, inputs))
+}
+
+/// A request carrying `inputs` and asking for every output of the model.
+fn request_with_inputs(cfg: &Config, model: &ModelSpec, inputs: Vec<Tensor>) -> InferRequest {
     let binary_output = cfg.protocol == Protocol::Http
         && effective_format(cfg.output_format, model) == TensorFormat::Binary;
     let outputs = model
@@ -124,17 +147,22 @@ fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
             binary: binary_output,
         })
         .collect();
-    Ok(InferRequest {
+    InferRequest {
         id: String::new(),
         inputs,
         outputs,
         binary_output,
         parameters: Default::default(),
-    })
+    }
 }
 
 /// Encodes one request for the configured protocol and tensor format.
 pub fn encode(cfg: &Config, model: &ModelSpec, request: &InferRequest) -> RunResult<Payload> {
+    if cfg.service_kind == ServiceKind::Local {
+        return Ok(Payload::Local {
+            request: std::sync::Arc::new(request.clone()),
+        });
+    }
     match cfg.protocol {
         Protocol::Http => {
             let binary = effective_format(cfg.input_format, model) == TensorFormat::Binary;

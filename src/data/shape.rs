@@ -15,6 +15,13 @@ pub fn request_shape(
     batch_size: u32,
 ) -> RunResult<Vec<i64>> {
     let dims = match shapes.get(&input.name) {
+        // Without a model configuration the batch dimension is only assumed (a leading -1):
+        // a --shape that spells it out, as the server's metadata does, is taken whole.
+        Some(given) if model.max_batch_size == u32::MAX && given.len() == input.shape.len() + 1 => {
+            let mut declared = input.clone();
+            declared.shape.insert(0, -1);
+            return merge_given_shape(&declared, given);
+        }
         Some(given) => merge_given_shape(input, given)?,
         None if input.is_fixed() => input.shape.clone(),
         None => {
@@ -134,6 +141,21 @@ mod tests {
         );
         let wrong = BTreeMap::from([("IN".to_string(), vec![5, 4])]);
         assert!(request_shape(&m.inputs[0], &m, &wrong, 1).is_err());
+    }
+
+    #[test]
+    fn an_assumed_batch_dimension_may_be_spelled_out() {
+        let m = model(vec![16], u32::MAX);
+        let full = BTreeMap::from([("IN".to_string(), vec![1, 16])]);
+        assert_eq!(
+            request_shape(&m.inputs[0], &m, &full, 1).unwrap(),
+            vec![1, 16]
+        );
+        let short = BTreeMap::from([("IN".to_string(), vec![16])]);
+        assert_eq!(
+            request_shape(&m.inputs[0], &m, &short, 2).unwrap(),
+            vec![2, 16]
+        );
     }
 
     #[test]

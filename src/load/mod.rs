@@ -1,4 +1,7 @@
 //! Load drivers: how requests are put in flight. The closed loop keeps exactly N requests
-//! outstanding; each in-flight slot is a task with its own connection.
+//! outstanding; the open loop sends on a schedule whatever the answers do. Each in-flight
+//! request has its own connection.
 
 pub mod concurrency;
+pub mod rate;
+pub mod schedule;

@@ -1,6 +1,8 @@
 //! Measurement: samples recorded by the driver are cut into windows, windows are judged by
 //! the stability rule, and a level's windows become its result.
 
+pub mod cpu;
+pub mod driver;
 pub mod level;
 pub mod profiler;
 pub mod sample;

@@ -1,6 +1,7 @@
-//! The measurement loop: for each load level, cut back-to-back windows from the driver's
-//! samples until the stability rule is met (or `-r` windows pass), then merge the last
-//! windows into the level's result. A linear sweep stops at `-l`.
+//! The measurement loop: for each load level (a concurrency or a request rate), cut
+//! back-to-back windows from the driver's samples until the stability rule is met (or `-r`
+//! windows pass), then merge the last windows into the level's result. A linear sweep stops
+//! at `-l`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -8,15 +9,15 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
+use super::driver::Driver;
 use super::level::{LevelEnd, LevelResult, LoadLevel};
 use super::sample::{ErrorKind, Sample};
 use super::stability::{merge_last, StabilityRule, Verdict};
 use super::window::WindowStats;
 use crate::backend::Target;
-use crate::config::{Config, MeasurementMode};
+use crate::config::{Config, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
-use crate::load::concurrency::ClosedLoop;
 
 /// How often count windows and request-count runs look at the number of finished requests.
 const POLL: Duration = Duration::from_millis(2);
@@ -62,7 +63,8 @@ pub struct SweepOutcome {
 pub struct Profiler<'a> {
     cfg: &'a Config,
     target: Arc<Target>,
-    driver: ClosedLoop,
+    dataset: Arc<Dataset>,
+    driver: Driver,
     rule: StabilityRule,
     interrupt: Arc<Interrupt>,
 }
@@ -81,8 +83,9 @@ impl<'a> Profiler<'a> {
         };
         Profiler {
             cfg,
-            driver: ClosedLoop::new(target.clone(), dataset),
+            driver: Driver::new(cfg, target.clone(), dataset.clone()),
             target,
+            dataset,
             rule,
             interrupt,
         }
@@ -104,12 +107,12 @@ impl<'a> Profiler<'a> {
         on_level: &mut impl FnMut(&LevelResult),
         results: &mut Vec<LevelResult>,
     ) -> RunResult<()> {
-        self.warm_up().await;
-        for concurrency in self.cfg.concurrency_levels() {
+        self.warm_up().await?;
+        for level in self.cfg.levels() {
             if self.interrupt.is_raised() {
                 break;
             }
-            let result = self.measure_level(concurrency).await?;
+            let result = self.measure_level(level).await?;
             on_level(&result);
             let end = result.end;
             results.push(result);
@@ -121,30 +124,48 @@ impl<'a> Profiler<'a> {
     }
 
     /// Sends `--warmup-request-count` requests at the first level and forgets them.
-    async fn warm_up(&mut self) {
+    async fn warm_up(&mut self) -> RunResult<()> {
         let count = self.cfg.warmup_request_count;
-        if count == 0 {
-            return;
+        let Some(first) = self.cfg.levels().next() else {
+            return Ok(());
+        };
+        if count == 0 || self.cfg.load == LoadMode::FixedSchedule {
+            return Ok(());
         }
-        self.driver.set_budget(Some(count));
-        self.driver
-            .set_concurrency(self.cfg.concurrency.start as usize);
-        while !self.driver.all_finished() && !self.interrupt.is_raised() {
+        if let Some(closed) = self.driver.closed_loop() {
+            closed.set_budget(Some(count));
+        }
+        self.driver.apply(self.cfg, &self.dataset, first)?;
+        let started = Instant::now();
+        let cap = self.target.timeout * 2 + self.cfg.measurement_interval;
+        while self.driver.pending_samples() < count as usize
+            && started.elapsed() < cap
+            && !self.interrupt.is_raised()
+        {
             tokio::time::sleep(POLL).await;
         }
-        self.driver.set_budget(None);
+        if let Some(closed) = self.driver.closed_loop() {
+            while !closed.all_finished() {
+                tokio::time::sleep(POLL).await;
+            }
+            closed.set_budget(None);
+        }
         self.driver.drain_until(Instant::now(), &mut Vec::new());
+        Ok(())
     }
 
-    async fn measure_level(&mut self, concurrency: u32) -> RunResult<LevelResult> {
-        let level = LoadLevel::Concurrency(concurrency);
-        if let Some(count) = self.cfg.request_count {
-            return self.measure_request_count(level, concurrency, count).await;
+    async fn measure_level(&mut self, level: LoadLevel) -> RunResult<LevelResult> {
+        if let (Some(count), LoadLevel::Concurrency(_)) = (self.cfg.request_count, level) {
+            return self.measure_until_done(level, Some(count)).await;
         }
-        self.driver.set_concurrency(concurrency as usize);
+        if self.cfg.load == LoadMode::FixedSchedule {
+            return self.measure_until_done(level, None).await;
+        }
+        self.driver.apply(self.cfg, &self.dataset, level)?;
         let mut window_start = Instant::now();
         // Answers that belong to the previous level do not count here.
         self.driver.drain_until(window_start, &mut Vec::new());
+        self.driver.stamp_counters(&mut WindowStats::new(1));
         let mut windows: Vec<WindowStats> = Vec::new();
         let end = loop {
             self.wait_window(window_start).await;
@@ -173,21 +194,24 @@ impl<'a> Profiler<'a> {
         })
     }
 
-    /// `--request-count`: exactly `count` requests, one window from the first send to the
-    /// last answer.
-    async fn measure_request_count(
+    /// A finite load in one window from the first send to the last answer: exactly
+    /// `--request-count` requests (closed loop), or the whole `--fixed-schedule`.
+    async fn measure_until_done(
         &mut self,
         level: LoadLevel,
-        concurrency: u32,
-        count: u64,
+        budget: Option<u64>,
     ) -> RunResult<LevelResult> {
-        self.driver.set_budget(Some(count));
+        if let (Some(closed), Some(count)) = (self.driver.closed_loop(), budget) {
+            closed.set_budget(Some(count));
+        }
         let start = Instant::now();
-        self.driver.set_concurrency(concurrency as usize);
-        while !self.driver.all_finished() && !self.interrupt.is_raised() {
+        self.driver.apply(self.cfg, &self.dataset, level)?;
+        while !self.driver.finished() && !self.interrupt.is_raised() {
             tokio::time::sleep(POLL).await;
         }
-        self.driver.set_budget(None);
+        if let Some(closed) = self.driver.closed_loop() {
+            closed.set_budget(None);
+        }
         let window = self.cut_window(start, Instant::now());
         self.check_reachable(&window)?;
         let end = if self.interrupt.is_raised() {
@@ -223,15 +247,18 @@ impl<'a> Profiler<'a> {
         }
     }
 
-    fn cut_window(&self, start: Instant, boundary: Instant) -> WindowStats {
+    fn cut_window(&mut self, start: Instant, boundary: Instant) -> WindowStats {
         let mut samples: Vec<Sample> = Vec::new();
         self.driver.drain_until(boundary, &mut samples);
-        let duration = match self.cfg.request_count {
-            // A request-count window spans the first send to the last answer.
-            Some(_) => span(&samples).unwrap_or(boundary - start),
-            None => boundary - start,
+        let single = self.cfg.request_count.is_some() || self.cfg.load == LoadMode::FixedSchedule;
+        let duration = match single {
+            // A finite run's window spans the first send to the last answer.
+            true => span(&samples).unwrap_or(boundary - start),
+            false => boundary - start,
         };
-        WindowStats::from_samples(&samples, duration, self.cfg.batch_size)
+        let mut window = WindowStats::from_samples(&samples, duration, self.cfg.batch_size);
+        self.driver.stamp_counters(&mut window);
+        window
     }
 
     /// A window in which nothing succeeded and every failure was a refused or broken
@@ -252,7 +279,7 @@ impl<'a> Profiler<'a> {
 
 /// From the first send to the last answer among the samples.
 fn span(samples: &[Sample]) -> Option<Duration> {
-    let first = samples.iter().map(|s| s.sent).min()?;
+    let first = samples.iter().map(|s| s.scheduled.min(s.sent)).min()?;
     let last = samples.iter().map(|s| s.done).max()?;
     Some(
         last.saturating_duration_since(first)

@@ -76,9 +76,17 @@ pub struct Sample {
 }
 
 impl Sample {
-    /// Latency from the actual send to the final response, in nanoseconds.
+    /// Latency from the actual send to the final response (the service time), in ns.
     pub fn latency_ns(&self) -> u64 {
         self.done.saturating_duration_since(self.sent).as_nanos() as u64
+    }
+
+    /// Latency from the scheduled send to the final response, in ns: what the user of the
+    /// service experiences when the client could not send on time.
+    pub fn latency_from_schedule_ns(&self) -> u64 {
+        self.done
+            .saturating_duration_since(self.scheduled)
+            .as_nanos() as u64
     }
 }
 

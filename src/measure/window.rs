@@ -9,6 +9,9 @@ use hdrhistogram::Histogram;
 
 use super::sample::{ErrorKind, Sample};
 
+/// A send later than this behind its schedule counts as late (perf_analyzer's tolerance).
+pub const LATE_SEND: Duration = Duration::from_millis(1);
+
 /// Highest latency the histograms hold: one hour in nanoseconds (values above are clamped).
 const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
 
@@ -28,13 +31,26 @@ pub struct WindowStats {
     pub ok: u64,
     /// Failed requests by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
-    /// Latency of successful requests from the actual send, in ns.
+    /// Latency of successful requests in ns, from the *scheduled* send: what a user of the
+    /// service waits, queueing in the client included (no coordinated omission). In closed
+    /// loop a request is scheduled when it is sent, so this is the plain latency.
     pub latency: Histogram<u64>,
-    /// Latency of successful requests from the scheduled send, in ns (open loop).
-    pub scheduled_latency: Histogram<u64>,
+    /// Service time of successful requests in ns: from the actual send to the answer.
+    pub service: Histogram<u64>,
+    /// How late each send was against its schedule, in ns (open loop).
+    pub send_lag: Histogram<u64>,
+    /// Sends more than 1 ms late (perf_analyzer's tolerance).
+    pub late_sends: u64,
+    /// Requests the driver sent during the window (set by the profiler; 0 if unknown).
+    pub sent: u64,
+    /// Sends that waited for `--max-concurrency`, and their total wait in ns.
+    pub cap_waits: u64,
+    pub cap_wait_ns: u128,
     /// Sum and sum of squares of latency in ns (for mean and standard deviation).
     pub latency_sum_ns: u128,
     pub latency_sq_sum: f64,
+    /// Sum of service times in ns.
+    pub service_sum_ns: u128,
     /// Sums over successful requests of client send and receive time, in ns.
     pub send_sum_ns: u128,
     pub recv_sum_ns: u128,
@@ -50,9 +66,15 @@ impl WindowStats {
             ok: 0,
             errors: BTreeMap::new(),
             latency: new_histogram(),
-            scheduled_latency: new_histogram(),
+            service: new_histogram(),
+            send_lag: new_histogram(),
+            late_sends: 0,
+            sent: 0,
+            cap_waits: 0,
+            cap_wait_ns: 0,
             latency_sum_ns: 0,
             latency_sq_sum: 0.0,
+            service_sum_ns: 0,
             send_sum_ns: 0,
             recv_sum_ns: 0,
             windows: 0,
@@ -71,19 +93,22 @@ impl WindowStats {
     }
 
     fn record(&mut self, sample: &Sample) {
+        let lag = sample.sent.saturating_duration_since(sample.scheduled);
+        self.send_lag
+            .saturating_record((lag.as_nanos() as u64).max(1));
+        if lag > LATE_SEND {
+            self.late_sends += 1;
+        }
         if let Some(kind) = sample.error {
             *self.errors.entry(kind).or_insert(0) += 1;
             return;
         }
-        let latency = sample.latency_ns().max(1);
-        let from_schedule = (sample
-            .done
-            .saturating_duration_since(sample.scheduled)
-            .as_nanos() as u64)
-            .max(1);
+        let service = sample.latency_ns().max(1);
+        let latency = sample.latency_from_schedule_ns().max(1);
         self.ok += 1;
         self.latency.saturating_record(latency);
-        self.scheduled_latency.saturating_record(from_schedule);
+        self.service.saturating_record(service);
+        self.service_sum_ns += service as u128;
         self.latency_sum_ns += latency as u128;
         self.latency_sq_sum += (latency as f64) * (latency as f64);
         self.send_sum_ns += sample.send_ns as u128;
@@ -99,9 +124,15 @@ impl WindowStats {
         }
         // Both histograms share bounds, so adding cannot fail.
         let _ = self.latency.add(&other.latency);
-        let _ = self.scheduled_latency.add(&other.scheduled_latency);
+        let _ = self.service.add(&other.service);
+        let _ = self.send_lag.add(&other.send_lag);
+        self.late_sends += other.late_sends;
+        self.sent += other.sent;
+        self.cap_waits += other.cap_waits;
+        self.cap_wait_ns += other.cap_wait_ns;
         self.latency_sum_ns += other.latency_sum_ns;
         self.latency_sq_sum += other.latency_sq_sum;
+        self.service_sum_ns += other.service_sum_ns;
         self.send_sum_ns += other.send_sum_ns;
         self.recv_sum_ns += other.recv_sum_ns;
         self.windows += other.windows;
@@ -172,12 +203,45 @@ impl WindowStats {
         self.latency.value_at_quantile(p / 100.0) as f64 / 1000.0
     }
 
-    /// Latency from the scheduled send at percentile `p`, in µs.
-    pub fn scheduled_percentile_us(&self, p: f64) -> f64 {
+    /// Service time (actual send to answer) at percentile `p`, in µs.
+    pub fn service_percentile_us(&self, p: f64) -> f64 {
         if self.ok == 0 {
             return 0.0;
         }
-        self.scheduled_latency.value_at_quantile(p / 100.0) as f64 / 1000.0
+        self.service.value_at_quantile(p / 100.0) as f64 / 1000.0
+    }
+
+    /// Mean service time (actual send to answer), in µs.
+    pub fn mean_service_us(&self) -> f64 {
+        self.avg_us(self.service_sum_ns)
+    }
+
+    /// Send lag behind the schedule at percentile `p`, in µs.
+    pub fn send_lag_percentile_us(&self, p: f64) -> f64 {
+        if self.send_lag.is_empty() {
+            return 0.0;
+        }
+        self.send_lag.value_at_quantile(p / 100.0) as f64 / 1000.0
+    }
+
+    /// Share of sends more than 1 ms behind schedule, in [0, 1].
+    pub fn late_share(&self) -> f64 {
+        let sends = self.send_lag.len();
+        if sends == 0 {
+            0.0
+        } else {
+            self.late_sends as f64 / sends as f64
+        }
+    }
+
+    /// Requests sent per second during the window (open loop).
+    pub fn send_rate(&self) -> f64 {
+        let secs = self.duration.as_secs_f64();
+        if secs <= 0.0 {
+            0.0
+        } else {
+            self.sent as f64 / secs
+        }
     }
 
     pub fn avg_send_us(&self) -> f64 {
@@ -188,9 +252,10 @@ impl WindowStats {
         self.avg_us(self.recv_sum_ns)
     }
 
-    /// Average time between handing the request over and the first byte of the answer.
+    /// Average time between handing the request over and the first byte of the answer
+    /// (client queueing in open loop is not part of it).
     pub fn avg_wait_us(&self) -> f64 {
-        (self.mean_latency_us() - self.avg_send_us() - self.avg_recv_us()).max(0.0)
+        (self.mean_service_us() - self.avg_send_us() - self.avg_recv_us()).max(0.0)
     }
 
     fn avg_us(&self, sum_ns: u128) -> f64 {

@@ -4,7 +4,7 @@
 //! stability warnings, per-window detail with `-v`) comes as extra lines that do not change
 //! the ones perf_analyzer users parse.
 
-use crate::config::{Config, MeasurementMode, Protocol};
+use crate::config::{Config, MeasurementMode, Protocol, ServiceKind};
 use crate::measure::level::{format_rate, LevelEnd, LevelResult, LoadLevel};
 use crate::measure::window::WindowStats;
 
@@ -98,6 +98,9 @@ fn concurrency_limit(cfg: &Config) -> String {
 pub fn level_block(cfg: &Config, r: &LevelResult) -> String {
     let mut lines = vec![level_heading(&r.level), "  Client: ".to_string()];
     lines.extend(client_lines(cfg, &r.merged));
+    if let LoadLevel::Rate(rate) = r.level {
+        lines.extend(super::open_loop::open_loop_lines(rate, &r.merged));
+    }
     lines.extend(error_line(&r.merged));
     if cfg.verbose >= 1 {
         lines.extend(window_lines(cfg, &r.windows));
@@ -147,26 +150,31 @@ fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
         usec(w.avg_recv_us()),
         usec(w.avg_wait_us()),
     );
-    let total = usec(w.mean_latency_us());
+    // The protocol time starts at the actual send (in open loop the latency starts earlier,
+    // at the scheduled send; in closed loop the two are the same).
+    let total = usec(w.mean_service_us());
     let verbose = cfg.verbose >= 1;
-    let split = match (cfg.protocol, verbose) {
-        (Protocol::Http, false) => {
+    // An in-process call marshals like gRPC: the request is copied, the answer encoded.
+    let marshals = cfg.protocol == Protocol::Grpc || cfg.service_kind == ServiceKind::Local;
+    let split = match (marshals, verbose) {
+        (false, false) => {
             format!("send/recv {} usec + response wait {wait} usec", send + recv)
         }
-        (Protocol::Http, true) => {
+        (false, true) => {
             format!("send {send} usec + response wait {wait} usec + receive {recv} usec")
         }
-        (Protocol::Grpc, false) => format!(
+        (true, false) => format!(
             "(un)marshal request/response {} usec + response wait {wait} usec",
             send + recv
         ),
-        (Protocol::Grpc, true) => {
+        (true, true) => {
             format!("marshal {send} usec + response wait {wait} usec + unmarshal {recv} usec")
         }
     };
-    let name = match cfg.protocol {
-        Protocol::Http => "HTTP",
-        Protocol::Grpc => "gRPC",
+    let name = match (cfg.service_kind, cfg.protocol) {
+        (ServiceKind::Local, _) => "local call",
+        (_, Protocol::Http) => "HTTP",
+        (_, Protocol::Grpc) => "gRPC",
     };
     format!("    Avg {name} time: {total} usec ({split})")
 }

@@ -6,6 +6,7 @@
 pub mod console;
 pub mod csv;
 pub mod format;
+pub mod open_loop;
 
 pub use console::{level_block, settings_block, summary_block};
 pub use csv::{csv_header, csv_rows, mode_column, write_csv};

@@ -1,35 +1,36 @@
-//! The gRPC side of the embedded server: `inference.GRPCInferenceService` on tonic, sharing
-//! the model registry with the HTTP side. Unknown models answer NOT_FOUND, bad requests
-//! INVALID_ARGUMENT and model failures INTERNAL. Streaming inference and statistics are not
-//! served yet and answer UNIMPLEMENTED.
+//! The gRPC side of the embedded server: `inference.GRPCInferenceService` on tonic —
+//! health, metadata, configuration, statistics, unary inference and the bidirectional
+//! `ModelStreamInfer` — over the same [`LocalServer`] as the HTTP side. Errors carry
+//! Triton's gRPC codes (NOT_FOUND, INVALID_ARGUMENT, INTERNAL, UNAVAILABLE, ...); on the
+//! stream they travel in `error_message` instead, one answer per request.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use futures::stream::BoxStream;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::TcpIncoming;
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response, Status, Streaming};
 
-use super::{InferError, Model, Registry, MAX_MESSAGE_BYTES};
-use crate::model::TensorSpec;
+use super::describe;
+use super::local::LocalServer;
+use super::MAX_MESSAGE_BYTES;
 use crate::proto::grpc_inference_service_server::{
     GrpcInferenceService, GrpcInferenceServiceServer,
 };
-use crate::proto::model_instance_group::Kind;
-use crate::proto::model_metadata_response::TensorMetadata;
 use crate::proto::*;
 use crate::wire;
 
-/// The protocol extensions the server advertises.
-pub(super) const EXTENSIONS: [&str; 2] = ["binary_tensor_data", "model_configuration"];
+/// Answers in flight on one stream before reading its next request waits.
+const STREAM_BACKLOG: usize = 256;
 
 /// Serves gRPC on the listener until `stop` completes.
-pub(super) async fn serve(
+pub async fn serve(
     listener: tokio::net::TcpListener,
-    registry: Arc<Registry>,
+    server: LocalServer,
     stop: impl Future<Output = ()> + Send + 'static,
 ) {
-    let service = GrpcInferenceServiceServer::new(Service { registry })
+    let service = GrpcInferenceServiceServer::new(Service { server })
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
@@ -42,59 +43,66 @@ pub(super) async fn serve(
 }
 
 struct Service {
-    registry: Arc<Registry>,
+    server: LocalServer,
 }
 
-fn status(error: InferError) -> Status {
-    match error {
-        InferError::NotFound(m) => Status::not_found(m),
-        InferError::BadRequest(m) => Status::invalid_argument(m),
-        InferError::Internal(m) => Status::internal(m),
-    }
+/// One inference from its protobuf request to its protobuf response.
+async fn infer_message(
+    server: &LocalServer,
+    mut msg: ModelInferRequest,
+) -> Result<ModelInferResponse, Status> {
+    let name = std::mem::take(&mut msg.model_name);
+    let version = std::mem::take(&mut msg.model_version);
+    server.find(&name, &version)?;
+    let request =
+        wire::from_grpc_request(msg).map_err(|e| Status::invalid_argument(e.to_string()))?;
+    let response = server.infer(&name, &version, request).await?;
+    Ok(wire::to_grpc_response(&response))
 }
 
-impl Service {
-    fn model(&self, name: &str, version: &str) -> Result<&Arc<Model>, Status> {
-        self.registry.get(name, version).map_err(status)
-    }
-}
-
-fn tensor_metadata(specs: &[TensorSpec], model: &Model) -> Vec<TensorMetadata> {
-    let shape = model.def.metadata_shape();
-    let meta = |t: &TensorSpec| TensorMetadata {
-        name: t.name.clone(),
-        datatype: t.datatype.as_str().to_string(),
-        shape: shape.clone(),
-    };
-    specs.iter().map(meta).collect()
-}
-
-/// The model's configuration in Triton's protobuf form.
-fn model_config(model: &Model) -> ModelConfig {
-    let input = |t: &TensorSpec| ModelInput {
-        name: t.name.clone(),
-        data_type: t.datatype.config_enum(),
-        dims: t.shape.clone(),
-        optional: false,
-    };
-    let output = |t: &TensorSpec| ModelOutput {
-        name: t.name.clone(),
-        data_type: t.datatype.config_enum(),
-        dims: t.shape.clone(),
-    };
-    ModelConfig {
-        name: model.name().to_string(),
-        platform: "inferperf".to_string(),
-        backend: "inferperf".to_string(),
-        max_batch_size: i32::try_from(model.def.max_batch).unwrap_or(i32::MAX),
-        input: model.inputs.iter().map(input).collect(),
-        output: model.outputs.iter().map(output).collect(),
-        instance_group: vec![ModelInstanceGroup {
-            name: format!("{}_0", model.name()),
-            count: 1,
-            kind: Kind::Cpu as i32,
-        }],
+/// One stream answer: the response, or the error with the request's id so the client
+/// can tell which request failed.
+async fn stream_answer(server: &LocalServer, msg: ModelInferRequest) -> ModelStreamInferResponse {
+    let echo = ModelInferResponse {
+        model_name: msg.model_name.clone(),
+        model_version: msg.model_version.clone(),
+        id: msg.id.clone(),
         ..Default::default()
+    };
+    match infer_message(server, msg).await {
+        Ok(response) => ModelStreamInferResponse {
+            error_message: String::new(),
+            infer_response: Some(response),
+        },
+        Err(status) => ModelStreamInferResponse {
+            error_message: status.message().to_string(),
+            infer_response: Some(echo),
+        },
+    }
+}
+
+/// Reads the stream's requests and runs each as it comes, answering in completion order.
+async fn pump(
+    server: LocalServer,
+    mut requests: Streaming<ModelInferRequest>,
+    answers: mpsc::Sender<Result<ModelStreamInferResponse, Status>>,
+) {
+    loop {
+        let msg = match requests.message().await {
+            Ok(Some(msg)) => msg,
+            Ok(None) => return,
+            Err(status) => {
+                let _ = answers.send(Err(status)).await;
+                return;
+            }
+        };
+        let Ok(slot) = answers.clone().reserve_owned().await else {
+            return;
+        };
+        let server = server.clone();
+        tokio::spawn(async move {
+            slot.send(Ok(stream_answer(&server, msg).await));
+        });
     }
 }
 
@@ -112,7 +120,7 @@ impl GrpcInferenceService for Service {
 
     async fn model_ready(&self, request: Request<ModelReadyRequest>) -> Answer<ModelReadyResponse> {
         let r = request.get_ref();
-        self.model(&r.name, &r.version)?;
+        self.server.find(&r.name, &r.version)?;
         Ok(Response::new(ModelReadyResponse { ready: true }))
     }
 
@@ -120,11 +128,7 @@ impl GrpcInferenceService for Service {
         &self,
         _: Request<ServerMetadataRequest>,
     ) -> Answer<ServerMetadataResponse> {
-        Ok(Response::new(ServerMetadataResponse {
-            name: "inferperf".to_string(),
-            version: env!("CARGO_PKG_VERSION").to_string(),
-            extensions: EXTENSIONS.iter().map(|e| e.to_string()).collect(),
-        }))
+        Ok(Response::new(describe::server_metadata()))
     }
 
     async fn model_metadata(
@@ -132,34 +136,24 @@ impl GrpcInferenceService for Service {
         request: Request<ModelMetadataRequest>,
     ) -> Answer<ModelMetadataResponse> {
         let r = request.get_ref();
-        let m = self.model(&r.name, &r.version)?;
-        Ok(Response::new(ModelMetadataResponse {
-            name: m.name().to_string(),
-            versions: vec!["1".to_string()],
-            platform: "inferperf".to_string(),
-            inputs: tensor_metadata(&m.inputs, m),
-            outputs: tensor_metadata(&m.outputs, m),
-        }))
+        let served = self.server.find(&r.name, &r.version)?;
+        Ok(Response::new(describe::metadata(&served.model)))
     }
 
     async fn model_infer(&self, request: Request<ModelInferRequest>) -> Answer<ModelInferResponse> {
-        let msg = request.into_inner();
-        let model = self.model(&msg.model_name, &msg.model_version)?.clone();
-        let req =
-            wire::from_grpc_request(msg).map_err(|e| Status::invalid_argument(e.to_string()))?;
-        let resp = model.infer(req).await.map_err(status)?;
-        Ok(Response::new(wire::to_grpc_response(&resp)))
+        let response = infer_message(&self.server, request.into_inner()).await?;
+        Ok(Response::new(response))
     }
 
     type ModelStreamInferStream = BoxStream<'static, Result<ModelStreamInferResponse, Status>>;
 
     async fn model_stream_infer(
         &self,
-        _: Request<tonic::Streaming<ModelInferRequest>>,
+        request: Request<Streaming<ModelInferRequest>>,
     ) -> Answer<Self::ModelStreamInferStream> {
-        Err(Status::unimplemented(
-            "inferperf serve does not stream inferences yet",
-        ))
+        let (answers, stream) = mpsc::channel(STREAM_BACKLOG);
+        tokio::spawn(pump(self.server.clone(), request.into_inner(), answers));
+        Ok(Response::new(Box::pin(ReceiverStream::new(stream))))
     }
 
     async fn model_config(
@@ -167,18 +161,23 @@ impl GrpcInferenceService for Service {
         request: Request<ModelConfigRequest>,
     ) -> Answer<ModelConfigResponse> {
         let r = request.get_ref();
-        let m = self.model(&r.name, &r.version)?;
+        let served = self.server.find(&r.name, &r.version)?;
         Ok(Response::new(ModelConfigResponse {
-            config: Some(model_config(m)),
+            config: Some(describe::config(&served.model)),
         }))
     }
 
     async fn model_statistics(
         &self,
-        _: Request<ModelStatisticsRequest>,
+        request: Request<ModelStatisticsRequest>,
     ) -> Answer<ModelStatisticsResponse> {
-        Err(Status::unimplemented(
-            "inferperf serve does not keep statistics yet",
-        ))
+        let r = request.get_ref();
+        let model_stats = if r.name.is_empty() {
+            self.server.all_statistics()
+        } else {
+            let model = &self.server.find(&r.name, &r.version)?.model;
+            vec![model.stats.snapshot(model.name())]
+        };
+        Ok(Response::new(ModelStatisticsResponse { model_stats }))
     }
 }

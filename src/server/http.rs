@@ -1,173 +1,274 @@
-//! The HTTP side of the embedded server: KServe v2 REST routes on axum, with the binary
-//! tensor data extension and Triton's model-configuration endpoint. Request bodies are
-//! decoded without copying tensor data; errors answer `{"error": "..."}` with Triton's
-//! status codes (404 unknown model, 400 bad request, 500 model failure).
+//! The HTTP side of the embedded server: KServe v2 REST with the binary tensor data
+//! extension and Triton's configuration and statistics endpoints, on hyper directly. The
+//! routes are matched by hand on the path's segments — the inference route is the hot
+//! path, and a router framework cost measurable CPU per request there (see
+//! bench/server/README.md). Errors answer `{"error": "..."}` with Triton's status codes.
 
+use std::convert::Infallible;
 use std::future::Future;
-use std::sync::Arc;
+use std::time::Duration;
 
-use axum::body::{Body, Bytes};
-use axum::extract::{DefaultBodyLimit, Path, State};
-use axum::http::header::CONTENT_TYPE;
-use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
-use axum::serve::ListenerExt;
-use axum::Router;
-use serde::Deserialize;
+use bytes::Bytes;
+use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
 use serde_json::{json, Value};
 
-use super::{InferError, Model, Registry, MAX_MESSAGE_BYTES};
-use crate::model::{DataType, TensorSpec};
-use crate::wire::{self, HttpBody, InferRequest, RequestedOutput};
+use super::describe;
+use super::error::InferError;
+use super::local::LocalServer;
+use super::stats::statistics_json;
+use super::MAX_MESSAGE_BYTES;
+use crate::wire::{self, HttpBody, RequestedOutput};
 
 const INFERENCE_HEADER: HeaderName = HeaderName::from_static("inference-header-content-length");
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
 
-/// Serves HTTP on the listener until `stop` completes.
-pub(super) async fn serve(
+pub type Reply = Response<Full<Bytes>>;
+
+/// Serves the KServe v2 routes on the listener until `stop` completes, then lets open
+/// connections finish their requests for up to `grace`.
+pub async fn serve(
     listener: tokio::net::TcpListener,
-    registry: Arc<Registry>,
-    stop: impl Future<Output = ()> + Send + 'static,
+    server: LocalServer,
+    stop: impl Future<Output = ()>,
+    grace: Duration,
 ) {
-    let listener = listener.tap_io(|tcp| {
+    serve_with(listener, stop, grace, move |req| {
+        handle(server.clone(), req)
+    })
+    .await
+}
+
+/// Accepts connections and answers each request with `handler` (HTTP/1.1 or h2c) until
+/// `stop` completes; then waits up to `grace` for open requests.
+pub async fn serve_with<F, Fut>(
+    listener: tokio::net::TcpListener,
+    stop: impl Future<Output = ()>,
+    grace: Duration,
+    handler: F,
+) where
+    F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<Reply, Infallible>> + Send + 'static,
+{
+    let graceful = GracefulShutdown::new();
+    let builder = auto::Builder::new(TokioExecutor::new());
+    tokio::pin!(stop);
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => accepted,
+            _ = &mut stop => break,
+        };
+        let Ok((tcp, _)) = tcp else {
+            // Out of file descriptors or similar: back off instead of spinning.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
         let _ = tcp.set_nodelay(true);
-    });
-    let served = axum::serve(listener, router(registry)).with_graceful_shutdown(stop);
-    if let Err(e) = served.await {
-        eprintln!("inferperf serve: the HTTP server stopped: {e}");
+        let conn = builder.serve_connection(TokioIo::new(tcp), service_fn(handler.clone()));
+        let conn = graceful.watch(conn.into_owned());
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
     }
+    drop(listener);
+    let _ = tokio::time::timeout(grace, graceful.shutdown()).await;
 }
 
-/// The KServe v2 routes; the `/versions/{version}` segment is optional everywhere.
-pub fn router(registry: Arc<Registry>) -> Router {
-    let mut router = Router::new()
-        .route("/v2/health/live", get(ok))
-        .route("/v2/health/ready", get(ok))
-        .route("/v2", get(server_metadata));
-    for base in [
-        "/v2/models/{model}",
-        "/v2/models/{model}/versions/{version}",
-    ] {
-        router = router
-            .route(base, get(model_metadata))
-            .route(&format!("{base}/ready"), get(model_ready))
-            .route(&format!("{base}/config"), get(model_config))
-            .route(&format!("{base}/infer"), post(infer));
-    }
-    router
-        .fallback(no_route)
-        .layer(DefaultBodyLimit::max(MAX_MESSAGE_BYTES))
-        .with_state(registry)
+/// Where a request goes.
+#[derive(Debug, PartialEq, Eq)]
+enum Route<'a> {
+    Live,
+    Ready,
+    ServerMetadata,
+    AllStats,
+    Model {
+        name: &'a str,
+        version: &'a str,
+        action: Action,
+    },
+    Unknown,
 }
 
-/// The model segment of a route, with or without a version.
-#[derive(Deserialize)]
-struct ModelPath {
-    model: String,
-    #[serde(default)]
-    version: String,
+#[derive(Debug, PartialEq, Eq, Clone, Copy)]
+enum Action {
+    Metadata,
+    Ready,
+    Config,
+    Infer,
+    Stats,
 }
 
-type Reg = State<Arc<Registry>>;
-
-async fn no_route(uri: axum::http::Uri) -> Response {
-    let message = format!("inferperf serve has no endpoint {}", uri.path());
-    json_response(StatusCode::NOT_FOUND, &json!({ "error": message }))
-}
-
-async fn ok() -> StatusCode {
-    StatusCode::OK
-}
-
-fn json_response(status: StatusCode, value: &Value) -> Response {
-    let mut response = Response::new(Body::from(value.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(CONTENT_TYPE, JSON);
-    response
-}
-
-fn error_response(error: &InferError) -> Response {
-    let status = match error {
-        InferError::NotFound(_) => StatusCode::NOT_FOUND,
-        InferError::BadRequest(_) => StatusCode::BAD_REQUEST,
-        InferError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    json_response(status, &json!({ "error": error.message() }))
-}
-
-fn answer(result: Result<Value, InferError>) -> Response {
-    match result {
-        Ok(value) => json_response(StatusCode::OK, &value),
-        Err(e) => error_response(&e),
-    }
-}
-
-async fn server_metadata() -> Response {
-    json_response(StatusCode::OK, &server_metadata_json())
-}
-
-/// What `GET /v2` answers.
-pub(super) fn server_metadata_json() -> Value {
-    json!({
-        "name": "inferperf",
-        "version": env!("CARGO_PKG_VERSION"),
-        "extensions": super::grpc::EXTENSIONS,
+fn action(segment: &str) -> Option<Action> {
+    Some(match segment {
+        "ready" => Action::Ready,
+        "config" => Action::Config,
+        "infer" => Action::Infer,
+        "stats" => Action::Stats,
+        _ => return None,
     })
 }
 
-fn tensors_json(specs: &[TensorSpec], model: &Model) -> Value {
-    let shape = model.def.metadata_shape();
-    let tensor =
-        |t: &TensorSpec| json!({"name": t.name, "datatype": t.datatype.as_str(), "shape": shape});
-    Value::Array(specs.iter().map(tensor).collect())
-}
-
-async fn model_metadata(State(reg): Reg, Path(p): Path<ModelPath>) -> Response {
-    answer(reg.get(&p.model, &p.version).map(|m| {
-        json!({
-            "name": m.name(),
-            "versions": ["1"],
-            "platform": "inferperf",
-            "inputs": tensors_json(&m.inputs, m),
-            "outputs": tensors_json(&m.outputs, m),
-        })
-    }))
-}
-
-async fn model_ready(State(reg): Reg, Path(p): Path<ModelPath>) -> Response {
-    match reg.get(&p.model, &p.version) {
-        Ok(_) => StatusCode::OK.into_response(),
-        Err(e) => error_response(&e),
+/// Matches `/v2/models/{m}[/versions/{v}][/ready|/config|/infer|/stats]` and the fixed
+/// routes.
+fn route(path: &str) -> Route<'_> {
+    match path {
+        "/v2/health/live" => return Route::Live,
+        "/v2/health/ready" => return Route::Ready,
+        "/v2" => return Route::ServerMetadata,
+        "/v2/models/stats" => return Route::AllStats,
+        _ => {}
+    }
+    let Some(rest) = path.strip_prefix("/v2/models/") else {
+        return Route::Unknown;
+    };
+    let mut parts = rest.split('/');
+    let (name, next) = (parts.next().unwrap_or(""), parts.next());
+    let (version, next) = match next {
+        Some("versions") => match parts.next() {
+            Some(v) if !v.is_empty() => (v, parts.next()),
+            _ => return Route::Unknown,
+        },
+        other => ("", other),
+    };
+    let action = match next {
+        None => Some(Action::Metadata),
+        Some(segment) => action(segment),
+    };
+    match (action, parts.next()) {
+        (Some(action), None) if !name.is_empty() => Route::Model {
+            name,
+            version,
+            action,
+        },
+        _ => Route::Unknown,
     }
 }
 
-/// Triton's spelling of a datatype in the model configuration.
-pub(super) fn config_type(datatype: DataType) -> String {
-    match datatype {
-        DataType::Bytes => "TYPE_STRING".to_string(),
-        other => format!("TYPE_{}", other.as_str()),
+async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let (parts, body) = req.into_parts();
+    let path = parts.uri.path();
+    let route = route(path);
+    let reply = match (&parts.method, route) {
+        (
+            &Method::POST,
+            Route::Model {
+                name,
+                version,
+                action: Action::Infer,
+            },
+        ) => match read_body(&parts.headers, body).await {
+            Ok(body) => infer(&server, name, version, &parts.headers, body).await,
+            Err(e) => error_reply(
+                StatusCode::from_u16(e.0).unwrap_or(StatusCode::BAD_REQUEST),
+                &e.1,
+            ),
+        },
+        (&Method::GET, route) => get(&server, route, path),
+        (_, Route::Unknown) => no_route(path),
+        (method, _) => error_reply(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!("{path} does not take {method}"),
+        ),
+    };
+    Ok(reply)
+}
+
+/// The body, at most [`MAX_MESSAGE_BYTES`] long; an HTTP status and message if not.
+async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, (u16, String)> {
+    let too_big = || {
+        (
+            413,
+            format!("the request body is larger than {MAX_MESSAGE_BYTES} bytes"),
+        )
+    };
+    let declared = headers.get(CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if declared
+        .and_then(|v| v.parse::<usize>().ok())
+        .is_some_and(|n| n > MAX_MESSAGE_BYTES)
+    {
+        return Err(too_big());
+    }
+    match Limited::new(body, MAX_MESSAGE_BYTES).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(e) if e.is::<http_body_util::LengthLimitError>() => Err(too_big()),
+        Err(e) => Err((400, format!("the request body could not be read: {e}"))),
     }
 }
 
-fn config_tensors(specs: &[TensorSpec]) -> Value {
-    let tensor = |t: &TensorSpec| json!({"name": t.name, "data_type": config_type(t.datatype), "dims": t.shape});
-    Value::Array(specs.iter().map(tensor).collect())
+fn get(server: &LocalServer, route: Route, path: &str) -> Reply {
+    let model = |name, version| server.find(name, version).map(|s| &s.model);
+    match route {
+        Route::Live | Route::Ready => empty(StatusCode::OK),
+        Route::ServerMetadata => json_reply(StatusCode::OK, &describe::server_metadata_json()),
+        Route::AllStats => stats_reply(server.all_statistics().iter()),
+        Route::Model {
+            name,
+            version,
+            action,
+        } => match (model(name, version), action) {
+            (Err(e), _) => infer_error_reply(&e),
+            (Ok(_), Action::Ready) => empty(StatusCode::OK),
+            (Ok(m), Action::Metadata) => json_reply(
+                StatusCode::OK,
+                &describe::metadata_json(&describe::metadata(m)),
+            ),
+            (Ok(m), Action::Config) => {
+                json_reply(StatusCode::OK, &describe::config_json(&describe::config(m)))
+            }
+            (Ok(m), Action::Stats) => stats_reply(std::iter::once(&m.stats.snapshot(m.name()))),
+            (Ok(_), Action::Infer) => error_reply(
+                StatusCode::METHOD_NOT_ALLOWED,
+                &format!("{path} takes POST"),
+            ),
+        },
+        Route::Unknown => no_route(path),
+    }
 }
 
-async fn model_config(State(reg): Reg, Path(p): Path<ModelPath>) -> Response {
-    answer(reg.get(&p.model, &p.version).map(|m| {
-        json!({
-            "name": m.name(),
-            "platform": "inferperf",
-            "backend": "inferperf",
-            "max_batch_size": m.def.max_batch,
-            "input": config_tensors(&m.inputs),
-            "output": config_tensors(&m.outputs),
-            "instance_group": [{"name": format!("{}_0", m.name()), "count": 1, "kind": "KIND_CPU"}],
-        })
-    }))
+fn stats_reply<'a>(stats: impl Iterator<Item = &'a crate::proto::ModelStatistics>) -> Reply {
+    let stats: Vec<Value> = stats.map(statistics_json).collect();
+    json_reply(StatusCode::OK, &json!({ "model_stats": stats }))
+}
+
+pub fn no_route(path: &str) -> Reply {
+    let message = format!("inferperf serve has no endpoint {path}");
+    error_reply(StatusCode::NOT_FOUND, &message)
+}
+
+fn empty(status: StatusCode) -> Reply {
+    let mut reply = Response::new(Full::new(Bytes::new()));
+    *reply.status_mut() = status;
+    reply
+}
+
+pub fn body_reply(status: StatusCode, body: Bytes, content_type: HeaderValue) -> Reply {
+    let mut reply = Response::new(Full::new(body));
+    *reply.status_mut() = status;
+    reply.headers_mut().insert(CONTENT_TYPE, content_type);
+    reply
+}
+
+fn json_reply(status: StatusCode, value: &Value) -> Reply {
+    body_reply(status, Bytes::from(value.to_string()), JSON)
+}
+
+fn error_reply(status: StatusCode, message: &str) -> Reply {
+    json_reply(status, &json!({ "error": message }))
+}
+
+fn infer_error_reply(error: &InferError) -> Reply {
+    let status = StatusCode::from_u16(error.http_status());
+    error_reply(
+        status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        error.message(),
+    )
 }
 
 fn header_len(headers: &HeaderMap) -> Result<Option<usize>, InferError> {
@@ -183,37 +284,33 @@ fn header_len(headers: &HeaderMap) -> Result<Option<usize>, InferError> {
 }
 
 async fn infer(
-    State(reg): Reg,
-    Path(p): Path<ModelPath>,
-    headers: HeaderMap,
+    server: &LocalServer,
+    name: &str,
+    version: &str,
+    headers: &HeaderMap,
     body: Bytes,
-) -> Response {
-    match run_infer(&reg, &p, &headers, &body).await {
-        Ok(response) => response,
-        Err(e) => error_response(&e),
+) -> Reply {
+    match run_infer(server, name, version, headers, body).await {
+        Ok(encoded) => encoded_reply(encoded),
+        Err(e) => infer_error_reply(&e),
     }
 }
 
 async fn run_infer(
-    reg: &Registry,
-    p: &ModelPath,
+    server: &LocalServer,
+    name: &str,
+    version: &str,
     headers: &HeaderMap,
-    body: &Bytes,
-) -> Result<Response, InferError> {
-    let model = reg.get(&p.model, &p.version)?;
-    let header_len = header_len(headers)?;
+    body: Bytes,
+) -> Result<HttpBody, InferError> {
+    server.find(name, version)?;
     let bad = |e: wire::WireError| InferError::BadRequest(e.to_string());
-    let InferRequest {
-        id,
-        inputs,
-        outputs,
-        binary_output,
-        ..
-    } = wire::decode_http_request_bytes(body, header_len).map_err(bad)?;
-    let resp = model.infer_parts(id, inputs, &outputs).await?;
-    let binary = |name: &str| wants_binary(&outputs, binary_output, name);
-    let encoded = wire::encode_http_response(&resp, &binary).map_err(bad)?;
-    Ok(body_response(encoded))
+    let request = wire::decode_http_request_bytes(&body, header_len(headers)?).map_err(bad)?;
+    let requested = request.outputs.clone();
+    let binary_output = request.binary_output;
+    let response = server.infer(name, version, request).await?;
+    let binary = |output: &str| wants_binary(&requested, binary_output, output);
+    wire::encode_http_response(&response, &binary).map_err(bad)
 }
 
 /// Whether an output goes back as binary data: its own `binary_data` flag if it was
@@ -223,17 +320,54 @@ fn wants_binary(requested: &[RequestedOutput], binary_output: bool, name: &str) 
     own.map_or(binary_output, |o| o.binary)
 }
 
-fn body_response(encoded: HttpBody) -> Response {
-    let mut response = Response::new(Body::from(encoded.body));
-    let headers = response.headers_mut();
+fn encoded_reply(encoded: HttpBody) -> Reply {
     match encoded.header_len {
         Some(len) => {
-            headers.insert(CONTENT_TYPE, OCTETS);
-            headers.insert(INFERENCE_HEADER, HeaderValue::from(len));
+            let mut reply = body_reply(StatusCode::OK, encoded.body, OCTETS);
+            reply
+                .headers_mut()
+                .insert(INFERENCE_HEADER, HeaderValue::from(len));
+            reply
         }
-        None => {
-            headers.insert(CONTENT_TYPE, JSON);
+        None => body_reply(StatusCode::OK, encoded.body, JSON),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_match_the_kserve_paths() {
+        let model = |name, version, action| Route::Model {
+            name,
+            version,
+            action,
+        };
+        let cases = [
+            ("/v2", Route::ServerMetadata),
+            ("/v2/health/live", Route::Live),
+            ("/v2/models/stats", Route::AllStats),
+            ("/v2/models/m", model("m", "", Action::Metadata)),
+            ("/v2/models/m/infer", model("m", "", Action::Infer)),
+            ("/v2/models/m/versions/1", model("m", "1", Action::Metadata)),
+            (
+                "/v2/models/m/versions/1/stats",
+                model("m", "1", Action::Stats),
+            ),
+            (
+                "/v2/models/m/versions/2/config",
+                model("m", "2", Action::Config),
+            ),
+            ("/v2/models/m/ready", model("m", "", Action::Ready)),
+            ("/v2/models/m/infer/x", Route::Unknown),
+            ("/v2/models/m/nope", Route::Unknown),
+            ("/v2/models/", Route::Unknown),
+            ("/v2/models/m/versions", Route::Unknown),
+            ("/v3", Route::Unknown),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(route(path), expected, "{path}");
         }
     }
-    response
 }

@@ -1,23 +1,34 @@
 //! The embedded KServe v2 reference server: the default profiling target and the ground
-//! truth of the tests. It serves a fixed set of synthetic models ([`models`]) over HTTP
-//! ([`http`], axum) and gRPC ([`grpc`], tonic) from one shared, read-only registry, so the
-//! request path takes no lock. [`start`] binds both ports and returns once they listen.
+//! truth of the tests. Built-in synthetic models ([`def`], [`models`]) run behind
+//! Triton-like schedulers ([`sched`]) and count Triton's statistics ([`stats`]); one
+//! [`LocalServer`] holds them and is the single way in, for the HTTP ([`http`]) and gRPC
+//! ([`grpc`]) front ends, the Prometheus page ([`metrics`]) and in-process callers alike.
+//! [`start`] binds the ports and returns once they listen.
 
+mod def;
+mod describe;
+mod error;
 mod grpc;
 mod http;
+mod local;
+mod metrics;
 mod models;
+mod sched;
+mod stats;
 
-use std::collections::HashMap;
+use std::future::Future;
 use std::io::Write;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-pub use models::{default_models, InferError, Model, ModelDef, ModelKind};
+pub use def::{default_models, Dist, ModelDef, ModelKind, FAIL_CODES};
+pub use error::InferError;
+pub use local::LocalServer;
+pub use metrics::{process_cpu_seconds, process_resident_bytes};
 
 /// The largest HTTP body or gRPC message the server takes or sends.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
@@ -25,12 +36,14 @@ pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
 /// How long [`RunningServer::shutdown`] waits for open requests before it stops anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Where to listen and what to serve. Port 0 picks a free port.
+/// Where to listen and what to serve. Port 0 picks a free port; no metrics port means no
+/// Prometheus page.
 #[derive(Debug, Clone)]
 pub struct ServeOptions {
     pub host: IpAddr,
     pub http_port: u16,
     pub grpc_port: u16,
+    pub metrics_port: Option<u16>,
     pub models: Vec<ModelDef>,
 }
 
@@ -40,38 +53,8 @@ impl Default for ServeOptions {
             host: IpAddr::V4(Ipv4Addr::LOCALHOST),
             http_port: 8000,
             grpc_port: 8001,
+            metrics_port: None,
             models: default_models(),
-        }
-    }
-}
-
-/// The served models by name; built once at start and shared read-only.
-#[derive(Debug)]
-pub struct Registry {
-    models: HashMap<String, Arc<Model>>,
-}
-
-impl Registry {
-    /// Builds the registry; two models of the same name are an error.
-    pub fn new(defs: Vec<ModelDef>) -> anyhow::Result<Registry> {
-        let mut models = HashMap::new();
-        for def in defs {
-            let name = def.name.clone();
-            if models
-                .insert(name.clone(), Arc::new(Model::new(def)))
-                .is_some()
-            {
-                anyhow::bail!("model '{name}' is defined twice; give each --model its own name");
-            }
-        }
-        Ok(Registry { models })
-    }
-
-    /// The model of that name, if `version` is empty or "1" (each model has one version).
-    pub fn get(&self, name: &str, version: &str) -> Result<&Arc<Model>, InferError> {
-        match self.models.get(name) {
-            Some(model) if version.is_empty() || version == "1" => Ok(model),
-            _ => Err(InferError::unknown_model(name, version)),
         }
     }
 }
@@ -81,6 +64,9 @@ impl Registry {
 pub struct RunningServer {
     pub http_addr: SocketAddr,
     pub grpc_addr: SocketAddr,
+    pub metrics_addr: Option<SocketAddr>,
+    /// The models being served, for in-process calls alongside the network.
+    pub local: LocalServer,
     stops: Vec<oneshot::Sender<()>>,
     tasks: Vec<JoinHandle<()>>,
 }
@@ -109,28 +95,58 @@ async fn bind(host: IpAddr, port: u16, what: &str) -> anyhow::Result<tokio::net:
         .with_context(|| format!("cannot listen for {what} on {addr}; is the port in use?"))
 }
 
-/// Binds both ports, spawns the HTTP and gRPC servers on the current tokio runtime and
-/// returns once both listen.
+/// A stop signal: the sender for [`RunningServer`], the future for a serve loop.
+fn stop_pair() -> (
+    oneshot::Sender<()>,
+    impl Future<Output = ()> + Send + 'static,
+) {
+    let (stop, stopped) = oneshot::channel::<()>();
+    (stop, async {
+        let _ = stopped.await;
+    })
+}
+
+/// Binds the ports, spawns the HTTP, gRPC and (if asked) metrics servers on the current
+/// tokio runtime and returns once all listen.
 pub async fn start(opts: ServeOptions) -> anyhow::Result<RunningServer> {
-    let registry = Arc::new(Registry::new(opts.models)?);
+    let local = LocalServer::new(opts.models)?;
     let http_listener = bind(opts.host, opts.http_port, "HTTP").await?;
     let grpc_listener = bind(opts.host, opts.grpc_port, "gRPC").await?;
-    let http_addr = http_listener.local_addr()?;
-    let grpc_addr = grpc_listener.local_addr()?;
-    let (http_stop, http_stopped) = oneshot::channel::<()>();
-    let (grpc_stop, grpc_stopped) = oneshot::channel::<()>();
-    let http_task = tokio::spawn(http::serve(http_listener, registry.clone(), async {
-        let _ = http_stopped.await;
-    }));
-    let grpc_task = tokio::spawn(grpc::serve(grpc_listener, registry, async {
-        let _ = grpc_stopped.await;
-    }));
-    Ok(RunningServer {
-        http_addr,
-        grpc_addr,
-        stops: vec![http_stop, grpc_stop],
-        tasks: vec![http_task, grpc_task],
-    })
+    let metrics_listener = match opts.metrics_port {
+        Some(port) => Some(bind(opts.host, port, "metrics").await?),
+        None => None,
+    };
+    let mut server = RunningServer {
+        http_addr: http_listener.local_addr()?,
+        grpc_addr: grpc_listener.local_addr()?,
+        metrics_addr: metrics_listener
+            .as_ref()
+            .map(|l| l.local_addr())
+            .transpose()?,
+        local: local.clone(),
+        stops: Vec::new(),
+        tasks: Vec::new(),
+    };
+    let (stop, stopped) = stop_pair();
+    let task = http::serve(http_listener, local.clone(), stopped, SHUTDOWN_GRACE);
+    server.push(stop, tokio::spawn(task));
+    let (stop, stopped) = stop_pair();
+    let task = grpc::serve(grpc_listener, local.clone(), stopped);
+    server.push(stop, tokio::spawn(task));
+    if let Some(listener) = metrics_listener {
+        let (stop, stopped) = stop_pair();
+        let handler = move |req| metrics::handle(local.clone(), req);
+        let task = http::serve_with(listener, stopped, SHUTDOWN_GRACE, handler);
+        server.push(stop, tokio::spawn(task));
+    }
+    Ok(server)
+}
+
+impl RunningServer {
+    fn push(&mut self, stop: oneshot::Sender<()>, task: JoinHandle<()>) {
+        self.stops.push(stop);
+        self.tasks.push(task);
+    }
 }
 
 /// Waits for Ctrl-C or, on Unix, SIGTERM.
@@ -154,10 +170,14 @@ async fn stop_signal() {
 pub async fn run_serve(opts: ServeOptions) -> anyhow::Result<()> {
     let defs: Vec<String> = opts.models.iter().map(ModelDef::to_string).collect();
     let server = start(opts).await?;
+    let metrics = match server.metrics_addr {
+        Some(addr) => format!("metrics on {addr}"),
+        None => "metrics off".to_string(),
+    };
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "inferperf serve: HTTP on {}, gRPC on {}, metrics off",
+        "inferperf serve: HTTP on {}, gRPC on {}, {metrics}",
         server.http_addr, server.grpc_addr
     )?;
     writeln!(out, "inferperf serve: models {}", defs.join("; "))?;

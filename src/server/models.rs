@@ -1,311 +1,112 @@
-//! The models the embedded server serves: how a `--model NAME=KIND[:key=value,...]`
-//! definition is parsed, which tensors each kind declares, how a request is checked against
-//! them, and what each kind computes. Kept free of HTTP and gRPC so both front ends share it.
+//! What a served model is and does: the tensors each kind declares, how a request is
+//! checked against them (becoming a [`Job`]), and one execution of a batch of jobs —
+//! concatenate the inputs, run the kind once, split the outputs back per request — timed
+//! phase by phase into the model's statistics. Free of HTTP, gRPC and scheduling, so the
+//! front ends and the scheduler share it.
 
-use std::fmt;
-use std::str::FromStr;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use super::def::{Dist, ModelDef, ModelKind};
+use super::error::InferError;
+use super::stats::{nanos, Compute, ModelStats};
 use crate::model::{DataType, TensorSpec};
-use crate::wire::{InferRequest, InferResponse, RequestedOutput, Tensor};
+use crate::wire::{InferRequest, InferResponse, Tensor};
 
-/// What a model does with a request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ModelKind {
-    /// `OUTPUT0` = `INPUT0`, any datatype.
-    Identity,
-    /// INT32 `OUTPUT0` = `INPUT0 + INPUT1`, `OUTPUT1` = `INPUT0 - INPUT1` (wrapping).
-    AddSub,
-    /// Identity, but a fraction `rate` of requests fails with an internal error.
-    Fail { rate: f64 },
-    /// Identity after a wait of `ms` milliseconds.
-    Sleep { ms: u64 },
-    /// Identity-shaped and doing nothing but returning the input.
-    Noop,
+/// A request that fits its model, waiting for or in execution.
+#[derive(Debug)]
+pub struct Job {
+    pub id: String,
+    /// The inputs in declared order.
+    pub inputs: Vec<Tensor>,
+    /// Bit `i` set: the client wants output `i`.
+    pub wanted: u64,
+    /// Batch elements (1 for a model that does not batch).
+    pub batch: u32,
+    /// When the request reached the model (Triton's request start).
+    pub arrival: Instant,
+    /// When the request entered the queue (Triton's queue start).
+    pub enqueued: Instant,
 }
 
-impl ModelKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            ModelKind::Identity => "identity",
-            ModelKind::AddSub => "add_sub",
-            ModelKind::Fail { .. } => "fail",
-            ModelKind::Sleep { .. } => "sleep",
-            ModelKind::Noop => "noop",
+impl Job {
+    /// Whether two jobs can run in one execution: same shapes after the batch dimension.
+    pub fn batches_with(&self, other: &Job) -> bool {
+        fn rest(t: &Tensor) -> Option<&[i64]> {
+            t.shape.get(1..)
         }
-    }
-
-    /// The kind for a name, with its default options.
-    fn from_name(name: &str) -> Option<ModelKind> {
-        Some(match name {
-            "identity" => ModelKind::Identity,
-            "add_sub" => ModelKind::AddSub,
-            "fail" => ModelKind::Fail { rate: 0.1 },
-            "sleep" => ModelKind::Sleep { ms: 10 },
-            "noop" => ModelKind::Noop,
-            _ => return None,
-        })
+        (self.inputs.iter().zip(&other.inputs)).all(|(a, b)| rest(a) == rest(b))
     }
 }
 
-const KINDS: &str = "identity, add_sub, fail, sleep, noop";
-
-/// One served model: its kind, datatype, dimensions (without the batch dimension) and
-/// maximum batch size (0 = the model does not batch).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ModelDef {
-    pub name: String,
-    pub kind: ModelKind,
-    pub datatype: DataType,
-    pub dims: Vec<i64>,
-    pub max_batch: u32,
-}
-
-impl ModelDef {
-    /// A model of the kind with its default options.
-    pub fn new(name: &str, kind: ModelKind) -> ModelDef {
-        let (datatype, max_batch) = match kind {
-            ModelKind::AddSub => (DataType::Int32, 0),
-            _ => (DataType::Fp32, 8),
-        };
-        ModelDef {
-            name: name.to_string(),
-            kind,
-            datatype,
-            dims: vec![16],
-            max_batch,
-        }
-    }
-
-    /// The model's inputs, shapes without the batch dimension.
-    pub fn inputs(&self) -> Vec<TensorSpec> {
-        let names: &[&str] = match self.kind {
-            ModelKind::AddSub => &["INPUT0", "INPUT1"],
-            _ => &["INPUT0"],
-        };
-        self.specs(names)
-    }
-
-    /// The model's outputs, shapes without the batch dimension.
-    pub fn outputs(&self) -> Vec<TensorSpec> {
-        let names: &[&str] = match self.kind {
-            ModelKind::AddSub => &["OUTPUT0", "OUTPUT1"],
-            _ => &["OUTPUT0"],
-        };
-        self.specs(names)
-    }
-
-    fn specs(&self, names: &[&str]) -> Vec<TensorSpec> {
-        let spec = |name: &&str| TensorSpec {
-            name: name.to_string(),
-            datatype: self.datatype,
-            shape: self.dims.clone(),
-        };
-        names.iter().map(spec).collect()
-    }
-
-    /// The shape the metadata reports: `[-1] + dims` for a batching model, else `dims`.
-    pub fn metadata_shape(&self) -> Vec<i64> {
-        if self.max_batch > 0 {
-            std::iter::once(-1)
-                .chain(self.dims.iter().copied())
-                .collect()
-        } else {
-            self.dims.clone()
-        }
-    }
-
-    /// Applies one `key=value` option.
-    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let bad = |what: &str| format!("option '{key}={value}' is not valid: {what}");
-        match (key, &mut self.kind) {
-            ("datatype", ModelKind::AddSub) => return Err(bad("add_sub is INT32 only")),
-            ("datatype", _) => {
-                self.datatype = value
-                    .parse::<DataType>()
-                    .map_err(|e| bad(&format!("{e}; use e.g. FP32, INT8 or BYTES")))?
-            }
-            ("shape", _) => self.dims = parse_dims(value).map_err(|e| bad(&e))?,
-            ("max_batch", _) => {
-                self.max_batch = value
-                    .parse()
-                    .map_err(|_| bad("expected a whole number ≥ 0"))?
-            }
-            ("rate", ModelKind::Fail { rate }) => {
-                *rate = value
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|r| (0.0..=1.0).contains(r))
-                    .ok_or_else(|| bad("expected a number between 0 and 1"))?
-            }
-            ("ms", ModelKind::Sleep { ms }) => {
-                *ms = value
-                    .parse()
-                    .map_err(|_| bad("expected whole milliseconds ≥ 0"))?
-            }
-            _ => {
-                return Err(format!(
-                    "option '{key}' is not known for kind {}; it takes {}",
-                    self.kind.name(),
-                    options_of(&self.kind)
-                ))
-            }
-        }
-        Ok(())
-    }
-}
-
-fn options_of(kind: &ModelKind) -> &'static str {
-    match kind {
-        ModelKind::AddSub => "shape, max_batch",
-        ModelKind::Fail { .. } => "datatype, shape, max_batch, rate",
-        ModelKind::Sleep { .. } => "datatype, shape, max_batch, ms",
-        _ => "datatype, shape, max_batch",
-    }
-}
-
-/// Parses comma-separated dimensions; -1 marks a variable dimension.
-fn parse_dims(value: &str) -> Result<Vec<i64>, String> {
-    if value.trim().is_empty() {
-        return Err("expected dimensions such as 16 or 3,224,224".into());
-    }
-    let dim = |d: &str| {
-        let d = d.trim();
-        d.parse::<i64>()
-            .ok()
-            .filter(|&n| n >= -1)
-            .ok_or_else(|| format!("dimension '{d}' is not a whole number ≥ -1"))
-    };
-    value.split(',').map(dim).collect()
-}
-
-/// Splits `key=value,key=value` where a value may itself hold commas (`shape=2,3`): a
-/// piece without `=` continues the previous value.
-fn split_options(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for piece in text.split(',') {
-        match (piece.split_once('='), out.last_mut()) {
-            (Some((k, v)), _) => out.push((k.trim().to_string(), v.trim().to_string())),
-            (None, Some((_, v))) => {
-                v.push(',');
-                v.push_str(piece.trim());
-            }
-            (None, None) => return Err(format!("option '{piece}' is not of the form key=value")),
-        }
-    }
-    Ok(out)
-}
-
-impl FromStr for ModelDef {
-    type Err = String;
-
-    /// Parses `NAME=KIND[:key=value,...]`.
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let (name, rest) = s
-            .split_once('=')
-            .ok_or_else(|| format!("'{s}' is not of the form NAME=KIND[:key=value,...]"))?;
-        let name = name.trim();
-        let name_ok = !name.is_empty()
-            && (name.chars()).all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
-        if !name_ok {
-            return Err(format!(
-                "model name '{name}' must be non-empty and use only letters, digits, '_', '-' and '.'"
-            ));
-        }
-        let (kind, options) = rest.split_once(':').unwrap_or((rest, ""));
-        let kind = ModelKind::from_name(kind.trim()).ok_or_else(|| {
-            format!(
-                "model kind '{}' is not known; use one of {KINDS}",
-                kind.trim()
-            )
-        })?;
-        let mut def = ModelDef::new(name, kind);
-        if !options.trim().is_empty() {
-            for (key, value) in split_options(options)? {
-                def.set(&key, &value)?;
-            }
-        }
-        Ok(def)
-    }
-}
-
-impl fmt::Display for ModelDef {
-    /// The definition in the form [`ModelDef::from_str`] reads back.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let dims: Vec<String> = self.dims.iter().map(i64::to_string).collect();
-        write!(f, "{}={}:", self.name, self.kind.name())?;
-        if self.kind != ModelKind::AddSub {
-            write!(f, "datatype={},", self.datatype)?;
-        }
-        write!(f, "shape={},max_batch={}", dims.join(","), self.max_batch)?;
-        match self.kind {
-            ModelKind::Fail { rate } => write!(f, ",rate={rate}"),
-            ModelKind::Sleep { ms } => write!(f, ",ms={ms}"),
-            _ => Ok(()),
-        }
-    }
-}
-
-/// The models served when none are given: `identity` (FP32 [16], max batch 8) and `add_sub`.
-pub fn default_models() -> Vec<ModelDef> {
-    vec![
-        ModelDef::new("identity", ModelKind::Identity),
-        ModelDef::new("add_sub", ModelKind::AddSub),
-    ]
-}
-
-/// Why a request failed, mapped to an HTTP status and a gRPC code by the front ends.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InferError {
-    NotFound(String),
-    BadRequest(String),
-    Internal(String),
-}
-
-impl InferError {
-    pub fn message(&self) -> &str {
-        match self {
-            InferError::NotFound(m) | InferError::BadRequest(m) | InferError::Internal(m) => m,
-        }
-    }
-
-    pub fn unknown_model(name: &str, version: &str) -> InferError {
-        let msg = if version.is_empty() {
-            format!("Request for unknown model: '{name}' is not found")
-        } else {
-            format!("Request for unknown model: '{name}' version {version} is not found")
-        };
-        InferError::NotFound(msg)
-    }
-}
+/// The answer to one job.
+pub type Outcome = Result<InferResponse, InferError>;
 
 thread_local! {
-    /// Per-thread generator for the `fail` kind: fast and lock-free.
+    /// Per-thread generator for failures and service times: fast and lock-free.
     static RNG: std::cell::RefCell<SmallRng> = std::cell::RefCell::new(SmallRng::from_os_rng());
 }
 
-/// A true draw with probability `rate` (a Bernoulli trial per request).
-fn draw(rate: f64) -> bool {
-    RNG.with(|r| r.borrow_mut().random::<f64>() < rate)
+/// A uniform draw from [0, 1).
+fn uniform() -> f64 {
+    RNG.with(|r| r.borrow_mut().random::<f64>())
 }
 
-/// A model ready to serve: its definition and declared tensors, computed once at start.
+/// One service time of mean `ms` drawn from `dist`.
+pub fn service_time(ms: f64, dist: Dist) -> Duration {
+    let drawn = match dist {
+        Dist::Fixed => ms,
+        Dist::Uniform => 2.0 * ms * uniform(),
+        Dist::Normal => {
+            // Box–Muller: one standard normal from two uniforms.
+            let (u1, u2) = (1.0 - uniform(), uniform());
+            let z = (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos();
+            ms + ms / 4.0 * z
+        }
+        Dist::Exponential => -ms * (1.0 - uniform()).ln(),
+    };
+    Duration::try_from_secs_f64(drawn.max(0.0) / 1000.0).unwrap_or(Duration::ZERO)
+}
+
+/// Waits `d` on this thread: sleeping, or burning CPU when `spin`.
+fn wait(d: Duration, spin: bool) {
+    if !spin {
+        std::thread::sleep(d);
+        return;
+    }
+    let end = Instant::now() + d;
+    while Instant::now() < end {
+        std::hint::spin_loop();
+    }
+}
+
+/// A model ready to serve: its definition, declared tensors and statistics.
 #[derive(Debug)]
 pub struct Model {
     pub def: ModelDef,
     pub inputs: Vec<TensorSpec>,
     pub outputs: Vec<TensorSpec>,
+    pub stats: ModelStats,
 }
 
 impl Model {
     pub fn new(def: ModelDef) -> Model {
+        let names = |names: [&str; 2]| -> Vec<TensorSpec> {
+            let count = if def.kind == ModelKind::AddSub { 2 } else { 1 };
+            let spec = |name: &&str| TensorSpec {
+                name: name.to_string(),
+                datatype: def.datatype,
+                shape: def.dims.clone(),
+            };
+            names[..count].iter().map(spec).collect()
+        };
         Model {
-            inputs: def.inputs(),
-            outputs: def.outputs(),
+            inputs: names(["INPUT0", "INPUT1"]),
+            outputs: names(["OUTPUT0", "OUTPUT1"]),
+            stats: ModelStats::new(def.max_batch),
             def,
         }
     }
@@ -314,61 +115,45 @@ impl Model {
         &self.def.name
     }
 
-    /// Checks the request, runs the model and answers with the requested outputs.
-    pub async fn infer(&self, req: InferRequest) -> Result<InferResponse, InferError> {
-        self.infer_parts(req.id, req.inputs, &req.outputs).await
+    /// Checks a request against the model; a bad one counts as a failed request.
+    pub fn check(&self, req: InferRequest, arrival: Instant) -> Result<Job, InferError> {
+        let checked = self.check_parts(req, arrival);
+        if checked.is_err() {
+            self.stats.record_failure(nanos(arrival.elapsed()));
+        }
+        checked
     }
 
-    /// [`Model::infer`] on the parts of a request, leaving the requested outputs with the
-    /// caller (which needs them to encode the answer).
-    pub async fn infer_parts(
-        &self,
-        id: String,
-        inputs: Vec<Tensor>,
-        requested: &[RequestedOutput],
-    ) -> Result<InferResponse, InferError> {
-        let inputs = self.check_inputs(inputs)?;
-        let wanted = self.check_outputs(requested)?;
-        match self.def.kind {
-            ModelKind::Fail { rate } if draw(rate) => {
-                return Err(InferError::Internal(format!(
-                    "model '{}' failed this request on purpose (rate {rate})",
-                    self.def.name
-                )))
-            }
-            ModelKind::Sleep { ms } => tokio::time::sleep(Duration::from_millis(ms)).await,
-            _ => {}
-        }
-        let mut outputs = self.compute(inputs)?;
-        if let Some(wanted) = wanted {
-            outputs.retain(|t| wanted.contains(&t.name.as_str()));
-        }
-        Ok(InferResponse {
-            model_name: self.def.name.clone(),
-            model_version: "1".to_string(),
-            id,
-            outputs,
+    fn check_parts(&self, req: InferRequest, arrival: Instant) -> Result<Job, InferError> {
+        let wanted = self.check_outputs(&req)?;
+        let inputs = self.check_inputs(req.inputs)?;
+        let batch = self.batch_of(&inputs)?;
+        Ok(Job {
+            id: req.id,
+            inputs,
+            wanted,
+            batch,
+            arrival,
+            enqueued: Instant::now(),
         })
-    }
-
-    /// The requested output names (None = all), each of which must exist.
-    fn check_outputs<'a>(
-        &self,
-        requested: &'a [RequestedOutput],
-    ) -> Result<Option<Vec<&'a str>>, InferError> {
-        if requested.is_empty() {
-            return Ok(None);
-        }
-        for o in requested {
-            if !self.outputs.iter().any(|s| s.name == o.name) {
-                return Err(self.bad(format!("unexpected output name '{}'", o.name)));
-            }
-        }
-        Ok(Some(requested.iter().map(|o| o.name.as_str()).collect()))
     }
 
     fn bad(&self, what: String) -> InferError {
         InferError::BadRequest(format!("model '{}': {what}", self.def.name))
+    }
+
+    /// The requested outputs as a bit set (all when none are named); each must exist.
+    fn check_outputs(&self, req: &InferRequest) -> Result<u64, InferError> {
+        if req.outputs.is_empty() {
+            return Ok(u64::MAX);
+        }
+        let mut wanted = 0;
+        for o in &req.outputs {
+            let at = (self.outputs.iter()).position(|s| s.name == o.name);
+            let at = at.ok_or_else(|| self.bad(format!("unexpected output name '{}'", o.name)))?;
+            wanted |= 1 << at;
+        }
+        Ok(wanted)
     }
 
     /// Orders the inputs as declared and checks each one's datatype and shape.
@@ -379,15 +164,12 @@ impl Model {
         }
         let mut ordered = Vec::with_capacity(self.inputs.len());
         for spec in &self.inputs {
-            let at = given
-                .iter()
-                .position(|t| t.name == spec.name)
-                .ok_or_else(|| {
-                    self.bad(format!(
-                        "expected input '{}', which the request lacks",
-                        spec.name
-                    ))
-                })?;
+            let at = (given.iter().position(|t| t.name == spec.name)).ok_or_else(|| {
+                self.bad(format!(
+                    "expected input '{}', which the request lacks",
+                    spec.name
+                ))
+            })?;
             let tensor = given.swap_remove(at);
             self.check_tensor(spec, &tensor)?;
             ordered.push(tensor);
@@ -407,9 +189,8 @@ impl Model {
         }
         let batch = self.def.max_batch;
         let (batch_dim, dims) = match (batch, t.shape.split_first()) {
-            (0, _) => (None, t.shape.as_slice()),
+            (0, _) | (_, None) => (None, t.shape.as_slice()),
             (_, Some((b, rest))) => (Some(*b), rest),
-            (_, None) => (None, t.shape.as_slice()),
         };
         let dims_ok = dims.len() == spec.shape.len()
             && (dims.iter().zip(&spec.shape)).all(|(&d, &s)| s == -1 || d == s);
@@ -420,47 +201,202 @@ impl Model {
         Ok(())
     }
 
-    /// The outputs of the model for checked inputs, in declared order.
-    fn compute(&self, inputs: Vec<Tensor>) -> Result<Vec<Tensor>, InferError> {
-        match self.def.kind {
-            ModelKind::AddSub => self.add_sub(&inputs),
-            _ => Ok(inputs
-                .into_iter()
-                .zip(&self.outputs)
-                .map(|(t, spec)| Tensor {
-                    name: spec.name.clone(),
-                    ..t
-                })
-                .collect()),
+    /// The request's batch size; every input must agree (add_sub: same shapes).
+    fn batch_of(&self, inputs: &[Tensor]) -> Result<u32, InferError> {
+        if let [a, b] = inputs {
+            if a.shape != b.shape {
+                return Err(self.bad(format!(
+                    "inputs 'INPUT0' {:?} and 'INPUT1' {:?} must have the same shape",
+                    a.shape, b.shape
+                )));
+            }
+        }
+        let first = inputs.first().and_then(|t| t.shape.first());
+        match (self.def.max_batch, first) {
+            (0, _) | (_, None) => Ok(1),
+            (_, Some(&b)) => Ok(u32::try_from(b).unwrap_or(1)),
         }
     }
 
-    fn add_sub(&self, inputs: &[Tensor]) -> Result<Vec<Tensor>, InferError> {
-        let [a, b] = inputs else {
-            return Err(InferError::Internal("add_sub needs two inputs".into()));
+    /// Runs one execution of the jobs and answers each, recording the statistics. Sleeps
+    /// or spins on this thread for a `sleep` model. A single job's tensors are passed
+    /// through without a copy.
+    pub fn execute(&self, jobs: &mut [Job]) -> Vec<Outcome> {
+        let start = Instant::now();
+        let (inputs, parts) = match jobs {
+            [] => return Vec::new(),
+            [job] => (std::mem::take(&mut job.inputs), Vec::new()),
+            _ => (concat(jobs), parts_of(jobs)),
         };
-        if a.shape != b.shape {
-            return Err(self.bad(format!(
-                "inputs 'INPUT0' {:?} and 'INPUT1' {:?} must have the same shape",
-                a.shape, b.shape
-            )));
-        }
-        let mut sum = BytesMut::with_capacity(a.data.len());
-        let mut diff = BytesMut::with_capacity(a.data.len());
-        for (x, y) in a.data.chunks_exact(4).zip(b.data.chunks_exact(4)) {
-            let x = i32::from_le_bytes([x[0], x[1], x[2], x[3]]);
-            let y = i32::from_le_bytes([y[0], y[1], y[2], y[3]]);
-            sum.put_i32_le(x.wrapping_add(y));
-            diff.put_i32_le(x.wrapping_sub(y));
-        }
-        let out = |name: &str, data: BytesMut| Tensor {
-            name: name.to_string(),
-            datatype: DataType::Int32,
-            shape: a.shape.clone(),
-            data: data.freeze(),
+        let inputs_done = Instant::now();
+        let outputs = self.run(inputs);
+        let run_done = Instant::now();
+        let outcomes = match jobs {
+            [job] => vec![self.answer(job, outputs.into_iter())],
+            _ => self.split(jobs, parts, &outputs),
         };
-        Ok(vec![out("OUTPUT0", sum), out("OUTPUT1", diff)])
+        let end = Instant::now();
+        let compute = Compute {
+            input_ns: nanos(inputs_done - start),
+            infer_ns: nanos(run_done - inputs_done),
+            output_ns: nanos(end - run_done),
+        };
+        self.record(jobs, &outcomes, start, end, compute);
+        outcomes
     }
+
+    fn record(&self, jobs: &[Job], outcomes: &[Outcome], start: Instant, end: Instant, c: Compute) {
+        let total: u32 = jobs.iter().map(|j| j.batch).sum();
+        self.stats.record_execution(total, c);
+        for (job, outcome) in jobs.iter().zip(outcomes) {
+            let request_ns = nanos(end - job.arrival);
+            match outcome {
+                Ok(_) => {
+                    let queue_ns = nanos(start.saturating_duration_since(job.enqueued));
+                    self.stats
+                        .record_success(job.batch, queue_ns, c, request_ns)
+                }
+                Err(_) => self.stats.record_failure(request_ns),
+            }
+        }
+    }
+
+    /// The model's outputs for the (batched) inputs, in declared order.
+    fn run(&self, inputs: Vec<Tensor>) -> Vec<Tensor> {
+        match self.def.kind {
+            ModelKind::AddSub => return add_sub(&inputs),
+            ModelKind::Sleep { ms, dist, spin } => wait(service_time(ms, dist), spin),
+            _ => {}
+        }
+        inputs
+    }
+
+    /// Cuts each job's part out of the batched outputs and answers it; `parts` is each
+    /// job's first-input shape and byte length, which its outputs share.
+    fn split(
+        &self,
+        jobs: &mut [Job],
+        parts: Vec<(Vec<i64>, usize)>,
+        outputs: &[Tensor],
+    ) -> Vec<Outcome> {
+        let mut offset = 0;
+        let mut answers = Vec::with_capacity(jobs.len());
+        for (job, (shape, len)) in jobs.iter_mut().zip(parts) {
+            let range = offset..offset + len;
+            offset += len;
+            let own = outputs.iter().map(|t| Tensor {
+                name: String::new(),
+                datatype: t.datatype,
+                shape: shape.clone(),
+                data: slice(&t.data, range.clone()),
+            });
+            answers.push(self.answer(job, own));
+        }
+        answers
+    }
+
+    /// The job's answer from its outputs in declared order: a drawn failure, or the
+    /// outputs it asked for under their declared names.
+    fn answer(&self, job: &mut Job, outputs: impl Iterator<Item = Tensor>) -> Outcome {
+        if let Some(error) = self.drawn_failure() {
+            return Err(error);
+        }
+        let wanted = (outputs.zip(&self.outputs).enumerate())
+            .filter(|(i, _)| job.wanted & (1 << i) != 0)
+            .map(|(_, (t, spec))| Tensor {
+                name: spec.name.clone(),
+                ..t
+            });
+        Ok(InferResponse {
+            model_name: self.def.name.clone(),
+            model_version: "1".to_string(),
+            id: std::mem::take(&mut job.id),
+            outputs: wanted.collect(),
+        })
+    }
+
+    /// For a `fail` model, whether this request fails (a Bernoulli trial) and how.
+    fn drawn_failure(&self) -> Option<InferError> {
+        let ModelKind::Fail { rate, code } = self.def.kind else {
+            return None;
+        };
+        (uniform() < rate).then(|| {
+            let message = format!(
+                "model '{}' failed this request on purpose (rate {rate})",
+                self.def.name
+            );
+            InferError::from_http_status(code, message)
+        })
+    }
+}
+
+/// Each job's first-input shape and byte length.
+fn parts_of(jobs: &[Job]) -> Vec<(Vec<i64>, usize)> {
+    let part = |j: &Job| {
+        let first = j.inputs.first();
+        first.map_or((Vec::new(), 0), |t| (t.shape.clone(), t.data.len()))
+    };
+    jobs.iter().map(part).collect()
+}
+
+/// A part of batched data; the whole of it when the range covers it (no new reference
+/// bookkeeping), never a panic on a bad range.
+fn slice(data: &Bytes, range: std::ops::Range<usize>) -> Bytes {
+    if range.start == 0 && range.end == data.len() {
+        return data.clone();
+    }
+    data.get(range.clone())
+        .map_or_else(Bytes::new, |_| data.slice(range))
+}
+
+/// The jobs' inputs as one batch: each input's data concatenated and its batch dimension
+/// summed.
+fn concat(jobs: &[Job]) -> Vec<Tensor> {
+    let count = jobs.first().map_or(0, |j| j.inputs.len());
+    (0..count)
+        .filter_map(|i| {
+            let parts: Vec<&Tensor> = jobs.iter().filter_map(|j| j.inputs.get(i)).collect();
+            let first = parts.first()?;
+            let size = parts.iter().map(|t| t.data.len()).sum();
+            let mut data = BytesMut::with_capacity(size);
+            parts.iter().for_each(|t| data.extend_from_slice(&t.data));
+            let mut shape = first.shape.clone();
+            if let Some(b) = shape.first_mut() {
+                *b = parts
+                    .iter()
+                    .map(|t| t.shape.first().copied().unwrap_or(1))
+                    .sum();
+            }
+            Some(Tensor {
+                name: first.name.clone(),
+                datatype: first.datatype,
+                shape,
+                data: data.freeze(),
+            })
+        })
+        .collect()
+}
+
+/// INT32 element-wise sum and difference, wrapping on overflow.
+fn add_sub(inputs: &[Tensor]) -> Vec<Tensor> {
+    let [a, b] = inputs else {
+        return Vec::new();
+    };
+    let mut sum = BytesMut::with_capacity(a.data.len());
+    let mut diff = BytesMut::with_capacity(a.data.len());
+    for (x, y) in a.data.chunks_exact(4).zip(b.data.chunks_exact(4)) {
+        let x = i32::from_le_bytes([x[0], x[1], x[2], x[3]]);
+        let y = i32::from_le_bytes([y[0], y[1], y[2], y[3]]);
+        sum.put_i32_le(x.wrapping_add(y));
+        diff.put_i32_le(x.wrapping_sub(y));
+    }
+    let out = |name: &str, data: BytesMut| Tensor {
+        name: name.to_string(),
+        datatype: DataType::Int32,
+        shape: a.shape.clone(),
+        data: data.freeze(),
+    };
+    vec![out("OUTPUT0", sum), out("OUTPUT1", diff)]
 }
 
 fn shape_message(name: &str, shape: &[i64], dims: &[i64], max_batch: u32) -> String {

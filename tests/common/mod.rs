@@ -27,6 +27,7 @@ pub async fn start_server(models: &[&str]) -> RunningServer {
         host: "127.0.0.1".parse().unwrap(),
         http_port: 0,
         grpc_port: 0,
+        metrics_port: None,
         models,
     })
     .await

@@ -1,0 +1,228 @@
+//! The load-mode flags: which of concurrency, request rate, intervals file or fixed schedule a
+//! run uses, with perf_analyzer's rule that only one may be given, and the levels each sweeps.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::{parse_concurrency_range, ConcurrencyRange, Config};
+use crate::cli::ProfileArgs;
+use crate::error::{RunError, RunResult};
+use crate::measure::level::LoadLevel;
+
+/// Gaps between open-loop requests (`--request-distribution`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distribution {
+    Constant,
+    Poisson,
+}
+
+/// An inclusive `start:end:step` sweep of request rates (requests per second).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateRange {
+    pub start: f64,
+    /// 0 means "keep increasing until the latency limit is hit".
+    pub end: f64,
+    pub step: f64,
+}
+
+/// How load is applied.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoadMode {
+    /// Closed loop over `Config::concurrency`.
+    Concurrency,
+    /// Open loop at each rate of the range.
+    RequestRate {
+        range: RateRange,
+        distribution: Distribution,
+    },
+    /// Open loop with gaps from a file, looped; one level.
+    Intervals { gaps: Vec<Duration> },
+    /// Open loop replaying the input data's timestamps once; one level.
+    FixedSchedule,
+}
+
+impl LoadMode {
+    pub fn is_open_loop(&self) -> bool {
+        !matches!(self, LoadMode::Concurrency)
+    }
+}
+
+impl Config {
+    /// The levels of the sweep, in order (unbounded when the range's end is 0).
+    pub fn levels(&self) -> Box<dyn Iterator<Item = LoadLevel>> {
+        match &self.load {
+            LoadMode::Concurrency => {
+                Box::new(self.concurrency_levels().map(LoadLevel::Concurrency))
+            }
+            LoadMode::RequestRate { range, .. } => {
+                let RateRange { start, end, step } = *range;
+                let rates = (0u64..).map(move |i| start + i as f64 * step);
+                if end == 0.0 {
+                    Box::new(rates.map(LoadLevel::Rate))
+                } else {
+                    let last = end + step * 1e-9;
+                    Box::new(rates.take_while(move |&r| r <= last).map(LoadLevel::Rate))
+                }
+            }
+            LoadMode::Intervals { gaps } => {
+                let total: Duration = gaps.iter().sum();
+                let rate = gaps.len() as f64 / total.as_secs_f64().max(1e-9);
+                Box::new(std::iter::once(LoadLevel::Rate(rate)))
+            }
+            LoadMode::FixedSchedule => Box::new(std::iter::once(LoadLevel::Rate(0.0))),
+        }
+    }
+}
+
+/// Reads the load-mode flags; more than one mode is a bad option, as in perf_analyzer.
+pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, ConcurrencyRange)> {
+    let concurrency_text = concurrency_flags(args)?;
+    let modes = [
+        ("--concurrency-range", concurrency_text.is_some()),
+        ("--request-rate-range", args.request_rate_range.is_some()),
+        ("--request-intervals", args.request_intervals.is_some()),
+        ("--fixed-schedule", args.fixed_schedule),
+    ];
+    let given: Vec<&str> = modes.iter().filter(|m| m.1).map(|m| m.0).collect();
+    if given.len() > 1 {
+        return Err(RunError::bad_option(format!(
+            "Cannot use both {} and {} inference load modes: choose one.",
+            given[0], given[1]
+        )));
+    }
+    let concurrency = match &concurrency_text {
+        Some(text) => parse_concurrency_range(text)?,
+        None => ConcurrencyRange {
+            start: 1,
+            end: 1,
+            step: 1,
+        },
+    };
+    let distribution = parse_distribution(&args.request_distribution)?;
+    let mode = if let Some(text) = &args.request_rate_range {
+        LoadMode::RequestRate {
+            range: parse_rate_range(text)?,
+            distribution,
+        }
+    } else if let Some(path) = &args.request_intervals {
+        LoadMode::Intervals {
+            gaps: read_intervals(path)?,
+        }
+    } else if args.fixed_schedule {
+        LoadMode::FixedSchedule
+    } else {
+        LoadMode::Concurrency
+    };
+    if args.max_concurrency.is_some() && !mode.is_open_loop() {
+        return Err(RunError::bad_option(
+            "--max-concurrency caps an open loop: use it with --request-rate-range, --request-intervals or --fixed-schedule (for a closed loop use --concurrency-range).",
+        ));
+    }
+    Ok((mode, concurrency))
+}
+
+/// `--concurrency-range`, or its perf_analyzer predecessors `-t N` and `-d -c N`.
+fn concurrency_flags(args: &ProfileArgs) -> RunResult<Option<String>> {
+    let old =
+        match (
+            args.old_concurrency,
+            args.old_dynamic_concurrency,
+            args.old_max_concurrency,
+        ) {
+            (Some(t), false, _) => Some(t.to_string()),
+            (None, true, c) => Some(format!("1:{}", c.unwrap_or(0))),
+            (None, false, _) => None,
+            (Some(_), true, _) => return Err(RunError::bad_option(
+                "-t and -d are two old ways to set concurrency: use --concurrency-range instead.",
+            )),
+        };
+    match (&args.concurrency_range, old) {
+        (Some(_), Some(_)) => Err(RunError::bad_option(
+            "--concurrency-range and the old -t/-d flags both set concurrency: keep --concurrency-range.",
+        )),
+        (Some(range), None) => Ok(Some(range.clone())),
+        (None, old) => Ok(old),
+    }
+}
+
+fn parse_distribution(text: &str) -> RunResult<Distribution> {
+    match text {
+        "constant" => Ok(Distribution::Constant),
+        "poisson" => Ok(Distribution::Poisson),
+        _ => Err(RunError::bad_option(format!(
+            "--request-distribution '{text}' is unknown: use constant or poisson."
+        ))),
+    }
+}
+
+/// Parses `start[:end[:step]]` of positive rates; with only a start, end = start.
+pub fn parse_rate_range(text: &str) -> RunResult<RateRange> {
+    let bad = || {
+        RunError::bad_option(format!(
+            "--request-rate-range '{text}' is not start[:end[:step]] in requests per second (e.g. 100 or 100:1000:100)."
+        ))
+    };
+    let parts: Vec<f64> = text
+        .split(':')
+        .map(|p| {
+            p.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .ok_or_else(bad)
+        })
+        .collect::<RunResult<_>>()?;
+    let (start, end, step) = match parts.as_slice() {
+        [s] => (*s, *s, 1.0),
+        [s, e] => (*s, *e, 1.0),
+        [s, e, st] => (*s, *e, *st),
+        _ => return Err(bad()),
+    };
+    if start <= 0.0 || step <= 0.0 {
+        return Err(RunError::bad_option(format!(
+            "--request-rate-range '{text}': the start rate and the step must be above 0."
+        )));
+    }
+    if end != 0.0 && end < start {
+        return Err(RunError::bad_option(format!(
+            "--request-rate-range '{text}': the end is below the start."
+        )));
+    }
+    Ok(RateRange { start, end, step })
+}
+
+/// Reads `--request-intervals`: one gap in microseconds per line (blank lines ignored).
+fn read_intervals(path: &Path) -> RunResult<Vec<Duration>> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        RunError::bad_option(format!(
+            "--request-intervals {}: cannot read the file ({e}).",
+            path.display()
+        ))
+    })?;
+    let mut gaps = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let micros: f64 = line
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| {
+                RunError::bad_option(format!(
+                    "--request-intervals {}: line {} ('{line}') is not a gap in microseconds.",
+                    path.display(),
+                    index + 1
+                ))
+            })?;
+        gaps.push(Duration::from_secs_f64(micros / 1e6));
+    }
+    if gaps.is_empty() || gaps.iter().all(Duration::is_zero) {
+        return Err(RunError::bad_option(format!(
+            "--request-intervals {}: the file has no gaps above 0 microseconds.",
+            path.display()
+        )));
+    }
+    Ok(gaps)
+}

@@ -1,0 +1,251 @@
+//! `inferperf demo`: a first report with one command. It starts the embedded server inside
+//! the process on free loopback ports, profiles short sweeps that show the two things users
+//! come for — how throughput and latency grow with concurrency, and how dynamic batching
+//! pays off — prints perf_analyzer's report and writes the CSVs.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use clap::Parser;
+
+use crate::app;
+use crate::cli::{Cli, Command, DemoArgs};
+use crate::config::Config;
+use crate::error::{RunError, RunResult, EXIT_OK};
+use crate::measure::cpu::process_cpu_time;
+use crate::measure::profiler::{Interrupt, Profiler};
+use crate::server::{self, ModelDef, RunningServer, ServeOptions};
+
+/// The models the demo serves.
+const DEMO_MODELS: [&str; 3] = [
+    "identity=identity:datatype=FP32,shape=16,max_batch=8",
+    "batched=sleep:ms=2,max_batch=8,queue_delay_us=500",
+    "noop=noop",
+];
+
+/// One profile the demo runs: a title, the model, the protocol, the sweep.
+struct Scenario {
+    title: &'static str,
+    model: &'static str,
+    protocol: &'static str,
+    range: &'static str,
+    csv: &'static str,
+}
+
+const SCENARIOS: [Scenario; 2] = [
+    Scenario {
+        title: "identity (16 x FP32) over HTTP: how latency grows with concurrency",
+        model: "identity",
+        protocol: "http",
+        range: "1:16:5",
+        csv: "identity_http.csv",
+    },
+    Scenario {
+        title: "a 2 ms model with dynamic batching (max 8) over gRPC: batching pays off",
+        model: "batched",
+        protocol: "grpc",
+        range: "1:16:5",
+        csv: "batched_grpc.csv",
+    },
+];
+
+/// Runs the demo; the exit code is 0 when every scenario ran.
+pub async fn run(args: &DemoArgs) -> RunResult<i32> {
+    std::fs::create_dir_all(&args.out).map_err(|e| {
+        RunError::failed(format!(
+            "Cannot create the demo's output directory {}: {e}.",
+            args.out.display()
+        ))
+    })?;
+    let server = start_server().await?;
+    println!(
+        "inferperf demo: embedded server on HTTP {} and gRPC {}; reports go to {}\n",
+        server.http_addr,
+        server.grpc_addr,
+        args.out.display()
+    );
+    let interrupt = Arc::new(Interrupt::default());
+    for scenario in &SCENARIOS {
+        println!("=== {} ===\n", scenario.title);
+        let cfg = scenario_config(scenario, &server, args)?;
+        app::profile(&cfg, interrupt.clone()).await?;
+        println!("  -> {}\n", csv_path(&args.out, scenario.csv).display());
+        if interrupt.is_raised() {
+            break;
+        }
+    }
+    if !interrupt.is_raised() {
+        let rows = cost_comparison(&server, args, &interrupt).await?;
+        print!("{}", cost_table(&rows));
+        write_cost_csv(&csv_path(&args.out, COST_CSV), &rows)?;
+        println!("  -> {}\n", csv_path(&args.out, COST_CSV).display());
+    }
+    server.shutdown().await;
+    Ok(EXIT_OK)
+}
+
+const COST_CSV: &str = "noop_cost.csv";
+
+/// What one request costs on one path to the `noop` model.
+pub struct CostRow {
+    pub path: &'static str,
+    pub requests: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    /// CPU of this process (client and server both live here) per request.
+    pub cpu_us: f64,
+}
+
+/// `noop` at concurrency 1 called in-process, over HTTP and over gRPC: the framework's own
+/// cost per request, with nothing else to measure.
+pub async fn cost_comparison(
+    server: &RunningServer,
+    args: &DemoArgs,
+    interrupt: &Arc<Interrupt>,
+) -> RunResult<Vec<CostRow>> {
+    let interval = args.measurement_interval.to_string();
+    let (http, grpc) = (server.http_addr.to_string(), server.grpc_addr.to_string());
+    let paths: [(&'static str, Vec<&str>); 3] = [
+        (
+            "local",
+            vec!["--service-kind", "local", "--model", "noop=noop"],
+        ),
+        ("HTTP", vec!["-u", &http, "-i", "http"]),
+        ("gRPC", vec!["-u", &grpc, "-i", "grpc"]),
+    ];
+    let mut rows = Vec::new();
+    for (path, extra) in paths {
+        let mut flags = vec![
+            "inferperf",
+            "profile",
+            "-m",
+            "noop",
+            "-p",
+            &interval,
+            "-r",
+            "3",
+            "-s",
+            "100",
+        ];
+        flags.extend(extra);
+        let cfg = profile_config(&flags)?;
+        rows.push(measure_cost(path, &cfg, interrupt).await?);
+    }
+    Ok(rows)
+}
+
+async fn measure_cost(
+    path: &'static str,
+    cfg: &Config,
+    interrupt: &Arc<Interrupt>,
+) -> RunResult<CostRow> {
+    let prepared = app::prepare(cfg).await?;
+    let cpu_before = process_cpu_time();
+    let profiler = Profiler::new(cfg, prepared.target, prepared.dataset, interrupt.clone());
+    let outcome = profiler.sweep(|_| {}).await;
+    let cpu = process_cpu_time().saturating_sub(cpu_before);
+    if let Some(e) = outcome.error {
+        return Err(e);
+    }
+    let level = outcome
+        .results
+        .first()
+        .ok_or_else(|| RunError::failed("The cost comparison measured nothing."))?;
+    let requests: u64 = level.windows.iter().map(|w| w.completed()).sum();
+    Ok(CostRow {
+        path,
+        requests,
+        mean_us: level.merged.mean_latency_us(),
+        p50_us: level.merged.percentile_us(50.0),
+        cpu_us: cpu.as_secs_f64() * 1e6 / requests.max(1) as f64,
+    })
+}
+
+/// The comparison as a small table.
+pub fn cost_table(rows: &[CostRow]) -> String {
+    let mut out = String::from(
+        "=== What the framework itself costs per request (model noop, concurrency 1) ===\n\n",
+    );
+    out +=
+        "  path    mean latency   p50 latency   CPU per request (client + server, one process)\n";
+    for r in rows {
+        out += &format!(
+            "  {:<6} {:>9.1} usec {:>9.1} usec {:>12.1} usec   ({} requests)\n",
+            r.path, r.mean_us, r.p50_us, r.cpu_us, r.requests
+        );
+    }
+    out + "\n"
+}
+
+fn write_cost_csv(path: &Path, rows: &[CostRow]) -> RunResult<()> {
+    let mut text = String::from("Path,Requests,Avg latency,p50 latency,CPU per request\n");
+    for r in rows {
+        text += &format!(
+            "{},{},{:.1},{:.1},{:.1}\n",
+            r.path, r.requests, r.mean_us, r.p50_us, r.cpu_us
+        );
+    }
+    std::fs::write(path, text)
+        .map_err(|e| RunError::failed(format!("Cannot write {}: {e}.", path.display())))
+}
+
+async fn start_server() -> RunResult<RunningServer> {
+    let models = DEMO_MODELS
+        .iter()
+        .map(|m| m.parse::<ModelDef>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| RunError::failed(format!("The demo's model list is invalid: {e}")))?;
+    server::start(ServeOptions {
+        host: "127.0.0.1".parse().expect("loopback address"),
+        http_port: 0,
+        grpc_port: 0,
+        models,
+        ..Default::default()
+    })
+    .await
+    .map_err(|e| RunError::failed(format!("The embedded server did not start: {e:#}.")))
+}
+
+fn csv_path(out: &Path, name: &str) -> PathBuf {
+    out.join(name)
+}
+
+/// The scenario as the flags a user would type, so the demo runs exactly the real command.
+fn scenario_config(s: &Scenario, server: &RunningServer, args: &DemoArgs) -> RunResult<Config> {
+    let url = match s.protocol {
+        "grpc" => server.grpc_addr.to_string(),
+        _ => server.http_addr.to_string(),
+    };
+    let interval = args.measurement_interval.to_string();
+    let csv = csv_path(&args.out, s.csv);
+    let flags = [
+        "inferperf",
+        "profile",
+        "-m",
+        s.model,
+        "-u",
+        &url,
+        "-i",
+        s.protocol,
+        "--concurrency-range",
+        s.range,
+        "-p",
+        &interval,
+        "-s",
+        "15",
+        "-r",
+        "6",
+        "-f",
+        &csv.to_string_lossy(),
+    ];
+    profile_config(&flags)
+}
+
+/// Parses and validates profile flags as the command line would.
+pub fn profile_config(flags: &[&str]) -> RunResult<Config> {
+    let cli = Cli::try_parse_from(flags).map_err(|e| RunError::bad_option(e.to_string()))?;
+    match cli.command {
+        Command::Profile(args) => Config::from_args(&args),
+        _ => Err(RunError::bad_option("expected profile flags")),
+    }
+}

@@ -1,0 +1,325 @@
+//! The open-loop driver: requests go out on a schedule, never waiting for answers. A
+//! dispatcher thread sleeps until each request is due (timer slack lowered to 1 µs) and hands
+//! it to an idle worker; workers are tasks with one connection each, created on demand, so a
+//! slow server makes requests pile up in flight instead of delaying sends. With
+//! `--max-concurrency` the pool is capped: a send then waits for a free worker, and the wait
+//! is counted. Latency is measured from the scheduled time (no coordinated omission).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use tokio::runtime::Handle;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+use super::schedule::Schedule;
+use crate::backend::{Connection, Target};
+use crate::data::Dataset;
+use crate::measure::sample::{ErrorKind, Sample, SlotBuffer};
+
+/// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
+pub const MAX_WORKERS: usize = 16_384;
+/// Longest the dispatcher sleeps before looking at the stop flag again.
+const STOP_CHECK: Duration = Duration::from_millis(20);
+
+/// One request handed to a worker.
+struct Job {
+    scheduled: Instant,
+    payload: usize,
+}
+
+/// Counters the profiler reads at window ends.
+#[derive(Debug, Default)]
+pub struct OpenLoopCounters {
+    /// Requests handed to workers.
+    pub sent: AtomicU64,
+    /// Sends that had to wait for the in-flight cap, and how long in total (ns).
+    pub cap_waits: AtomicU64,
+    pub cap_wait_ns: AtomicU64,
+    /// Workers (connections) opened so far.
+    pub workers: AtomicU64,
+}
+
+/// The workers and their queues, handed from one level's dispatcher to the next.
+struct Pool {
+    jobs: Vec<UnboundedSender<Job>>,
+    idle_tx: Sender<usize>,
+    idle_rx: Receiver<usize>,
+}
+
+/// Sends requests on a schedule.
+pub struct OpenLoop {
+    target: Arc<Target>,
+    dataset: Arc<Dataset>,
+    cap: usize,
+    buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
+    counters: Arc<OpenLoopCounters>,
+    stop: Arc<AtomicBool>,
+    dispatcher: Option<JoinHandle<Pool>>,
+    pool: Option<Pool>,
+}
+
+impl OpenLoop {
+    pub fn new(target: Arc<Target>, dataset: Arc<Dataset>, max_in_flight: Option<usize>) -> Self {
+        let (idle_tx, idle_rx) = mpsc::channel();
+        OpenLoop {
+            target,
+            dataset,
+            cap: max_in_flight.unwrap_or(MAX_WORKERS).clamp(1, MAX_WORKERS),
+            buffers: Arc::default(),
+            counters: Arc::default(),
+            stop: Arc::default(),
+            dispatcher: None,
+            pool: Some(Pool {
+                jobs: Vec::new(),
+                idle_tx,
+                idle_rx,
+            }),
+        }
+    }
+
+    pub fn counters(&self) -> &OpenLoopCounters {
+        &self.counters
+    }
+
+    /// Starts sending on `schedule` from now, after the previous schedule (if any) stops.
+    pub fn start(&mut self, schedule: Schedule) {
+        self.halt_dispatcher();
+        let Some(pool) = self.pool.take() else {
+            return;
+        };
+        self.stop.store(false, Ordering::SeqCst);
+        let dispatcher = Dispatcher {
+            schedule,
+            pool,
+            cap: self.cap,
+            runtime: Handle::current(),
+            target: self.target.clone(),
+            dataset: self.dataset.clone(),
+            buffers: self.buffers.clone(),
+            counters: self.counters.clone(),
+            stop: self.stop.clone(),
+        };
+        let spawned = std::thread::Builder::new()
+            .name("inferperf-dispatch".into())
+            .spawn(move || dispatcher.run());
+        match spawned {
+            Ok(handle) => self.dispatcher = Some(handle),
+            Err(e) => eprintln!("warning: cannot start the request dispatcher: {e}"),
+        }
+    }
+
+    /// True once a finite schedule (`--fixed-schedule`) has sent everything.
+    pub fn schedule_done(&self) -> bool {
+        self.dispatcher.as_ref().is_none_or(|d| d.is_finished())
+    }
+
+    /// Moves every sample finished by `boundary` into `out`.
+    pub fn drain_until(&self, boundary: Instant, out: &mut Vec<Sample>) {
+        let buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
+        for buffer in buffers.iter() {
+            buffer.drain_until(boundary, out);
+        }
+    }
+
+    /// Samples waiting in the buffers.
+    pub fn pending_samples(&self) -> usize {
+        let buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
+        buffers.iter().map(|b| b.len()).sum()
+    }
+
+    /// Requests sent and not answered yet.
+    pub fn in_flight(&self) -> u64 {
+        let answered: usize = self.pending_samples();
+        self.counters
+            .sent
+            .load(Ordering::Relaxed)
+            .saturating_sub(answered as u64)
+    }
+
+    fn halt_dispatcher(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(handle) = self.dispatcher.take() {
+            if let Ok(pool) = handle.join() {
+                self.pool = Some(pool);
+            }
+        }
+    }
+
+    /// Stops sending and lets in-flight requests finish (up to the request timeout).
+    pub async fn stop(&mut self) {
+        let stop = self.stop.clone();
+        stop.store(true, Ordering::SeqCst);
+        let handle = self.dispatcher.take();
+        let pool = tokio::task::spawn_blocking(move || handle.and_then(|h| h.join().ok()))
+            .await
+            .ok()
+            .flatten();
+        // Dropping the job queues ends each worker after its current request.
+        drop(pool.or_else(|| self.pool.take()));
+    }
+}
+
+/// The dispatcher thread's state.
+struct Dispatcher {
+    schedule: Schedule,
+    pool: Pool,
+    cap: usize,
+    runtime: Handle,
+    target: Arc<Target>,
+    dataset: Arc<Dataset>,
+    buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
+    counters: Arc<OpenLoopCounters>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Dispatcher {
+    fn run(mut self) -> Pool {
+        lower_timer_slack();
+        let start = Instant::now();
+        let mut payload = 0usize;
+        while let Some(offset) = self.schedule.next_offset() {
+            let due = start + offset;
+            if !self.sleep_until(due) {
+                break;
+            }
+            let Some(worker) = self.free_worker() else {
+                break;
+            };
+            let job = Job {
+                scheduled: due,
+                payload,
+            };
+            payload = (payload + 1) % self.dataset.len().max(1);
+            if self.pool.jobs[worker].send(job).is_ok() {
+                self.counters.sent.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.pool
+    }
+
+    /// Sleeps until `due`; false if asked to stop meanwhile.
+    fn sleep_until(&self, due: Instant) -> bool {
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return false;
+            }
+            let now = Instant::now();
+            if now >= due {
+                return true;
+            }
+            std::thread::sleep((due - now).min(STOP_CHECK));
+        }
+    }
+
+    /// An idle worker, a new one, or (at the cap) the next one to finish.
+    fn free_worker(&mut self) -> Option<usize> {
+        if let Ok(id) = self.pool.idle_rx.try_recv() {
+            return Some(id);
+        }
+        if self.pool.jobs.len() < self.cap {
+            return Some(self.spawn_worker());
+        }
+        let waited = Instant::now();
+        loop {
+            if self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            match self.pool.idle_rx.recv_timeout(STOP_CHECK) {
+                Ok(id) => {
+                    let ns = waited.elapsed().as_nanos() as u64;
+                    self.counters.cap_waits.fetch_add(1, Ordering::Relaxed);
+                    self.counters.cap_wait_ns.fetch_add(ns, Ordering::Relaxed);
+                    return Some(id);
+                }
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    fn spawn_worker(&mut self) -> usize {
+        let id = self.pool.jobs.len();
+        let (tx, rx) = unbounded_channel();
+        let buffer = Arc::new(SlotBuffer::default());
+        self.buffers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(buffer.clone());
+        let worker = Worker {
+            id,
+            target: self.target.clone(),
+            dataset: self.dataset.clone(),
+            buffer,
+            idle: self.pool.idle_tx.clone(),
+        };
+        self.runtime.spawn(worker.run(rx));
+        self.pool.jobs.push(tx);
+        self.counters.workers.fetch_add(1, Ordering::Relaxed);
+        id
+    }
+}
+
+/// Asks the kernel to wake this thread within 1 µs of its deadline (default slack: 50 µs).
+fn lower_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1000 as libc::c_ulong);
+    }
+}
+
+/// One worker: a connection and a queue of jobs.
+struct Worker {
+    id: usize,
+    target: Arc<Target>,
+    dataset: Arc<Dataset>,
+    buffer: Arc<SlotBuffer>,
+    idle: Sender<usize>,
+}
+
+impl Worker {
+    async fn run(self, mut jobs: UnboundedReceiver<Job>) {
+        let mut connection: Option<Connection> = None;
+        while let Some(job) = jobs.recv().await {
+            self.serve(&mut connection, job).await;
+            if self.idle.send(self.id).is_err() {
+                break;
+            }
+        }
+    }
+
+    async fn serve(&self, connection: &mut Option<Connection>, job: Job) {
+        let conn = match connection.take() {
+            Some(c) if c.is_usable() => connection.insert(c),
+            _ => match Connection::open(&self.target).await {
+                Ok(c) => connection.insert(c),
+                Err(kind) => return self.record(job.scheduled, Instant::now(), Err(kind)),
+            },
+        };
+        let sent = Instant::now();
+        let result = conn
+            .infer(&self.target, &self.dataset.payloads[job.payload])
+            .await;
+        if matches!(result, Err(ErrorKind::Connection | ErrorKind::Timeout)) {
+            *connection = None;
+        }
+        self.record(job.scheduled, sent, result.map(|r| (r.send_ns, r.recv_ns)));
+    }
+
+    fn record(&self, scheduled: Instant, sent: Instant, result: Result<(u32, u32), ErrorKind>) {
+        let (send_ns, recv_ns, error) = match result {
+            Ok((s, r)) => (s, r, None),
+            Err(kind) => (0, 0, Some(kind)),
+        };
+        self.buffer.push(Sample {
+            scheduled,
+            sent,
+            send_ns,
+            recv_ns,
+            done: Instant::now(),
+            error,
+        });
+    }
+}

@@ -1,0 +1,166 @@
+//! When each open-loop request is due, as an offset from the start of the level: a constant
+//! rate, a seeded Poisson process, gaps read from a file (looped), or fixed timestamps
+//! (replayed once). Offsets are absolute, so a late wake-up never shifts later sends.
+
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp};
+
+/// How requests are spread in time.
+#[derive(Debug, Clone)]
+pub enum Schedule {
+    /// Every `1/rate` seconds.
+    Constant { rate: f64, sent: u64 },
+    /// Exponential gaps with mean `1/rate` (a Poisson process), from a seeded generator.
+    Poisson {
+        rate: f64,
+        rng: SmallRng,
+        gaps: Exp<f64>,
+        at_secs: f64,
+    },
+    /// Gaps from `--request-intervals`, repeated in order.
+    Intervals {
+        gaps: Vec<Duration>,
+        next: usize,
+        at: Duration,
+    },
+    /// `--fixed-schedule`: each request at its timestamp, once.
+    Fixed { offsets: Vec<Duration>, next: usize },
+}
+
+impl Schedule {
+    /// A constant rate (requests per second > 0).
+    pub fn constant(rate: f64) -> Schedule {
+        Schedule::Constant { rate, sent: 0 }
+    }
+
+    /// A Poisson process of the given rate, reproducible from `seed`.
+    pub fn poisson(rate: f64, seed: u64) -> Schedule {
+        Schedule::Poisson {
+            rate,
+            rng: SmallRng::seed_from_u64(seed),
+            gaps: Exp::new(rate).unwrap_or_else(|_| Exp::new(1.0).expect("1 is a valid rate")),
+            at_secs: 0.0,
+        }
+    }
+
+    /// Gaps replayed in a loop; the first request goes at once.
+    pub fn intervals(gaps: Vec<Duration>) -> Schedule {
+        Schedule::Intervals {
+            gaps,
+            next: 0,
+            at: Duration::ZERO,
+        }
+    }
+
+    /// Timestamps replayed once, relative to the earliest.
+    pub fn fixed(mut offsets: Vec<Duration>) -> Schedule {
+        offsets.sort();
+        let first = offsets.first().copied().unwrap_or_default();
+        let offsets = offsets.into_iter().map(|o| o - first).collect();
+        Schedule::Fixed { offsets, next: 0 }
+    }
+
+    /// The offset of the next request from the start, or `None` when the schedule is over.
+    pub fn next_offset(&mut self) -> Option<Duration> {
+        match self {
+            Schedule::Constant { rate, sent } => {
+                let at = Duration::from_secs_f64(*sent as f64 / *rate);
+                *sent += 1;
+                Some(at)
+            }
+            Schedule::Poisson {
+                rng, gaps, at_secs, ..
+            } => {
+                let at = Duration::from_secs_f64(*at_secs);
+                *at_secs += gaps.sample(rng);
+                Some(at)
+            }
+            Schedule::Intervals { gaps, next, at } => {
+                let this = *at;
+                if gaps.is_empty() {
+                    return None;
+                }
+                *at += gaps[*next % gaps.len()];
+                *next += 1;
+                Some(this)
+            }
+            Schedule::Fixed { offsets, next } => {
+                let at = offsets.get(*next).copied();
+                *next += 1;
+                at
+            }
+        }
+    }
+
+    /// Mean requests per second the schedule asks for (the level's value in reports).
+    pub fn mean_rate(&self) -> f64 {
+        match self {
+            Schedule::Constant { rate, .. } => *rate,
+            Schedule::Poisson { rate, .. } => *rate,
+            Schedule::Intervals { gaps, .. } => {
+                let total: Duration = gaps.iter().sum();
+                rate_of(gaps.len(), total)
+            }
+            Schedule::Fixed { offsets, .. } => rate_of(
+                offsets.len().saturating_sub(1),
+                offsets.last().copied().unwrap_or_default(),
+            ),
+        }
+    }
+}
+
+fn rate_of(count: usize, span: Duration) -> f64 {
+    if span.is_zero() {
+        0.0
+    } else {
+        count as f64 / span.as_secs_f64()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offsets(schedule: &mut Schedule, n: usize) -> Vec<f64> {
+        (0..n)
+            .map_while(|_| schedule.next_offset())
+            .map(|d| d.as_secs_f64())
+            .collect()
+    }
+
+    #[test]
+    fn constant_rate_is_evenly_spaced_from_zero() {
+        let at = offsets(&mut Schedule::constant(1000.0), 4);
+        assert_eq!(at, vec![0.0, 0.001, 0.002, 0.003]);
+    }
+
+    #[test]
+    fn poisson_gaps_have_the_mean_and_spread_of_theory() {
+        let at = offsets(&mut Schedule::poisson(1000.0, 42), 100_001);
+        let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64;
+        let cv = var.sqrt() / mean;
+        assert!((mean - 0.001).abs() < 0.001 * 0.02, "mean gap {mean}");
+        assert!((cv - 1.0).abs() < 0.02, "coefficient of variation {cv}");
+        // Same seed, same schedule.
+        assert_eq!(
+            offsets(&mut Schedule::poisson(1000.0, 42), 5),
+            at[..5].to_vec()
+        );
+    }
+
+    #[test]
+    fn intervals_loop_and_fixed_schedules_end() {
+        let gaps = vec![Duration::from_micros(100), Duration::from_micros(300)];
+        let at = offsets(&mut Schedule::intervals(gaps), 5);
+        assert_eq!(at, vec![0.0, 0.0001, 0.0004, 0.0005, 0.0008]);
+        let fixed = vec![Duration::from_millis(5), Duration::from_millis(2)];
+        let mut schedule = Schedule::fixed(fixed);
+        assert_eq!(offsets(&mut schedule, 5), vec![0.0, 0.003]);
+        assert!((Schedule::constant(250.0).mean_rate() - 250.0).abs() < 1e-9);
+    }
+}

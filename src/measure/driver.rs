@@ -1,0 +1,151 @@
+//! The profiler's view of a load driver: closed or open loop, applied level by level, with
+//! the samples and send counters that windows are cut from.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::level::LoadLevel;
+use super::sample::Sample;
+use super::window::WindowStats;
+use crate::backend::Target;
+use crate::config::{Config, Distribution, LoadMode};
+use crate::data::Dataset;
+use crate::error::{RunError, RunResult};
+use crate::load::concurrency::ClosedLoop;
+use crate::load::rate::OpenLoop;
+use crate::load::schedule::Schedule;
+
+/// Open-loop counters as last read, so that each window gets its own deltas.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CounterMark {
+    sent: u64,
+    cap_waits: u64,
+    cap_wait_ns: u64,
+}
+
+/// The driver a run uses.
+pub enum Driver {
+    Closed(ClosedLoop),
+    Open { driver: OpenLoop, mark: CounterMark },
+}
+
+impl Driver {
+    pub fn new(cfg: &Config, target: Arc<Target>, dataset: Arc<Dataset>) -> Driver {
+        if cfg.load.is_open_loop() {
+            let cap = cfg.max_concurrency.map(|c| c as usize);
+            Driver::Open {
+                driver: OpenLoop::new(target, dataset, cap),
+                mark: CounterMark::default(),
+            }
+        } else {
+            Driver::Closed(ClosedLoop::new(target, dataset))
+        }
+    }
+
+    /// Puts the level's load on the server.
+    pub fn apply(&mut self, cfg: &Config, dataset: &Dataset, level: LoadLevel) -> RunResult<()> {
+        match (self, level) {
+            (Driver::Closed(closed), LoadLevel::Concurrency(c)) => {
+                closed.set_concurrency(c as usize);
+                Ok(())
+            }
+            (Driver::Open { driver, .. }, LoadLevel::Rate(rate)) => {
+                driver.start(schedule_for(cfg, dataset, rate)?);
+                Ok(())
+            }
+            _ => Err(RunError::failed(
+                "internal: the level does not fit the load driver",
+            )),
+        }
+    }
+
+    pub fn drain_until(&self, boundary: Instant, out: &mut Vec<Sample>) {
+        match self {
+            Driver::Closed(d) => d.drain_until(boundary, out),
+            Driver::Open { driver, .. } => driver.drain_until(boundary, out),
+        }
+    }
+
+    pub fn pending_samples(&self) -> usize {
+        match self {
+            Driver::Closed(d) => d.pending_samples(),
+            Driver::Open { driver, .. } => driver.pending_samples(),
+        }
+    }
+
+    /// True when a finite load has run out: every budgeted request (closed loop) or every
+    /// scheduled one (fixed schedule) was sent and answered.
+    pub fn finished(&self) -> bool {
+        match self {
+            Driver::Closed(d) => d.all_finished(),
+            Driver::Open { driver, .. } => driver.schedule_done() && driver.in_flight() == 0,
+        }
+    }
+
+    /// Adds the open loop's send counters since the last window to `window`.
+    pub fn stamp_counters(&mut self, window: &mut WindowStats) {
+        let Driver::Open { driver, mark } = self else {
+            window.sent = window.completed();
+            return;
+        };
+        let c = driver.counters();
+        let now = CounterMark {
+            sent: c.sent.load(Ordering::Relaxed),
+            cap_waits: c.cap_waits.load(Ordering::Relaxed),
+            cap_wait_ns: c.cap_wait_ns.load(Ordering::Relaxed),
+        };
+        window.sent = now.sent - mark.sent;
+        window.cap_waits = now.cap_waits - mark.cap_waits;
+        window.cap_wait_ns = (now.cap_wait_ns - mark.cap_wait_ns) as u128;
+        *mark = now;
+    }
+
+    pub fn closed_loop(&mut self) -> Option<&mut ClosedLoop> {
+        match self {
+            Driver::Closed(d) => Some(d),
+            Driver::Open { .. } => None,
+        }
+    }
+
+    pub async fn stop(&mut self) {
+        match self {
+            Driver::Closed(d) => d.stop().await,
+            Driver::Open { driver, .. } => driver.stop().await,
+        }
+    }
+}
+
+/// The schedule of an open-loop level.
+fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
+    Ok(match &cfg.load {
+        LoadMode::RequestRate {
+            distribution: Distribution::Constant,
+            ..
+        } => Schedule::constant(rate),
+        LoadMode::RequestRate {
+            distribution: Distribution::Poisson,
+            ..
+        } => Schedule::poisson(rate, cfg.seed),
+        LoadMode::Intervals { gaps } => Schedule::intervals(gaps.clone()),
+        LoadMode::FixedSchedule => Schedule::fixed(fixed_offsets(dataset)?),
+        LoadMode::Concurrency => {
+            return Err(RunError::failed("internal: a closed loop has no schedule"))
+        }
+    })
+}
+
+/// The `timestamp` of every input-data entry, for `--fixed-schedule`.
+fn fixed_offsets(dataset: &Dataset) -> RunResult<Vec<std::time::Duration>> {
+    let offsets: Option<Vec<_>> = dataset
+        .timestamps_ms
+        .iter()
+        .map(|t| t.map(|ms| std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0)))
+        .collect();
+    match offsets {
+        Some(list) if !list.is_empty() => Ok(list),
+        _ => Err(RunError::bad_option(
+            "--fixed-schedule replays the \"timestamp\" (ms) of each --input-data entry: give a JSON input-data file whose every entry has one.",
+        )),
+    }
+}

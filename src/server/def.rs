@@ -1,0 +1,402 @@
+//! Model definitions: how a `--model NAME=KIND[:key=value,...]` flag is read into a
+//! [`ModelDef`] (kind, tensors, batching, instances, dynamic batching) and printed back.
+//! Every bad definition is refused here with one sentence naming the bad part, so the
+//! scheduler and the models can trust what they are given.
+
+use std::fmt;
+use std::str::FromStr;
+
+use crate::model::DataType;
+
+/// How the `sleep` kind draws each execution's service time from its mean `ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dist {
+    /// Exactly `ms`.
+    Fixed,
+    /// Uniform over `[0, 2·ms]`.
+    Uniform,
+    /// Normal with mean `ms` and standard deviation `ms/4`, clamped at 0.
+    Normal,
+    /// Exponential with mean `ms`.
+    Exponential,
+}
+
+impl Dist {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dist::Fixed => "fixed",
+            Dist::Uniform => "uniform",
+            Dist::Normal => "normal",
+            Dist::Exponential => "exponential",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Dist> {
+        [Dist::Fixed, Dist::Uniform, Dist::Normal, Dist::Exponential]
+            .into_iter()
+            .find(|d| d.name() == name)
+    }
+}
+
+/// The error codes a `fail` model can answer with (HTTP statuses; gRPC gets the match).
+pub const FAIL_CODES: [u16; 5] = [400, 404, 429, 500, 503];
+
+/// What a model does with a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelKind {
+    /// `OUTPUT0` = `INPUT0`, any datatype.
+    Identity,
+    /// INT32 `OUTPUT0` = `INPUT0 + INPUT1`, `OUTPUT1` = `INPUT0 - INPUT1` (wrapping).
+    AddSub,
+    /// Identity for BYTES tensors: each string comes back as it was sent.
+    Echo,
+    /// Identity after a service time of mean `ms` per execution (sleeping, or burning CPU
+    /// when `spin`).
+    Sleep { ms: f64, dist: Dist, spin: bool },
+    /// Identity, but a fraction `rate` of requests fails with the error `code`.
+    Fail { rate: f64, code: u16 },
+    /// Identity-shaped and doing no work.
+    Noop,
+}
+
+impl ModelKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ModelKind::Identity => "identity",
+            ModelKind::AddSub => "add_sub",
+            ModelKind::Echo => "echo",
+            ModelKind::Sleep { .. } => "sleep",
+            ModelKind::Fail { .. } => "fail",
+            ModelKind::Noop => "noop",
+        }
+    }
+
+    /// The kind for a name, with its default options.
+    fn from_name(name: &str) -> Option<ModelKind> {
+        Some(match name {
+            "identity" => ModelKind::Identity,
+            "add_sub" => ModelKind::AddSub,
+            "echo" => ModelKind::Echo,
+            "sleep" => ModelKind::Sleep {
+                ms: 10.0,
+                dist: Dist::Fixed,
+                spin: false,
+            },
+            "fail" => ModelKind::Fail {
+                rate: 0.1,
+                code: 500,
+            },
+            "noop" => ModelKind::Noop,
+            _ => return None,
+        })
+    }
+
+    /// Whether an execution waits (sleeps or spins), so it must not run on an async worker.
+    pub fn blocks(&self) -> bool {
+        matches!(self, ModelKind::Sleep { ms, .. } if *ms > 0.0)
+    }
+}
+
+const KINDS: &str = "identity, add_sub, echo, sleep, fail, noop";
+const COMMON: &str = "shape, max_batch, instances, queue_delay_us, preferred_batch";
+
+/// The most instances a model may have (each batching instance is a thread).
+pub const MAX_INSTANCES: u32 = 256;
+
+/// One served model: its kind, datatype, dimensions (without the batch dimension), maximum
+/// batch size (0 = the model does not batch), parallel instances and dynamic batching.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelDef {
+    pub name: String,
+    pub kind: ModelKind,
+    pub datatype: DataType,
+    pub dims: Vec<i64>,
+    pub max_batch: u32,
+    pub instances: u32,
+    /// The dynamic batcher's maximum queue delay; `None` with no preferred sizes means
+    /// no dynamic batching.
+    pub queue_delay_us: Option<u64>,
+    pub preferred_batch: Vec<u32>,
+}
+
+impl ModelDef {
+    /// A model of the kind with its default options.
+    pub fn new(name: &str, kind: ModelKind) -> ModelDef {
+        let (datatype, dims, max_batch) = match kind {
+            ModelKind::AddSub => (DataType::Int32, vec![16], 0),
+            ModelKind::Echo => (DataType::Bytes, vec![1], 8),
+            _ => (DataType::Fp32, vec![16], 8),
+        };
+        ModelDef {
+            name: name.to_string(),
+            kind,
+            datatype,
+            dims,
+            max_batch,
+            instances: 1,
+            queue_delay_us: None,
+            preferred_batch: Vec::new(),
+        }
+    }
+
+    /// Whether requests are batched together (Triton: `dynamic_batching` is in the config).
+    pub fn dynamic_batching(&self) -> bool {
+        self.queue_delay_us.is_some() || !self.preferred_batch.is_empty()
+    }
+
+    /// The largest batch one execution takes: the largest preferred size if any, else the
+    /// maximum batch size (at least 1).
+    pub fn max_execution_batch(&self) -> u32 {
+        let preferred = self.preferred_batch.iter().copied().max();
+        preferred.unwrap_or(self.max_batch).max(1)
+    }
+
+    /// The shape the metadata reports: `[-1] + dims` for a batching model, else `dims`.
+    pub fn metadata_shape(&self) -> Vec<i64> {
+        if self.max_batch > 0 {
+            std::iter::once(-1)
+                .chain(self.dims.iter().copied())
+                .collect()
+        } else {
+            self.dims.clone()
+        }
+    }
+
+    /// Applies one `key=value` option.
+    fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let bad = |what: &str| format!("option '{key}={value}' is not valid: {what}");
+        match key {
+            "datatype" => self.set_datatype(value).map_err(|e| bad(&e))?,
+            "shape" => self.dims = parse_dims(value).map_err(|e| bad(&e))?,
+            "max_batch" => self.max_batch = parse_num(value).ok_or_else(|| bad(WHOLE))?,
+            "instances" => {
+                self.instances = parse_num(value)
+                    .filter(|n| (1..=MAX_INSTANCES).contains(n))
+                    .ok_or_else(|| bad(&format!("expected 1 to {MAX_INSTANCES}")))?
+            }
+            "queue_delay_us" => {
+                self.queue_delay_us = Some(parse_num(value).ok_or_else(|| bad(WHOLE))?)
+            }
+            "preferred_batch" => {
+                self.preferred_batch = parse_sizes(value).ok_or_else(|| {
+                    bad("expected batch sizes ≥ 1 separated by commas, such as 4,8")
+                })?
+            }
+            _ => return self.set_kind_option(key, value, &bad),
+        }
+        Ok(())
+    }
+
+    fn set_datatype(&mut self, value: &str) -> Result<(), String> {
+        let datatype = value
+            .parse::<DataType>()
+            .map_err(|e| format!("{e}; use e.g. FP32, INT8 or BYTES"))?;
+        match self.kind {
+            ModelKind::AddSub if datatype != DataType::Int32 => Err("add_sub is INT32 only".into()),
+            ModelKind::Echo if datatype != DataType::Bytes => Err("echo is BYTES only".into()),
+            _ => {
+                self.datatype = datatype;
+                Ok(())
+            }
+        }
+    }
+
+    /// Applies an option that only some kinds take; `bad` words a bad value.
+    fn set_kind_option(
+        &mut self,
+        key: &str,
+        value: &str,
+        bad: &dyn Fn(&str) -> String,
+    ) -> Result<(), String> {
+        match (key, &mut self.kind) {
+            ("rate", ModelKind::Fail { rate, .. }) => {
+                *rate = (value.parse::<f64>().ok())
+                    .filter(|r| (0.0..=1.0).contains(r))
+                    .ok_or_else(|| bad("expected a number between 0 and 1"))?
+            }
+            ("code", ModelKind::Fail { code, .. }) => {
+                *code = (value.parse::<u16>().ok())
+                    .filter(|c| FAIL_CODES.contains(c))
+                    .ok_or_else(|| bad("expected one of 400, 404, 429, 500, 503"))?
+            }
+            ("ms", ModelKind::Sleep { ms, .. }) => {
+                *ms = (value.parse::<f64>().ok())
+                    .filter(|m| m.is_finite() && (0.0..=3_600_000.0).contains(m))
+                    .ok_or_else(|| bad("expected milliseconds ≥ 0, such as 10 or 0.5"))?
+            }
+            ("dist", ModelKind::Sleep { dist, .. }) => {
+                *dist = Dist::from_name(value)
+                    .ok_or_else(|| bad("expected fixed, uniform, normal or exponential"))?
+            }
+            ("spin", ModelKind::Sleep { spin, .. }) => {
+                *spin = value.parse().map_err(|_| bad("expected true or false"))?
+            }
+            _ => {
+                return Err(format!(
+                    "option '{key}' is not known for kind {}; it takes {}",
+                    self.kind.name(),
+                    options_of(&self.kind)
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks the options against each other once all are applied.
+    fn check(&self) -> Result<(), String> {
+        let name = &self.name;
+        if self.dynamic_batching() && self.max_batch == 0 {
+            return Err(format!(
+                "model '{name}': dynamic batching (queue_delay_us or preferred_batch) needs max_batch ≥ 1"
+            ));
+        }
+        if let Some(p) = (self.preferred_batch.iter()).find(|&&p| p > self.max_batch) {
+            return Err(format!(
+                "model '{name}': preferred_batch {p} is larger than max_batch {}",
+                self.max_batch
+            ));
+        }
+        Ok(())
+    }
+}
+
+const WHOLE: &str = "expected a whole number ≥ 0";
+
+fn parse_num<T: FromStr>(value: &str) -> Option<T> {
+    value.trim().parse().ok()
+}
+
+fn parse_sizes(value: &str) -> Option<Vec<u32>> {
+    let sizes: Option<Vec<u32>> = (value.split(','))
+        .map(|s| parse_num::<u32>(s).filter(|&n| n >= 1))
+        .collect();
+    let mut sizes = sizes?;
+    sizes.sort_unstable();
+    sizes.dedup();
+    Some(sizes)
+}
+
+fn options_of(kind: &ModelKind) -> String {
+    match kind {
+        ModelKind::Fail { .. } => format!("datatype, {COMMON}, rate, code"),
+        ModelKind::Sleep { .. } => format!("datatype, {COMMON}, ms, dist, spin"),
+        _ => format!("datatype, {COMMON}"),
+    }
+}
+
+/// Parses comma-separated dimensions; -1 marks a variable dimension.
+fn parse_dims(value: &str) -> Result<Vec<i64>, String> {
+    if value.trim().is_empty() {
+        return Err("expected dimensions such as 16 or 3,224,224".into());
+    }
+    let dim = |d: &str| {
+        let d = d.trim();
+        d.parse::<i64>()
+            .ok()
+            .filter(|&n| n >= -1)
+            .ok_or_else(|| format!("dimension '{d}' is not a whole number ≥ -1"))
+    };
+    value.split(',').map(dim).collect()
+}
+
+/// Splits `key=value,key=value` where a value may itself hold commas (`shape=2,3`): a
+/// piece without `=` continues the previous value.
+fn split_options(text: &str) -> Result<Vec<(String, String)>, String> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for piece in text.split(',') {
+        match (piece.split_once('='), out.last_mut()) {
+            (Some((k, v)), _) => out.push((k.trim().to_string(), v.trim().to_string())),
+            (None, Some((_, v))) => {
+                v.push(',');
+                v.push_str(piece.trim());
+            }
+            (None, None) => return Err(format!("option '{piece}' is not of the form key=value")),
+        }
+    }
+    Ok(out)
+}
+
+fn check_name(name: &str) -> Result<(), String> {
+    let ok =
+        !name.is_empty() && (name.chars()).all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    if ok {
+        return Ok(());
+    }
+    Err(format!(
+        "model name '{name}' must be non-empty and use only letters, digits, '_', '-' and '.'"
+    ))
+}
+
+impl FromStr for ModelDef {
+    type Err = String;
+
+    /// Parses `NAME=KIND[:key=value,...]`.
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (name, rest) = s
+            .split_once('=')
+            .ok_or_else(|| format!("'{s}' is not of the form NAME=KIND[:key=value,...]"))?;
+        let name = name.trim();
+        check_name(name)?;
+        let (kind, options) = rest.split_once(':').unwrap_or((rest, ""));
+        let kind = ModelKind::from_name(kind.trim()).ok_or_else(|| {
+            format!(
+                "model kind '{}' is not known; use one of {KINDS}",
+                kind.trim()
+            )
+        })?;
+        let mut def = ModelDef::new(name, kind);
+        if !options.trim().is_empty() {
+            for (key, value) in split_options(options)? {
+                def.set(&key, &value)?;
+            }
+        }
+        def.check()?;
+        Ok(def)
+    }
+}
+
+fn join<T: ToString>(items: &[T]) -> String {
+    let items: Vec<String> = items.iter().map(T::to_string).collect();
+    items.join(",")
+}
+
+impl fmt::Display for ModelDef {
+    /// The definition in the form [`ModelDef::from_str`] reads back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}:", self.name, self.kind.name())?;
+        if !matches!(self.kind, ModelKind::AddSub | ModelKind::Echo) {
+            write!(f, "datatype={},", self.datatype)?;
+        }
+        write!(f, "shape={},max_batch={}", join(&self.dims), self.max_batch)?;
+        if self.instances != 1 {
+            write!(f, ",instances={}", self.instances)?;
+        }
+        if let Some(d) = self.queue_delay_us {
+            write!(f, ",queue_delay_us={d}")?;
+        }
+        if !self.preferred_batch.is_empty() {
+            write!(f, ",preferred_batch={}", join(&self.preferred_batch))?;
+        }
+        match &self.kind {
+            ModelKind::Fail { rate, code } => write!(f, ",rate={rate},code={code}"),
+            ModelKind::Sleep { ms, dist, spin } => {
+                write!(f, ",ms={ms},dist={}", dist.name())?;
+                if *spin {
+                    write!(f, ",spin=true")?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The models served when none are given: `identity` (FP32 [16], max batch 8), `add_sub`
+/// (INT32 [16]) and `noop` (FP32 [16], max batch 8, no work).
+pub fn default_models() -> Vec<ModelDef> {
+    vec![
+        ModelDef::new("identity", ModelKind::Identity),
+        ModelDef::new("add_sub", ModelKind::AddSub),
+        ModelDef::new("noop", ModelKind::Noop),
+    ]
+}

@@ -1,0 +1,165 @@
+//! What the server says about itself and its models: server metadata, model metadata and
+//! Triton's model configuration, built once as the gRPC (protobuf) messages and written as
+//! the HTTP JSON objects from those same messages, so both front ends and the in-process
+//! API describe a model identically.
+
+use serde_json::{json, Value};
+
+use super::models::Model;
+use crate::model::{DataType, TensorSpec};
+use crate::proto::model_config::SchedulingChoice;
+use crate::proto::model_instance_group::Kind;
+use crate::proto::model_metadata_response::TensorMetadata;
+use crate::proto::{
+    ModelConfig, ModelDynamicBatching, ModelInput, ModelInstanceGroup, ModelMetadataResponse,
+    ModelOutput, ServerMetadataResponse,
+};
+
+/// The platform and backend names the server reports for every model.
+const PLATFORM: &str = "inferperf";
+
+/// The protocol extensions the server advertises.
+pub const EXTENSIONS: [&str; 3] = ["binary_tensor_data", "model_configuration", "statistics"];
+
+pub fn server_metadata() -> ServerMetadataResponse {
+    ServerMetadataResponse {
+        name: "inferperf".to_string(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        extensions: EXTENSIONS.iter().map(|e| e.to_string()).collect(),
+    }
+}
+
+pub fn server_metadata_json() -> Value {
+    let m = server_metadata();
+    json!({"name": m.name, "version": m.version, "extensions": m.extensions})
+}
+
+fn tensor_metadata(specs: &[TensorSpec], shape: &[i64]) -> Vec<TensorMetadata> {
+    let meta = |t: &TensorSpec| TensorMetadata {
+        name: t.name.clone(),
+        datatype: t.datatype.as_str().to_string(),
+        shape: shape.to_vec(),
+    };
+    specs.iter().map(meta).collect()
+}
+
+/// The model's metadata; shapes carry a leading -1 when the model batches.
+pub fn metadata(model: &Model) -> ModelMetadataResponse {
+    let shape = model.def.metadata_shape();
+    ModelMetadataResponse {
+        name: model.name().to_string(),
+        versions: vec!["1".to_string()],
+        platform: PLATFORM.to_string(),
+        inputs: tensor_metadata(&model.inputs, &shape),
+        outputs: tensor_metadata(&model.outputs, &shape),
+    }
+}
+
+pub fn metadata_json(m: &ModelMetadataResponse) -> Value {
+    let tensors = |ts: &[TensorMetadata]| -> Vec<Value> {
+        let tensor =
+            |t: &TensorMetadata| json!({"name": t.name, "datatype": t.datatype, "shape": t.shape});
+        ts.iter().map(tensor).collect()
+    };
+    json!({
+        "name": m.name,
+        "versions": m.versions,
+        "platform": m.platform,
+        "inputs": tensors(&m.inputs),
+        "outputs": tensors(&m.outputs),
+    })
+}
+
+/// The model's configuration in Triton's protobuf form.
+pub fn config(model: &Model) -> ModelConfig {
+    let def = &model.def;
+    let input = |t: &TensorSpec| ModelInput {
+        name: t.name.clone(),
+        data_type: t.datatype.config_enum(),
+        dims: t.shape.clone(),
+        optional: false,
+    };
+    let output = |t: &TensorSpec| ModelOutput {
+        name: t.name.clone(),
+        data_type: t.datatype.config_enum(),
+        dims: t.shape.clone(),
+    };
+    let batching = def.dynamic_batching().then(|| {
+        SchedulingChoice::DynamicBatching(ModelDynamicBatching {
+            preferred_batch_size: (def.preferred_batch.iter())
+                .map(|&b| i32::try_from(b).unwrap_or(i32::MAX))
+                .collect(),
+            max_queue_delay_microseconds: def.queue_delay_us.unwrap_or(0),
+            preserve_ordering: false,
+        })
+    });
+    ModelConfig {
+        name: model.name().to_string(),
+        platform: PLATFORM.to_string(),
+        backend: PLATFORM.to_string(),
+        max_batch_size: i32::try_from(def.max_batch).unwrap_or(i32::MAX),
+        input: model.inputs.iter().map(input).collect(),
+        output: model.outputs.iter().map(output).collect(),
+        instance_group: vec![ModelInstanceGroup {
+            name: format!("{}_0", model.name()),
+            count: i32::try_from(def.instances).unwrap_or(i32::MAX),
+            kind: Kind::Cpu as i32,
+        }],
+        scheduling_choice: batching,
+        ..Default::default()
+    }
+}
+
+/// Triton's spelling of a datatype in the model configuration.
+fn config_type(data_type: i32) -> String {
+    match DataType::from_config_enum(data_type) {
+        Some(DataType::Bytes) => "TYPE_STRING".to_string(),
+        Some(other) => format!("TYPE_{}", other.as_str()),
+        None => "TYPE_INVALID".to_string(),
+    }
+}
+
+fn tensor_json(name: &str, data_type: i32, dims: &[i64]) -> Value {
+    json!({"name": name, "data_type": config_type(data_type), "dims": dims})
+}
+
+fn group_json(g: &ModelInstanceGroup) -> Value {
+    json!({"name": g.name, "count": g.count, "kind": kind_name(g.kind)})
+}
+
+/// The configuration as Triton's HTTP endpoint writes it.
+pub fn config_json(c: &ModelConfig) -> Value {
+    let inputs: Vec<Value> = (c.input.iter())
+        .map(|t| tensor_json(&t.name, t.data_type, &t.dims))
+        .collect();
+    let outputs: Vec<Value> = (c.output.iter())
+        .map(|t| tensor_json(&t.name, t.data_type, &t.dims))
+        .collect();
+    let groups: Vec<Value> = c.instance_group.iter().map(group_json).collect();
+    let mut out = json!({
+        "name": c.name,
+        "platform": c.platform,
+        "backend": c.backend,
+        "max_batch_size": c.max_batch_size,
+        "input": inputs,
+        "output": outputs,
+        "instance_group": groups,
+    });
+    if let Some(SchedulingChoice::DynamicBatching(d)) = &c.scheduling_choice {
+        out["dynamic_batching"] = json!({
+            "preferred_batch_size": d.preferred_batch_size,
+            "max_queue_delay_microseconds": d.max_queue_delay_microseconds,
+            "preserve_ordering": d.preserve_ordering,
+        });
+    }
+    out
+}
+
+fn kind_name(kind: i32) -> &'static str {
+    match Kind::try_from(kind) {
+        Ok(Kind::Gpu) => "KIND_GPU",
+        Ok(Kind::Cpu) => "KIND_CPU",
+        Ok(Kind::Model) => "KIND_MODEL",
+        _ => "KIND_AUTO",
+    }
+}

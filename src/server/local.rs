@@ -1,0 +1,110 @@
+//! The served models with their schedulers, as one cheap-to-clone handle. It is the only
+//! way in: the HTTP and gRPC front ends and the in-process `--service-kind local` backend
+//! all call [`LocalServer::infer`], so the three behave and count identically. Built once;
+//! the request path reads it without a lock.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::def::ModelDef;
+use super::describe;
+use super::error::InferError;
+use super::models::Model;
+use super::sched::Scheduler;
+use crate::proto::{ModelConfig, ModelMetadataResponse, ModelStatistics};
+use crate::wire::{InferRequest, InferResponse};
+
+/// A model and the scheduler in front of it.
+#[derive(Debug)]
+pub(crate) struct Served {
+    pub model: Arc<Model>,
+    scheduler: Scheduler,
+}
+
+/// The models by name; dropping it (with the last handle) drops the schedulers, which
+/// ends their instance threads.
+#[derive(Debug)]
+struct Registry {
+    models: BTreeMap<String, Served>,
+}
+
+/// The models, callable in-process: a handle to the registry and schedulers, no network.
+#[derive(Debug, Clone)]
+pub struct LocalServer {
+    inner: Arc<Registry>,
+}
+
+impl LocalServer {
+    /// Builds the models and starts their schedulers; two models of the same name are an
+    /// error. Call it inside a tokio runtime.
+    pub fn new(defs: Vec<ModelDef>) -> anyhow::Result<LocalServer> {
+        let mut models = BTreeMap::new();
+        for def in defs {
+            let name = def.name.clone();
+            if models.contains_key(&name) {
+                anyhow::bail!("model '{name}' is defined twice; give each --model its own name");
+            }
+            let model = Arc::new(Model::new(def));
+            let scheduler = Scheduler::new(&model)?;
+            models.insert(name, Served { model, scheduler });
+        }
+        Ok(LocalServer {
+            inner: Arc::new(Registry { models }),
+        })
+    }
+
+    /// The served model names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.inner.models.keys().cloned().collect()
+    }
+
+    /// The model of that name, if `version` is empty or "1" (each model has one version).
+    pub(crate) fn find(&self, name: &str, version: &str) -> Result<&Served, InferError> {
+        match self.inner.models.get(name) {
+            Some(served) if version.is_empty() || version == "1" => Ok(served),
+            _ => Err(InferError::unknown_model(name, version)),
+        }
+    }
+
+    /// The model's metadata: inputs and outputs with datatypes and shapes (a leading -1
+    /// when the model batches) and the platform.
+    pub fn metadata(&self, model: &str) -> Option<ModelMetadataResponse> {
+        let served = self.find(model, "").ok()?;
+        Some(describe::metadata(&served.model))
+    }
+
+    /// The model's configuration in Triton's form.
+    pub fn config(&self, model: &str) -> Option<ModelConfig> {
+        let served = self.find(model, "").ok()?;
+        Some(describe::config(&served.model))
+    }
+
+    /// Runs one request through the model's scheduler, counting it in the statistics —
+    /// the path every front end takes.
+    pub async fn infer(
+        &self,
+        model: &str,
+        version: &str,
+        request: InferRequest,
+    ) -> Result<InferResponse, InferError> {
+        let arrival = Instant::now();
+        let served = self.find(model, version)?;
+        let job = served.model.check(request, arrival)?;
+        served.scheduler.submit(&served.model, job).await
+    }
+
+    /// The model's statistics, cumulative since the server started.
+    pub fn statistics(&self, model: &str) -> Option<ModelStatistics> {
+        let served = self.find(model, "").ok()?;
+        Some(served.model.stats.snapshot(served.model.name()))
+    }
+
+    /// Every model's statistics, sorted by name.
+    pub fn all_statistics(&self) -> Vec<ModelStatistics> {
+        let models = self.inner.models.values();
+        models
+            .map(|s| s.model.stats.snapshot(s.model.name()))
+            .collect()
+    }
+}

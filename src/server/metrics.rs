@@ -1,0 +1,162 @@
+//! Prometheus text on `--metrics-port`, as Triton serves it on its port 8002: the
+//! `nv_inference_*` counters per model and version with Triton's meanings (taken from the
+//! same statistics the extension reports), plus the process's CPU time and resident
+//! memory read from /proc, so a client can see what the server spent.
+
+use std::convert::Infallible;
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+use http::{HeaderValue, Method, Request, StatusCode};
+use hyper::body::Incoming;
+
+use super::http::{body_reply, no_route, Reply};
+use super::local::LocalServer;
+use crate::proto::{InferStatistics, ModelStatistics, StatisticDuration};
+
+const TEXT: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+
+/// Answers `GET /metrics`.
+pub async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
+    let reply = match (req.method(), req.uri().path()) {
+        (&Method::GET, "/metrics") => {
+            body_reply(StatusCode::OK, Bytes::from(render(&server)), TEXT)
+        }
+        (_, path) => no_route(path),
+    };
+    Ok(reply)
+}
+
+/// One per-model counter: name, help text and how to read it from the statistics.
+struct Counter {
+    name: &'static str,
+    help: &'static str,
+    value: fn(&ModelStatistics) -> u64,
+}
+
+/// One duration statistic of the model (zero when absent).
+fn stat(
+    s: &ModelStatistics,
+    pick: fn(&InferStatistics) -> Option<StatisticDuration>,
+) -> StatisticDuration {
+    s.inference_stats
+        .as_ref()
+        .and_then(pick)
+        .unwrap_or_default()
+}
+
+const COUNTERS: [Counter; 9] = [
+    Counter {
+        name: "nv_inference_request_success",
+        help: "Number of successful inference requests, all batch sizes",
+        value: |s| stat(s, |i| i.success).count,
+    },
+    Counter {
+        name: "nv_inference_request_failure",
+        help: "Number of failed inference requests, all batch sizes",
+        value: |s| stat(s, |i| i.fail).count,
+    },
+    Counter {
+        name: "nv_inference_count",
+        help: "Number of inferences performed (does not include cached requests)",
+        value: |s| s.inference_count,
+    },
+    Counter {
+        name: "nv_inference_exec_count",
+        help: "Number of model executions performed (does not include cached requests)",
+        value: |s| s.execution_count,
+    },
+    Counter {
+        name: "nv_inference_request_duration_us",
+        help: "Cumulative inference request duration in microseconds (includes cached requests)",
+        value: |s| stat(s, |i| i.success).ns / 1000,
+    },
+    Counter {
+        name: "nv_inference_queue_duration_us",
+        help: "Cumulative inference queuing duration in microseconds (includes cached requests)",
+        value: |s| stat(s, |i| i.queue).ns / 1000,
+    },
+    Counter {
+        name: "nv_inference_compute_input_duration_us",
+        help: "Cumulative compute input duration in microseconds (does not include cached requests)",
+        value: |s| stat(s, |i| i.compute_input).ns / 1000,
+    },
+    Counter {
+        name: "nv_inference_compute_infer_duration_us",
+        help: "Cumulative compute inference duration in microseconds (does not include cached requests)",
+        value: |s| stat(s, |i| i.compute_infer).ns / 1000,
+    },
+    Counter {
+        name: "nv_inference_compute_output_duration_us",
+        help: "Cumulative inference compute output duration in microseconds (does not include cached requests)",
+        value: |s| stat(s, |i| i.compute_output).ns / 1000,
+    },
+];
+
+/// The whole metrics page.
+pub fn render(server: &LocalServer) -> String {
+    let stats = server.all_statistics();
+    let mut out = String::with_capacity(4096);
+    for c in &COUNTERS {
+        let _ = writeln!(
+            out,
+            "# HELP {} {}\n# TYPE {} counter",
+            c.name, c.help, c.name
+        );
+        for s in &stats {
+            let _ = writeln!(
+                out,
+                "{}{{model=\"{}\",version=\"{}\"}} {}",
+                c.name,
+                s.name,
+                s.version,
+                (c.value)(s)
+            );
+        }
+    }
+    write_process(&mut out);
+    out
+}
+
+fn write_process(out: &mut String) {
+    if let Some(cpu) = process_cpu_seconds() {
+        let _ = writeln!(
+            out,
+            "# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.\n\
+             # TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total {cpu}"
+        );
+    }
+    if let Some(rss) = process_resident_bytes() {
+        let _ = writeln!(
+            out,
+            "# HELP process_resident_memory_bytes Resident memory size in bytes.\n\
+             # TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes {rss}"
+        );
+    }
+}
+
+/// System configuration value, if the system knows it.
+fn sysconf(name: libc::c_int) -> Option<f64> {
+    // SAFETY: sysconf only reads a configuration value; any name is allowed.
+    let value = unsafe { libc::sysconf(name) };
+    (value > 0).then_some(value as f64)
+}
+
+/// User plus system CPU time of this process, from /proc/self/stat (fields 14 and 15,
+/// counted after the command name, which may itself hold spaces).
+pub fn process_cpu_seconds() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    // after_name starts at field 3 (state), so field n is at index n - 3.
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / sysconf(libc::_SC_CLK_TCK)?)
+}
+
+/// Resident memory of this process, from /proc/self/statm (pages).
+pub fn process_resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: f64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some((pages * sysconf(libc::_SC_PAGESIZE)?) as u64)
+}

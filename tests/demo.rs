@@ -1,0 +1,102 @@
+//! `inferperf demo` runs end to end with nothing else installed: it prints the report and
+//! the local/HTTP/gRPC comparison, writes the CSVs, and exits 0.
+
+mod common;
+
+use common::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demo_runs_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("reports");
+    let started = std::time::Instant::now();
+    let out = run_cli(&["demo", "--out", out_dir.to_str().unwrap(), "-p", "300"]).await;
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text, stderr(&out));
+    assert!(
+        started.elapsed().as_secs() < 60,
+        "the demo must finish within a minute"
+    );
+    for needle in [
+        "*** Measurement Settings ***",
+        "Request concurrency: 16",
+        "Inferences/Second vs. Client Average Batch Latency",
+        "What the framework itself costs per request",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    let identity = std::fs::read_to_string(out_dir.join("identity_http.csv")).unwrap();
+    assert!(identity.starts_with("Concurrency,Inferences/Second,"));
+    assert_eq!(
+        identity.lines().count(),
+        5,
+        "header + 4 levels:\n{identity}"
+    );
+    let cost = std::fs::read_to_string(out_dir.join("noop_cost.csv")).unwrap();
+    let paths: Vec<&str> = cost
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(paths, vec!["local", "HTTP", "gRPC"]);
+    // The in-process call skips the network and must be far cheaper than either RPC.
+    let mean = |path: &str| -> f64 {
+        let line = cost.lines().find(|l| l.starts_with(path)).unwrap();
+        line.split(',').nth(2).unwrap().parse().unwrap()
+    };
+    assert!(mean("local") * 5.0 < mean("HTTP"), "{cost}");
+    assert!(mean("local") * 5.0 < mean("gRPC"), "{cost}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_service_kind_profiles_without_a_network() {
+    let results = profile(&[
+        "-m",
+        "slow",
+        "--service-kind",
+        "local",
+        "--model",
+        "slow=sleep:ms=5",
+        "--concurrency-range",
+        "1",
+        "-p",
+        "400",
+        "-s",
+        "30",
+        "-r",
+        "4",
+    ])
+    .await;
+    let merged = &results[0].merged;
+    assert_eq!(merged.error_count(), 0);
+    let mean_ms = merged.mean_latency_us() / 1000.0;
+    assert!(
+        (5.0..7.5).contains(&mean_ms),
+        "5 ms model measured {mean_ms:.2} ms in-process"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn model_flag_needs_the_local_service_kind() {
+    let out = run_cli(&["-m", "x", "--model", "x=noop"]).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        stderr(&out).contains("--service-kind local"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_cli(&["-m", "x", "--service-kind", "local", "--model", "x=teapot"]).await;
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--model x=teapot"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_cli(&["-m", "nothere", "--service-kind", "local"]).await;
+    assert_eq!(out.status.code(), Some(99), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--model nothere=KIND"),
+        "{}",
+        stderr(&out)
+    );
+}
