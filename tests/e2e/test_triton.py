@@ -1,0 +1,101 @@
+"""inferperf against NVIDIA Triton 2.51 (PyTriton) over HTTP and gRPC."""
+
+import re
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+from e2e_lib import add_sub, assert_profiled, levels_text, note, run_inferperf
+
+PROTOCOLS = ("http", "grpc")
+# Short windows: these tests check that inferperf works against the real server; the
+# accuracy check is the side-by-side test's job.
+QUICK = ["--concurrency-range", "1:2", "-p", "1000", "-s", "20", "-r", "6"]
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+def test_add_sub_outputs_are_right(triton, protocol):
+    import tritonclient.grpc as grpcclient
+    import tritonclient.http as httpclient
+
+    module = httpclient if protocol == "http" else grpcclient
+    rng = np.random.default_rng(6)
+    a = rng.integers(-1000, 1000, 16, dtype=np.int32)
+    b = rng.integers(-1000, 1000, 16, dtype=np.int32)
+    with module.InferenceServerClient(url=triton.address(protocol)) as client:
+        sums, diffs = add_sub(module, client, a, b)
+    assert sums.dtype == np.int32 and diffs.dtype == np.int32
+    assert np.array_equal(sums, a + b)
+    assert np.array_equal(diffs, a - b)
+
+
+def test_statistics_need_the_access_token(triton):
+    url = f"http://{triton.http}/v2/models/identity/stats"
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(url, timeout=10)
+    assert refused.value.code == 403
+    assert triton.stats("identity").inference_count >= 0
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+@pytest.mark.parametrize("model", ("identity", "add_sub", "sleep10"))
+def test_inferperf_profiles_triton(triton, inferperf_bin, model, protocol):
+    before = triton.stats(model)
+    run = run_inferperf(
+        [
+            "-m", model,
+            "-u", triton.address(protocol),
+            "-i", protocol,
+            "-H", f"triton-access-token: {triton.token}",
+            *QUICK,
+        ],
+        f"triton-{model}-{protocol}",
+    )
+    delta = triton.stats(model) - before
+    assert_profiled(run, [1, 2])
+    # The model failed no request, and served at least the requests inferperf reported
+    # (the reported ones are those of each level's last 3 windows).
+    assert delta.fail == 0, run.show()
+    reported = sum(int(n) for n in re.findall(r"Request count: (\d+)", run.stdout))
+    assert 0 < reported <= delta.success, run.show()
+    if model == "sleep10":
+        for row in run.rows:
+            c = int(row["Concurrency"])
+            assert row["Inferences/Second"] < 101, run.show()
+            assert row["p50 latency"] > c * 10_000 * 0.95, run.show()
+    note(f"triton   {model:<8} {protocol:<4} {levels_text(run)}")
+
+
+def test_dynamic_batching_is_visible(triton, inferperf_bin):
+    before = triton.stats("identity")
+    run = run_inferperf(
+        [
+            "-m", "identity",
+            "-u", triton.http,
+            "-H", f"triton-access-token: {triton.token}",
+            "--concurrency-range", "8",
+            "-p", "1000", "-s", "20", "-r", "6",
+        ],
+        "triton-identity-c8",
+    )
+    delta = triton.stats("identity") - before
+    assert_profiled(run, [8])
+    assert delta.fail == 0
+    assert delta.execution_count < delta.inference_count, (
+        f"no dynamic batching seen: {delta.inference_count} inferences in "
+        f"{delta.execution_count} executions"
+    )
+    note(
+        f"triton   identity http c8: {levels_text(run)}; Triton ran {delta.inference_count} "
+        f"inferences in {delta.execution_count} executions "
+        f"(mean batch {delta.inference_count / delta.execution_count:.2f})"
+    )
+
+
+@pytest.mark.skip(reason="server-side breakdown lands with issue 4")
+def test_server_block_from_statistics(triton, inferperf_bin):
+    """Placeholder: once inferperf reads Triton's statistics extension (with `-H
+    'triton-access-token: ...'`), its report gets perf_analyzer's `Server:` block; check here
+    that the block appears and that its counts match the statistics delta."""
