@@ -1,0 +1,245 @@
+//! Helpers for the embedded server's tests: start it on free ports with given models, talk
+//! to it over HTTP (hyper) and gRPC (the generated tonic client), build requests, and keep
+//! `c` requests in flight for a while.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http_body_util::{BodyExt, Full};
+use hyper::{Method, Request, StatusCode};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value;
+use tonic::transport::Channel;
+
+use inferperf::model::DataType;
+use inferperf::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+use inferperf::proto::{ModelStatistics, ModelStatisticsRequest};
+use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
+use inferperf::wire::{self, InferRequest, Tensor};
+
+pub type Grpc = GrpcInferenceServiceClient<Channel>;
+
+/// Starts the server on free loopback ports with these models and a metrics port.
+pub async fn start(models: &[&str]) -> RunningServer {
+    let models: Vec<ModelDef> = models.iter().map(|m| m.parse().unwrap()).collect();
+    server::start(ServeOptions {
+        http_port: 0,
+        grpc_port: 0,
+        metrics_port: Some(0),
+        models,
+        ..ServeOptions::default()
+    })
+    .await
+    .expect("the server starts")
+}
+
+pub async fn grpc(server: &RunningServer) -> Grpc {
+    GrpcInferenceServiceClient::connect(format!("http://{}", server.grpc_addr))
+        .await
+        .unwrap()
+}
+
+/// A status and body of one HTTP exchange.
+pub struct Answer {
+    pub status: StatusCode,
+    pub header_len: Option<usize>,
+    pub body: Bytes,
+}
+
+impl Answer {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap()
+    }
+}
+
+#[derive(Clone)]
+pub struct Http {
+    client: Client<HttpConnector, Full<Bytes>>,
+    addr: SocketAddr,
+}
+
+impl Http {
+    pub fn new(addr: SocketAddr) -> Http {
+        let client = Client::builder(TokioExecutor::new()).build_http();
+        Http { client, addr }
+    }
+
+    pub async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Bytes,
+        header_len: Option<usize>,
+    ) -> Answer {
+        let mut req = Request::builder()
+            .method(method)
+            .uri(format!("http://{}{path}", self.addr));
+        if let Some(n) = header_len {
+            req = req.header(wire::HEADER_CONTENT_LENGTH, n);
+        }
+        let resp = self
+            .client
+            .request(req.body(Full::new(body)).unwrap())
+            .await
+            .unwrap();
+        let header_len = (resp.headers().get(wire::HEADER_CONTENT_LENGTH))
+            .map(|v| v.to_str().unwrap().parse().unwrap());
+        Answer {
+            status: resp.status(),
+            header_len,
+            body: resp.into_body().collect().await.unwrap().to_bytes(),
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> Answer {
+        self.send(Method::GET, path, Bytes::new(), None).await
+    }
+
+    pub async fn infer(&self, model: &str, req: &InferRequest) -> Answer {
+        let body = wire::encode_http_request(req, true).unwrap();
+        let path = format!("/v2/models/{model}/infer");
+        self.send(Method::POST, &path, body.body, body.header_len)
+            .await
+    }
+}
+
+/// An FP32 tensor `INPUT0` of `[batch] + dims` holding 0.5, 1.5, 2.5, ...
+pub fn fp32(batch: i64, dims: &[i64]) -> Tensor {
+    let shape: Vec<i64> = std::iter::once(batch).chain(dims.iter().copied()).collect();
+    let n: i64 = shape.iter().product();
+    let mut data = BytesMut::new();
+    (0..n).for_each(|i| data.put_f32_le(i as f32 + 0.5));
+    Tensor {
+        name: "INPUT0".into(),
+        datatype: DataType::Fp32,
+        shape,
+        data: data.freeze(),
+    }
+}
+
+pub fn request(inputs: Vec<Tensor>) -> InferRequest {
+    InferRequest {
+        id: "r".into(),
+        inputs,
+        ..Default::default()
+    }
+}
+
+/// The model's statistics over gRPC.
+pub async fn grpc_stats(client: &mut Grpc, model: &str) -> ModelStatistics {
+    let req = ModelStatisticsRequest {
+        name: model.into(),
+        version: String::new(),
+    };
+    let mut stats = client
+        .model_statistics(req)
+        .await
+        .unwrap()
+        .into_inner()
+        .model_stats;
+    assert_eq!(stats.len(), 1);
+    stats.remove(0)
+}
+
+/// Count and mean (ms) of one duration statistic between two snapshots.
+pub fn delta(
+    before: &ModelStatistics,
+    after: &ModelStatistics,
+    pick: fn(&ModelStatistics) -> (u64, u64),
+) -> (u64, f64) {
+    let ((c0, n0), (c1, n1)) = (pick(before), pick(after));
+    let count = c1 - c0;
+    let mean_ms = if count == 0 {
+        0.0
+    } else {
+        (n1 - n0) as f64 / count as f64 / 1e6
+    };
+    (count, mean_ms)
+}
+
+pub fn queue(s: &ModelStatistics) -> (u64, u64) {
+    let q = s.inference_stats.as_ref().unwrap().queue.unwrap();
+    (q.count, q.ns)
+}
+
+pub fn success(s: &ModelStatistics) -> (u64, u64) {
+    let q = s.inference_stats.as_ref().unwrap().success.unwrap();
+    (q.count, q.ns)
+}
+
+pub fn fail(s: &ModelStatistics) -> (u64, u64) {
+    let q = s.inference_stats.as_ref().unwrap().fail.unwrap();
+    (q.count, q.ns)
+}
+
+/// What [`drive`] saw: answers that were fine, answers that were errors, and how long
+/// from the start until the last answer.
+#[derive(Debug)]
+pub struct Driven {
+    pub ok: u64,
+    pub errors: u64,
+    pub elapsed: Duration,
+}
+
+/// Keeps `c` calls in flight for `duration` (each task starts a new call when its last
+/// answer arrives), then waits for the last answers.
+pub async fn drive<F, Fut>(c: usize, duration: Duration, call: F) -> Driven
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = bool> + Send,
+{
+    let call = Arc::new(call);
+    let start = Instant::now();
+    let tasks: Vec<_> = (0..c)
+        .map(|_| {
+            let call = call.clone();
+            tokio::spawn(async move {
+                let (mut ok, mut errors) = (0, 0);
+                while start.elapsed() < duration {
+                    if call().await {
+                        ok += 1
+                    } else {
+                        errors += 1
+                    }
+                }
+                (ok, errors)
+            })
+        })
+        .collect();
+    let (mut ok, mut errors) = (0, 0);
+    for task in tasks {
+        let (o, e) = task.await.unwrap();
+        ok += o;
+        errors += e;
+    }
+    Driven {
+        ok,
+        errors,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// Sends `n` calls with `c` in flight; returns how many were fine.
+pub async fn send_n<F, Fut>(n: usize, c: usize, call: F) -> usize
+where
+    F: Fn(usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = bool> + Send,
+{
+    use futures::StreamExt;
+    let call = Arc::new(call);
+    let results = futures::stream::iter(0..n)
+        .map(|i| {
+            let call = call.clone();
+            async move { call(i).await }
+        })
+        .buffer_unordered(c)
+        .collect::<Vec<bool>>()
+        .await;
+    results.into_iter().filter(|&ok| ok).count()
+}
