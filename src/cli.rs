@@ -229,7 +229,7 @@ const SUBCOMMANDS: [&str; 4] = ["profile", "serve", "demo", "help"];
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
     let first = args.get(1).map(String::as_str);
     let is_subcommand = first.is_some_and(|a| SUBCOMMANDS.contains(&a));
-    let is_top_version = matches!(first, Some("-V"));
+    let is_top_version = matches!(first, Some("-V" | "--version"));
     if !is_subcommand && !is_top_version {
         args.insert(1.min(args.len()), "profile".to_string());
     }

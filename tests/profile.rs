@@ -252,7 +252,10 @@ async fn help_and_version_work() {
     }
     let version = run_cli(&["--version"]).await;
     assert_eq!(version.status.code(), Some(0));
-    assert!(stdout(&version).contains(env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        stdout(&version).trim(),
+        format!("inferperf {}", env!("CARGO_PKG_VERSION"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
