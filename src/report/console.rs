@@ -4,7 +4,7 @@
 //! stability warnings, per-window detail with `-v`) comes as extra lines that do not change
 //! the ones perf_analyzer users parse.
 
-use crate::config::{Config, MeasurementMode, Protocol, ServiceKind};
+use crate::config::{Config, Distribution, LoadMode, MeasurementMode, Protocol, ServiceKind};
 use crate::measure::level::{format_rate, LevelEnd, LevelResult, LoadLevel};
 use crate::measure::window::WindowStats;
 
@@ -35,13 +35,9 @@ pub fn settings_block(cfg: &Config, service_kind: &str) -> String {
         "  Latency limit: {} msec",
         cfg.latency_threshold_ms.unwrap_or(0.0)
     ));
-    lines.push(concurrency_limit(cfg));
-    let calls = if cfg.async_mode {
-        "asynchronous"
-    } else {
-        "synchronous"
-    };
-    lines.push(format!("  Using {calls} calls for inference"));
+    lines.extend(load_limit(cfg));
+    // The client is asynchronous whatever --sync/--async say (see --help).
+    lines.push("  Using asynchronous calls for inference".to_string());
     lines.push(String::new());
     join_lines(&lines)
 }
@@ -81,16 +77,47 @@ fn window_settings(cfg: &Config) -> Vec<String> {
 }
 
 /// The highest concurrency the sweep may reach (`end` 0 means no fixed limit).
-fn concurrency_limit(cfg: &Config) -> String {
+fn load_limit(cfg: &Config) -> Vec<String> {
     let range = cfg.concurrency;
-    if range.end == 0 {
-        "  Concurrency limit: none (increase until the latency limit is reached)".to_string()
-    } else {
-        format!(
+    let mut lines = match &cfg.load {
+        LoadMode::Concurrency if range.end == 0 => {
+            vec!["  Concurrency limit: none (increase until the latency limit is reached)".into()]
+        }
+        LoadMode::Concurrency => vec![format!(
             "  Concurrency limit: {} concurrent requests",
             range.start.max(range.end)
-        )
+        )],
+        LoadMode::RequestRate {
+            range,
+            distribution,
+        } => {
+            let limit = match range.end {
+                0.0 => "none (increase until the latency limit is reached)".to_string(),
+                end => format!("{} requests per seconds", format_rate(range.start.max(end))),
+            };
+            let dist = match distribution {
+                Distribution::Constant => "constant",
+                Distribution::Poisson => "poisson",
+            };
+            vec![
+                format!("  Request Rate limit: {limit}"),
+                format!("  Using {dist} distribution on request generation"),
+            ]
+        }
+        LoadMode::Intervals { gaps } => vec![format!(
+            "  Using the {} request intervals of --request-intervals, looped",
+            gaps.len()
+        )],
+        LoadMode::FixedSchedule => {
+            vec!["  Replaying the input data's timestamps once (--fixed-schedule)".into()]
+        }
+    };
+    if let Some(cap) = cfg.max_concurrency {
+        lines.push(format!(
+            "  At most {cap} requests in flight (--max-concurrency)"
+        ));
     }
+    lines
 }
 
 /// The report of one load level: heading, client statistics, errors, per-window detail
