@@ -188,6 +188,16 @@ pub async fn discover(target: &Target) -> RunResult<Discovered> {
         .ok()
         .and_then(|r| r.into_inner().config)
         .map(|c| config_facts(&c));
+    discovered(target, extensions, metadata, config)
+}
+
+/// What discovery read, from the protobuf metadata answer (gRPC and in-process).
+pub(super) fn discovered(
+    target: &Target,
+    extensions: Vec<String>,
+    metadata: proto::ModelMetadataResponse,
+    config: Option<ConfigFacts>,
+) -> RunResult<Discovered> {
     Ok(Discovered {
         extensions,
         name: metadata.name,
@@ -217,7 +227,7 @@ fn model_error(target: &Target, status: &Status) -> RunError {
     ))
 }
 
-pub(super) fn tensors(
+fn tensors(
     list: Vec<proto::model_metadata_response::TensorMetadata>,
 ) -> RunResult<Vec<TensorSpec>> {
     list.into_iter()

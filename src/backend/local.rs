@@ -8,7 +8,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use prost::Message;
 
-use super::kserve_grpc::{config_facts, tensors};
+use super::kserve_grpc::{config_facts, discovered};
 use super::{elapsed_ns, Discovered, Reply, Target};
 use crate::error::{RunError, RunResult};
 use crate::measure::sample::ErrorKind;
@@ -67,13 +67,6 @@ pub fn discover(target: &Target) -> RunResult<Discovered> {
         ))
     })?;
     let config = server.config(&target.model).map(|c| config_facts(&c));
-    Ok(Discovered {
-        extensions: vec!["statistics".into(), "model_configuration".into()],
-        name: metadata.name,
-        version: target.version.clone(),
-        platform: metadata.platform,
-        inputs: tensors(metadata.inputs)?,
-        outputs: tensors(metadata.outputs)?,
-        config,
-    })
+    let extensions = vec!["statistics".into(), "model_configuration".into()];
+    discovered(target, extensions, metadata, config)
 }
