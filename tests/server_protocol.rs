@@ -2,15 +2,13 @@
 //! inference over HTTP (JSON and binary) and gRPC, for every datatype, plus the errors a
 //! client must be able to tell apart (unknown model, bad shape, model failure).
 
+mod server_util;
+
 use std::net::SocketAddr;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use half::{bf16, f16};
-use http_body_util::{BodyExt, Full};
-use hyper::{Method, Request, StatusCode};
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper::{Method, StatusCode};
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
@@ -22,8 +20,7 @@ use inferperf::proto::{
 };
 use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
 use inferperf::wire::{self, InferRequest, InferResponse, RequestedOutput, Tensor};
-
-type HttpClient = Client<HttpConnector, Full<Bytes>>;
+use server_util::Http;
 
 fn model_name(datatype: DataType) -> String {
     format!("id_{}", datatype.as_str().to_lowercase())
@@ -46,74 +43,6 @@ async fn start() -> RunningServer {
         ..ServeOptions::default()
     };
     server::start(opts).await.unwrap()
-}
-
-struct Http {
-    client: HttpClient,
-    addr: SocketAddr,
-}
-
-/// A status, headers of interest and body of one HTTP exchange.
-struct Answer {
-    status: StatusCode,
-    content_type: String,
-    header_len: Option<usize>,
-    body: Bytes,
-}
-
-impl Answer {
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).unwrap()
-    }
-}
-
-impl Http {
-    fn new(addr: SocketAddr) -> Http {
-        let client = Client::builder(TokioExecutor::new()).build_http();
-        Http { client, addr }
-    }
-
-    async fn send(
-        &self,
-        method: Method,
-        path: &str,
-        body: Bytes,
-        header_len: Option<usize>,
-    ) -> Answer {
-        let mut req = Request::builder()
-            .method(method)
-            .uri(format!("http://{}{path}", self.addr));
-        if let Some(n) = header_len {
-            req = req.header(wire::HEADER_CONTENT_LENGTH, n);
-        }
-        let resp = self
-            .client
-            .request(req.body(Full::new(body)).unwrap())
-            .await
-            .unwrap();
-        let header = |name: &str| {
-            resp.headers()
-                .get(name)
-                .map(|v| v.to_str().unwrap().to_string())
-        };
-        Answer {
-            status: resp.status(),
-            content_type: header("content-type").unwrap_or_default(),
-            header_len: header(wire::HEADER_CONTENT_LENGTH).map(|v| v.parse().unwrap()),
-            body: resp.into_body().collect().await.unwrap().to_bytes(),
-        }
-    }
-
-    async fn get(&self, path: &str) -> Answer {
-        self.send(Method::GET, path, Bytes::new(), None).await
-    }
-
-    async fn infer(&self, model: &str, req: &InferRequest, binary_inputs: bool) -> Answer {
-        let body = wire::encode_http_request(req, binary_inputs).unwrap();
-        let path = format!("/v2/models/{model}/infer");
-        self.send(Method::POST, &path, body.body, body.header_len)
-            .await
-    }
 }
 
 async fn grpc(addr: SocketAddr) -> GrpcInferenceServiceClient<Channel> {
@@ -251,7 +180,7 @@ async fn http_identity_every_datatype_json_and_binary() {
         for (binary_in, binary_out) in [(false, false), (true, true), (true, false), (false, true)]
         {
             let req = identity_request(t, binary_out);
-            let answer = http.infer(&model, &req, binary_in).await;
+            let answer = http.infer_as(&model, &req, binary_in).await;
             assert_eq!(answer.status, StatusCode::OK, "{model}: {:?}", answer.body);
             let expected_type = if binary_out {
                 "application/octet-stream"
@@ -311,7 +240,7 @@ async fn http_errors_have_the_right_status() {
     let server = start().await;
     let http = Http::new(server.http_addr);
     let unknown = http
-        .infer("nope", &identity_request(DataType::Fp32, false), false)
+        .infer_as("nope", &identity_request(DataType::Fp32, false), false)
         .await;
     assert_eq!(unknown.status, StatusCode::NOT_FOUND);
     assert_eq!(
@@ -333,7 +262,7 @@ async fn http_errors_have_the_right_status() {
 
     let mut bad_shape = identity_request(DataType::Fp32, false);
     bad_shape.inputs = vec![tensor("INPUT0", DataType::Fp32, vec![1, 15])];
-    let answer = http.infer("identity", &bad_shape, true).await;
+    let answer = http.infer_as("identity", &bad_shape, true).await;
     assert_eq!(answer.status, StatusCode::BAD_REQUEST);
     let message = answer.json()["error"].as_str().unwrap().to_string();
     assert!(
@@ -346,7 +275,7 @@ async fn http_errors_have_the_right_status() {
         ..Default::default()
     };
     assert_eq!(
-        http.infer("identity", &too_big, true).await.status,
+        http.infer_as("identity", &too_big, true).await.status,
         StatusCode::BAD_REQUEST
     );
     let garbage = http
@@ -367,7 +296,7 @@ async fn http_errors_have_the_right_status() {
         inputs: vec![tensor("INPUT0", DataType::Fp32, vec![1, 16])],
         ..Default::default()
     };
-    let answer = http.infer("broken", &broken, false).await;
+    let answer = http.infer_as("broken", &broken, false).await;
     assert_eq!(answer.status, StatusCode::INTERNAL_SERVER_ERROR);
     assert!(answer.json()["error"].is_string());
     server.shutdown().await;

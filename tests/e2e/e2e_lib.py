@@ -17,7 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SERVERS = Path(__file__).resolve().parent / "servers"
 VENVS = Path(os.environ.get("E2E_VENVS", ROOT / ".venv-e2e")).resolve()
-INFERPERF = Path(os.environ.get("INFERPERF_BIN", ROOT / "target" / "release" / "inferperf"))
+CARGO_TARGET = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+INFERPERF = Path(os.environ.get("INFERPERF_BIN", CARGO_TARGET / "release" / "inferperf"))
 ARTIFACTS = ROOT / "target" / "e2e"
 
 # Lines for the summary printed at the end of the run, and the servers' start times.

@@ -48,6 +48,7 @@ pub async fn grpc(server: &RunningServer) -> Grpc {
 /// A status and body of one HTTP exchange.
 pub struct Answer {
     pub status: StatusCode,
+    pub content_type: String,
     pub header_len: Option<usize>,
     pub body: Bytes,
 }
@@ -88,11 +89,15 @@ impl Http {
             .request(req.body(Full::new(body)).unwrap())
             .await
             .unwrap();
-        let header_len = (resp.headers().get(wire::HEADER_CONTENT_LENGTH))
-            .map(|v| v.to_str().unwrap().parse().unwrap());
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .map(|v| v.to_str().unwrap().to_string())
+        };
         Answer {
             status: resp.status(),
-            header_len,
+            content_type: header("content-type").unwrap_or_default(),
+            header_len: header(wire::HEADER_CONTENT_LENGTH).map(|v| v.parse().unwrap()),
             body: resp.into_body().collect().await.unwrap().to_bytes(),
         }
     }
@@ -102,7 +107,12 @@ impl Http {
     }
 
     pub async fn infer(&self, model: &str, req: &InferRequest) -> Answer {
-        let body = wire::encode_http_request(req, true).unwrap();
+        self.infer_as(model, req, true).await
+    }
+
+    /// Sends `req` with its inputs as binary tensor data or as JSON.
+    pub async fn infer_as(&self, model: &str, req: &InferRequest, binary_inputs: bool) -> Answer {
+        let body = wire::encode_http_request(req, binary_inputs).unwrap();
         let path = format!("/v2/models/{model}/infer");
         self.send(Method::POST, &path, body.body, body.header_len)
             .await
