@@ -5,10 +5,7 @@
 mod common;
 
 use common::*;
-use inferperf::backend::Connection;
 use inferperf::model::DataType;
-use inferperf::wire;
-use prost::Message;
 
 async fn round_trip(server_url: &str, model: &str, protocol: &str, format: &str) {
     let local_def = format!("{model}={}", local_definition(model));
@@ -28,24 +25,8 @@ async fn round_trip(server_url: &str, model: &str, protocol: &str, format: &str)
         "local" => flags.extend(["--service-kind", "local", "--model", &local_def]),
         _ => flags.extend(["-u", server_url, "-i", protocol]),
     }
-    let cfg = config(&flags);
-    let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-    let mut conn = Connection::open(&prepared.target).await.expect("connect");
-    let reply = conn
-        .infer(&prepared.target, &prepared.dataset.payloads[0])
-        .await
-        .unwrap_or_else(|e| panic!("{model} {protocol} {format}: {e}"));
-    let outputs = match protocol {
-        "grpc" | "local" => {
-            let msg = inferperf::proto::ModelInferResponse::decode(reply.body).expect("protobuf");
-            wire::from_grpc_response(msg).expect("decodes").outputs
-        }
-        _ => {
-            wire::decode_http_response(&reply.body, reply.header_len)
-                .expect("decodes")
-                .outputs
-        }
-    };
+    let (prepared, mut answered) = answers(&flags).await;
+    let outputs = answered.remove(0);
     let sent = &prepared.dataset.requests[0].inputs[0];
     let got = outputs
         .iter()
@@ -92,34 +73,16 @@ fn local_definition(model: &str) -> String {
 async fn add_sub_answers_are_right() {
     let server = start_server(&[]).await;
     for protocol in ["http", "grpc"] {
-        let cfg = config(&[
+        let (prepared, mut answered) = answers(&[
             "-m",
             "add_sub",
             "-u",
             &url(&server, protocol),
             "-i",
             protocol,
-        ]);
-        let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-        let mut conn = Connection::open(&prepared.target).await.expect("connect");
-        let reply = conn
-            .infer(&prepared.target, &prepared.dataset.payloads[0])
-            .await
-            .expect("infer");
-        let outputs = match protocol {
-            "grpc" => {
-                wire::from_grpc_response(
-                    inferperf::proto::ModelInferResponse::decode(reply.body).unwrap(),
-                )
-                .unwrap()
-                .outputs
-            }
-            _ => {
-                wire::decode_http_response(&reply.body, reply.header_len)
-                    .unwrap()
-                    .outputs
-            }
-        };
+        ])
+        .await;
+        let outputs = answered.remove(0);
         let ints = |b: &[u8]| -> Vec<i32> {
             b.chunks(4)
                 .map(|c| i32::from_le_bytes(c.try_into().unwrap()))

@@ -8,9 +8,7 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use inferperf::backend::Connection;
-use inferperf::wire::{self, Tensor};
-use prost::Message;
+use inferperf::wire::Tensor;
 use serde_json::{json, Value};
 
 fn write_json(dir: &Path, name: &str, doc: &Value) -> String {
@@ -20,26 +18,6 @@ fn write_json(dir: &Path, name: &str, doc: &Value) -> String {
 }
 
 /// Sends every request of the dataset once and returns each answer's outputs.
-async fn answers(args: &[&str]) -> (inferperf::app::Prepared, Vec<Vec<Tensor>>) {
-    let cfg = config(args);
-    let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-    let mut conn = Connection::open(&prepared.target).await.expect("connect");
-    let mut all = Vec::new();
-    for payload in &prepared.dataset.payloads {
-        let reply = conn.infer(&prepared.target, payload).await.expect("infer");
-        let outputs = if args.contains(&"grpc") {
-            let msg = inferperf::proto::ModelInferResponse::decode(reply.body).expect("protobuf");
-            wire::from_grpc_response(msg).expect("decodes").outputs
-        } else {
-            wire::decode_http_response(&reply.body, reply.header_len)
-                .expect("decodes")
-                .outputs
-        };
-        all.push(outputs);
-    }
-    (prepared, all)
-}
-
 fn ints(data: &[u8]) -> Vec<i32> {
     data.chunks(4)
         .map(|c| i32::from_le_bytes(c.try_into().unwrap()))

@@ -89,3 +89,32 @@ pub fn stdout(out: &Output) -> String {
 pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
+
+/// Prepares a run from profile flags, sends every payload of its dataset once over one
+/// connection, and returns the decoded outputs of each answer.
+pub async fn answers(
+    args: &[&str],
+) -> (inferperf::app::Prepared, Vec<Vec<inferperf::wire::Tensor>>) {
+    use inferperf::backend::Connection;
+    use prost::Message;
+    let cfg = config(args);
+    let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
+    let mut conn = Connection::open(&prepared.target).await.expect("connect");
+    let protobuf = prepared.target.local.is_some()
+        || prepared.target.protocol == inferperf::config::Protocol::Grpc;
+    let mut all = Vec::new();
+    for payload in &prepared.dataset.payloads {
+        let reply = conn
+            .infer(&prepared.target, payload)
+            .await
+            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+        let response = if protobuf {
+            let msg = inferperf::proto::ModelInferResponse::decode(reply.body).expect("protobuf");
+            inferperf::wire::from_grpc_response(msg).expect("decodes")
+        } else {
+            inferperf::wire::decode_http_response(&reply.body, reply.header_len).expect("decodes")
+        };
+        all.push(response.outputs);
+    }
+    (prepared, all)
+}
