@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::measure::level::LevelResult;
+use crate::measure::monitors::Monitors;
 use crate::measure::profiler::{Interrupt, Profiler};
 use crate::model::ModelSpec;
 use crate::report;
@@ -17,6 +18,21 @@ pub struct Prepared {
     pub target: Arc<Target>,
     pub model: ModelSpec,
     pub dataset: Arc<Dataset>,
+}
+
+impl Prepared {
+    /// The profiler for this run, with its monitors (CPU, server statistics, metrics);
+    /// also the sentences of the monitors that could not start.
+    pub async fn profiler<'a>(
+        &self,
+        cfg: &'a Config,
+        interrupt: Arc<Interrupt>,
+    ) -> (Profiler<'a>, Vec<String>) {
+        let started = Monitors::start(cfg, &self.target, &self.model).await;
+        let profiler = Profiler::new(cfg, self.target.clone(), self.dataset.clone(), interrupt)
+            .with_monitors(started.monitors);
+        (profiler, started.notes)
+    }
 }
 
 /// Resolves the server, reads the model and encodes the requests.
@@ -40,13 +56,12 @@ pub struct ProfileOutcome {
 
 /// Runs a profile, printing perf_analyzer's report as it goes and writing the CSV.
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
-    let Prepared {
-        target,
-        model,
-        dataset,
-    } = prepare(cfg).await?;
-    print_preamble(cfg, &model);
-    let profiler = Profiler::new(cfg, target, dataset, interrupt);
+    let prepared = prepare(cfg).await?;
+    print_preamble(cfg, &prepared.model);
+    let (profiler, notes) = prepared.profiler(cfg, interrupt).await;
+    for note in notes {
+        println!("{note}");
+    }
     let outcome = profiler
         .sweep(|level| print!("{}", report::level_block(cfg, level)))
         .await;

@@ -204,6 +204,25 @@ pub struct ProfileArgs {
     /// Write perf_analyzer's CSV report to this file.
     #[arg(short = 'f', value_name = "FILE")]
     pub csv_file: Option<std::path::PathBuf>,
+    /// Add perf_analyzer's extra CSV columns (Avg latency, request/response, response
+    /// wait, the GPU metrics with --collect-metrics) and one column per --metric.
+    #[arg(long)]
+    pub verbose_csv: bool,
+    /// Scrape the server's Prometheus metrics during each window: GPU utilization, power and
+    /// memory per GPU (as perf_analyzer), and the server process's CPU and memory. Works
+    /// with any server that has a metrics page.
+    #[arg(long)]
+    pub collect_metrics: bool,
+    /// The metrics page. Default: port 8002 on the host of -u, path /metrics.
+    #[arg(long, value_name = "URL")]
+    pub metrics_url: Option<String>,
+    /// Milliseconds between scrapes of the metrics page.
+    #[arg(long, value_name = "MS", default_value_t = 1000)]
+    pub metrics_interval: u64,
+    /// Report any metric of the page: NAME[{label="value",...}][:avg|max|rate] (default avg;
+    /// the values of all matching series are added). Repeatable; turns scraping on.
+    #[arg(long = "metric", value_name = "NAME[:AGG]")]
+    pub metrics: Vec<String>,
     /// More output; repeat for more.
     #[arg(short = 'v', action = clap::ArgAction::Count)]
     pub verbose: u8,

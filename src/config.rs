@@ -2,6 +2,9 @@
 //! `Config::from_args` succeeds, the rest of the program never re-checks a flag.
 
 mod load;
+mod metrics;
+
+pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -120,6 +123,10 @@ pub struct Config {
     pub request_timeout: Duration,
     /// `--async` was given (reported in the settings; the driver is always asynchronous).
     pub async_mode: bool,
+    /// `--verbose-csv`: perf_analyzer's extra CSV columns and one per `--metric`.
+    pub verbose_csv: bool,
+    /// Prometheus scraping (`--collect-metrics`, `--metric`), when asked for.
+    pub metrics: Option<MetricsConfig>,
 }
 
 use crate::cli::ProfileArgs;
@@ -177,6 +184,8 @@ impl Config {
             verbose: args.verbose,
             request_timeout: parse_timeout(args.request_timeout)?,
             async_mode: args.async_mode,
+            verbose_csv: args.verbose_csv,
+            metrics: metrics::parse_metrics(args)?,
         };
         config.check_request_count()?;
         Ok(config)

@@ -178,6 +178,8 @@ pub struct ModelSpec {
     pub scheduler: Scheduler,
     pub decoupled: bool,
     pub response_cache: bool,
+    /// The models an ensemble's steps call, in step order (empty for other models).
+    pub composing_models: Vec<String>,
     /// Whether the server answered the Triton model-configuration request.
     pub has_config: bool,
     /// Extensions the server lists in its metadata (`binary_tensor_data`, `statistics`, ...).

@@ -104,7 +104,7 @@ impl GrpcConn {
 }
 
 /// The error kind for a failed RPC: transport failures are connection errors.
-fn status_kind(status: &Status) -> ErrorKind {
+pub(super) fn status_kind(status: &Status) -> ErrorKind {
     let transport = std::error::Error::source(status)
         .is_some_and(|s| s.downcast_ref::<tonic::transport::Error>().is_some());
     if transport || (status.code() == Code::Unavailable && status.message().contains("connect")) {
@@ -114,7 +114,7 @@ fn status_kind(status: &Status) -> ErrorKind {
     }
 }
 
-async fn connect_channel(target: &Target) -> Result<Channel, ErrorKind> {
+pub(super) async fn connect_channel(target: &Target) -> Result<Channel, ErrorKind> {
     for addr in &target.addrs {
         let Ok(endpoint) = Endpoint::from_shared(format!("http://{addr}")) else {
             continue;
@@ -141,7 +141,7 @@ fn metadata_for(target: &Target) -> MetadataMap {
     map
 }
 
-fn with_metadata<T>(target: &Target, message: T) -> tonic::Request<T> {
+pub(super) fn with_metadata<T>(target: &Target, message: T) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
     *request.metadata_mut() = metadata_for(target);
     request.set_timeout(target.timeout);
@@ -257,5 +257,11 @@ pub(super) fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
             .as_ref()
             .is_some_and(|p| p.decoupled),
         response_cache: config.response_cache.as_ref().is_some_and(|c| c.enable),
+        composing_models: match &config.scheduling_choice {
+            Some(SchedulingChoice::EnsembleScheduling(e)) => {
+                super::kserve_http::unique(e.step.iter().map(|s| s.model_name.clone()))
+            }
+            _ => Vec::new(),
+        },
     }
 }

@@ -175,7 +175,7 @@ impl HttpConn {
     }
 
     /// GETs a JSON resource; `Ok((status, body))` for any answer from the server.
-    async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes), ErrorKind> {
+    pub(super) async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes), ErrorKind> {
         let uri: Uri = path.parse().map_err(|_| ErrorKind::BadResponse)?;
         match self
             .exchange(Method::GET, uri, self.headers.clone(), Bytes::new())
@@ -317,6 +317,17 @@ fn parse_tensors(list: &Value) -> RunResult<Vec<TensorSpec>> {
         .collect()
 }
 
+/// Names in first-seen order without repeats (an ensemble may call a model twice).
+pub(super) fn unique(names: impl Iterator<Item = String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    for name in names {
+        if !seen.contains(&name) {
+            seen.push(name);
+        }
+    }
+    seen
+}
+
 /// Triton's JSON model configuration.
 fn parse_config(config: &Value) -> ConfigFacts {
     let scheduler = if config
@@ -343,6 +354,13 @@ fn parse_config(config: &Value) -> ConfigFacts {
         response_cache: config["response_cache"]["enable"]
             .as_bool()
             .unwrap_or(false),
+        composing_models: config["ensemble_scheduling"]["step"]
+            .as_array()
+            .map(|steps| {
+                let names = steps.iter().filter_map(|s| s["model_name"].as_str());
+                unique(names.map(String::from))
+            })
+            .unwrap_or_default(),
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod kserve_grpc;
 pub mod kserve_http;
 pub mod local;
+pub mod statistics;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -201,6 +202,8 @@ pub struct ConfigFacts {
     pub scheduler: crate::model::Scheduler,
     pub decoupled: bool,
     pub response_cache: bool,
+    /// The models an ensemble's steps call, in step order.
+    pub composing_models: Vec<String>,
 }
 
 impl Discovered {
@@ -238,6 +241,7 @@ impl Discovered {
             scheduler: facts.scheduler,
             decoupled: facts.decoupled,
             response_cache: facts.response_cache,
+            composing_models: facts.composing_models,
             has_config: self.config.is_some(),
             server_extensions: self.extensions,
         }

@@ -4,7 +4,11 @@
 pub mod cpu;
 pub mod driver;
 pub mod level;
+pub mod metrics;
+pub mod monitors;
 pub mod profiler;
+pub mod prometheus;
 pub mod sample;
+pub mod server_stats;
 pub mod stability;
 pub mod window;

@@ -11,6 +11,7 @@ use tokio::sync::Notify;
 
 use super::driver::Driver;
 use super::level::{LevelEnd, LevelResult, LoadLevel};
+use super::monitors::Monitors;
 use super::sample::{ErrorKind, Sample};
 use super::stability::{merge_last, StabilityRule, Verdict};
 use super::window::WindowStats;
@@ -67,6 +68,7 @@ pub struct Profiler<'a> {
     driver: Driver,
     rule: StabilityRule,
     interrupt: Arc<Interrupt>,
+    monitors: Monitors,
 }
 
 impl<'a> Profiler<'a> {
@@ -88,7 +90,14 @@ impl<'a> Profiler<'a> {
             dataset,
             rule,
             interrupt,
+            monitors: Monitors::default(),
         }
+    }
+
+    /// Adds the CPU, server-statistics and metrics monitors to every window.
+    pub fn with_monitors(mut self, monitors: Monitors) -> Self {
+        self.monitors = monitors;
+        self
     }
 
     /// Measures every level of the sweep, handing each result to `on_level` as it is done.
@@ -166,11 +175,13 @@ impl<'a> Profiler<'a> {
         // Answers that belong to the previous level do not count here.
         self.driver.drain_until(window_start, &mut Vec::new());
         self.driver.stamp_counters(&mut WindowStats::new(1));
+        self.monitors.restart(window_start).await;
         let mut windows: Vec<WindowStats> = Vec::new();
         let end = loop {
             self.wait_window(window_start).await;
             let boundary = Instant::now();
-            let window = self.cut_window(window_start, boundary);
+            let mut window = self.cut_window(window_start, boundary);
+            self.monitors.stamp(&mut window, boundary).await;
             window_start = boundary;
             self.check_reachable(&window)?;
             windows.push(window);
@@ -205,6 +216,7 @@ impl<'a> Profiler<'a> {
             closed.set_budget(Some(count));
         }
         let start = Instant::now();
+        self.monitors.restart(start).await;
         self.driver.apply(self.cfg, &self.dataset, level)?;
         while !self.driver.finished() && !self.interrupt.is_raised() {
             tokio::time::sleep(POLL).await;
@@ -212,7 +224,9 @@ impl<'a> Profiler<'a> {
         if let Some(closed) = self.driver.closed_loop() {
             closed.set_budget(None);
         }
-        let window = self.cut_window(start, Instant::now());
+        let boundary = Instant::now();
+        let mut window = self.cut_window(start, boundary);
+        self.monitors.stamp(&mut window, boundary).await;
         self.check_reachable(&window)?;
         let end = if self.interrupt.is_raised() {
             LevelEnd::Interrupted

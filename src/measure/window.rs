@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use super::metrics::MetricsWindow;
 use super::sample::{ErrorKind, Sample};
+use super::server_stats::ServerWindow;
 
 /// A send later than this behind its schedule counts as late (perf_analyzer's tolerance).
 pub const LATE_SEND: Duration = Duration::from_millis(1);
@@ -56,6 +58,12 @@ pub struct WindowStats {
     pub recv_sum_ns: u128,
     /// How many windows were merged into this one.
     pub windows: u32,
+    /// CPU time (user + system) this process used during the window.
+    pub client_cpu: Duration,
+    /// The server's statistics delta over the window, when the server has them.
+    pub server: Option<ServerWindow>,
+    /// The server metrics scraped during the window, when asked for.
+    pub metrics: Option<MetricsWindow>,
 }
 
 impl WindowStats {
@@ -78,6 +86,9 @@ impl WindowStats {
             send_sum_ns: 0,
             recv_sum_ns: 0,
             windows: 0,
+            client_cpu: Duration::ZERO,
+            server: None,
+            metrics: None,
         }
     }
 
@@ -136,6 +147,9 @@ impl WindowStats {
         self.send_sum_ns += other.send_sum_ns;
         self.recv_sum_ns += other.recv_sum_ns;
         self.windows += other.windows;
+        self.client_cpu += other.client_cpu;
+        merge_option(&mut self.server, &other.server, ServerWindow::merge);
+        merge_option(&mut self.metrics, &other.metrics, MetricsWindow::merge);
     }
 
     /// Merges a list of windows into one.
@@ -272,6 +286,15 @@ impl WindowStats {
             Some(p) => self.percentile_us(p),
             None => self.mean_latency_us(),
         }
+    }
+}
+
+/// Adds `other` into `mine` when there is something to add.
+fn merge_option<T: Clone>(mine: &mut Option<T>, other: &Option<T>, add: fn(&mut T, &T)) {
+    match (mine.as_mut(), other) {
+        (Some(m), Some(o)) => add(m, o),
+        (None, Some(o)) => *mine = Some(o.clone()),
+        (_, None) => {}
     }
 }
 

@@ -12,6 +12,7 @@ use super::format::{
     format_throughput, level_name_value, percentile_label, reported_percentiles, stabilizing_label,
     usec,
 };
+use super::server;
 
 /// Joins report lines, each ending in a newline.
 fn join_lines(lines: &[String]) -> String {
@@ -123,12 +124,22 @@ fn load_limit(cfg: &Config) -> Vec<String> {
 /// The report of one load level: heading, client statistics, errors, per-window detail
 /// (with `-v`) and a warning when the numbers are not from a stable measurement.
 pub fn level_block(cfg: &Config, r: &LevelResult) -> String {
+    let w = &r.merged;
     let mut lines = vec![level_heading(&r.level), "  Client: ".to_string()];
-    lines.extend(client_lines(cfg, &r.merged));
+    lines.extend(client_lines(cfg, w));
+    let open_loop = matches!(r.level, LoadLevel::Rate(_));
     if let LoadLevel::Rate(rate) = r.level {
-        lines.extend(super::open_loop::open_loop_lines(rate, &r.merged));
+        lines.extend(super::open_loop::open_loop_lines(rate, w));
     }
-    lines.extend(error_line(&r.merged));
+    lines.extend(error_line(w));
+    lines.extend(server::client_cost_lines(cfg, w, open_loop));
+    if let Some(stats) = &w.server {
+        lines.extend(server::server_lines(stats));
+    }
+    if let (Some(metrics_cfg), Some(metrics)) = (&cfg.metrics, &w.metrics) {
+        lines.extend(super::metrics::metrics_lines(metrics_cfg, metrics));
+    }
+    lines.extend(server::time_split_line(w));
     if cfg.verbose >= 1 {
         lines.extend(window_lines(cfg, &r.windows));
     }
@@ -359,7 +370,12 @@ mod tests {
             got[9],
             "    Avg HTTP time: 50500 usec (send/recv 80 usec + response wait 50420 usec)"
         );
-        assert_eq!(got.len(), 10);
+        assert!(
+            got[10].starts_with("  Where the time went: client send 64 usec"),
+            "{}",
+            got[10]
+        );
+        assert_eq!(got.len(), 11);
     }
 
     #[test]

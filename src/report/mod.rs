@@ -6,7 +6,9 @@
 pub mod console;
 pub mod csv;
 pub mod format;
+pub mod metrics;
 pub mod open_loop;
+pub mod server;
 
 pub use console::{level_block, settings_block, summary_block};
 pub use csv::{csv_header, csv_rows, mode_column, write_csv};

@@ -50,10 +50,18 @@ fn keep_up_warning(w: &WindowStats) -> Option<String> {
     if w.late_share() <= LATE_SHARE_LIMIT {
         return None;
     }
+    let cost = super::server::ClientCost::of(w);
+    let busy = cost.as_ref().filter(|c| c.saturated());
     let cause = if w.cap_waits as f64 > w.late_sends as f64 * 0.5 {
-        "the --max-concurrency cap held sends back (raise it, or lower the rate)"
+        "the --max-concurrency cap held sends back (raise it, or lower the rate)".to_string()
+    } else if let Some(c) = busy {
+        format!(
+            "the client's CPU was saturated ({:.2} of {} cores; lower the rate or give the client more cores)",
+            c.cores,
+            super::server::available_cores()
+        )
     } else {
-        "the client could not send on time (CPU-bound or descheduled; lower the rate or give the client more CPU)"
+        "the client's send thread was descheduled (the machine is busy; lower the rate or free CPU for the client)".to_string()
     };
     Some(format!(
         "  [WARNING] {:.2}% of sends were more than 1 ms late: {cause}.",
@@ -104,7 +112,10 @@ mod tests {
             .last()
             .unwrap()
             .contains("100.00% of sends were more than 1 ms late"));
-        assert!(lines.last().unwrap().contains("could not send on time"));
+        assert!(lines
+            .last()
+            .unwrap()
+            .contains("send thread was descheduled"));
         let mut capped = window(5000, 100);
         capped.cap_waits = 100;
         capped.cap_wait_ns = 100 * 5_000_000;

@@ -9,7 +9,7 @@ use clap::Parser;
 use inferperf::cli::{normalize_args, Cli, Command};
 use inferperf::config::Config;
 use inferperf::measure::level::LevelResult;
-use inferperf::measure::profiler::{Interrupt, Profiler};
+use inferperf::measure::profiler::Interrupt;
 use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
 
 /// Starts the embedded server on free loopback ports with the given models (or the
@@ -59,12 +59,9 @@ pub async fn profile(args: &[&str]) -> Vec<LevelResult> {
     let prepared = inferperf::app::prepare(&cfg)
         .await
         .expect("target prepares");
-    let profiler = Profiler::new(
-        &cfg,
-        prepared.target,
-        prepared.dataset,
-        Arc::new(Interrupt::default()),
-    );
+    let (profiler, _notes) = prepared
+        .profiler(&cfg, Arc::new(Interrupt::default()))
+        .await;
     let outcome = profiler.sweep(|_| {}).await;
     if let Some(e) = outcome.error {
         panic!("profile failed: {e}");

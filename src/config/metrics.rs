@@ -1,0 +1,191 @@
+//! The metrics flags: `--collect-metrics`, `--metrics-url`, `--metrics-interval` as
+//! perf_analyzer has them, and `--metric NAME[{labels}][:avg|max|rate]` for any series a
+//! server exposes.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::cli::ProfileArgs;
+use crate::error::{RunError, RunResult};
+use crate::measure::prometheus::{parse_labels, MetricSample};
+
+/// How a metric's scrapes within a window become one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricAggregation {
+    Avg,
+    Max,
+    /// The first value seen (perf_analyzer's total GPU memory).
+    First,
+    /// Increase per second of a counter.
+    Rate,
+}
+
+impl MetricAggregation {
+    pub fn label(self) -> &'static str {
+        match self {
+            MetricAggregation::Avg => "avg",
+            MetricAggregation::Max => "max",
+            MetricAggregation::First => "first",
+            MetricAggregation::Rate => "rate",
+        }
+    }
+}
+
+/// One `--metric`: a series name, optional label values it must have, and an aggregation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSpec {
+    /// The flag's text, which names the metric in reports.
+    pub text: String,
+    pub name: String,
+    pub labels: Vec<(String, String)>,
+    pub how: MetricAggregation,
+}
+
+impl MetricSpec {
+    /// Whether a scraped sample is one this metric adds up.
+    pub fn matches(&self, sample: &MetricSample) -> bool {
+        sample.name == self.name
+            && self
+                .labels
+                .iter()
+                .all(|(k, v)| sample.label(k) == Some(v.as_str()))
+    }
+}
+
+impl FromStr for MetricSpec {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<MetricSpec, String> {
+        let text = text.trim();
+        let name_end = text.find(['{', ':']).unwrap_or(text.len());
+        let name = &text[..name_end];
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(format!("'{name}' is not a metric name"));
+        }
+        let mut rest = &text[name_end..];
+        let mut labels = Vec::new();
+        if let Some(after) = rest.strip_prefix('{') {
+            let (parsed, tail) = parse_labels(after)?;
+            labels = parsed;
+            rest = tail;
+        }
+        let how = match rest {
+            "" | ":avg" => MetricAggregation::Avg,
+            ":max" => MetricAggregation::Max,
+            ":rate" => MetricAggregation::Rate,
+            other => return Err(format!("'{other}' is not :avg, :max or :rate")),
+        };
+        Ok(MetricSpec {
+            text: text.to_string(),
+            name: name.to_string(),
+            labels,
+            how,
+        })
+    }
+}
+
+/// Where and how often to scrape, and what to report.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsConfig {
+    /// `http://host:port/path`.
+    pub url: String,
+    pub interval: Duration,
+    /// `--collect-metrics`: perf_analyzer's GPU metrics and the server's CPU and memory.
+    pub standard: bool,
+    pub specs: Vec<MetricSpec>,
+}
+
+/// The metrics configuration, when `--collect-metrics` or a `--metric` asks for scraping.
+pub fn parse_metrics(args: &ProfileArgs) -> RunResult<Option<MetricsConfig>> {
+    let specs = args
+        .metrics
+        .iter()
+        .map(|m| {
+            m.parse::<MetricSpec>().map_err(|why| {
+                RunError::bad_option(format!(
+                    "--metric '{m}': {why}; write NAME[{{label=\"value\"}}][:avg|max|rate]."
+                ))
+            })
+        })
+        .collect::<RunResult<Vec<_>>>()?;
+    let scraping = args.collect_metrics || !specs.is_empty();
+    if !scraping {
+        if args.metrics_url.is_some() {
+            return Err(RunError::bad_option(
+                "--metrics-url needs --collect-metrics (or a --metric) to scrape it.",
+            ));
+        }
+        return Ok(None);
+    }
+    if args.metrics_interval == 0 {
+        return Err(RunError::bad_option(
+            "--metrics-interval must be a positive number of milliseconds.",
+        ));
+    }
+    Ok(Some(MetricsConfig {
+        url: metrics_url(args)?,
+        interval: Duration::from_millis(args.metrics_interval),
+        standard: args.collect_metrics,
+        specs,
+    }))
+}
+
+/// `--metrics-url` as `http://host:port/path`, or port 8002 on the host of `-u`.
+fn metrics_url(args: &ProfileArgs) -> RunResult<String> {
+    let Some(given) = args.metrics_url.as_deref().map(str::trim) else {
+        let url = args.url.as_deref().unwrap_or("localhost:8000");
+        let authority = url.split("://").last().unwrap_or(url);
+        let host = authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host);
+        return Ok(format!("http://{host}:8002/metrics"));
+    };
+    if given.starts_with("https://") {
+        return Err(RunError::bad_option(format!(
+            "--metrics-url '{given}': HTTPS is not supported; give an http:// URL."
+        )));
+    }
+    let with_scheme = match given.starts_with("http://") {
+        true => given.to_string(),
+        false => format!("http://{given}"),
+    };
+    let valid = with_scheme
+        .parse::<hyper::Uri>()
+        .is_ok_and(|u| u.host().is_some());
+    if !valid {
+        return Err(RunError::bad_option(format!(
+            "--metrics-url '{given}' is not a URL (e.g. localhost:8002/metrics)."
+        )));
+    }
+    Ok(with_scheme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_specs_parse() {
+        let s: MetricSpec = "nv_inference_count{model=\"a,b\"}:rate".parse().unwrap();
+        assert_eq!(s.name, "nv_inference_count");
+        assert_eq!(s.labels, vec![("model".to_string(), "a,b".to_string())]);
+        assert_eq!(s.how, MetricAggregation::Rate);
+        assert_eq!(
+            "x".parse::<MetricSpec>().unwrap().how,
+            MetricAggregation::Avg
+        );
+        assert_eq!(
+            "x:max".parse::<MetricSpec>().unwrap().how,
+            MetricAggregation::Max
+        );
+        assert!("x:median"
+            .parse::<MetricSpec>()
+            .unwrap_err()
+            .contains(":median"));
+        assert!("9x".parse::<MetricSpec>().is_err());
+        assert!("x{a=1}".parse::<MetricSpec>().is_err());
+    }
+}

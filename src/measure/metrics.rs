@@ -1,0 +1,375 @@
+//! Server metrics from a Prometheus endpoint (`--collect-metrics`, `--metric`): a task
+//! scrapes the page every `--metrics-interval` during the run, keeps only the series a
+//! report needs, and each window takes the scrapes that fell inside it. GPU metrics are
+//! aggregated as perf_analyzer does (utilization and power averaged, memory used as the
+//! maximum, total memory as the first value, per GPU uuid); the server's CPU and memory and
+//! any `--metric NAME[{labels}][:avg|max|rate]` come on top.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+use super::prometheus::{self, MetricSample};
+use crate::config::{MetricAggregation, MetricSpec, MetricsConfig};
+
+/// perf_analyzer's four GPU metrics and how each is aggregated.
+pub const GPU_METRICS: [(&str, MetricAggregation); 4] = [
+    ("nv_gpu_utilization", MetricAggregation::Avg),
+    ("nv_gpu_power_usage", MetricAggregation::Avg),
+    ("nv_gpu_memory_used_bytes", MetricAggregation::Max),
+    ("nv_gpu_memory_total_bytes", MetricAggregation::First),
+];
+
+/// The server's own CPU and memory, as Prometheus clients and Triton name them.
+pub const PROCESS_METRICS: [(&str, MetricAggregation); 4] = [
+    ("process_cpu_seconds_total", MetricAggregation::Rate),
+    ("process_resident_memory_bytes", MetricAggregation::Max),
+    ("nv_cpu_utilization", MetricAggregation::Avg),
+    ("nv_cpu_memory_used_bytes", MetricAggregation::Max),
+];
+
+/// One scrape, reduced to the tracked series (key → value).
+#[derive(Debug, Clone)]
+struct Scrape {
+    at: Instant,
+    values: BTreeMap<String, f64>,
+}
+
+/// A tracked series over a window: enough to give its mean, maximum, first value and rate.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SeriesStats {
+    pub count: u64,
+    pub sum: f64,
+    pub max: f64,
+    pub first: f64,
+    /// Increase and elapsed seconds between consecutive scrapes (for rates).
+    pub increase: f64,
+    pub seconds: f64,
+}
+
+impl SeriesStats {
+    fn record(&mut self, value: f64) {
+        if self.count == 0 {
+            self.first = value;
+            self.max = value;
+        }
+        self.count += 1;
+        self.sum += value;
+        self.max = self.max.max(value);
+    }
+
+    fn merge(&mut self, other: &SeriesStats) {
+        if self.count == 0 {
+            self.first = other.first;
+            self.max = other.max;
+        }
+        self.count += other.count;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+        self.increase += other.increase;
+        self.seconds += other.seconds;
+    }
+
+    /// The value under an aggregation; `None` when nothing (or no pair, for a rate) was seen.
+    pub fn value(&self, how: MetricAggregation) -> Option<f64> {
+        match how {
+            _ if self.count == 0 => None,
+            MetricAggregation::Avg => Some(self.sum / self.count as f64),
+            MetricAggregation::Max => Some(self.max),
+            MetricAggregation::First => Some(self.first),
+            MetricAggregation::Rate => (self.seconds > 0.0).then(|| self.increase / self.seconds),
+        }
+    }
+}
+
+/// The metrics of one window (or merged windows), by series key: `name` or `name|uuid` for
+/// GPU series, `--metric` text for the user's metrics.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct MetricsWindow {
+    pub series: BTreeMap<String, SeriesStats>,
+    pub scrapes: u64,
+    pub failed_scrapes: u64,
+    /// Why the last scrape failed, if one did.
+    pub last_error: Option<String>,
+}
+
+impl MetricsWindow {
+    pub fn merge(&mut self, other: &MetricsWindow) {
+        for (key, stats) in &other.series {
+            self.series.entry(key.clone()).or_default().merge(stats);
+        }
+        self.scrapes += other.scrapes;
+        self.failed_scrapes += other.failed_scrapes;
+        if other.last_error.is_some() {
+            self.last_error.clone_from(&other.last_error);
+        }
+    }
+
+    /// The GPU uuids seen for a GPU metric, with its aggregated value, in uuid order.
+    pub fn per_gpu(&self, metric: &str, how: MetricAggregation) -> Vec<(String, f64)> {
+        let prefix = format!("{metric}|");
+        self.series
+            .iter()
+            .filter_map(|(k, s)| Some((k.strip_prefix(&prefix)?.to_string(), s.value(how)?)))
+            .collect()
+    }
+
+    /// A plain series' aggregated value.
+    pub fn value(&self, key: &str, how: MetricAggregation) -> Option<f64> {
+        self.series.get(key)?.value(how)
+    }
+}
+
+/// What the scraper has gathered and not yet handed to a window.
+#[derive(Default)]
+struct Pending {
+    scrapes: Vec<Scrape>,
+    /// The last scrape handed out, so that a rate spans window boundaries.
+    previous: Option<Scrape>,
+    failed: u64,
+    last_error: Option<String>,
+}
+
+/// The background scraper.
+pub struct MetricsScraper {
+    pending: Arc<Mutex<Pending>>,
+    specs: Arc<Vec<MetricSpec>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl MetricsScraper {
+    /// Scrapes once to check the endpoint, then starts scraping every interval. `Err` is
+    /// the sentence to print when the endpoint cannot be read.
+    pub async fn start(cfg: &MetricsConfig) -> Result<MetricsScraper, String> {
+        let specs = Arc::new(cfg.specs.clone());
+        let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
+        let url: hyper::Uri = cfg
+            .url
+            .parse()
+            .map_err(|e| format!("--metrics-url '{}' is not a URL ({e})", cfg.url))?;
+        let first = scrape(&client, &url, &specs).await.map_err(|e| {
+            format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url.")
+        })?;
+        let pending = Arc::new(Mutex::new(Pending {
+            scrapes: vec![first],
+            ..Pending::default()
+        }));
+        let task = tokio::spawn(scrape_loop(
+            client,
+            url,
+            specs.clone(),
+            pending.clone(),
+            cfg.interval,
+        ));
+        Ok(MetricsScraper {
+            pending,
+            specs,
+            task,
+        })
+    }
+
+    /// The scrapes taken before `boundary`, as one window's metrics.
+    pub fn take_until(&self, boundary: Instant) -> MetricsWindow {
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let split = pending.scrapes.partition_point(|s| s.at <= boundary);
+        let taken: Vec<Scrape> = pending.scrapes.drain(..split).collect();
+        let mut window = MetricsWindow {
+            scrapes: taken.len() as u64,
+            failed_scrapes: std::mem::take(&mut pending.failed),
+            last_error: pending.last_error.take(),
+            ..MetricsWindow::default()
+        };
+        let mut previous = pending.previous.take();
+        for scrape in &taken {
+            add_scrape(&mut window, scrape, previous.as_ref(), &self.specs);
+            previous = Some(scrape.clone());
+        }
+        pending.previous = previous;
+        window
+    }
+}
+
+impl Drop for MetricsScraper {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Records one scrape into a window; rates use the previous scrape.
+fn add_scrape(
+    window: &mut MetricsWindow,
+    scrape: &Scrape,
+    previous: Option<&Scrape>,
+    specs: &[MetricSpec],
+) {
+    let seconds = previous.map(|p| scrape.at.saturating_duration_since(p.at).as_secs_f64());
+    for (key, value) in &scrape.values {
+        let stats = window.series.entry(key.clone()).or_default();
+        stats.record(*value);
+        let before = previous.and_then(|p| p.values.get(key));
+        if let (Some(before), Some(secs)) = (before, seconds) {
+            if secs > 0.0 && is_counter_key(key, specs) {
+                // A counter that went down was reset: count from zero.
+                stats.increase += if value >= before {
+                    value - before
+                } else {
+                    *value
+                };
+                stats.seconds += secs;
+            }
+        }
+    }
+}
+
+fn is_counter_key(key: &str, specs: &[MetricSpec]) -> bool {
+    key == "process_cpu_seconds_total"
+        || specs
+            .iter()
+            .any(|s| s.text == key && s.how == MetricAggregation::Rate)
+}
+
+async fn scrape_loop(
+    client: Client<hyper_util::client::legacy::connect::HttpConnector, Empty<Bytes>>,
+    url: hyper::Uri,
+    specs: Arc<Vec<MetricSpec>>,
+    pending: Arc<Mutex<Pending>>,
+    interval: Duration,
+) {
+    let mut ticker = tokio::time::interval(interval);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await;
+    loop {
+        ticker.tick().await;
+        let result = scrape(&client, &url, &specs).await;
+        let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
+        match result {
+            Ok(s) => p.scrapes.push(s),
+            Err(e) => {
+                p.failed += 1;
+                p.last_error = Some(e);
+            }
+        }
+    }
+}
+
+/// One GET of the page, parsed and reduced to the tracked series, within 2 s.
+async fn scrape(
+    client: &Client<hyper_util::client::legacy::connect::HttpConnector, Empty<Bytes>>,
+    url: &hyper::Uri,
+    specs: &[MetricSpec],
+) -> Result<Scrape, String> {
+    let get = async {
+        let response = client.get(url.clone()).await.map_err(|e| e.to_string())?;
+        let status = response.status();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| e.to_string())?;
+        if !status.is_success() {
+            return Err(format!("HTTP {}", status.as_u16()));
+        }
+        Ok(body.to_bytes())
+    };
+    let body = tokio::time::timeout(Duration::from_secs(2), get)
+        .await
+        .map_err(|_| "no answer within 2 s".to_string())??;
+    let at = Instant::now();
+    let text = std::str::from_utf8(&body).map_err(|_| "the page is not UTF-8 text".to_string())?;
+    let page = prometheus::parse(text).map_err(|e| format!("not Prometheus text: {e}"))?;
+    Ok(Scrape {
+        at,
+        values: tracked_values(&page.samples, specs),
+    })
+}
+
+/// The series the reports use: GPU metrics per uuid, process metrics, and each `--metric`
+/// (the values of all series matching its labels added together).
+fn tracked_values(samples: &[MetricSample], specs: &[MetricSpec]) -> BTreeMap<String, f64> {
+    let mut values = BTreeMap::new();
+    for s in samples {
+        if GPU_METRICS.iter().any(|(name, _)| *name == s.name) {
+            let uuid = s.label("gpu_uuid").unwrap_or("gpu");
+            values.insert(format!("{}|{uuid}", s.name), s.value);
+        } else if PROCESS_METRICS.iter().any(|(name, _)| *name == s.name) {
+            *values.entry(s.name.clone()).or_insert(0.0) += s.value;
+        }
+        for spec in specs.iter().filter(|spec| spec.matches(s)) {
+            *values.entry(spec.text.clone()).or_insert(0.0) += s.value;
+        }
+    }
+    values
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(text: &str) -> MetricSpec {
+        text.parse().expect("metric spec")
+    }
+
+    #[test]
+    fn gpu_process_and_user_series_are_tracked() {
+        let page = prometheus::parse(include_str!("../../tests/fixtures/prometheus.txt")).unwrap();
+        let specs = vec![
+            spec("http_requests_total:rate"),
+            spec("http_requests_total{code=\"400\"}"),
+        ];
+        let values = tracked_values(&page.samples, &specs);
+        assert_eq!(values["nv_gpu_utilization|GPU-b2a1"], 0.5);
+        assert_eq!(values["nv_gpu_utilization|GPU-c3d4"], 0.25);
+        assert_eq!(values["process_cpu_seconds_total"], 12.5);
+        assert_eq!(values["http_requests_total:rate"], 1030.0);
+        assert_eq!(values["http_requests_total{code=\"400\"}"], 3.0);
+    }
+
+    #[test]
+    fn windows_aggregate_like_perf_analyzer() {
+        let t = Instant::now();
+        let scrape = |secs: u64, util: f64, used: f64, cpu: f64| Scrape {
+            at: t + Duration::from_secs(secs),
+            values: BTreeMap::from([
+                ("nv_gpu_utilization|G0".to_string(), util),
+                ("nv_gpu_memory_used_bytes|G0".to_string(), used),
+                ("nv_gpu_memory_total_bytes|G0".to_string(), 16.0),
+                ("process_cpu_seconds_total".to_string(), cpu),
+            ]),
+        };
+        let a = scrape(1, 0.2, 5.0, 10.0);
+        let b = scrape(2, 0.6, 9.0, 11.5);
+        let mut w = MetricsWindow::default();
+        add_scrape(&mut w, &a, None, &[]);
+        add_scrape(&mut w, &b, Some(&a), &[]);
+        let util = w.per_gpu("nv_gpu_utilization", MetricAggregation::Avg);
+        assert!((util[0].1 - 0.4).abs() < 1e-12);
+        assert_eq!(
+            w.per_gpu("nv_gpu_memory_used_bytes", MetricAggregation::Max)[0].1,
+            9.0
+        );
+        assert_eq!(
+            w.value("nv_gpu_memory_total_bytes|G0", MetricAggregation::First),
+            Some(16.0)
+        );
+        assert_eq!(
+            w.value("process_cpu_seconds_total", MetricAggregation::Rate),
+            Some(1.5)
+        );
+        let mut merged = MetricsWindow::default();
+        merged.merge(&w);
+        merged.merge(&w);
+        assert_eq!(
+            merged.value("nv_gpu_memory_total_bytes|G0", MetricAggregation::First),
+            Some(16.0)
+        );
+        assert_eq!(
+            merged.value("process_cpu_seconds_total", MetricAggregation::Rate),
+            Some(1.5)
+        );
+    }
+}

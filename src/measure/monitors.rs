@@ -1,0 +1,76 @@
+//! What the profiler records beside the client's samples at every window boundary: this
+//! process's CPU time, the server's statistics delta and the scraped server metrics. Each
+//! monitor is optional; one that cannot start says why in a sentence, and the run goes on.
+
+use std::time::{Duration, Instant};
+
+use super::cpu::process_cpu_time;
+use super::metrics::MetricsScraper;
+use super::server_stats::ServerStatsReader;
+use super::window::WindowStats;
+use crate::backend::Target;
+use crate::config::Config;
+use crate::model::ModelSpec;
+
+/// The monitors of one run.
+#[derive(Default)]
+pub struct Monitors {
+    server: Option<ServerStatsReader>,
+    metrics: Option<MetricsScraper>,
+    cpu_mark: Duration,
+}
+
+/// Monitors that are running, and a sentence for each that could not start.
+pub struct StartedMonitors {
+    pub monitors: Monitors,
+    pub notes: Vec<String>,
+}
+
+impl Monitors {
+    /// Opens the server statistics reader and (if asked) the metrics scraper.
+    pub async fn start(cfg: &Config, target: &Target, model: &ModelSpec) -> StartedMonitors {
+        let mut notes = Vec::new();
+        let server = ServerStatsReader::open(target, model)
+            .await
+            .map_err(|why| notes.push(why))
+            .ok();
+        let metrics = match &cfg.metrics {
+            Some(m) => MetricsScraper::start(m)
+                .await
+                .map_err(|why| notes.push(why))
+                .ok(),
+            None => None,
+        };
+        StartedMonitors {
+            monitors: Monitors {
+                server,
+                metrics,
+                cpu_mark: process_cpu_time(),
+            },
+            notes,
+        }
+    }
+
+    /// Whether the server statistics are being read.
+    pub fn has_server_stats(&self) -> bool {
+        self.server.is_some()
+    }
+
+    /// Starts the readings over at a level's start, forgetting what came before.
+    pub async fn restart(&mut self, at: Instant) {
+        self.stamp(&mut WindowStats::new(1), at).await;
+    }
+
+    /// Fills a window's CPU time, server delta and metrics up to its boundary.
+    pub async fn stamp(&mut self, window: &mut WindowStats, boundary: Instant) {
+        let cpu = process_cpu_time();
+        window.client_cpu = cpu.saturating_sub(self.cpu_mark);
+        self.cpu_mark = cpu;
+        if let Some(reader) = &mut self.server {
+            window.server = reader.mark().await;
+        }
+        if let Some(scraper) = &self.metrics {
+            window.metrics = Some(scraper.take_until(boundary));
+        }
+    }
+}
