@@ -68,6 +68,10 @@ pub struct ServeArgs {
     /// fail, sleep or noop. Without it: identity and add_sub.
     #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
     pub models: Vec<String>,
+    /// Neither list nor answer the statistics extension (as KServe and MLServer): to see
+    /// how a profile reports a server without it.
+    #[arg(long)]
+    pub no_statistics: bool,
 }
 
 /// Flags of `inferperf profile`, named as perf_analyzer names them.

@@ -66,6 +66,7 @@ async fn serve(args: ServeArgs) -> Result<i32, RunError> {
         grpc_port: args.grpc_port,
         metrics_port: args.metrics_port,
         models,
+        statistics: !args.no_statistics,
     };
     server::run_serve(opts)
         .await

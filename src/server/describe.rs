@@ -21,16 +21,19 @@ const PLATFORM: &str = "inferperf";
 /// The protocol extensions the server advertises.
 pub const EXTENSIONS: [&str; 3] = ["binary_tensor_data", "model_configuration", "statistics"];
 
-pub fn server_metadata() -> ServerMetadataResponse {
+pub fn server_metadata(statistics: bool) -> ServerMetadataResponse {
+    let offered = EXTENSIONS
+        .iter()
+        .filter(|e| statistics || **e != "statistics");
     ServerMetadataResponse {
         name: "inferperf".to_string(),
         version: env!("CARGO_PKG_VERSION").to_string(),
-        extensions: EXTENSIONS.iter().map(|e| e.to_string()).collect(),
+        extensions: offered.map(|e| e.to_string()).collect(),
     }
 }
 
-pub fn server_metadata_json() -> Value {
-    let m = server_metadata();
+pub fn server_metadata_json(statistics: bool) -> Value {
+    let m = server_metadata(statistics);
     json!({"name": m.name, "version": m.version, "extensions": m.extensions})
 }
 

@@ -128,7 +128,9 @@ impl GrpcInferenceService for Service {
         &self,
         _: Request<ServerMetadataRequest>,
     ) -> Answer<ServerMetadataResponse> {
-        Ok(Response::new(describe::server_metadata()))
+        Ok(Response::new(describe::server_metadata(
+            self.server.offers_statistics(),
+        )))
     }
 
     async fn model_metadata(
@@ -171,6 +173,11 @@ impl GrpcInferenceService for Service {
         &self,
         request: Request<ModelStatisticsRequest>,
     ) -> Answer<ModelStatisticsResponse> {
+        if !self.server.offers_statistics() {
+            return Err(Status::unimplemented(
+                "this server has no statistics extension",
+            ));
+        }
         let r = request.get_ref();
         let model_stats = if r.name.is_empty() {
             self.server.all_statistics()

@@ -206,7 +206,15 @@ fn get(server: &LocalServer, route: Route, path: &str) -> Reply {
     let model = |name, version| server.find(name, version).map(|s| &s.model);
     match route {
         Route::Live | Route::Ready => empty(StatusCode::OK),
-        Route::ServerMetadata => json_reply(StatusCode::OK, &describe::server_metadata_json()),
+        Route::ServerMetadata => json_reply(
+            StatusCode::OK,
+            &describe::server_metadata_json(server.offers_statistics()),
+        ),
+        Route::AllStats
+        | Route::Model {
+            action: Action::Stats,
+            ..
+        } if !server.offers_statistics() => no_route(path),
         Route::AllStats => stats_reply(server.all_statistics().iter()),
         Route::Model {
             name,

@@ -27,6 +27,7 @@ pub(crate) struct Served {
 #[derive(Debug)]
 struct Registry {
     models: BTreeMap<String, Served>,
+    statistics: bool,
 }
 
 /// The models, callable in-process: a handle to the registry and schedulers, no network.
@@ -39,6 +40,12 @@ impl LocalServer {
     /// Builds the models and starts their schedulers; two models of the same name are an
     /// error. Call it inside a tokio runtime.
     pub fn new(defs: Vec<ModelDef>) -> anyhow::Result<LocalServer> {
+        LocalServer::with_statistics(defs, true)
+    }
+
+    /// As [`LocalServer::new`]; without `statistics` the front ends neither list nor answer
+    /// the statistics extension.
+    pub fn with_statistics(defs: Vec<ModelDef>, statistics: bool) -> anyhow::Result<LocalServer> {
         let mut models = BTreeMap::new();
         for def in defs {
             let name = def.name.clone();
@@ -50,8 +57,13 @@ impl LocalServer {
             models.insert(name, Served { model, scheduler });
         }
         Ok(LocalServer {
-            inner: Arc::new(Registry { models }),
+            inner: Arc::new(Registry { models, statistics }),
         })
+    }
+
+    /// Whether the statistics extension is offered.
+    pub fn offers_statistics(&self) -> bool {
+        self.inner.statistics
     }
 
     /// The served model names, sorted.

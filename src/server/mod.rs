@@ -45,6 +45,8 @@ pub struct ServeOptions {
     pub grpc_port: u16,
     pub metrics_port: Option<u16>,
     pub models: Vec<ModelDef>,
+    /// Offer the statistics extension (off: behave like KServe or MLServer, which have none).
+    pub statistics: bool,
 }
 
 impl Default for ServeOptions {
@@ -55,6 +57,7 @@ impl Default for ServeOptions {
             grpc_port: 8001,
             metrics_port: None,
             models: default_models(),
+            statistics: true,
         }
     }
 }
@@ -109,7 +112,7 @@ fn stop_pair() -> (
 /// Binds the ports, spawns the HTTP, gRPC and (if asked) metrics servers on the current
 /// tokio runtime and returns once all listen.
 pub async fn start(opts: ServeOptions) -> anyhow::Result<RunningServer> {
-    let local = LocalServer::new(opts.models)?;
+    let local = LocalServer::with_statistics(opts.models, opts.statistics)?;
     let http_listener = bind(opts.host, opts.http_port, "HTTP").await?;
     let grpc_listener = bind(opts.host, opts.grpc_port, "gRPC").await?;
     let metrics_listener = match opts.metrics_port {

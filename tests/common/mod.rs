@@ -29,6 +29,7 @@ pub async fn start_server(models: &[&str]) -> RunningServer {
         grpc_port: 0,
         metrics_port: None,
         models,
+        statistics: true,
     })
     .await
     .expect("embedded server starts")
