@@ -81,8 +81,9 @@ impl StatsSource {
                     true => (String::new(), String::new()),
                     false => (target.model.clone(), target.version.clone()),
                 };
-                let request =
+                let mut request =
                     kserve_grpc::with_metadata(target, ModelStatisticsRequest { name, version });
+                add_restricted_protocol_keys(&mut request, target);
                 let answer = client.model_statistics(request).await.map_err(|s| {
                     format!(
                         "ModelStatistics answered {}: {}",
@@ -95,6 +96,24 @@ impl StatsSource {
             StatsSource::Local { server, models } => {
                 Ok(models.iter().filter_map(|m| server.statistics(m)).collect())
             }
+        }
+    }
+}
+
+/// Triton guards restricted gRPC APIs (statistics among them) with a metadata key of the
+/// form `triton-grpc-protocol-<header>`; the same `-H` header the user gives for HTTP is
+/// also sent under that name, so one flag works for both protocols.
+fn add_restricted_protocol_keys<T>(request: &mut tonic::Request<T>, target: &Target) {
+    use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
+    const PREFIX: &str = "triton-grpc-protocol-";
+    for (name, value) in target
+        .headers
+        .iter()
+        .filter(|(n, _)| !n.starts_with(PREFIX))
+    {
+        let key = AsciiMetadataKey::from_bytes(format!("{PREFIX}{name}").as_bytes());
+        if let (Ok(k), Ok(v)) = (key, value.parse::<AsciiMetadataValue>()) {
+            request.metadata_mut().append(k, v);
         }
     }
 }
