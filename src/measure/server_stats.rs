@@ -232,6 +232,10 @@ impl ServerWindow {
     }
 }
 
+/// Longest a window boundary waits for the statistics (a slow server must not stall the
+/// measurement; the window then has no server side).
+const READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Reads the statistics at window boundaries and hands out the deltas.
 pub struct ServerStatsReader {
     source: StatsSource,
@@ -266,7 +270,10 @@ impl ServerStatsReader {
     /// Reads the counters now and returns what changed since the last reading; `None` when
     /// the read failed (the window then has no server side).
     pub async fn mark(&mut self) -> Option<ServerWindow> {
-        let now = self.read().await.ok();
+        let now = tokio::time::timeout(READ_TIMEOUT, self.read())
+            .await
+            .ok()
+            .and_then(Result::ok);
         let before = std::mem::replace(&mut self.last, now);
         let (now, before) = (self.last.as_ref()?, before?);
         let delta = |name: &str| -> ModelCounters {
