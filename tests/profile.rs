@@ -7,7 +7,9 @@ use common::*;
 use inferperf::measure::level::LoadLevel;
 
 /// perf_analyzer's CSV header for a server without statistics and default options.
-const PA_HEADER: &str = "Concurrency,Inferences/Second,Client Send,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency";
+/// perf_analyzer's header against a server with the statistics extension (the embedded
+/// server has it): the server breakdown sits between Client Send and Client Recv.
+const PA_HEADER: &str = "Concurrency,Inferences/Second,Client Send,Network+Server Send/Recv,Server Queue,Server Compute Input,Server Compute Infer,Server Compute Output,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn csv_has_perf_analyzers_columns_and_a_row_per_level() {
@@ -87,7 +89,7 @@ async fn percentile_column_is_merged_in_order() {
         .next()
         .unwrap()
         .to_string();
-    assert_eq!(header, "Concurrency,Inferences/Second,Client Send,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency,p99.9 latency");
+    assert_eq!(header, format!("{PA_HEADER},p99.9 latency"));
     assert!(stdout(&out).contains("p99.9 latency:"), "{}", stdout(&out));
     assert!(stdout(&out).contains("Avg gRPC time:"), "{}", stdout(&out));
 }

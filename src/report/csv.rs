@@ -260,7 +260,11 @@ pub fn write_csv(cfg: &Config, results: &[LevelResult], path: &Path) -> std::io:
         text.push_str(&row);
         text.push('\n');
     }
-    std::fs::write(path, text)
+    std::fs::write(path, text)?;
+    for (extra, text) in super::ensemble_csv::composing_csvs(results, path) {
+        std::fs::write(extra, text)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

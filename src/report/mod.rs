@@ -5,6 +5,7 @@
 
 pub mod console;
 pub mod csv;
+pub mod ensemble_csv;
 pub mod format;
 pub mod metrics;
 pub mod open_loop;
