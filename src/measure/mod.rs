@@ -1,5 +1,6 @@
 //! Measurement: samples recorded by the driver are cut into windows, windows are judged by
-//! the stability rule, and a level's windows become its result.
+//! the stability rule, and a level's windows become its result. Load over time is cut into
+//! 1-second buckets instead (`timeline`).
 
 pub mod cpu;
 pub mod driver;
@@ -7,4 +8,5 @@ pub mod level;
 pub mod profiler;
 pub mod sample;
 pub mod stability;
+pub mod timeline;
 pub mod window;
