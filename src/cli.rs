@@ -121,13 +121,17 @@ pub struct ProfileArgs {
     /// Load over time instead of stable levels: the concurrency or request rate rises
     /// linearly from the range's start to its end over DURATION (e.g. --ramp 30s with
     /// --concurrency-range 1:64 or --request-rate-range 100:2000; no step). Reported per
-    /// second: target, throughput, p50/p99 and errors; -f writes that time series as CSV.
+    /// second: target, sends, throughput, p50/p99 and errors. With -f the CSV is that time
+    /// series, not perf_analyzer's layout: one row per second, columns Time (s), Target,
+    /// Sent/Second (rate), Inferences/Second, Errors, the percentiles, Avg latency, Late Sends
+    /// (rate). --request-distribution poisson applies to rate plans.
     #[arg(long, value_name = "DURATION")]
     pub ramp: Option<String>,
     /// Load over time as steps, reported per second like --ramp: comma-separated
     /// KIND=VALUE:DURATION with KIND rate or concurrency (one kind per run), e.g.
     /// 'rate=100:10s,rate=1000:5s,rate=100:10s'. VALUE may be FROM..TO for a linear ramp
-    /// within the step, and 0 for a pause. Durations: 500ms, 10s, 2m.
+    /// within the step, and 0 for a pause. Durations: 500ms, 10s, 2m. -f writes the
+    /// per-second CSV described under --ramp.
     #[arg(long, value_name = "STEPS")]
     pub load_steps: Option<String>,
     /// Bisect the --concurrency-range or --request-rate-range between its start and end,
