@@ -1,5 +1,6 @@
 //! The `profile` command end to end: resolve the target, read the model, build the dataset,
-//! sweep the levels, and write every report — also when the sweep is cut short.
+//! sweep the levels (or follow a load plan over time), and write every report — also when
+//! the run is cut short.
 
 use std::sync::Arc;
 
@@ -10,6 +11,7 @@ use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::measure::level::LevelResult;
 use crate::measure::monitors::Monitors;
 use crate::measure::profiler::{Interrupt, Profiler};
+use crate::measure::timeline::{run_timeline, Bucket};
 use crate::model::ModelSpec;
 use crate::report;
 
@@ -58,6 +60,9 @@ pub struct ProfileOutcome {
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
     let prepared = prepare(cfg).await?;
     print_preamble(cfg, &prepared.model);
+    if cfg.load.timeline().is_some() {
+        return follow_timeline(cfg, prepared.target, prepared.dataset, interrupt).await;
+    }
     let (profiler, notes) = prepared.profiler(cfg, interrupt).await;
     for note in notes {
         println!("{note}");
@@ -86,8 +91,50 @@ fn is_limit(result: &LevelResult) -> bool {
     use crate::measure::level::LevelEnd;
     matches!(
         result.end,
-        LevelEnd::OverLatencyLimit | LevelEnd::Interrupted
+        LevelEnd::OverLatencyLimit | LevelEnd::MissedSlo | LevelEnd::Interrupted
     )
+}
+
+/// Runs a `--ramp` / `--load-steps` plan, printing a line per second, then the totals and
+/// the time-series CSV. There are no levels, so no stability exit code.
+async fn follow_timeline(
+    cfg: &Config,
+    target: Arc<Target>,
+    dataset: Arc<Dataset>,
+    interrupt: Arc<Interrupt>,
+) -> RunResult<ProfileOutcome> {
+    print!("{}", report::timeline_header(cfg));
+    let outcome = run_timeline(cfg, target, dataset, interrupt, |bucket| {
+        print!("{}", report::bucket_line(cfg, bucket));
+    })
+    .await;
+    finish_timeline(cfg, &outcome.buckets)?;
+    if let Some(error) = outcome.error {
+        return Err(error);
+    }
+    Ok(ProfileOutcome {
+        results: Vec::new(),
+        exit_code: EXIT_OK,
+    })
+}
+
+fn finish_timeline(cfg: &Config, buckets: &[Bucket]) -> RunResult<()> {
+    if buckets.is_empty() {
+        return Ok(());
+    }
+    println!();
+    print!("{}", report::timeline_summary(cfg, buckets));
+    if let Some(path) = &cfg.csv_file {
+        report::write_timeline_csv(cfg, buckets, path).map_err(|e| csv_error(path, e))?;
+    }
+    Ok(())
+}
+
+fn csv_error(path: &std::path::Path, e: std::io::Error) -> RunError {
+    RunError::failed(format!(
+        "Cannot write the CSV report to {}: {e}.",
+        path.display()
+    ))
 }
 
 fn print_preamble(cfg: &Config, model: &ModelSpec) {
@@ -124,13 +171,12 @@ fn finish(cfg: &Config, results: &[LevelResult]) -> RunResult<()> {
         return Ok(());
     }
     print!("{}", report::summary_block(cfg, results));
+    if let Some(block) = report::search_block(cfg, results) {
+        println!();
+        print!("{block}");
+    }
     if let Some(path) = &cfg.csv_file {
-        report::write_csv(cfg, results, path).map_err(|e| {
-            RunError::failed(format!(
-                "Cannot write the CSV report to {}: {e}.",
-                path.display()
-            ))
-        })?;
+        report::write_csv(cfg, results, path).map_err(|e| csv_error(path, e))?;
     }
     Ok(())
 }

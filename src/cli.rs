@@ -122,6 +122,34 @@ pub struct ProfileArgs {
     /// With a request rate: at most N requests in flight; sends that must wait are counted.
     #[arg(long, value_name = "N")]
     pub max_concurrency: Option<u32>,
+    /// Load over time instead of stable levels: the concurrency or request rate rises
+    /// linearly from the range's start to its end over DURATION (e.g. --ramp 30s with
+    /// --concurrency-range 1:64 or --request-rate-range 100:2000; no step). Reported per
+    /// second: target, sends, throughput, p50/p99 and errors. With -f the CSV is that time
+    /// series, not perf_analyzer's layout: one row per second, columns Time (s), Target,
+    /// Sent/Second (rate), Inferences/Second, Errors, the percentiles, Avg latency, Late Sends
+    /// (rate). --request-distribution poisson applies to rate plans.
+    #[arg(long, value_name = "DURATION")]
+    pub ramp: Option<String>,
+    /// Load over time as steps, reported per second like --ramp: comma-separated
+    /// KIND=VALUE:DURATION with KIND rate or concurrency (one kind per run), e.g.
+    /// 'rate=100:10s,rate=1000:5s,rate=100:10s'. VALUE may be FROM..TO for a linear ramp
+    /// within the step, and 0 for a pause. Durations: 500ms, 10s, 2m. -f writes the
+    /// per-second CSV described under --ramp.
+    #[arg(long, value_name = "STEPS")]
+    pub load_steps: Option<String>,
+    /// Bisect the --concurrency-range or --request-rate-range between its start and end,
+    /// with the step as resolution, for the highest level that meets -l and --slo (as
+    /// perf_analyzer: start and end are measured first).
+    #[arg(long)]
+    pub binary_search: bool,
+    /// A service-level objective, e.g. 'p99<=50ms', 'p99.9<=20ms', 'avg<5ms' (units us, ms,
+    /// s); comma-separated or repeated, all must hold on a level's reported windows (a
+    /// window over twice a limit ends the level at once). A linear sweep stops at the first
+    /// level that misses it; --binary-search bisects for it. The report lists the levels
+    /// measured and names the knee: the stable level of highest throughput that met it.
+    #[arg(long = "slo", value_name = "CONDITION")]
+    pub slo: Vec<String>,
     /// Deprecated perf_analyzer flag: the same as --concurrency-range N.
     #[arg(short = 't', value_name = "N", hide_short_help = true)]
     pub old_concurrency: Option<u32>,

@@ -5,6 +5,8 @@ mod load;
 mod metrics;
 
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
+mod slo;
+mod timeline;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -62,6 +64,7 @@ pub enum InputData {
 }
 
 pub use load::{Distribution, LoadMode, RateRange};
+pub use slo::{parse_slo, SloCondition, SloMetric};
 
 /// An inclusive `start:end:step` sweep of concurrency values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,6 +105,10 @@ pub struct Config {
     pub percentile: Option<f64>,
     /// `-l` in milliseconds; `None` for no limit.
     pub latency_threshold_ms: Option<f64>,
+    /// `--binary-search`: bisect the range instead of walking it.
+    pub binary_search: bool,
+    /// `--slo` conditions; every window of a level that counts must meet them all.
+    pub slo: Vec<SloCondition>,
     /// `--request-count`: exactly this many requests in one window.
     pub request_count: Option<u64>,
     pub warmup_request_count: u64,
@@ -162,6 +169,8 @@ impl Config {
             max_trials: positive(args.max_trials as u64, "-r")? as u32,
             percentile: args.percentile.map(parse_percentile).transpose()?,
             latency_threshold_ms: parse_latency_threshold(args.latency_threshold)?,
+            binary_search: args.binary_search,
+            slo: parse_slo(&args.slo)?,
             request_count: (args.request_count > 0).then_some(args.request_count),
             warmup_request_count: args.warmup_request_count,
             input_data: parse_input_data(&args.input_data)?,
@@ -188,6 +197,8 @@ impl Config {
             metrics: metrics::parse_metrics(args)?,
         };
         config.check_request_count()?;
+        config.check_search()?;
+        config.check_timeline()?;
         Ok(config)
     }
 

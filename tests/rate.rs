@@ -1,5 +1,5 @@
-//! Open-loop load against the embedded server: the achieved rate matches the target, an
-//! intervals file is replayed in order, `--max-concurrency` holds on the server's side, and
+//! Open-loop load against the embedded server: the achieved rate matches the target, Poisson
+//! sends have exponential gaps, an intervals file is replayed in order, `--max-concurrency` holds on the server's side, and
 //! latency counts from the scheduled send, so a backlog shows (no coordinated omission).
 
 mod common;
@@ -17,6 +17,7 @@ use hyper_util::rt::TokioIo;
 use inferperf::load::rate::OpenLoop;
 use inferperf::load::schedule::Schedule;
 use inferperf::measure::sample::Sample;
+use inferperf::measure::window::LATE_SEND;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn achieved_rate_is_within_one_percent_of_the_target() {
@@ -77,6 +78,82 @@ async fn run_open_loop(
     driver.drain_until(Instant::now(), &mut samples);
     samples.sort_by_key(|s| s.scheduled);
     samples
+}
+
+/// Gaps between consecutive actual sends, in seconds, and the share of sends the client
+/// itself reports as late (more than 1 ms behind schedule, perf_analyzer's tolerance). A gap
+/// that starts or ends at a late send measures the machine's scheduling, not the schedule,
+/// so it is left out; the late share is returned so that a test can bound what was left out.
+fn on_time_send_gaps(samples: &[Sample]) -> (Vec<f64>, f64) {
+    let mut sends: Vec<(Instant, bool)> = samples
+        .iter()
+        .map(|s| (s.sent, s.sent.duration_since(s.scheduled) <= LATE_SEND))
+        .collect();
+    sends.sort();
+    let late = sends.iter().filter(|s| !s.1).count() as f64 / sends.len().max(1) as f64;
+    let gaps = sends
+        .windows(2)
+        .filter(|w| w[0].1 && w[1].1)
+        .map(|w| w[1].0.duration_since(w[0].0).as_secs_f64())
+        .collect();
+    (gaps, late)
+}
+
+/// Mean and coefficient of variation.
+fn mean_and_cv(values: &[f64]) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().sum::<f64>() / n;
+    let variance = values.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, variance.sqrt() / mean)
+}
+
+/// A Poisson schedule of 1,000/s: the gaps between the *actual* sends (the instants the
+/// workers recorded, not the schedule) have the mean (1 ms) and the coefficient of variation
+/// (1) of exponential gaps, within 5%. The spread leaves out the sends the client reports
+/// late (see [`on_time_send_gaps`]), which must be few.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn poisson_sends_have_the_mean_and_spread_of_theory() {
+    let server = start_server(&["noop=noop"]).await;
+    let samples = run_open_loop(
+        &url(&server, "http"),
+        Schedule::poisson(1000.0, 11),
+        None,
+        Duration::from_secs(4),
+    )
+    .await;
+    let (gaps, late) = on_time_send_gaps(&samples);
+    let (on_time_mean, cv) = mean_and_cv(&gaps);
+    // The mean gap of all sends: their span over their count, which late sends cannot bias.
+    let first = samples.iter().map(|s| s.sent).min().unwrap();
+    let last = samples.iter().map(|s| s.sent).max().unwrap();
+    let mean = last.duration_since(first).as_secs_f64() / (samples.len() - 1) as f64;
+    println!(
+        "{} sends, {:.1}% late, mean gap {:.1} us; {} gaps between on-time sends: mean {:.1} us, CV {cv:.3}",
+        samples.len(),
+        late * 100.0,
+        mean * 1e6,
+        gaps.len(),
+        on_time_mean * 1e6
+    );
+    assert!(
+        samples.len() >= 3_800,
+        "{} sends in 4 s at 1000/s",
+        samples.len()
+    );
+    assert!(late < 0.15, "{:.1}% of sends were late", late * 100.0);
+    assert!((mean - 0.001).abs() <= 0.001 * 0.05, "mean gap {mean}");
+    assert!((cv - 1.0).abs() <= 0.05, "coefficient of variation {cv}");
+    // A constant schedule has nearly no spread: the statistic tells the two apart.
+    let samples = run_open_loop(
+        &url(&server, "http"),
+        Schedule::constant(1000.0),
+        None,
+        Duration::from_secs(1),
+    )
+    .await;
+    let (gaps, _) = on_time_send_gaps(&samples);
+    let (_, constant_cv) = mean_and_cv(&gaps);
+    assert!(constant_cv < 0.5, "constant schedule CV {constant_cv}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,12 +1,16 @@
-//! The load-mode flags: which of concurrency, request rate, intervals file or fixed schedule a
-//! run uses, with perf_analyzer's rule that only one may be given, and the levels each sweeps.
+//! The load-mode flags: which of concurrency, request rate, intervals file, fixed schedule or
+//! load over time (`--ramp`, `--load-steps`) a run uses, with perf_analyzer's rule that only
+//! one may be given, and the levels each sweeps (linearly, or by `--binary-search`).
 
 use std::path::Path;
 use std::time::Duration;
 
+use super::timeline::{parse_load_steps, parse_ramp};
 use super::{parse_concurrency_range, ConcurrencyRange, Config};
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
+use crate::load::search::{Bisection, Search};
+use crate::load::timeline::{Timeline, TimelineKind};
 use crate::measure::level::LoadLevel;
 
 /// Gaps between open-loop requests (`--request-distribution`).
@@ -39,11 +43,28 @@ pub enum LoadMode {
     Intervals { gaps: Vec<Duration> },
     /// Open loop replaying the input data's timestamps once; one level.
     FixedSchedule,
+    /// Load that changes over time, reported per second rather than as levels.
+    Timeline {
+        plan: Timeline,
+        distribution: Distribution,
+    },
 }
 
 impl LoadMode {
     pub fn is_open_loop(&self) -> bool {
-        !matches!(self, LoadMode::Concurrency)
+        match self {
+            LoadMode::Concurrency => false,
+            LoadMode::Timeline { plan, .. } => plan.kind == TimelineKind::Rate,
+            _ => true,
+        }
+    }
+
+    /// The plan of `--ramp` or `--load-steps`, if this run follows one.
+    pub fn timeline(&self) -> Option<&Timeline> {
+        match self {
+            LoadMode::Timeline { plan, .. } => Some(plan),
+            _ => None,
+        }
     }
 }
 
@@ -70,7 +91,76 @@ impl Config {
                 Box::new(std::iter::once(LoadLevel::Rate(rate)))
             }
             LoadMode::FixedSchedule => Box::new(std::iter::once(LoadLevel::Rate(0.0))),
+            LoadMode::Timeline { .. } => Box::new(std::iter::empty()),
         }
+    }
+
+    /// The order the sweep visits its levels in: linear, or bisection with `--binary-search`.
+    pub fn search(&self) -> Search {
+        match (&self.load, self.binary_search) {
+            (LoadMode::Concurrency, true) => {
+                let ConcurrencyRange { start, end, step } = self.concurrency;
+                Search::Binary(Bisection::concurrency(start, end, step))
+            }
+            (LoadMode::RequestRate { range, .. }, true) => {
+                Search::Binary(Bisection::rate(range.start, range.end, range.step))
+            }
+            _ => Search::Linear(self.levels()),
+        }
+    }
+
+    /// The rules on `--binary-search` and `--slo`: they search a concurrency or rate range.
+    pub(super) fn check_search(&self) -> RunResult<()> {
+        let searchable = matches!(
+            self.load,
+            LoadMode::Concurrency | LoadMode::RequestRate { .. }
+        );
+        if !self.slo.is_empty() && !searchable {
+            return Err(RunError::bad_option(
+                "--slo judges the levels of --concurrency-range or --request-rate-range; it does not apply to this load mode.",
+            ));
+        }
+        if !self.binary_search {
+            return Ok(());
+        }
+        if !searchable {
+            return Err(RunError::bad_option(
+                "--binary-search bisects --concurrency-range or --request-rate-range: give one of them as START:END[:STEP].",
+            ));
+        }
+        let (start, end) = match &self.load {
+            LoadMode::RequestRate { range, .. } => (range.start, range.end),
+            _ => (self.concurrency.start as f64, self.concurrency.end as f64),
+        };
+        if end <= start {
+            return Err(RunError::bad_option(
+                "--binary-search needs a range with an end above its start (e.g. --concurrency-range 1:64 or --request-rate-range 100:2000:50).",
+            ));
+        }
+        if self.latency_threshold_ms.is_none() && self.slo.is_empty() {
+            return Err(RunError::bad_option(
+                "--binary-search needs a criterion to search for: add -l MS (latency threshold) or --slo 'p99<=50ms'.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Load over time is reported per second: the options of stable levels do not apply.
+    pub(super) fn check_timeline(&self) -> RunResult<()> {
+        if self.load.timeline().is_none() {
+            return Ok(());
+        }
+        let conflicts = [
+            ("-l", self.latency_threshold_ms.is_some()),
+            ("--request-count", self.request_count.is_some()),
+            ("--warmup-request-count", self.warmup_request_count > 0),
+        ];
+        if let Some((flag, _)) = conflicts.iter().find(|c| c.1) {
+            return Err(RunError::bad_option(format!(
+                "{flag} applies to stable levels; --ramp and --load-steps report every second instead: drop {flag}."
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -82,6 +172,7 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
         ("--request-rate-range", args.request_rate_range.is_some()),
         ("--request-intervals", args.request_intervals.is_some()),
         ("--fixed-schedule", args.fixed_schedule),
+        ("--load-steps", args.load_steps.is_some()),
     ];
     let given: Vec<&str> = modes.iter().filter(|m| m.1).map(|m| m.0).collect();
     if given.len() > 1 {
@@ -91,6 +182,11 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
         )));
     }
     let concurrency = match &concurrency_text {
+        Some(_) if args.ramp.is_some() => ConcurrencyRange {
+            start: 1,
+            end: 1,
+            step: 1,
+        },
         Some(text) => parse_concurrency_range(text)?,
         None => ConcurrencyRange {
             start: 1,
@@ -99,7 +195,9 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
         },
     };
     let distribution = parse_distribution(&args.request_distribution)?;
-    let mode = if let Some(text) = &args.request_rate_range {
+    let mode = if let Some(plan) = timeline_flags(args, concurrency_text.as_deref())? {
+        LoadMode::Timeline { plan, distribution }
+    } else if let Some(text) = &args.request_rate_range {
         LoadMode::RequestRate {
             range: parse_rate_range(text)?,
             distribution,
@@ -119,6 +217,20 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
         ));
     }
     Ok((mode, concurrency))
+}
+
+/// The plan of `--ramp` (over the concurrency or rate range) or `--load-steps`, if given.
+fn timeline_flags(args: &ProfileArgs, concurrency: Option<&str>) -> RunResult<Option<Timeline>> {
+    match (&args.ramp, &args.load_steps) {
+        (Some(_), Some(_)) => Err(RunError::bad_option(
+            "--ramp and --load-steps both plan load over time: choose one (a ramp is also a step, e.g. rate=100..1000:30s).",
+        )),
+        (Some(duration), None) => {
+            parse_ramp(duration, concurrency, args.request_rate_range.as_deref()).map(Some)
+        }
+        (None, Some(steps)) => parse_load_steps(steps).map(Some),
+        (None, None) => Ok(None),
+    }
 }
 
 /// `--concurrency-range`, or its perf_analyzer predecessors `-t N` and `-d -c N`.

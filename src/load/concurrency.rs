@@ -2,7 +2,7 @@
 //! next request as soon as its previous one is answered. Samples go into the slot's own
 //! buffer; the profiler cuts windows from those buffers.
 
-use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,6 +25,8 @@ const STOPPED: u8 = 2;
 pub struct SlotShared {
     pub buffer: SlotBuffer,
     state: AtomicU8,
+    /// True while the slot has a request out (or is connecting for one).
+    busy: AtomicBool,
     wake: Notify,
 }
 
@@ -111,6 +113,12 @@ impl ClosedLoop {
         self.slots.iter().map(|s| s.shared.buffer.len()).sum()
     }
 
+    /// Requests out right now.
+    pub fn in_flight(&self) -> u64 {
+        let busy = |s: &&Slot| s.shared.busy.load(Ordering::Relaxed);
+        self.slots.iter().filter(busy).count() as u64
+    }
+
     /// True when no slot task is running (every budgeted request was sent and answered).
     /// Only meaningful while a budget is set: otherwise slots pause instead of ending.
     pub fn all_finished(&self) -> bool {
@@ -162,6 +170,7 @@ impl SlotTask {
             if !self.take_budget() {
                 break;
             }
+            self.shared.busy.store(true, Ordering::Relaxed);
             let conn = match connection.take() {
                 Some(c) if c.is_usable() => connection.insert(c),
                 _ => match Connection::open(&self.target).await {
@@ -171,6 +180,7 @@ impl SlotTask {
                     }
                     Err(kind) => {
                         self.record_failure(Instant::now(), kind);
+                        self.shared.busy.store(false, Ordering::Relaxed);
                         tokio::time::sleep(backoff).await;
                         backoff = (backoff * 2).min(MAX_BACKOFF);
                         continue;
@@ -199,6 +209,7 @@ impl SlotTask {
                 done,
                 error,
             });
+            self.shared.busy.store(false, Ordering::Relaxed);
         }
     }
 

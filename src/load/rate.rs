@@ -35,6 +35,8 @@ struct Job {
 pub struct OpenLoopCounters {
     /// Requests handed to workers.
     pub sent: AtomicU64,
+    /// Requests answered (or failed) so far.
+    pub done: AtomicU64,
     /// Sends that had to wait for the in-flight cap, and how long in total (ns).
     pub cap_waits: AtomicU64,
     pub cap_wait_ns: AtomicU64,
@@ -132,11 +134,16 @@ impl OpenLoop {
 
     /// Requests sent and not answered yet.
     pub fn in_flight(&self) -> u64 {
-        let answered: usize = self.pending_samples();
+        let done = self.counters.done.load(Ordering::Relaxed);
         self.counters
             .sent
             .load(Ordering::Relaxed)
-            .saturating_sub(answered as u64)
+            .saturating_sub(done)
+    }
+
+    /// Stops sending, keeping the workers for the next schedule; requests in flight go on.
+    pub fn halt(&mut self) {
+        self.halt_dispatcher();
     }
 
     fn halt_dispatcher(&mut self) {
@@ -254,6 +261,7 @@ impl Dispatcher {
             dataset: self.dataset.clone(),
             buffer,
             idle: self.pool.idle_tx.clone(),
+            counters: self.counters.clone(),
         };
         self.runtime.spawn(worker.run(rx));
         self.pool.jobs.push(tx);
@@ -277,6 +285,7 @@ struct Worker {
     dataset: Arc<Dataset>,
     buffer: Arc<SlotBuffer>,
     idle: Sender<usize>,
+    counters: Arc<OpenLoopCounters>,
 }
 
 impl Worker {
@@ -321,5 +330,6 @@ impl Worker {
             done: Instant::now(),
             error,
         });
+        self.counters.done.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -1,12 +1,14 @@
 //! When each open-loop request is due, as an offset from the start of the level: a constant
-//! rate, a seeded Poisson process, gaps read from a file (looped), or fixed timestamps
-//! (replayed once). Offsets are absolute, so a late wake-up never shifts later sends.
+//! rate, a seeded Poisson process, gaps read from a file (looped), fixed timestamps
+//! (replayed once), or a rate that changes over time (`--ramp`, `--load-steps`). Offsets are absolute, so a late wake-up never shifts later sends.
 
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
+
+use super::timeline::RateCurve;
 
 /// How requests are spread in time.
 #[derive(Debug, Clone)]
@@ -28,6 +30,8 @@ pub enum Schedule {
     },
     /// `--fixed-schedule`: each request at its timestamp, once.
     Fixed { offsets: Vec<Duration>, next: usize },
+    /// A rate that follows a plan over time, until the plan ends.
+    Curve(RateCurve),
 }
 
 impl Schedule {
@@ -92,6 +96,7 @@ impl Schedule {
                 *next += 1;
                 at
             }
+            Schedule::Curve(curve) => curve.next_offset(),
         }
     }
 
@@ -108,6 +113,7 @@ impl Schedule {
                 offsets.len().saturating_sub(1),
                 offsets.last().copied().unwrap_or_default(),
             ),
+            Schedule::Curve(curve) => curve.mean_rate(),
         }
     }
 }

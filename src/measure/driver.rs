@@ -15,6 +15,7 @@ use crate::error::{RunError, RunResult};
 use crate::load::concurrency::ClosedLoop;
 use crate::load::rate::OpenLoop;
 use crate::load::schedule::Schedule;
+use crate::load::timeline::RateCurve;
 
 /// Open-loop counters as last read, so that each window gets its own deltas.
 #[derive(Debug, Default, Clone, Copy)]
@@ -57,6 +58,51 @@ impl Driver {
             _ => Err(RunError::failed(
                 "internal: the level does not fit the load driver",
             )),
+        }
+    }
+
+    /// Starts following the `--ramp` / `--load-steps` plan: the open loop's whole schedule,
+    /// or the closed loop's first concurrency (the caller moves it on with
+    /// [`Driver::set_concurrency`]).
+    pub fn start_timeline(&mut self, cfg: &Config, dataset: &Dataset) -> RunResult<()> {
+        match self {
+            Driver::Open { driver, .. } => driver.start(schedule_for(cfg, dataset, 0.0)?),
+            Driver::Closed(closed) => {
+                let first = cfg
+                    .load
+                    .timeline()
+                    .map_or(0.0, |p| p.value_at(Default::default()));
+                closed.set_concurrency(first as usize);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves a closed loop to `concurrency` slots (an open loop ignores it).
+    pub fn set_concurrency(&mut self, concurrency: usize) {
+        if let Driver::Closed(closed) = self {
+            closed.set_concurrency(concurrency);
+        }
+    }
+
+    /// Requests sent and not answered yet.
+    pub fn in_flight(&self) -> u64 {
+        match self {
+            Driver::Closed(d) => d.in_flight(),
+            Driver::Open { driver, .. } => driver.in_flight(),
+        }
+    }
+
+    /// Stops sending and waits (up to `limit`) until every request in flight is answered,
+    /// so that a backlog left by a heavier level does not weigh on a lighter one.
+    pub async fn settle(&mut self, limit: std::time::Duration) {
+        match self {
+            Driver::Open { driver, .. } => driver.halt(),
+            Driver::Closed(closed) => closed.set_concurrency(0),
+        }
+        let started = Instant::now();
+        while self.in_flight() > 0 && started.elapsed() < limit {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
     }
 
@@ -129,6 +175,10 @@ fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedul
         } => Schedule::poisson(rate, cfg.seed),
         LoadMode::Intervals { gaps } => Schedule::intervals(gaps.clone()),
         LoadMode::FixedSchedule => Schedule::fixed(fixed_offsets(dataset)?),
+        LoadMode::Timeline { plan, distribution } => {
+            let seed = (*distribution == Distribution::Poisson).then_some(cfg.seed);
+            Schedule::Curve(RateCurve::new(plan.segments.clone(), seed))
+        }
         LoadMode::Concurrency => {
             return Err(RunError::failed("internal: a closed loop has no schedule"))
         }

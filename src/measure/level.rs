@@ -42,6 +42,8 @@ pub enum LevelEnd {
     SingleWindow,
     /// The stabilizing latency reached `-l`.
     OverLatencyLimit,
+    /// A window missed a `--slo` condition.
+    MissedSlo,
     /// The run was interrupted (Ctrl-C) during this level.
     Interrupted,
 }
@@ -61,5 +63,11 @@ impl LevelResult {
     /// True when the reported numbers come from a stable measurement.
     pub fn is_stable(&self) -> bool {
         matches!(self.end, LevelEnd::Stable | LevelEnd::SingleWindow)
+    }
+
+    /// True when the level counts for a search: measured stable, and no window reached `-l`
+    /// or missed `--slo` (every window is checked, so the merged figures meet them too).
+    pub fn met_criteria(&self) -> bool {
+        self.is_stable()
     }
 }

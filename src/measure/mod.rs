@@ -1,5 +1,6 @@
 //! Measurement: samples recorded by the driver are cut into windows, windows are judged by
-//! the stability rule, and a level's windows become its result.
+//! the stability rule, and a level's windows become its result. Load over time is cut into
+//! 1-second buckets instead (`timeline`).
 
 pub mod cpu;
 pub mod driver;
@@ -11,4 +12,5 @@ pub mod prometheus;
 pub mod sample;
 pub mod server_stats;
 pub mod stability;
+pub mod timeline;
 pub mod window;

@@ -1,7 +1,7 @@
 //! The measurement loop: for each load level (a concurrency or a request rate), cut
 //! back-to-back windows from the driver's samples until the stability rule is met (or `-r`
-//! windows pass), then merge the last windows into the level's result. A linear sweep stops
-//! at `-l`.
+//! windows pass), then merge the last windows into the level's result. The levels come from
+//! the configured search: linear (stopping at `-l` or a missed `--slo`) or bisection.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -41,7 +41,7 @@ impl Interrupt {
     }
 
     /// Sleeps for `duration`, or less if interrupted.
-    async fn sleep(&self, duration: Duration) {
+    pub async fn sleep(&self, duration: Duration) {
         if self.is_raised() {
             return;
         }
@@ -69,6 +69,8 @@ pub struct Profiler<'a> {
     rule: StabilityRule,
     interrupt: Arc<Interrupt>,
     monitors: Monitors,
+    /// The level measured last, if any.
+    previous: Option<LoadLevel>,
 }
 
 impl<'a> Profiler<'a> {
@@ -82,6 +84,7 @@ impl<'a> Profiler<'a> {
             threshold: cfg.stability_percentage / 100.0,
             percentile: cfg.percentile,
             latency_limit_us: cfg.latency_threshold_ms.map(|ms| ms * 1000.0),
+            slo: cfg.slo.clone(),
         };
         Profiler {
             cfg,
@@ -91,6 +94,7 @@ impl<'a> Profiler<'a> {
             rule,
             interrupt,
             monitors: Monitors::default(),
+            previous: None,
         }
     }
 
@@ -117,17 +121,14 @@ impl<'a> Profiler<'a> {
         results: &mut Vec<LevelResult>,
     ) -> RunResult<()> {
         self.warm_up().await?;
-        for level in self.cfg.levels() {
+        let mut search = self.cfg.search();
+        while let Some(level) = search.next(results.last()) {
             if self.interrupt.is_raised() {
                 break;
             }
             let result = self.measure_level(level).await?;
             on_level(&result);
-            let end = result.end;
             results.push(result);
-            if matches!(end, LevelEnd::OverLatencyLimit | LevelEnd::Interrupted) {
-                break;
-            }
         }
         Ok(())
     }
@@ -170,6 +171,11 @@ impl<'a> Profiler<'a> {
         if self.cfg.load == LoadMode::FixedSchedule {
             return self.measure_until_done(level, None).await;
         }
+        if self.previous.is_some_and(|p| is_lighter(level, p)) {
+            // A search stepping down: let the heavier level's backlog drain first.
+            self.driver.settle(self.target.timeout).await;
+        }
+        self.previous = Some(level);
         self.driver.apply(self.cfg, &self.dataset, level)?;
         let mut window_start = Instant::now();
         // Answers that belong to the previous level do not count here.
@@ -191,8 +197,13 @@ impl<'a> Profiler<'a> {
             match self.rule.judge(&windows) {
                 Verdict::Stable => break LevelEnd::Stable,
                 Verdict::OverLatencyLimit => break LevelEnd::OverLatencyLimit,
+                Verdict::MissedSlo => break LevelEnd::MissedSlo,
                 Verdict::Measuring if windows.len() >= self.cfg.max_trials as usize => {
-                    break LevelEnd::Unstable
+                    let merged = merge_last(&windows, self.cfg.batch_size);
+                    if self.rule.misses_slo(&merged) {
+                        break LevelEnd::MissedSlo;
+                    }
+                    break LevelEnd::Unstable;
                 }
                 Verdict::Measuring => {}
             }
@@ -275,19 +286,31 @@ impl<'a> Profiler<'a> {
         window
     }
 
-    /// A window in which nothing succeeded and every failure was a refused or broken
-    /// connection means the server is gone: stop with a sentence that says so.
     fn check_reachable(&self, window: &WindowStats) -> RunResult<()> {
-        let unreachable =
-            |k: &ErrorKind| matches!(k, ErrorKind::Connection | ErrorKind::GrpcCode(14));
-        if window.ok == 0 && window.error_count() > 0 && window.errors.keys().all(unreachable) {
-            return Err(RunError::failed(format!(
-                "The server at {} stopped answering: all {} requests of the last window failed to connect. Is it still running?",
-                self.target.authority,
-                window.error_count()
-            )));
-        }
-        Ok(())
+        check_reachable(&self.target, window)
+    }
+}
+
+/// A window in which nothing succeeded and every failure was a refused or broken
+/// connection means the server is gone: stop with a sentence that says so.
+pub fn check_reachable(target: &Target, window: &WindowStats) -> RunResult<()> {
+    let unreachable = |k: &ErrorKind| matches!(k, ErrorKind::Connection | ErrorKind::GrpcCode(14));
+    if window.ok == 0 && window.error_count() > 0 && window.errors.keys().all(unreachable) {
+        return Err(RunError::failed(format!(
+            "The server at {} stopped answering: all {} requests of the last window failed to connect. Is it still running?",
+            target.authority,
+            window.error_count()
+        )));
+    }
+    Ok(())
+}
+
+/// True when `level` puts less load on the server than `than`.
+fn is_lighter(level: LoadLevel, than: LoadLevel) -> bool {
+    match (level, than) {
+        (LoadLevel::Concurrency(a), LoadLevel::Concurrency(b)) => a < b,
+        (LoadLevel::Rate(a), LoadLevel::Rate(b)) => a < b,
+        _ => false,
     }
 }
 

@@ -1,8 +1,12 @@
 //! perf_analyzer's stability rule: the last three windows all have non-zero throughput and
 //! their max/min ratios of throughput and of the stabilizing latency are within 1 + s/100.
-//! The latency limit (`-l`) is judged here too, on the same windows.
+//! The latency limit (`-l`) is judged here too, on each window as perf_analyzer does; the
+//! `--slo` conditions on the merged windows a stable level reports (one bad second on a busy
+//! machine does not fail a level), except that a window far over a condition ends the level
+//! at once.
 
 use super::window::WindowStats;
+use crate::config::SloCondition;
 
 /// How many trailing windows the rule looks at, and are merged for the report.
 pub const STABILITY_WINDOWS: usize = 3;
@@ -15,10 +19,12 @@ pub enum Verdict {
     Stable,
     /// The stabilizing latency of one of the last windows reached `-l`.
     OverLatencyLimit,
+    /// One of the last windows missed a `--slo` condition.
+    MissedSlo,
 }
 
 /// The rule's parameters, taken from the flags.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct StabilityRule {
     /// `-s / 100`.
     pub threshold: f64,
@@ -26,6 +32,8 @@ pub struct StabilityRule {
     pub percentile: Option<f64>,
     /// `-l` in µs.
     pub latency_limit_us: Option<f64>,
+    /// `--slo`: every window must meet every condition.
+    pub slo: Vec<SloCondition>,
 }
 
 impl StabilityRule {
@@ -39,6 +47,10 @@ impl StabilityRule {
                 return Verdict::OverLatencyLimit;
             }
         }
+        let newest = windows.last();
+        if newest.is_some_and(|w| self.slo.iter().any(|c| c.far_over(w))) {
+            return Verdict::MissedSlo;
+        }
         if last.len() < STABILITY_WINDOWS || last.iter().any(|w| w.throughput() <= 0.0) {
             return Verdict::Measuring;
         }
@@ -47,11 +59,18 @@ impl StabilityRule {
             .iter()
             .map(|w| w.stabilizing_latency_us(self.percentile))
             .collect();
-        if within(&throughputs, self.threshold) && within(&latencies, self.threshold) {
-            Verdict::Stable
-        } else {
+        if !(within(&throughputs, self.threshold) && within(&latencies, self.threshold)) {
             Verdict::Measuring
+        } else if self.misses_slo(&merge_last(windows, 1)) {
+            Verdict::MissedSlo
+        } else {
+            Verdict::Stable
         }
+    }
+
+    /// True when the reported (merged) windows miss a `--slo` condition.
+    pub fn misses_slo(&self, merged: &WindowStats) -> bool {
+        self.slo.iter().any(|c| !c.met_by(merged))
     }
 }
 
@@ -93,6 +112,7 @@ mod tests {
         threshold: 0.10,
         percentile: None,
         latency_limit_us: None,
+        slo: Vec::new(),
     };
 
     #[test]
@@ -127,6 +147,24 @@ mod tests {
             ..RULE
         };
         assert_eq!(rule.judge(&[window(100, 1000)]), Verdict::OverLatencyLimit);
+    }
+
+    #[test]
+    fn a_window_that_misses_the_slo_stops_the_level() {
+        let rule = StabilityRule {
+            slo: crate::config::parse_slo(&["p99<=1100us".into()]).unwrap(),
+            ..RULE
+        };
+        // One slow window among stable ones: judged on the merged windows, which meet it.
+        let w = [window(100, 1000), window(100, 1000), window(100, 1000)];
+        assert_eq!(rule.judge(&w), Verdict::Stable);
+        let slow = [window(100, 1000), window(1, 1200), window(100, 1000)];
+        assert_eq!(rule.judge(&slow[..2]), Verdict::Measuring);
+        // Stable, but the merged windows miss it.
+        let w = [window(100, 1150), window(100, 1150), window(100, 1150)];
+        assert_eq!(rule.judge(&w), Verdict::MissedSlo);
+        // Far over in a single window: stop at once.
+        assert_eq!(rule.judge(&[window(100, 2300)]), Verdict::MissedSlo);
     }
 
     #[test]

@@ -31,16 +31,48 @@ pub fn settings_block(cfg: &Config, service_kind: &str) -> String {
         format!("  Batch size: {}", cfg.batch_size),
         format!("  Service Kind: {service_kind}"),
     ];
-    lines.extend(window_settings(cfg));
-    lines.push(format!(
-        "  Latency limit: {} msec",
-        cfg.latency_threshold_ms.unwrap_or(0.0)
-    ));
+    // Load over time is cut into 1-second buckets: windows and limits do not apply.
+    if cfg.load.timeline().is_none() {
+        lines.extend(window_settings(cfg));
+        lines.push(format!(
+            "  Latency limit: {} msec",
+            cfg.latency_threshold_ms.unwrap_or(0.0)
+        ));
+    }
     lines.extend(load_limit(cfg));
+    lines.extend(search_settings(cfg));
     // The client is asynchronous whatever --sync/--async say (see --help).
     lines.push("  Using asynchronous calls for inference".to_string());
     lines.push(String::new());
     join_lines(&lines)
+}
+
+/// The search and the SLO, when given.
+fn search_settings(cfg: &Config) -> Vec<String> {
+    let mut lines = Vec::new();
+    if !cfg.slo.is_empty() {
+        lines.push(format!(
+            "  SLO: {} (judged on each level's reported windows)",
+            slo_text(cfg)
+        ));
+    }
+    if cfg.binary_search {
+        let (start, end, step) = match &cfg.load {
+            LoadMode::RequestRate { range, .. } => (
+                format_rate(range.start),
+                format_rate(range.end),
+                format_rate(range.step),
+            ),
+            _ => {
+                let c = cfg.concurrency;
+                (c.start.to_string(), c.end.to_string(), c.step.to_string())
+            }
+        };
+        lines.push(format!(
+            "  Binary search between {start} and {end}, to within {step}"
+        ));
+    }
+    lines
 }
 
 /// How windows are cut and judged: the mode, the stabilizing latency and the window size.
@@ -96,13 +128,12 @@ fn load_limit(cfg: &Config) -> Vec<String> {
                 0.0 => "none (increase until the latency limit is reached)".to_string(),
                 end => format!("{} requests per seconds", format_rate(range.start.max(end))),
             };
-            let dist = match distribution {
-                Distribution::Constant => "constant",
-                Distribution::Poisson => "poisson",
-            };
             vec![
                 format!("  Request Rate limit: {limit}"),
-                format!("  Using {dist} distribution on request generation"),
+                format!(
+                    "  Using {} distribution on request generation",
+                    distribution_name(*distribution)
+                ),
             ]
         }
         LoadMode::Intervals { gaps } => vec![format!(
@@ -112,6 +143,19 @@ fn load_limit(cfg: &Config) -> Vec<String> {
         LoadMode::FixedSchedule => {
             vec!["  Replaying the input data's timestamps once (--fixed-schedule)".into()]
         }
+        LoadMode::Timeline { plan, distribution } => {
+            let mut lines = vec![format!(
+                "  Load over time: {}, reported per second",
+                plan.describe()
+            )];
+            if plan.kind == crate::load::timeline::TimelineKind::Rate {
+                lines.push(format!(
+                    "  Using {} distribution on request generation",
+                    distribution_name(*distribution)
+                ));
+            }
+            lines
+        }
     };
     if let Some(cap) = cfg.max_concurrency {
         lines.push(format!(
@@ -119,6 +163,13 @@ fn load_limit(cfg: &Config) -> Vec<String> {
         ));
     }
     lines
+}
+
+fn distribution_name(distribution: Distribution) -> &'static str {
+    match distribution {
+        Distribution::Constant => "constant",
+        Distribution::Poisson => "poisson",
+    }
 }
 
 /// The report of one load level: heading, client statistics, errors, per-window detail
@@ -262,6 +313,7 @@ fn end_line(cfg: &Config, r: &LevelResult) -> Option<String> {
         LevelEnd::Stable | LevelEnd::SingleWindow => None,
         LevelEnd::Unstable => Some(unstable_line(cfg, r)),
         LevelEnd::OverLatencyLimit => Some(over_limit_line(cfg, r)),
+        LevelEnd::MissedSlo => Some(format!("  SLO missed: {}.", slo_text(cfg))),
         LevelEnd::Interrupted => Some(
             "  [WARNING] Interrupted: these numbers come from the windows finished before Ctrl-C."
                 .to_string(),
@@ -306,6 +358,12 @@ fn over_limit_line(cfg: &Config, r: &LevelResult) -> String {
     )
 }
 
+/// The `--slo` conditions as the user wrote them.
+fn slo_text(cfg: &Config) -> String {
+    let conditions: Vec<String> = cfg.slo.iter().map(ToString::to_string).collect();
+    conditions.join(", ")
+}
+
 /// perf_analyzer's closing summary: one line of throughput and latency per level, in the
 /// order they were measured; levels without a stable measurement are marked.
 pub fn summary_block(cfg: &Config, results: &[LevelResult]) -> String {
@@ -327,6 +385,7 @@ fn summary_line(cfg: &Config, r: &LevelResult) -> String {
         LevelEnd::Stable | LevelEnd::SingleWindow => "",
         LevelEnd::Unstable => " (unstable)",
         LevelEnd::OverLatencyLimit => " (over latency limit)",
+        LevelEnd::MissedSlo => " (missed SLO)",
         LevelEnd::Interrupted => " (interrupted)",
     };
     format!(

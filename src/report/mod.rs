@@ -10,9 +10,13 @@ pub mod format;
 pub mod metrics;
 pub mod open_loop;
 pub mod server;
+pub mod search;
+pub mod timeline;
 
 pub use console::{level_block, settings_block, summary_block};
 pub use csv::{csv_header, csv_rows, mode_column, write_csv};
+pub use search::search_block;
+pub use timeline::{bucket_line, timeline_header, timeline_summary, write_timeline_csv};
 
 #[cfg(test)]
 use crate::config::Config;

@@ -46,7 +46,7 @@ fn format_target(rate: f64) -> String {
 }
 
 /// A warning when sends fell behind, naming the cause.
-fn keep_up_warning(w: &WindowStats) -> Option<String> {
+pub(crate) fn keep_up_warning(w: &WindowStats) -> Option<String> {
     if w.late_share() <= LATE_SHARE_LIMIT {
         return None;
     }

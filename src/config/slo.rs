@@ -1,0 +1,232 @@
+//! `--slo`: service-level objectives such as `p99<=50ms`, `p99.9<=20ms` or `avg<5ms`. A
+//! level meets the SLO when every condition holds on its reported latency (its last windows
+//! merged, counted from the scheduled send as every latency inferperf reports). Parsing and judging live together so that the
+//! text a user wrote and the check made of it cannot drift apart.
+
+use std::fmt;
+
+use crate::error::{RunError, RunResult};
+
+/// A single window this many times over a limit ends its level at once: the level is
+/// clearly overloaded, and measuring it to the end would only grow the backlog.
+pub const FAR_OVER: f64 = 2.0;
+use crate::measure::window::WindowStats;
+
+/// Which latency figure a condition looks at.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum SloMetric {
+    /// The mean (`avg` or `mean`).
+    Mean,
+    /// A percentile in (0, 100), e.g. 99.9.
+    Percentile(f64),
+}
+
+/// One condition: `METRIC <= LIMIT` (or `<`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SloCondition {
+    pub metric: SloMetric,
+    /// `<` rather than `<=`.
+    pub strict: bool,
+    pub limit_us: f64,
+}
+
+impl SloCondition {
+    /// The figure this condition looks at, in µs.
+    pub fn value_us(&self, w: &WindowStats) -> f64 {
+        match self.metric {
+            SloMetric::Mean => w.mean_latency_us(),
+            SloMetric::Percentile(p) => w.percentile_us(p),
+        }
+    }
+
+    /// True when the window's figure is within the limit. A window without a successful
+    /// request has no latency to judge and does not break the condition.
+    pub fn met_by(&self, w: &WindowStats) -> bool {
+        if w.ok == 0 {
+            return true;
+        }
+        let value = self.value_us(w);
+        if self.strict {
+            value < self.limit_us
+        } else {
+            value <= self.limit_us
+        }
+    }
+
+    /// True when the window is more than [`FAR_OVER`] times over the limit.
+    pub fn far_over(&self, w: &WindowStats) -> bool {
+        w.ok > 0 && self.value_us(w) > FAR_OVER * self.limit_us
+    }
+
+    /// The name of the figure as reports print it: `p99 latency`, `avg latency`.
+    pub fn metric_label(&self) -> String {
+        match self.metric {
+            SloMetric::Mean => "avg latency".into(),
+            SloMetric::Percentile(p) => format!("p{p} latency"),
+        }
+    }
+}
+
+impl fmt::Display for SloCondition {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let metric = match self.metric {
+            SloMetric::Mean => "avg".to_string(),
+            SloMetric::Percentile(p) => format!("p{p}"),
+        };
+        let op = if self.strict { "<" } else { "<=" };
+        write!(f, "{metric}{op}{}", format_limit(self.limit_us))
+    }
+}
+
+/// A limit in the most readable unit: `50ms`, `250us`, `1.5s`.
+fn format_limit(us: f64) -> String {
+    if (us >= 1e6 && (us / 1e6).fract() == 0.0) || us >= 1e7 {
+        format!("{}s", us / 1e6)
+    } else if us >= 1000.0 {
+        format!("{}ms", us / 1000.0)
+    } else {
+        format!("{us}us")
+    }
+}
+
+/// Every `--slo` value, each a comma-separated list of conditions.
+pub fn parse_slo(values: &[String]) -> RunResult<Vec<SloCondition>> {
+    values
+        .iter()
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .map(parse_condition)
+        .collect()
+}
+
+fn parse_condition(text: &str) -> RunResult<SloCondition> {
+    let bad = || {
+        RunError::bad_option(format!(
+            "--slo '{text}' is not a latency condition: write METRIC<=LIMIT with METRIC avg or pNN (e.g. p99, p99.9) and LIMIT in us, ms or s, as in --slo 'p99<=50ms,avg<=20ms'."
+        ))
+    };
+    let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let (metric, strict, limit) = if let Some((m, l)) = compact.split_once("<=") {
+        (m, false, l)
+    } else if let Some((m, l)) = compact.split_once('<') {
+        (m, true, l)
+    } else {
+        return Err(bad());
+    };
+    let metric = parse_metric(metric).ok_or_else(bad)?;
+    let limit_us = parse_limit_us(limit).ok_or_else(bad)?;
+    Ok(SloCondition {
+        metric,
+        strict,
+        limit_us,
+    })
+}
+
+fn parse_metric(text: &str) -> Option<SloMetric> {
+    let lower = text.to_ascii_lowercase();
+    match lower.as_str() {
+        "avg" | "mean" => return Some(SloMetric::Mean),
+        _ => {}
+    }
+    let p: f64 = lower.strip_prefix('p')?.parse().ok()?;
+    (p > 0.0 && p < 100.0).then_some(SloMetric::Percentile(p))
+}
+
+/// `50ms`, `250us`, `1.5s` in µs (positive and finite).
+fn parse_limit_us(text: &str) -> Option<f64> {
+    let lower = text.to_ascii_lowercase();
+    let (number, scale) = if let Some(n) = lower.strip_suffix("ms") {
+        (n, 1000.0)
+    } else if let Some(n) = lower
+        .strip_suffix("us")
+        .or_else(|| lower.strip_suffix("µs"))
+    {
+        (n, 1.0)
+    } else if let Some(n) = lower.strip_suffix('s') {
+        (n, 1e6)
+    } else {
+        return None;
+    };
+    let value: f64 = number.parse().ok()?;
+    (value.is_finite() && value > 0.0).then_some(value * scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(text: &str) -> SloCondition {
+        let list = parse_slo(&[text.to_string()]).unwrap();
+        assert_eq!(list.len(), 1);
+        list[0]
+    }
+
+    #[test]
+    fn conditions_parse_with_units_and_percentiles() {
+        let c = one("p99<=50ms");
+        assert_eq!(c.metric, SloMetric::Percentile(99.0));
+        assert!(!c.strict);
+        assert_eq!(c.limit_us, 50_000.0);
+        assert_eq!(one("p99.9 <= 20ms").metric, SloMetric::Percentile(99.9));
+        let avg = one("avg<5ms");
+        assert_eq!(avg.metric, SloMetric::Mean);
+        assert!(avg.strict);
+        assert_eq!(one("P50<=250us").limit_us, 250.0);
+        assert_eq!(one("mean<=1.5s").limit_us, 1_500_000.0);
+        let list = parse_slo(&["p99<=50ms, avg<=20ms".into(), "p90<=30ms".into()]).unwrap();
+        assert_eq!(list.len(), 3);
+        assert_eq!(list[2].metric, SloMetric::Percentile(90.0));
+    }
+
+    #[test]
+    fn conditions_print_as_written() {
+        assert_eq!(one("p99<=50ms").to_string(), "p99<=50ms");
+        assert_eq!(one("p99.9<20ms").to_string(), "p99.9<20ms");
+        assert_eq!(one("avg<=250us").to_string(), "avg<=250us");
+        assert_eq!(one("avg<=2s").to_string(), "avg<=2s");
+    }
+
+    #[test]
+    fn bad_conditions_are_one_sentence_and_exit_code_3() {
+        for text in [
+            "p99=50ms",
+            "p99<=50",
+            "p100<=5ms",
+            "p0<=5ms",
+            "q99<=5ms",
+            "p99<=-1ms",
+            "p99<=fast",
+            "p99>=5ms",
+            "",
+        ] {
+            let err = parse_condition(text).unwrap_err();
+            assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION, "{text}");
+            assert!(err.to_string().starts_with("--slo '"), "{err}");
+            assert!(!err.to_string().contains('\n') && err.to_string().ends_with('.'));
+        }
+    }
+
+    #[test]
+    fn a_condition_judges_a_window() {
+        use crate::measure::sample::Sample;
+        use std::time::{Duration, Instant};
+        let t = Instant::now();
+        let samples: Vec<Sample> = (1..=100)
+            .map(|ms| Sample {
+                scheduled: t,
+                sent: t,
+                send_ns: 0,
+                recv_ns: 0,
+                done: t + Duration::from_millis(ms),
+                error: None,
+            })
+            .collect();
+        let w = WindowStats::from_samples(&samples, Duration::from_secs(1), 1);
+        assert!(one("p99<=100ms").met_by(&w));
+        assert!(!one("p99<=90ms").met_by(&w));
+        assert!(one("avg<=51ms").met_by(&w));
+        assert!(!one("avg<50ms").met_by(&w));
+        assert!(one("p50<=1ms").met_by(&WindowStats::new(1)));
+    }
+}
