@@ -9,8 +9,8 @@ pub mod ensemble_csv;
 pub mod format;
 pub mod metrics;
 pub mod open_loop;
-pub mod server;
 pub mod search;
+pub mod server;
 pub mod timeline;
 
 pub use console::{level_block, settings_block, summary_block};
