@@ -227,10 +227,11 @@ fn add_scrape(
 }
 
 fn is_counter_key(key: &str, specs: &[MetricSpec]) -> bool {
-    key == "process_cpu_seconds_total"
-        || specs
-            .iter()
-            .any(|s| s.text == key && s.how == MetricAggregation::Rate)
+    let rate = |how: MetricAggregation| how == MetricAggregation::Rate;
+    PROCESS_METRICS
+        .iter()
+        .any(|(name, how)| *name == key && rate(*how))
+        || specs.iter().any(|s| s.text == key && rate(s.how))
 }
 
 async fn scrape_loop(

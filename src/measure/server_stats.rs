@@ -258,7 +258,10 @@ impl ServerStatsReader {
             composing,
             last: None,
         };
-        let first = reader.read().await.map_err(|e| unavailable(model, &e))?;
+        let first = tokio::time::timeout(READ_TIMEOUT, reader.read())
+            .await
+            .unwrap_or_else(|_| Err("no answer within 2 s".to_string()))
+            .map_err(|e| unavailable(model, &e))?;
         if !first.contains_key(&reader.model) {
             let why = "its answer does not list the model".to_string();
             return Err(unavailable(model, &why));
