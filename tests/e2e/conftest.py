@@ -246,7 +246,8 @@ class Triton:
 @pytest.fixture(scope="session")
 def triton(tmp_path_factory):
     ports = free_ports(3)
-    token = secrets.token_urlsafe(24)
+    # Hex, so that the token never starts with "-" (argparse would take it for an option).
+    token = secrets.token_hex(24)
     workspace = tmp_path_factory.mktemp("triton-workspace")
     # The python-backend stub must load the venv interpreter's libpython (real-servers.md).
     env = dict(os.environ, LD_LIBRARY_PATH=sysconfig.get_config_var("LIBDIR"), PYTHONUNBUFFERED="1")
@@ -258,7 +259,7 @@ def triton(tmp_path_factory):
             "--http-port", ports[0],
             "--grpc-port", ports[1],
             "--metrics-port", ports[2],
-            "--token", token,
+            f"--token={token}",
             "--workspace", workspace / "pytriton",
         ],
         env=env,
