@@ -12,6 +12,7 @@ use crate::measure::level::LevelResult;
 use crate::measure::monitors::Monitors;
 use crate::measure::profiler::{Interrupt, Profiler};
 use crate::measure::timeline::{run_timeline, Bucket};
+use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
 use crate::report;
 
@@ -108,7 +109,7 @@ async fn follow_timeline(
         print!("{}", report::bucket_line(cfg, bucket));
     })
     .await;
-    finish_timeline(cfg, &outcome.buckets)?;
+    finish_timeline(cfg, &outcome.buckets, &outcome.total)?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -118,12 +119,12 @@ async fn follow_timeline(
     })
 }
 
-fn finish_timeline(cfg: &Config, buckets: &[Bucket]) -> RunResult<()> {
+fn finish_timeline(cfg: &Config, buckets: &[Bucket], total: &WindowStats) -> RunResult<()> {
     if buckets.is_empty() {
         return Ok(());
     }
     println!();
-    print!("{}", report::timeline_summary(cfg, buckets));
+    print!("{}", report::timeline_summary(cfg, buckets, total));
     if let Some(path) = &cfg.csv_file {
         report::write_timeline_csv(cfg, buckets, path).map_err(|e| csv_error(path, e))?;
     }

@@ -261,6 +261,17 @@ pub struct ProfileArgs {
     /// Seconds to wait for one answer before it counts as a timeout error.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub request_timeout: f64,
+    /// Threads the client sends from, each with its own event loop and its share of the
+    /// connections. One thread keeps up with about 100k small requests per second and
+    /// costs the least CPU per request; add threads when the report says the client
+    /// limited the load.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub client_threads: usize,
+    /// Over gRPC, in-flight requests that share one HTTP/2 connection. Default: as
+    /// perf_analyzer, whose client library shares a channel among up to 6 clients
+    /// ($TRITON_CLIENT_GRPC_CHANNEL_MAX_SHARE_COUNT when set); 1 gives each its own.
+    #[arg(long, value_name = "N")]
+    pub grpc_connection_share: Option<usize>,
     /// Accepted for perf_analyzer compatibility. inferperf always sends asynchronously from a
     /// few threads: in concurrency mode exactly N requests are in flight, in rate mode sends
     /// never wait for answers.

@@ -64,7 +64,7 @@ pub enum InputData {
 }
 
 pub use load::{Distribution, LoadMode, RateRange};
-pub use slo::{parse_slo, SloCondition, SloMetric};
+pub use slo::{parse_slo, SloCondition, SloMetric, STANDARD_PERCENTILES};
 
 /// An inclusive `start:end:step` sweep of concurrency values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +128,10 @@ pub struct Config {
     pub verbose: u8,
     /// Longest wait for one answer before it counts as a timeout.
     pub request_timeout: Duration,
+    /// Threads the load is sent from (`--client-threads`).
+    pub client_threads: usize,
+    /// In-flight gRPC requests per HTTP/2 connection (`--grpc-connection-share`).
+    pub grpc_connection_share: usize,
     /// `--async` was given (reported in the settings; the driver is always asynchronous).
     pub async_mode: bool,
     /// `--verbose-csv`: perf_analyzer's extra CSV columns and one per `--metric`.
@@ -192,6 +196,8 @@ impl Config {
             csv_file: args.csv_file.clone(),
             verbose: args.verbose,
             request_timeout: parse_timeout(args.request_timeout)?,
+            client_threads: parse_client_threads(args.client_threads)?,
+            grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
             async_mode: args.async_mode,
             verbose_csv: args.verbose_csv,
             metrics: metrics::parse_metrics(args)?,
@@ -394,6 +400,36 @@ fn parse_latency_threshold(value: f64) -> RunResult<Option<f64>> {
     Ok((value > 0.0).then_some(value))
 }
 
+fn parse_client_threads(count: usize) -> RunResult<usize> {
+    if !(1..=1024).contains(&count) {
+        return Err(RunError::bad_option(format!(
+            "--client-threads {count} must be between 1 and 1024."
+        )));
+    }
+    Ok(count)
+}
+
+/// `--grpc-connection-share`, else (over gRPC) perf_analyzer's environment variable, else
+/// its 6.
+fn parse_connection_share(flag: Option<usize>, protocol: Protocol) -> RunResult<usize> {
+    const VARIABLE: &str = "TRITON_CLIENT_GRPC_CHANNEL_MAX_SHARE_COUNT";
+    let from_env = match protocol {
+        Protocol::Grpc => std::env::var(VARIABLE).ok(),
+        Protocol::Http => None,
+    };
+    let (count, source) = match (flag, from_env) {
+        (Some(n), _) => (Some(n), "--grpc-connection-share".to_string()),
+        (None, Some(text)) => (text.trim().parse().ok(), format!("{VARIABLE}={text}")),
+        (None, None) => (Some(6), String::new()),
+    };
+    match count {
+        Some(n) if (1..=1_000_000).contains(&n) => Ok(n),
+        _ => Err(RunError::bad_option(format!(
+            "{source} must be a whole number of requests per connection, at least 1."
+        ))),
+    }
+}
+
 fn parse_timeout(seconds: f64) -> RunResult<Duration> {
     if !(seconds.is_finite() && seconds > 0.0) {
         return Err(RunError::bad_option(format!(
@@ -511,94 +547,4 @@ pub fn parse_headers(values: &[String]) -> RunResult<Vec<(String, String)>> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cli::{normalize_args, Cli, Command};
-    use clap::Parser;
-
-    fn config(args: &[&str]) -> RunResult<Config> {
-        let mut all = vec!["inferperf", "-m", "m"];
-        all.extend_from_slice(args);
-        let cli = Cli::try_parse_from(normalize_args(all.iter().map(|s| s.to_string()).collect()))
-            .expect("flags parse");
-        let Command::Profile(p) = cli.command else {
-            panic!("expected profile");
-        };
-        Config::from_args(&p)
-    }
-
-    #[test]
-    fn defaults_follow_perf_analyzer() {
-        let c = config(&[]).unwrap();
-        assert_eq!(c.url, "localhost:8000");
-        assert_eq!(
-            c.concurrency,
-            ConcurrencyRange {
-                start: 1,
-                end: 1,
-                step: 1
-            }
-        );
-        assert_eq!(c.measurement_interval, Duration::from_millis(5000));
-        assert_eq!(c.max_trials, 10);
-        assert_eq!(c.latency_threshold_ms, None);
-        assert_eq!(config(&["-i", "GRPC"]).unwrap().url, "localhost:8001");
-    }
-
-    #[test]
-    fn concurrency_levels_sweep() {
-        let c = config(&["--concurrency-range", "2:9:3"]).unwrap();
-        assert_eq!(c.concurrency_levels().collect::<Vec<_>>(), vec![2, 5, 8]);
-        assert_eq!(c.max_concurrency(), Some(8));
-        let open = config(&["--concurrency-range", "1:0:2"]).unwrap();
-        assert_eq!(
-            open.concurrency_levels().take(3).collect::<Vec<_>>(),
-            vec![1, 3, 5]
-        );
-    }
-
-    #[test]
-    fn bad_values_name_their_flag() {
-        for (args, needle) in [
-            (vec!["--concurrency-range", "4:2"], "--concurrency-range"),
-            (vec!["--concurrency-range", "a"], "--concurrency-range"),
-            (vec!["--shape", "INPUT0"], "--shape"),
-            (vec!["--shape", "INPUT0:3,x"], "--shape"),
-            (vec!["--percentile", "100"], "--percentile"),
-            (vec!["-i", "udp"], "-i"),
-            (vec!["-u", "nohost"], "-u"),
-            (vec!["-H", "no colon"], "-H"),
-            (
-                vec!["--request-count", "2", "--concurrency-range", "4"],
-                "--request-count",
-            ),
-            (
-                vec!["--request-count", "9", "--concurrency-range", "1:4"],
-                "--request-count",
-            ),
-        ] {
-            let err = config(&args).unwrap_err();
-            assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
-            assert!(err.to_string().contains(needle), "{args:?}: {err}");
-        }
-    }
-
-    #[test]
-    fn shapes_and_headers_parse() {
-        let c = config(&[
-            "--shape",
-            "a:b:3,4",
-            "-H",
-            "Triton-Access-Token: s3cr:t",
-            "-u",
-            "http://h:9/",
-        ])
-        .unwrap();
-        assert_eq!(c.shapes["a:b"], vec![3, 4]);
-        assert_eq!(
-            c.headers,
-            vec![("triton-access-token".into(), "s3cr:t".into())]
-        );
-        assert_eq!(c.url, "h:9");
-    }
-}
+mod tests;

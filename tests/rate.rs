@@ -70,7 +70,8 @@ async fn run_open_loop(
 ) -> Vec<Sample> {
     let cfg = config(&["-m", "noop", "-u", url, "--request-rate-range", "1"]);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-    let mut driver = OpenLoop::new(prepared.target, prepared.dataset, cap);
+    let threads = inferperf::load::threads::ClientThreads::start(1);
+    let mut driver = OpenLoop::new(prepared.target, prepared.dataset, cap, threads);
     driver.start(schedule);
     tokio::time::sleep(for_how_long).await;
     driver.stop().await;

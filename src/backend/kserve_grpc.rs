@@ -1,107 +1,21 @@
-//! KServe v2 over gRPC with tonic: one HTTP/2 connection per in-flight slot, requests sent as
-//! pre-encoded `ModelInferRequest` bytes through a pass-through codec, `-H` headers sent as
-//! metadata, and the RPCs that discovery makes.
+//! KServe v2 over gRPC with tonic: the RPCs that discovery and the statistics reader make,
+//! with `-H` headers sent as metadata. Inference calls take the leaner path of
+//! `grpc_unary.rs`.
 
 use std::str::FromStr;
-use std::time::Instant;
 
-use bytes::{Buf, BufMut, Bytes};
-use http::uri::PathAndQuery;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
-use super::{elapsed_ns, server_datatype, ConfigFacts, Discovered, Reply, Target};
+use super::{server_datatype, ConfigFacts, Discovered, Target};
 use crate::error::{RunError, RunResult};
 use crate::measure::sample::ErrorKind;
 use crate::model::{Scheduler, TensorSpec};
 use crate::proto;
 use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
 
-const INFER_PATH: &str = "/inference.GRPCInferenceService/ModelInfer";
-/// Largest message either side may send (large tensors are legitimate).
-const MAX_MESSAGE: usize = 256 * 1024 * 1024;
-
-/// A codec that sends already-encoded messages and hands back the raw answer.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct RawCodec;
-
-impl Codec for RawCodec {
-    type Encode = Bytes;
-    type Decode = Bytes;
-    type Encoder = RawCodec;
-    type Decoder = RawCodec;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        RawCodec
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        RawCodec
-    }
-}
-
-impl Encoder for RawCodec {
-    type Item = Bytes;
-    type Error = Status;
-
-    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        dst.put(item);
-        Ok(())
-    }
-}
-
-impl Decoder for RawCodec {
-    type Item = Bytes;
-    type Error = Status;
-
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
-        let len = src.remaining();
-        Ok(Some(src.copy_to_bytes(len)))
-    }
-}
-
-/// One HTTP/2 connection to the server's gRPC port.
-pub struct GrpcConn {
-    grpc: tonic::client::Grpc<Channel>,
-    path: PathAndQuery,
-    metadata: MetadataMap,
-}
-
-impl GrpcConn {
-    pub async fn open(target: &Target) -> Result<GrpcConn, ErrorKind> {
-        let channel = connect_channel(target).await?;
-        let grpc = tonic::client::Grpc::new(channel)
-            .max_decoding_message_size(MAX_MESSAGE)
-            .max_encoding_message_size(MAX_MESSAGE);
-        Ok(GrpcConn {
-            grpc,
-            path: PathAndQuery::from_static(INFER_PATH),
-            metadata: metadata_for(target),
-        })
-    }
-
-    /// Sends one pre-encoded `ModelInferRequest`.
-    pub async fn infer(&mut self, message: Bytes) -> Result<Reply, ErrorKind> {
-        let marshal = Instant::now();
-        let mut request = tonic::Request::new(message);
-        *request.metadata_mut() = self.metadata.clone();
-        let send_ns = elapsed_ns(marshal);
-        self.grpc.ready().await.map_err(|_| ErrorKind::Connection)?;
-        let response = self
-            .grpc
-            .unary(request, self.path.clone(), RawCodec)
-            .await
-            .map_err(|status| status_kind(&status))?;
-        Ok(Reply {
-            send_ns,
-            recv_ns: 0,
-            body: response.into_inner(),
-            header_len: None,
-        })
-    }
-}
+use super::grpc_unary::MAX_MESSAGE;
 
 /// The error kind for a failed RPC: transport failures are connection errors.
 pub(super) fn status_kind(status: &Status) -> ErrorKind {

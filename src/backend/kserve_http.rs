@@ -1,224 +1,117 @@
-//! KServe v2 over HTTP/1.1 with hyper: one connection per in-flight slot, request bodies
-//! encoded once (JSON or the binary tensor data extension), and the REST calls that
-//! discovery makes.
+//! KServe v2 over HTTP/1.1: one connection per in-flight slot, each inference request framed
+//! once when the dataset is built (JSON or the binary tensor data extension) and written in
+//! one piece, and the REST calls that discovery and the statistics reader make. The
+//! exchange itself is the hand-written HTTP/1.1 of `http1.rs`.
 
-use std::convert::Infallible;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::task::{Context, Poll};
-use std::time::Instant;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, HOST};
-use http::{HeaderMap, Method, Request, StatusCode, Uri};
-use http_body::{Body, Frame, SizeHint};
-use http_body_util::BodyExt;
-use hyper::client::conn::http1::SendRequest;
-use hyper_util::rt::TokioIo;
+use http::StatusCode;
 use serde_json::Value;
-use tokio::net::TcpStream;
 
-use super::{elapsed_ns, server_datatype, ConfigFacts, Discovered, Reply, Target};
+use super::http1::{frame_request, Http1Stream, Response};
+use super::{nanos, server_datatype, ConfigFacts, Discovered, Reply, Target};
+use crate::config::Config;
 use crate::error::{RunError, RunResult};
 use crate::measure::sample::ErrorKind;
 use crate::model::{DataType, Scheduler, TensorSpec};
 
-const HEADER_LEN: &str = "inference-header-content-length";
-
-/// A request body that notes when the connection took its bytes, so that the client's send
-/// time can be told apart from the wait for the answer.
-struct TimedBody {
-    data: Option<Bytes>,
-    taken_at: Arc<AtomicU64>,
-    base: Instant,
+/// Path prefix of a model's REST resources: `/v2/models/M[/versions/V]`.
+pub fn model_path(model: &str, version: &str) -> String {
+    if version.is_empty() {
+        format!("/v2/models/{model}")
+    } else {
+        format!("/v2/models/{model}/versions/{version}")
+    }
 }
 
-impl Body for TimedBody {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        _cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let data = self.data.take();
-        if data.is_some() {
-            let ns = self.base.elapsed().as_nanos() as u64;
-            self.taken_at.store(ns, Ordering::Relaxed);
+/// The whole HTTP request for one inference body: `POST …/infer` with `Host`, the `-H`
+/// headers and the content headers, framed once so that sending it is one write.
+pub fn infer_request(cfg: &Config, body: &[u8], header_len: Option<usize>) -> Bytes {
+    let path = format!("{}/infer", model_path(&cfg.model_name, &cfg.model_version));
+    let header_len = header_len.map(|n| n.to_string());
+    let mut headers: Vec<(&str, &str)> = user_headers(&cfg.headers).collect();
+    match &header_len {
+        Some(len) => {
+            headers.push(("content-type", "application/octet-stream"));
+            headers.push(("inference-header-content-length", len));
         }
-        Poll::Ready(data.map(|d| Ok(Frame::data(d))))
+        None => headers.push(("content-type", "application/json")),
     }
+    frame_request("POST", &path, &cfg.url, &headers, body)
+}
 
-    fn is_end_stream(&self) -> bool {
-        self.data.is_none()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        SizeHint::with_exact(self.data.as_ref().map_or(0, |d| d.len() as u64))
-    }
+/// The `-H` headers, except those the framing writes itself.
+fn user_headers(headers: &[(String, String)]) -> impl Iterator<Item = (&str, &str)> {
+    headers
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "host" | "content-length"))
+        .map(|(name, value)| (name.as_str(), value.as_str()))
 }
 
 /// One HTTP/1.1 connection to the server.
 pub struct HttpConn {
-    sender: SendRequest<TimedBody>,
-    infer_uri: Uri,
-    headers: HeaderMap,
-    taken_at: Arc<AtomicU64>,
-    base: Instant,
+    io: Http1Stream,
+    /// Where to reconnect when a GET finds the connection closed.
+    addrs: Vec<SocketAddr>,
+    timeout: Duration,
+    host: String,
+    headers: Vec<(String, String)>,
 }
 
 impl HttpConn {
     pub async fn open(target: &Target) -> Result<HttpConn, ErrorKind> {
-        let stream = connect_any(target).await?;
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|_| ErrorKind::Connection)?;
-        tokio::spawn(async move {
-            // The connection ends when the slot drops its sender or the server closes it.
-            let _ = connection.await;
-        });
-        let infer_uri = format!("{}/infer", target.model_path())
-            .parse()
-            .map_err(|_| ErrorKind::BadResponse)?;
         Ok(HttpConn {
-            sender,
-            infer_uri,
-            headers: base_headers(target),
-            taken_at: Arc::new(AtomicU64::new(0)),
-            base: Instant::now(),
+            io: Http1Stream::connect(&target.addrs, target.timeout).await?,
+            addrs: target.addrs.clone(),
+            timeout: target.timeout,
+            host: target.authority.clone(),
+            headers: target.headers.clone(),
         })
     }
 
-    pub fn is_usable(&self) -> bool {
-        !self.sender.is_closed()
+    pub fn is_usable(&mut self) -> bool {
+        self.io.is_usable()
     }
 
-    /// POSTs an inference body and reads the whole answer.
-    pub async fn infer(
-        &mut self,
-        body: Bytes,
-        header_len: Option<usize>,
-    ) -> Result<Reply, ErrorKind> {
-        let mut headers = self.headers.clone();
-        match header_len {
-            Some(len) => {
-                headers.insert(
-                    CONTENT_TYPE,
-                    HeaderValue::from_static("application/octet-stream"),
-                );
-                headers.insert(HeaderName::from_static(HEADER_LEN), HeaderValue::from(len));
-            }
-            None => {
-                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            }
+    /// Writes a framed inference request, begun at `sent`, and reads the whole answer.
+    pub async fn infer(&mut self, request: &[u8], sent: Instant) -> Result<Reply, ErrorKind> {
+        self.io.send(request).await?;
+        let written = Instant::now();
+        let response = self.io.receive().await?;
+        let done = Instant::now();
+        if response.status != 200 {
+            return Err(ErrorKind::HttpStatus(response.status));
         }
-        let uri = self.infer_uri.clone();
-        self.exchange(Method::POST, uri, headers, body).await
-    }
-
-    /// One request/response exchange with timings.
-    async fn exchange(
-        &mut self,
-        method: Method,
-        uri: Uri,
-        headers: HeaderMap,
-        body: Bytes,
-    ) -> Result<Reply, ErrorKind> {
-        // The connection must have finished the previous exchange before it takes another.
-        self.sender
-            .ready()
-            .await
-            .map_err(|_| ErrorKind::Connection)?;
-        let start_ns = self.base.elapsed().as_nanos() as u64;
-        self.taken_at.store(start_ns, Ordering::Relaxed);
-        let mut request = Request::new(TimedBody {
-            data: (!body.is_empty()).then_some(body),
-            taken_at: self.taken_at.clone(),
-            base: self.base,
-        });
-        *request.method_mut() = method;
-        *request.uri_mut() = uri;
-        *request.headers_mut() = headers;
-        let response = self
-            .sender
-            .send_request(request)
-            .await
-            .map_err(|_| ErrorKind::Connection)?;
-        let first_byte = Instant::now();
-        let status = response.status();
-        let header_len = response
-            .headers()
-            .get(HEADER_LEN)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok());
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|_| ErrorKind::Connection)?
-            .to_bytes();
-        let recv_ns = elapsed_ns(first_byte);
-        if status != StatusCode::OK {
-            return Err(ErrorKind::HttpStatus(status.as_u16()));
-        }
-        let taken = self
-            .taken_at
-            .load(Ordering::Relaxed)
-            .saturating_sub(start_ns);
         Ok(Reply {
-            send_ns: taken.min(u32::MAX as u64) as u32,
-            recv_ns,
-            body,
-            header_len,
+            send_ns: nanos(written.saturating_duration_since(sent)),
+            recv_ns: nanos(done.saturating_duration_since(response.first_byte)),
+            done,
+            body: response.body,
+            header_len: response.header_len,
         })
     }
 
-    /// GETs a JSON resource; `Ok((status, body))` for any answer from the server.
+    /// GETs a resource; `Ok((status, body))` for any answer from the server. A connection
+    /// the server closed meanwhile is opened anew first.
     pub(super) async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes), ErrorKind> {
-        let uri: Uri = path.parse().map_err(|_| ErrorKind::BadResponse)?;
-        match self
-            .exchange(Method::GET, uri, self.headers.clone(), Bytes::new())
+        if !self.io.is_usable() {
+            self.io = Http1Stream::connect(&self.addrs, self.timeout).await?;
+        }
+        let headers: Vec<(&str, &str)> = user_headers(&self.headers).collect();
+        let request = frame_request("GET", path, &self.host, &headers, b"");
+        let exchange = async {
+            self.io.send(&request).await?;
+            self.io.receive().await
+        };
+        let response: Response = tokio::time::timeout(self.timeout, exchange)
             .await
-        {
-            Ok(reply) => Ok((StatusCode::OK, reply.body)),
-            Err(ErrorKind::HttpStatus(code)) => Ok((
-                StatusCode::from_u16(code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-                Bytes::new(),
-            )),
-            Err(other) => Err(other),
-        }
+            .unwrap_or(Err(ErrorKind::Timeout))?;
+        let status =
+            StatusCode::from_u16(response.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        Ok((status, response.body))
     }
-}
-
-/// Headers every request carries: Host and the user's `-H` headers.
-fn base_headers(target: &Target) -> HeaderMap {
-    let mut headers = HeaderMap::new();
-    if let Ok(host) = HeaderValue::from_str(&target.authority) {
-        headers.insert(HOST, host);
-    }
-    for (name, value) in &target.headers {
-        // Validated when the flags were read.
-        if let (Ok(n), Ok(v)) = (
-            HeaderName::from_bytes(name.as_bytes()),
-            HeaderValue::from_str(value),
-        ) {
-            headers.append(n, v);
-        }
-    }
-    headers
-}
-
-/// Connects to the first address that accepts, with the target's timeout.
-async fn connect_any(target: &Target) -> Result<TcpStream, ErrorKind> {
-    for addr in &target.addrs {
-        let attempt = tokio::time::timeout(target.timeout, TcpStream::connect(addr)).await;
-        if let Ok(Ok(stream)) = attempt {
-            let _ = stream.set_nodelay(true);
-            return Ok(stream);
-        }
-    }
-    Err(ErrorKind::Connection)
 }
 
 /// Reads server metadata, model metadata and (if present) the model configuration.

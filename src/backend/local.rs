@@ -50,6 +50,7 @@ impl LocalConn {
             recv_ns: elapsed_ns(unmarshal),
             body,
             header_len: None,
+            done: Instant::now(),
         })
     }
 }

@@ -2,15 +2,20 @@
 //! model; `Connection` is one in-flight slot's connection; `discover` reads what the server
 //! says about the model. Each protocol lives in its own file.
 
+pub mod grpc_unary;
+pub mod http1;
 pub mod kserve_grpc;
 pub mod kserve_http;
 pub mod local;
 pub mod statistics;
 
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use tokio::time::Sleep;
 
 use crate::config::{Config, Protocol, ServiceKind};
 use crate::data::Payload;
@@ -33,6 +38,8 @@ pub struct Target {
     pub timeout: Duration,
     /// The in-process models, for `--service-kind local`.
     pub local: Option<crate::server::LocalServer>,
+    /// The gRPC connections the run's slots share.
+    pub grpc: Arc<grpc_unary::SharedConnections>,
 }
 
 impl Target {
@@ -60,6 +67,9 @@ impl Target {
             headers: cfg.headers.clone(),
             timeout: cfg.request_timeout,
             local: None,
+            grpc: Arc::new(grpc_unary::SharedConnections::new(
+                cfg.grpc_connection_share,
+            )),
         })
     }
 
@@ -77,16 +87,22 @@ impl Target {
             headers: Vec::new(),
             timeout: cfg.request_timeout,
             local: Some(server),
+            grpc: Arc::new(grpc_unary::SharedConnections::new(1)),
         })
+    }
+
+    /// The lane of in-flight slot `slot`: the slots of one lane share a connection (gRPC)
+    /// and so run on the same client thread; elsewhere each slot is its own lane.
+    pub fn lane(&self, slot: usize) -> usize {
+        match (self.protocol, &self.local) {
+            (Protocol::Grpc, None) => self.grpc.lane(slot),
+            _ => slot,
+        }
     }
 
     /// Path prefix of the model's REST resources: `/v2/models/M[/versions/V]`.
     pub fn model_path(&self) -> String {
-        if self.version.is_empty() {
-            format!("/v2/models/{}", self.model)
-        } else {
-            format!("/v2/models/{}/versions/{}", self.model, self.version)
-        }
+        kserve_http::model_path(&self.model, &self.version)
     }
 
     fn protocol_name(&self) -> &'static str {
@@ -106,6 +122,29 @@ impl Target {
     }
 }
 
+/// The request timeout of one slot: a single timer that each request moves forward, so
+/// that bounding a request costs no timer registration of its own.
+pub struct Deadline {
+    timer: Pin<Box<Sleep>>,
+    timeout: Duration,
+}
+
+impl Deadline {
+    pub fn new(timeout: Duration) -> Self {
+        Deadline {
+            timer: Box::pin(tokio::time::sleep(timeout)),
+            timeout,
+        }
+    }
+
+    /// The timer, set to fire `timeout` after `sent`.
+    fn start(&mut self, sent: Instant) -> Pin<&mut Sleep> {
+        let at = tokio::time::Instant::from_std(sent + self.timeout);
+        self.timer.as_mut().reset(at);
+        self.timer.as_mut()
+    }
+}
+
 /// A successful exchange: timings and the raw answer.
 #[derive(Debug, Clone)]
 pub struct Reply {
@@ -113,6 +152,8 @@ pub struct Reply {
     pub send_ns: u32,
     /// Time to receive and unmarshal the answer after its first byte.
     pub recv_ns: u32,
+    /// When the answer was complete.
+    pub done: Instant,
     /// The response body (HTTP) or encoded `ModelInferResponse` (gRPC).
     pub body: Bytes,
     /// `Inference-Header-Content-Length` of an HTTP answer with binary outputs.
@@ -122,13 +163,14 @@ pub struct Reply {
 /// One slot's connection to the server.
 pub enum Connection {
     Http(kserve_http::HttpConn),
-    Grpc(kserve_grpc::GrpcConn),
+    Grpc(grpc_unary::GrpcConn),
     Local(local::LocalConn),
 }
 
 impl Connection {
-    /// Opens a new connection for one in-flight slot.
-    pub async fn open(target: &Target) -> Result<Connection, ErrorKind> {
+    /// Opens a new connection for in-flight slot `slot` (over gRPC, a handle on its lane's
+    /// shared connection).
+    pub async fn open(target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
         if target.local.is_some() {
             return local::LocalConn::open(target).map(Connection::Local);
         }
@@ -136,34 +178,61 @@ impl Connection {
             Protocol::Http => kserve_http::HttpConn::open(target)
                 .await
                 .map(Connection::Http),
-            Protocol::Grpc => kserve_grpc::GrpcConn::open(target)
+            Protocol::Grpc => target
+                .grpc
+                .connect(target, slot)
                 .await
                 .map(Connection::Grpc),
         }
     }
 
-    /// Sends one inference request and waits for its answer, within the target's timeout.
-    pub async fn infer(&mut self, target: &Target, payload: &Payload) -> Result<Reply, ErrorKind> {
+    /// The slot's connection while it can still be used, else a new one in its place.
+    pub async fn reuse_or_open<'a>(
+        slot: &'a mut Option<Connection>,
+        target: &Target,
+        index: usize,
+    ) -> Result<&'a mut Connection, ErrorKind> {
+        let mut current = slot.take();
+        if current.as_mut().is_some_and(|c| !c.is_usable()) {
+            current = None;
+        }
+        let conn = match current {
+            Some(c) => c,
+            None => Connection::open(target, index).await?,
+        };
+        Ok(slot.insert(conn))
+    }
+
+    /// Sends one inference request, begun at `sent`, and waits for its answer until the
+    /// slot's deadline.
+    pub async fn infer(
+        &mut self,
+        payload: &Payload,
+        sent: Instant,
+        deadline: &mut Deadline,
+    ) -> Result<Reply, ErrorKind> {
         let exchange = async {
             match (self, payload) {
-                (Connection::Http(c), Payload::Http { body, header_len }) => {
-                    c.infer(body.clone(), *header_len).await
-                }
-                (Connection::Grpc(c), Payload::Grpc { message }) => c.infer(message.clone()).await,
+                (Connection::Http(c), Payload::Http { request }) => c.infer(request, sent).await,
+                (Connection::Grpc(c), Payload::Grpc { framed }) => c.infer(framed, sent).await,
                 (Connection::Local(c), Payload::Local { request }) => c.infer(request).await,
                 _ => Err(ErrorKind::BadResponse),
             }
         };
-        tokio::time::timeout(target.timeout, exchange)
-            .await
-            .unwrap_or(Err(ErrorKind::Timeout))
+        let timer = deadline.start(sent);
+        tokio::select! {
+            biased;
+            reply = exchange => reply,
+            _ = timer => Err(ErrorKind::Timeout),
+        }
     }
 
     /// False once the connection broke; the slot then opens a new one.
-    pub fn is_usable(&self) -> bool {
+    pub fn is_usable(&mut self) -> bool {
         match self {
             Connection::Http(c) => c.is_usable(),
-            Connection::Grpc(_) | Connection::Local(_) => true,
+            Connection::Grpc(c) => c.is_usable(),
+            Connection::Local(_) => true,
         }
     }
 }
@@ -258,6 +327,11 @@ pub fn server_datatype(text: &str, tensor: &str) -> RunResult<crate::model::Data
 }
 
 /// Microseconds-safe conversion of an elapsed duration to `u32` nanoseconds.
-pub(crate) fn elapsed_ns(since: std::time::Instant) -> u32 {
-    since.elapsed().as_nanos().min(u32::MAX as u128) as u32
+pub(crate) fn elapsed_ns(since: Instant) -> u32 {
+    nanos(since.elapsed())
+}
+
+/// A duration in `u32` nanoseconds (saturating at about 4.3 s).
+pub(crate) fn nanos(duration: Duration) -> u32 {
+    duration.as_nanos().min(u32::MAX as u128) as u32
 }

@@ -12,6 +12,29 @@ use crate::error::{RunError, RunResult};
 pub const FAR_OVER: f64 = 2.0;
 use crate::measure::window::WindowStats;
 
+/// The percentiles perf_analyzer always reports, in ascending order.
+pub const STANDARD_PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
+
+impl super::Config {
+    /// The percentiles the reports of this run show, ascending: the standard four plus
+    /// `--percentile` and those of `--slo` conditions, each once. A window keeps these when
+    /// its histograms are dropped.
+    pub fn reported_percentiles(&self) -> Vec<f64> {
+        let mut percentiles = STANDARD_PERCENTILES.to_vec();
+        let slo = self.slo.iter().filter_map(|c| match c.metric {
+            SloMetric::Percentile(p) => Some(p),
+            SloMetric::Mean => None,
+        });
+        for p in self.percentile.into_iter().chain(slo) {
+            if !percentiles.contains(&p) {
+                percentiles.push(p);
+            }
+        }
+        percentiles.sort_by(f64::total_cmp);
+        percentiles
+    }
+}
+
 /// Which latency figure a condition looks at.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum SloMetric {

@@ -20,14 +20,10 @@ use generate::{element_count, tensor_bytes, GenerateOptions};
 /// One request body, ready to send.
 #[derive(Debug, Clone)]
 pub enum Payload {
-    /// An HTTP body; `header_len` goes into `Inference-Header-Content-Length` when binary
-    /// tensor data follows the JSON.
-    Http {
-        body: Bytes,
-        header_len: Option<usize>,
-    },
-    /// An encoded `ModelInferRequest` message.
-    Grpc { message: Bytes },
+    /// The whole HTTP request (request line, headers and body), framed once.
+    Http { request: Bytes },
+    /// An encoded `ModelInferRequest` in gRPC's length-prefixed framing.
+    Grpc { framed: Bytes },
     /// The request itself, for in-process calls (`--service-kind local`).
     Local {
         request: std::sync::Arc<InferRequest>,
@@ -169,14 +165,17 @@ pub fn encode(cfg: &Config, model: &ModelSpec, request: &InferRequest) -> RunRes
             let encoded = wire::encode_http_request(request, binary)
                 .map_err(|e| RunError::failed(format!("Cannot encode the request: {e}.")))?;
             Ok(Payload::Http {
-                body: encoded.body,
-                header_len: encoded.header_len,
+                request: crate::backend::kserve_http::infer_request(
+                    cfg,
+                    &encoded.body,
+                    encoded.header_len,
+                ),
             })
         }
         Protocol::Grpc => {
             let message = wire::to_grpc_request(&cfg.model_name, &cfg.model_version, request);
             Ok(Payload::Grpc {
-                message: Bytes::from(message.encode_to_vec()),
+                framed: crate::backend::grpc_unary::frame_message(&message.encode_to_vec()),
             })
         }
     }

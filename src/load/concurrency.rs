@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use crate::backend::{Connection, Target};
+use super::threads::ClientThreads;
+use crate::backend::{Connection, Deadline, Target};
 use crate::data::Dataset;
 use crate::measure::sample::{ErrorKind, Sample, SlotBuffer};
 
@@ -47,16 +48,18 @@ pub struct ClosedLoop {
     target: Arc<Target>,
     dataset: Arc<Dataset>,
     slots: Vec<Slot>,
+    threads: Arc<ClientThreads>,
     /// When set, the number of requests still allowed to start (request-count and warm-up).
     budget: Option<Arc<AtomicI64>>,
 }
 
 impl ClosedLoop {
-    pub fn new(target: Arc<Target>, dataset: Arc<Dataset>) -> Self {
+    pub fn new(target: Arc<Target>, dataset: Arc<Dataset>, threads: Arc<ClientThreads>) -> Self {
         ClosedLoop {
             target,
             dataset,
             slots: Vec::new(),
+            threads,
             budget: None,
         }
     }
@@ -98,7 +101,8 @@ impl ClosedLoop {
             dataset: self.dataset.clone(),
             budget: self.budget.clone(),
         };
-        tokio::spawn(slot.run())
+        let lane = self.target.lane(index);
+        self.threads.handle(lane).spawn(slot.run())
     }
 
     /// Moves every sample finished by `boundary` into `out`.
@@ -158,6 +162,7 @@ impl SlotTask {
         let mut connection: Option<Connection> = None;
         let mut next = self.index % self.dataset.len().max(1);
         let mut backoff = Duration::from_millis(1);
+        let mut deadline = Deadline::new(self.target.timeout);
         loop {
             match self.shared.state.load(Ordering::Relaxed) {
                 ACTIVE => {}
@@ -171,12 +176,11 @@ impl SlotTask {
                 break;
             }
             self.shared.busy.store(true, Ordering::Relaxed);
-            let conn = match connection.take() {
-                Some(c) if c.is_usable() => connection.insert(c),
-                _ => match Connection::open(&self.target).await {
+            let conn =
+                match Connection::reuse_or_open(&mut connection, &self.target, self.index).await {
                     Ok(c) => {
                         backoff = Duration::from_millis(1);
-                        connection.insert(c)
+                        c
                     }
                     Err(kind) => {
                         self.record_failure(Instant::now(), kind);
@@ -185,20 +189,18 @@ impl SlotTask {
                         backoff = (backoff * 2).min(MAX_BACKOFF);
                         continue;
                     }
-                },
-            };
+                };
             let payload = &self.dataset.payloads[next];
             next = (next + 1) % self.dataset.len();
             let sent = Instant::now();
-            let result = conn.infer(&self.target, payload).await;
-            let done = Instant::now();
-            let (send_ns, recv_ns, error) = match result {
-                Ok(reply) => (reply.send_ns, reply.recv_ns, None),
+            let result = conn.infer(payload, sent, &mut deadline).await;
+            let (send_ns, recv_ns, done, error) = match result {
+                Ok(reply) => (reply.send_ns, reply.recv_ns, reply.done, None),
                 Err(kind) => {
                     if matches!(kind, ErrorKind::Connection | ErrorKind::Timeout) {
                         connection = None;
                     }
-                    (0, 0, Some(kind))
+                    (0, 0, Instant::now(), Some(kind))
                 }
             };
             self.shared.buffer.push(Sample {

@@ -1,10 +1,12 @@
 //! Load drivers: how requests are put in flight. The closed loop keeps exactly N requests
 //! outstanding; the open loop sends on a schedule whatever the answers do. Each in-flight
-//! request has its own connection. `timeline` plans load that changes over time, `search`
+//! request has its own connection; connections live on the client's own threads
+//! (`threads`). `timeline` plans load that changes over time, `search`
 //! picks the next level of a sweep from the results so far.
 
 pub mod concurrency;
 pub mod rate;
 pub mod schedule;
 pub mod search;
+pub mod threads;
 pub mod timeline;

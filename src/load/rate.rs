@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use tokio::runtime::Handle;
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::schedule::Schedule;
-use crate::backend::{Connection, Target};
+use super::threads::ClientThreads;
+use crate::backend::{Connection, Deadline, Reply, Target};
 use crate::data::Dataset;
 use crate::measure::sample::{ErrorKind, Sample, SlotBuffer};
 
@@ -61,10 +61,16 @@ pub struct OpenLoop {
     stop: Arc<AtomicBool>,
     dispatcher: Option<JoinHandle<Pool>>,
     pool: Option<Pool>,
+    threads: Arc<ClientThreads>,
 }
 
 impl OpenLoop {
-    pub fn new(target: Arc<Target>, dataset: Arc<Dataset>, max_in_flight: Option<usize>) -> Self {
+    pub fn new(
+        target: Arc<Target>,
+        dataset: Arc<Dataset>,
+        max_in_flight: Option<usize>,
+        threads: Arc<ClientThreads>,
+    ) -> Self {
         let (idle_tx, idle_rx) = mpsc::channel();
         OpenLoop {
             target,
@@ -79,6 +85,7 @@ impl OpenLoop {
                 idle_tx,
                 idle_rx,
             }),
+            threads,
         }
     }
 
@@ -97,7 +104,7 @@ impl OpenLoop {
             schedule,
             pool,
             cap: self.cap,
-            runtime: Handle::current(),
+            threads: self.threads.clone(),
             target: self.target.clone(),
             dataset: self.dataset.clone(),
             buffers: self.buffers.clone(),
@@ -174,7 +181,7 @@ struct Dispatcher {
     schedule: Schedule,
     pool: Pool,
     cap: usize,
-    runtime: Handle,
+    threads: Arc<ClientThreads>,
     target: Arc<Target>,
     dataset: Arc<Dataset>,
     buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
@@ -263,7 +270,8 @@ impl Dispatcher {
             idle: self.pool.idle_tx.clone(),
             counters: self.counters.clone(),
         };
-        self.runtime.spawn(worker.run(rx));
+        let lane = self.target.lane(id);
+        self.threads.handle(lane).spawn(worker.run(rx));
         self.pool.jobs.push(tx);
         self.counters.workers.fetch_add(1, Ordering::Relaxed);
         id
@@ -291,43 +299,40 @@ struct Worker {
 impl Worker {
     async fn run(self, mut jobs: UnboundedReceiver<Job>) {
         let mut connection: Option<Connection> = None;
+        let mut deadline = Deadline::new(self.target.timeout);
         while let Some(job) = jobs.recv().await {
-            self.serve(&mut connection, job).await;
+            self.serve(&mut connection, &mut deadline, job).await;
             if self.idle.send(self.id).is_err() {
                 break;
             }
         }
     }
 
-    async fn serve(&self, connection: &mut Option<Connection>, job: Job) {
-        let conn = match connection.take() {
-            Some(c) if c.is_usable() => connection.insert(c),
-            _ => match Connection::open(&self.target).await {
-                Ok(c) => connection.insert(c),
-                Err(kind) => return self.record(job.scheduled, Instant::now(), Err(kind)),
-            },
+    async fn serve(&self, connection: &mut Option<Connection>, deadline: &mut Deadline, job: Job) {
+        let conn = match Connection::reuse_or_open(connection, &self.target, self.id).await {
+            Ok(c) => c,
+            Err(kind) => return self.record(job.scheduled, Instant::now(), Err(kind)),
         };
         let sent = Instant::now();
-        let result = conn
-            .infer(&self.target, &self.dataset.payloads[job.payload])
-            .await;
+        let payload = &self.dataset.payloads[job.payload];
+        let result = conn.infer(payload, sent, deadline).await;
         if matches!(result, Err(ErrorKind::Connection | ErrorKind::Timeout)) {
             *connection = None;
         }
-        self.record(job.scheduled, sent, result.map(|r| (r.send_ns, r.recv_ns)));
+        self.record(job.scheduled, sent, result);
     }
 
-    fn record(&self, scheduled: Instant, sent: Instant, result: Result<(u32, u32), ErrorKind>) {
-        let (send_ns, recv_ns, error) = match result {
-            Ok((s, r)) => (s, r, None),
-            Err(kind) => (0, 0, Some(kind)),
+    fn record(&self, scheduled: Instant, sent: Instant, result: Result<Reply, ErrorKind>) {
+        let (send_ns, recv_ns, done, error) = match result {
+            Ok(reply) => (reply.send_ns, reply.recv_ns, reply.done, None),
+            Err(kind) => (0, 0, Instant::now(), Some(kind)),
         };
         self.buffer.push(Sample {
             scheduled,
             sent,
             send_ns,
             recv_ns,
-            done: Instant::now(),
+            done,
             error,
         });
         self.counters.done.fetch_add(1, Ordering::Relaxed);

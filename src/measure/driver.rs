@@ -15,6 +15,7 @@ use crate::error::{RunError, RunResult};
 use crate::load::concurrency::ClosedLoop;
 use crate::load::rate::OpenLoop;
 use crate::load::schedule::Schedule;
+use crate::load::threads::ClientThreads;
 use crate::load::timeline::RateCurve;
 
 /// Open-loop counters as last read, so that each window gets its own deltas.
@@ -33,14 +34,15 @@ pub enum Driver {
 
 impl Driver {
     pub fn new(cfg: &Config, target: Arc<Target>, dataset: Arc<Dataset>) -> Driver {
+        let threads = ClientThreads::start(cfg.client_threads);
         if cfg.load.is_open_loop() {
             let cap = cfg.max_concurrency.map(|c| c as usize);
             Driver::Open {
-                driver: OpenLoop::new(target, dataset, cap),
+                driver: OpenLoop::new(target, dataset, cap, threads),
                 mark: CounterMark::default(),
             }
         } else {
-            Driver::Closed(ClosedLoop::new(target, dataset))
+            Driver::Closed(ClosedLoop::new(target, dataset, threads))
         }
     }
 
@@ -110,6 +112,16 @@ impl Driver {
         match self {
             Driver::Closed(d) => d.drain_until(boundary, out),
             Driver::Open { driver, .. } => driver.drain_until(boundary, out),
+        }
+    }
+
+    /// Adds the requests finished by `until` to `window`; `scratch` carries them over and
+    /// keeps its capacity for the next call.
+    pub fn fold_until(&self, until: Instant, window: &mut WindowStats, scratch: &mut Vec<Sample>) {
+        scratch.clear();
+        self.drain_until(until, scratch);
+        for sample in scratch.iter() {
+            window.add(sample);
         }
     }
 

@@ -13,7 +13,7 @@ use super::driver::Driver;
 use super::level::{LevelEnd, LevelResult, LoadLevel};
 use super::monitors::Monitors;
 use super::sample::{ErrorKind, Sample};
-use super::stability::{merge_last, StabilityRule, Verdict};
+use super::stability::{merge_last, StabilityRule, Verdict, STABILITY_WINDOWS};
 use super::window::WindowStats;
 use crate::backend::Target;
 use crate::config::{Config, LoadMode, MeasurementMode};
@@ -22,6 +22,9 @@ use crate::error::{RunError, RunResult};
 
 /// How often count windows and request-count runs look at the number of finished requests.
 const POLL: Duration = Duration::from_millis(2);
+/// How often the finished requests of a window in progress are added to it, so that the
+/// slots' buffers hold at most this much of the run however long the window is.
+pub(crate) const FOLD_EVERY: Duration = Duration::from_millis(100);
 
 /// Set by Ctrl-C: the current window ends early and the sweep stops; reports are written.
 #[derive(Debug, Default)]
@@ -71,6 +74,8 @@ pub struct Profiler<'a> {
     monitors: Monitors,
     /// The level measured last, if any.
     previous: Option<LoadLevel>,
+    /// Samples on their way from the slots' buffers into a window.
+    scratch: Vec<Sample>,
 }
 
 impl<'a> Profiler<'a> {
@@ -95,6 +100,7 @@ impl<'a> Profiler<'a> {
             interrupt,
             monitors: Monitors::default(),
             previous: None,
+            scratch: Vec::new(),
         }
     }
 
@@ -126,8 +132,11 @@ impl<'a> Profiler<'a> {
             if self.interrupt.is_raised() {
                 break;
             }
-            let result = self.measure_level(level).await?;
+            let mut result = self.measure_level(level).await?;
             on_level(&result);
+            for window in &mut result.windows {
+                window.compact(&self.cfg.reported_percentiles());
+            }
             results.push(result);
         }
         Ok(())
@@ -184,13 +193,18 @@ impl<'a> Profiler<'a> {
         self.monitors.restart(window_start).await;
         let mut windows: Vec<WindowStats> = Vec::new();
         let end = loop {
-            self.wait_window(window_start).await;
+            let mut window = WindowStats::new(self.cfg.batch_size);
+            self.wait_window(window_start, &mut window).await;
             let boundary = Instant::now();
-            let mut window = self.cut_window(window_start, boundary);
+            self.cut_window(window_start, boundary, &mut window);
             self.monitors.stamp(&mut window, boundary).await;
             window_start = boundary;
             self.check_reachable(&window)?;
             windows.push(window);
+            // Only the last windows are judged and merged; older ones keep their figures.
+            if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {
+                windows[old].compact(&self.cfg.reported_percentiles());
+            }
             if self.interrupt.is_raised() {
                 break LevelEnd::Interrupted;
             }
@@ -229,14 +243,16 @@ impl<'a> Profiler<'a> {
         let start = Instant::now();
         self.monitors.restart(start).await;
         self.driver.apply(self.cfg, &self.dataset, level)?;
+        let mut window = WindowStats::new(self.cfg.batch_size);
         while !self.driver.finished() && !self.interrupt.is_raised() {
             tokio::time::sleep(POLL).await;
+            self.fold(Instant::now(), &mut window);
         }
         if let Some(closed) = self.driver.closed_loop() {
             closed.set_budget(None);
         }
         let boundary = Instant::now();
-        let mut window = self.cut_window(start, boundary);
+        self.cut_window(start, boundary, &mut window);
         self.monitors.stamp(&mut window, boundary).await;
         self.check_reachable(&window)?;
         let end = if self.interrupt.is_raised() {
@@ -252,38 +268,55 @@ impl<'a> Profiler<'a> {
         })
     }
 
-    /// Waits for the end of a window: its length in time mode; enough finished requests in
-    /// count mode (bounded, so a silent server cannot hang the run).
-    async fn wait_window(&self, start: Instant) {
+    /// Waits for the end of a window — its length in time mode; enough finished requests in
+    /// count mode (bounded, so a silent server cannot hang the run) — adding the requests
+    /// that finish meanwhile to `window`.
+    async fn wait_window(&mut self, start: Instant, window: &mut WindowStats) {
         match self.cfg.measurement_mode {
             MeasurementMode::TimeWindows => {
-                self.interrupt.sleep(self.cfg.measurement_interval).await
+                let end = start + self.cfg.measurement_interval;
+                loop {
+                    let now = Instant::now();
+                    if now >= end || self.interrupt.is_raised() {
+                        break;
+                    }
+                    self.interrupt.sleep((end - now).min(FOLD_EVERY)).await;
+                    self.fold(Instant::now(), window);
+                }
             }
             MeasurementMode::CountWindows => {
                 let cap = self.cfg.measurement_interval.max(self.target.timeout * 2);
-                let wanted = self.cfg.measurement_request_count as usize;
-                while self.driver.pending_samples() < wanted
-                    && start.elapsed() < cap
-                    && !self.interrupt.is_raised()
-                {
+                let wanted = self.cfg.measurement_request_count;
+                loop {
+                    self.fold(Instant::now(), window);
+                    if window.completed() >= wanted
+                        || start.elapsed() >= cap
+                        || self.interrupt.is_raised()
+                    {
+                        break;
+                    }
                     tokio::time::sleep(POLL).await;
                 }
             }
         }
     }
 
-    fn cut_window(&mut self, start: Instant, boundary: Instant) -> WindowStats {
-        let mut samples: Vec<Sample> = Vec::new();
-        self.driver.drain_until(boundary, &mut samples);
+    /// Adds the requests finished by `until` to `window`.
+    fn fold(&mut self, until: Instant, window: &mut WindowStats) {
+        self.driver.fold_until(until, window, &mut self.scratch);
+    }
+
+    /// Closes `window` at `boundary`: its last requests, its length and the send counters.
+    fn cut_window(&mut self, start: Instant, boundary: Instant, window: &mut WindowStats) {
+        self.fold(boundary, window);
         let single = self.cfg.request_count.is_some() || self.cfg.load == LoadMode::FixedSchedule;
-        let duration = match single {
+        window.duration = match single {
             // A finite run's window spans the first send to the last answer.
-            true => span(&samples).unwrap_or(boundary - start),
+            true => window.span().unwrap_or(boundary - start),
             false => boundary - start,
         };
-        let mut window = WindowStats::from_samples(&samples, duration, self.cfg.batch_size);
-        self.driver.stamp_counters(&mut window);
-        window
+        window.windows = 1;
+        self.driver.stamp_counters(window);
     }
 
     fn check_reachable(&self, window: &WindowStats) -> RunResult<()> {
@@ -312,14 +345,4 @@ fn is_lighter(level: LoadLevel, than: LoadLevel) -> bool {
         (LoadLevel::Rate(a), LoadLevel::Rate(b)) => a < b,
         _ => false,
     }
-}
-
-/// From the first send to the last answer among the samples.
-fn span(samples: &[Sample]) -> Option<Duration> {
-    let first = samples.iter().map(|s| s.scheduled.min(s.sent)).min()?;
-    let last = samples.iter().map(|s| s.done).max()?;
-    Some(
-        last.saturating_duration_since(first)
-            .max(Duration::from_nanos(1)),
-    )
 }

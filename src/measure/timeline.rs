@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::driver::Driver;
-use super::profiler::{check_reachable, Interrupt};
+use super::profiler::{check_reachable, Interrupt, FOLD_EVERY};
 use super::sample::Sample;
 use super::window::WindowStats;
 use crate::backend::Target;
@@ -43,10 +43,12 @@ impl Bucket {
     }
 }
 
-/// The buckets of a run, and the error that cut it short, if any.
-#[derive(Debug, Default)]
+/// The buckets of a run (their histograms dropped once reported, see
+/// [`WindowStats::compact`]), all of them merged, and the error that cut the run short.
+#[derive(Debug)]
 pub struct TimelineOutcome {
     pub buckets: Vec<Bucket>,
+    pub total: WindowStats,
     pub error: Option<RunError>,
 }
 
@@ -58,11 +60,14 @@ pub async fn run_timeline(
     interrupt: Arc<Interrupt>,
     on_bucket: impl FnMut(&Bucket),
 ) -> TimelineOutcome {
+    let mut outcome = TimelineOutcome {
+        buckets: Vec::new(),
+        total: WindowStats::new(cfg.batch_size),
+        error: None,
+    };
     let Some(plan) = cfg.load.timeline() else {
-        return TimelineOutcome {
-            buckets: Vec::new(),
-            error: Some(RunError::failed("internal: no load plan to follow")),
-        };
+        outcome.error = Some(RunError::failed("internal: no load plan to follow"));
+        return outcome;
     };
     let mut run = TimelineRun {
         cfg,
@@ -71,9 +76,11 @@ pub async fn run_timeline(
         target,
         interrupt,
         concurrency: 0,
+        current: WindowStats::new(cfg.batch_size),
+        scratch: Vec::new(),
+        folded_at: Instant::now(),
     };
-    let mut outcome = TimelineOutcome::default();
-    if let Err(e) = run.run(&dataset, on_bucket, &mut outcome.buckets).await {
+    if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
         outcome.error = Some(e);
     }
     run.driver.stop().await;
@@ -89,6 +96,10 @@ struct TimelineRun<'a> {
     interrupt: Arc<Interrupt>,
     /// The closed loop's current number of slots.
     concurrency: usize,
+    /// The bucket in progress, and the samples on their way into it.
+    current: WindowStats,
+    scratch: Vec<Sample>,
+    folded_at: Instant,
 }
 
 impl TimelineRun<'_> {
@@ -96,7 +107,7 @@ impl TimelineRun<'_> {
         &mut self,
         dataset: &Dataset,
         mut on_bucket: impl FnMut(&Bucket),
-        buckets: &mut Vec<Bucket>,
+        outcome: &mut TimelineOutcome,
     ) -> RunResult<()> {
         let total = self.plan.total();
         let drain_limit = total + self.target.timeout + BUCKET;
@@ -120,10 +131,12 @@ impl TimelineRun<'_> {
                 self.follow_until(start, to).await;
             }
             let end = (start + to).min(Instant::now());
-            let bucket = self.cut(start, from, end - start, after_end);
+            let mut bucket = self.cut(start, from, end - start, after_end);
             check_reachable(&self.target, &bucket.stats)?;
             on_bucket(&bucket);
-            buckets.push(bucket);
+            outcome.total.merge(&bucket.stats);
+            bucket.stats.compact(&self.cfg.reported_percentiles());
+            outcome.buckets.push(bucket);
             from = to;
             let idle = from >= total && self.driver.in_flight() == 0;
             if self.interrupt.is_raised() || idle || from >= drain_limit {
@@ -154,17 +167,27 @@ impl TimelineRun<'_> {
                 }
                 self.interrupt.sleep((to - now).min(FOLLOW_EVERY)).await;
             } else {
-                self.interrupt.sleep(to - now).await;
+                self.interrupt.sleep((to - now).min(FOLD_EVERY)).await;
+            }
+            if self.folded_at.elapsed() >= FOLD_EVERY {
+                self.fold(Instant::now());
             }
         }
     }
 
+    /// Adds the answers that arrived by `until` to the bucket in progress.
+    fn fold(&mut self, until: Instant) {
+        self.folded_at = Instant::now();
+        self.driver
+            .fold_until(until, &mut self.current, &mut self.scratch);
+    }
+
     /// The bucket `[from, to)` of the plan: every answer that arrived by `to`.
     fn cut(&mut self, start: Instant, from: Duration, to: Duration, after_end: bool) -> Bucket {
-        let mut samples: Vec<Sample> = Vec::new();
-        self.driver.drain_until(start + to, &mut samples);
-        let length = to.saturating_sub(from).max(Duration::from_nanos(1));
-        let mut stats = WindowStats::from_samples(&samples, length, self.cfg.batch_size);
+        self.fold(start + to);
+        let mut stats = std::mem::replace(&mut self.current, WindowStats::new(self.cfg.batch_size));
+        stats.duration = to.saturating_sub(from).max(Duration::from_nanos(1));
+        stats.windows = 1;
         self.driver.stamp_counters(&mut stats);
         let target = if after_end {
             0.0

@@ -3,7 +3,7 @@
 //! last windows and memory stays flat however long a run is.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
@@ -17,8 +17,38 @@ pub const LATE_SEND: Duration = Duration::from_millis(1);
 /// Highest latency the histograms hold: one hour in nanoseconds (values above are clamped).
 const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
 
+/// The histograms start covering 1 ns to 1 ms (3 significant digits) and grow to the largest
+/// value recorded, so a window of sub-millisecond answers costs tens of KiB, not the 256 KiB
+/// of a histogram sized for an hour.
 fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_TRACKED_NS, 3).expect("static histogram bounds are valid")
+    let mut histogram =
+        Histogram::new_with_bounds(1, 1_000_000, 3).expect("static histogram bounds are valid");
+    histogram.auto(true);
+    histogram
+}
+
+/// Records `ns` (at least 1, at most an hour).
+fn record(histogram: &mut Histogram<u64>, ns: u64) {
+    let _ = histogram.record(ns.clamp(1, MAX_TRACKED_NS));
+}
+
+/// Percentiles a window keeps when its distributions are dropped ([`WindowStats::compact`]).
+#[derive(Debug, Clone, Default)]
+pub struct KeptPercentiles {
+    /// (percentile, latency µs, service time µs, send lag µs)
+    points: Vec<(f64, f64, f64, f64)>,
+    /// Sends the send-lag distribution counted.
+    sends: u64,
+}
+
+impl KeptPercentiles {
+    /// The kept figure at percentile `p`; NaN (shown as such) if it was not kept.
+    fn at(&self, p: f64, figure: impl Fn(&(f64, f64, f64, f64)) -> f64) -> f64 {
+        self.points
+            .iter()
+            .find(|point| point.0 == p)
+            .map_or(f64::NAN, figure)
+    }
 }
 
 /// Counts, sums and latency distribution of the requests credited to one window (or to
@@ -64,6 +94,12 @@ pub struct WindowStats {
     pub server: Option<ServerWindow>,
     /// The server metrics scraped during the window, when asked for.
     pub metrics: Option<MetricsWindow>,
+    /// First (scheduled or actual) send and last answer among the requests added, which
+    /// bound a finite run's single window.
+    pub first_send: Option<Instant>,
+    pub last_done: Option<Instant>,
+    /// Set once the histograms were dropped: the percentiles the reports still need.
+    pub kept: Option<Box<KeptPercentiles>>,
 }
 
 impl WindowStats {
@@ -89,6 +125,9 @@ impl WindowStats {
             client_cpu: Duration::ZERO,
             server: None,
             metrics: None,
+            first_send: None,
+            last_done: None,
+            kept: None,
         }
     }
 
@@ -98,15 +137,18 @@ impl WindowStats {
         stats.duration = duration;
         stats.windows = 1;
         for sample in samples {
-            stats.record(sample);
+            stats.add(sample);
         }
         stats
     }
 
-    fn record(&mut self, sample: &Sample) {
+    /// Adds one finished request.
+    pub fn add(&mut self, sample: &Sample) {
+        let start = sample.scheduled.min(sample.sent);
+        self.first_send = Some(self.first_send.map_or(start, |t| t.min(start)));
+        self.last_done = Some(self.last_done.map_or(sample.done, |t| t.max(sample.done)));
         let lag = sample.sent.saturating_duration_since(sample.scheduled);
-        self.send_lag
-            .saturating_record((lag.as_nanos() as u64).max(1));
+        record(&mut self.send_lag, lag.as_nanos() as u64);
         if lag > LATE_SEND {
             self.late_sends += 1;
         }
@@ -117,8 +159,8 @@ impl WindowStats {
         let service = sample.latency_ns().max(1);
         let latency = sample.latency_from_schedule_ns().max(1);
         self.ok += 1;
-        self.latency.saturating_record(latency);
-        self.service.saturating_record(service);
+        record(&mut self.latency, latency);
+        record(&mut self.service, service);
         self.service_sum_ns += service as u128;
         self.latency_sum_ns += latency as u128;
         self.latency_sq_sum += (latency as f64) * (latency as f64);
@@ -126,8 +168,32 @@ impl WindowStats {
         self.recv_sum_ns += sample.recv_ns as u128;
     }
 
-    /// Adds another window into this one.
+    /// Drops the latency distributions, keeping the figures at the percentiles `keep` and
+    /// every count and sum: a window that will only be reported, never merged again, then
+    /// costs a few hundred bytes instead of its histograms, so that memory stays flat
+    /// however many windows or seconds a run has.
+    pub fn compact(&mut self, keep: &[f64]) {
+        if self.kept.is_some() {
+            return;
+        }
+        let points = keep
+            .iter()
+            .map(|&p| {
+                let lag = self.send_lag_percentile_us(p);
+                let service = self.service_percentile_us(p);
+                (p, self.percentile_us(p), service, lag)
+            })
+            .collect();
+        let sends = self.send_lag.len();
+        self.kept = Some(Box::new(KeptPercentiles { points, sends }));
+        for histogram in [&mut self.latency, &mut self.service, &mut self.send_lag] {
+            *histogram = Histogram::new_with_bounds(1, 2, 0).expect("static bounds are valid");
+        }
+    }
+
+    /// Adds another window into this one; neither may be compacted.
     pub fn merge(&mut self, other: &WindowStats) {
+        debug_assert!(self.kept.is_none() && other.kept.is_none());
         self.duration += other.duration;
         self.ok += other.ok;
         for (kind, count) in &other.errors {
@@ -150,6 +216,20 @@ impl WindowStats {
         self.client_cpu += other.client_cpu;
         merge_option(&mut self.server, &other.server, ServerWindow::merge);
         merge_option(&mut self.metrics, &other.metrics, MetricsWindow::merge);
+        self.first_send = match (self.first_send, other.first_send) {
+            (Some(mine), Some(theirs)) => Some(mine.min(theirs)),
+            (mine, theirs) => mine.or(theirs),
+        };
+        self.last_done = self.last_done.max(other.last_done);
+    }
+
+    /// From the first send to the last answer of the requests added, if any.
+    pub fn span(&self) -> Option<Duration> {
+        let (first, last) = (self.first_send?, self.last_done?);
+        Some(
+            last.saturating_duration_since(first)
+                .max(Duration::from_nanos(1)),
+        )
     }
 
     /// Merges a list of windows into one.
@@ -214,6 +294,9 @@ impl WindowStats {
         if self.ok == 0 {
             return 0.0;
         }
+        if let Some(kept) = &self.kept {
+            return kept.at(p, |point| point.1);
+        }
         self.latency.value_at_quantile(p / 100.0) as f64 / 1000.0
     }
 
@@ -221,6 +304,9 @@ impl WindowStats {
     pub fn service_percentile_us(&self, p: f64) -> f64 {
         if self.ok == 0 {
             return 0.0;
+        }
+        if let Some(kept) = &self.kept {
+            return kept.at(p, |point| point.2);
         }
         self.service.value_at_quantile(p / 100.0) as f64 / 1000.0
     }
@@ -232,6 +318,13 @@ impl WindowStats {
 
     /// Send lag behind the schedule at percentile `p`, in µs.
     pub fn send_lag_percentile_us(&self, p: f64) -> f64 {
+        if let Some(kept) = &self.kept {
+            return if kept.sends == 0 {
+                0.0
+            } else {
+                kept.at(p, |point| point.3)
+            };
+        }
         if self.send_lag.is_empty() {
             return 0.0;
         }
@@ -240,7 +333,7 @@ impl WindowStats {
 
     /// Share of sends more than 1 ms behind schedule, in [0, 1].
     pub fn late_share(&self) -> f64 {
-        let sends = self.send_lag.len();
+        let sends = self.kept.as_ref().map_or(self.send_lag.len(), |k| k.sends);
         if sends == 0 {
             0.0
         } else {
@@ -301,7 +394,6 @@ fn merge_option<T: Clone>(mine: &mut Option<T>, other: &Option<T>, add: fn(&mut 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
         let done = at + Duration::from_micros(latency_us);
@@ -328,6 +420,44 @@ mod tests {
         assert!((w.error_rate() - 0.1).abs() < 1e-9);
         assert!((w.mean_latency_us() - 100.0).abs() < 1e-6);
         assert!((w.avg_wait_us() - 97.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_compacted_window_keeps_its_reported_figures_and_drops_its_histograms() {
+        let t = Instant::now();
+        let samples: Vec<_> = (1..=1000).map(|i| sample(t, i, None)).collect();
+        let mut w = WindowStats::from_samples(&samples, Duration::from_secs(1), 1);
+        let kept = [50.0, 99.0, 99.9];
+        let before: Vec<f64> = kept.iter().map(|&p| w.percentile_us(p)).collect();
+        let (mean, std, late) = (w.mean_latency_us(), w.std_latency_us(), w.late_share());
+        let grown = w.latency.distinct_values();
+        w.compact(&kept);
+        let after: Vec<f64> = kept.iter().map(|&p| w.percentile_us(p)).collect();
+        assert_eq!(before, after);
+        assert_eq!((w.mean_latency_us(), w.std_latency_us()), (mean, std));
+        assert_eq!(w.late_share(), late);
+        assert_eq!(w.service_percentile_us(99.0), before[1]);
+        assert!(
+            w.percentile_us(75.0).is_nan(),
+            "a percentile not kept shows as such"
+        );
+        assert!(w.latency.distinct_values() < 16, "was {grown} counters");
+    }
+
+    #[test]
+    fn histograms_grow_only_to_the_values_recorded() {
+        let t = Instant::now();
+        let fast = WindowStats::from_samples(&[sample(t, 100, None)], Duration::from_secs(1), 1);
+        let slow = WindowStats::from_samples(
+            &[sample(t, 100, None), sample(t, 60_000_000, None)],
+            Duration::from_secs(1),
+            1,
+        );
+        assert!(fast.latency.distinct_values() < slow.latency.distinct_values());
+        assert!((slow.percentile_us(99.0) - 60_000_000.0).abs() <= 60_000.0);
+        let mut merged = fast.clone();
+        merged.merge(&slow);
+        assert_eq!(merged.percentile_us(99.0), slow.percentile_us(99.0));
     }
 
     #[test]

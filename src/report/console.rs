@@ -180,7 +180,7 @@ pub fn level_block(cfg: &Config, r: &LevelResult) -> String {
     lines.extend(client_lines(cfg, w));
     let open_loop = matches!(r.level, LoadLevel::Rate(_));
     if let LoadLevel::Rate(rate) = r.level {
-        lines.extend(super::open_loop::open_loop_lines(rate, w));
+        lines.extend(super::open_loop::open_loop_lines(cfg, rate, w));
     }
     lines.extend(error_line(w));
     lines.extend(server::client_cost_lines(cfg, w, open_loop));

@@ -1,11 +1,10 @@
 //! Number and label formatting shared by the console and CSV reports, so that a value is
 //! printed the same way everywhere and the way perf_analyzer users are used to reading it.
 
-use crate::config::{Config, SloMetric};
+use crate::config::Config;
 use crate::measure::level::{format_rate, LoadLevel};
 
-/// The percentiles perf_analyzer always reports, in ascending order.
-pub const STANDARD_PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
+pub use crate::config::STANDARD_PERCENTILES;
 
 /// Most decimals a throughput is printed with.
 const MAX_THROUGHPUT_DECIMALS: usize = 4;
@@ -13,21 +12,9 @@ const MAX_THROUGHPUT_DECIMALS: usize = 4;
 /// Significant digits of perf_analyzer's default stream precision.
 const SIGNIFICANT_DIGITS: usize = 6;
 
-/// The percentiles a report shows, ascending: the standard four plus `--percentile` and
-/// those of `--slo` conditions, each once.
+/// The percentiles a report shows, ascending (see [`Config::reported_percentiles`]).
 pub fn reported_percentiles(cfg: &Config) -> Vec<f64> {
-    let mut percentiles = STANDARD_PERCENTILES.to_vec();
-    let slo = cfg.slo.iter().filter_map(|c| match c.metric {
-        SloMetric::Percentile(p) => Some(p),
-        SloMetric::Mean => None,
-    });
-    for p in cfg.percentile.into_iter().chain(slo) {
-        if !percentiles.contains(&p) {
-            percentiles.push(p);
-        }
-    }
-    percentiles.sort_by(f64::total_cmp);
-    percentiles
+    cfg.reported_percentiles()
 }
 
 /// `p95 latency`, `p99.9 latency`: the label of a percentile in reports.

@@ -9,12 +9,19 @@ use crate::measure::window::WindowStats;
 
 use super::format::usec;
 
-/// Client CPU above this share of the machine's cores means the client limited the load.
+/// Client CPU above this share of what its threads can use means the client limited the load.
 const CLIENT_BUSY_SHARE: f64 = 0.8;
 
 /// The machine's CPU cores available to this process.
 pub fn available_cores() -> f64 {
     std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
+}
+
+/// The most CPU the client can use, in cores: its sending threads (`--client-threads`, and
+/// the open loop's dispatcher), no more than the machine has.
+pub fn client_capacity(cfg: &Config) -> f64 {
+    let dispatcher = if cfg.load.is_open_loop() { 1.0 } else { 0.0 };
+    (cfg.client_threads as f64 + dispatcher).min(available_cores())
 }
 
 /// perf_analyzer's `Server:` block, and the composing models of an ensemble.
@@ -85,14 +92,15 @@ fn compute_text(m: &ModelCounters) -> String {
     )
 }
 
-/// CPU the client used during the level, per request and in cores.
+/// CPU the client used during the level, per request and in cores, and the most it could.
 pub struct ClientCost {
     pub usec_per_request: f64,
     pub cores: f64,
+    pub capacity: f64,
 }
 
 impl ClientCost {
-    pub fn of(w: &WindowStats) -> Option<ClientCost> {
+    pub fn of(cfg: &Config, w: &WindowStats) -> Option<ClientCost> {
         let secs = w.duration.as_secs_f64();
         let requests = w.completed();
         if secs <= 0.0 || requests == 0 || w.client_cpu.is_zero() {
@@ -102,19 +110,31 @@ impl ClientCost {
         Some(ClientCost {
             usec_per_request: cpu * 1e6 / requests as f64,
             cores: cpu / secs,
+            capacity: client_capacity(cfg),
         })
     }
 
     /// Whether the client was busy enough to have limited the load.
     pub fn saturated(&self) -> bool {
-        self.cores >= CLIENT_BUSY_SHARE * available_cores()
+        self.cores >= CLIENT_BUSY_SHARE * self.capacity
+    }
+
+    /// `0.95 of 1 client thread (2 cores)`.
+    pub fn usage(&self, cfg: &Config) -> String {
+        let threads = cfg.client_threads;
+        let plural = if threads == 1 { "" } else { "s" };
+        format!(
+            "{:.2} of {threads} client thread{plural} ({} cores)",
+            self.cores,
+            available_cores()
+        )
     }
 }
 
 /// `Client CPU: … usec per request …`, and a warning when the client was the limit (closed
 /// loop; open-loop levels name the cause in their late-send warning).
 pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<String> {
-    let Some(cost) = ClientCost::of(w) else {
+    let Some(cost) = ClientCost::of(cfg, w) else {
         return Vec::new();
     };
     let whose = match cfg.service_kind {
@@ -122,16 +142,14 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
         ServiceKind::Triton => "",
     };
     let mut lines = vec![format!(
-        "    Client CPU: {:.1} usec per request, {:.2} of {} cores{whose}",
+        "    Client CPU: {:.1} usec per request, {}{whose}",
         cost.usec_per_request,
-        cost.cores,
-        available_cores()
+        cost.usage(cfg)
     )];
     if cost.saturated() && !open_loop && cfg.service_kind != ServiceKind::Local {
         lines.push(format!(
-            "  [WARNING] The client used {:.2} of {} CPU cores: inferperf, not the server, limited this load. Run the client on another machine, or give it more cores.",
-            cost.cores,
-            available_cores()
+            "  [WARNING] The client used {}: inferperf, not the server, limited this load. Add --client-threads, or run the client on another machine.",
+            cost.usage(cfg)
         ));
     }
     lines
@@ -321,7 +339,7 @@ mod tests {
         w.client_cpu = std::time::Duration::from_micros(500);
         let lines = client_cost_lines(&cfg, &w, false);
         assert!(
-            lines[0].starts_with("    Client CPU: 5.0 usec per request, 0.00 of"),
+            lines[0].starts_with("    Client CPU: 5.0 usec per request, 0.00 of 1 client thread ("),
             "{}",
             lines[0]
         );

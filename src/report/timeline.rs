@@ -158,10 +158,9 @@ pub fn bucket_line(cfg: &Config, bucket: &Bucket) -> String {
     format!("{}\n", pad_row(&cells))
 }
 
-/// The totals after the table: requests, errors, the busiest and the slowest second, and a
-/// warning when the client fell behind its schedule.
-pub fn timeline_summary(cfg: &Config, buckets: &[Bucket]) -> String {
-    let all = WindowStats::merged(buckets.iter().map(|b| &b.stats), cfg.batch_size);
+/// The totals after the table (`all`: every bucket merged): requests, errors, the busiest
+/// and the slowest second, and a warning when the client fell behind its schedule.
+pub fn timeline_summary(cfg: &Config, buckets: &[Bucket], all: &WindowStats) -> String {
     let span = buckets.last().map_or(0.0, |b| b.end().as_secs_f64());
     let mut lines = vec![format!(
         "Total: {} requests answered in {} s ({} ok, {} errors), throughput {} infer/sec, p99 latency {} usec",
@@ -190,7 +189,7 @@ pub fn timeline_summary(cfg: &Config, buckets: &[Bucket]) -> String {
         ));
     }
     if kind(cfg) == TimelineKind::Rate {
-        lines.extend(super::open_loop::keep_up_warning(&all));
+        lines.extend(super::open_loop::keep_up_warning(cfg, all));
     }
     let mut text = lines.join("\n");
     text.push('\n');
@@ -274,8 +273,13 @@ mod tests {
         let line = bucket_line(&cfg, &bucket(1, 2.0, &[100, 300]));
         assert_eq!(line.trim_end().len(), titles.len());
         assert!(line.trim_start().starts_with("1-2 "), "{line}");
-        let summary =
-            timeline_summary(&cfg, &[bucket(0, 1.0, &[100]), bucket(1, 2.0, &[100, 300])]);
+        let mut buckets = vec![bucket(0, 1.0, &[100]), bucket(1, 2.0, &[100, 300])];
+        let all = WindowStats::merged(buckets.iter().map(|b| &b.stats), 1);
+        // Reported buckets keep only the percentiles the reports show.
+        for b in &mut buckets {
+            b.stats.compact(&cfg.reported_percentiles());
+        }
+        let summary = timeline_summary(&cfg, &buckets, &all);
         assert!(
             summary.starts_with("Total: 3 requests answered in 2 s (3 ok, 0 errors)"),
             "{summary}"

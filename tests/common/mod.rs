@@ -97,13 +97,16 @@ pub async fn answers(
     use prost::Message;
     let cfg = config(args);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-    let mut conn = Connection::open(&prepared.target).await.expect("connect");
+    let mut conn = Connection::open(&prepared.target, 0)
+        .await
+        .expect("connect");
     let protobuf = prepared.target.local.is_some()
         || prepared.target.protocol == inferperf::config::Protocol::Grpc;
+    let mut deadline = inferperf::backend::Deadline::new(prepared.target.timeout);
     let mut all = Vec::new();
     for payload in &prepared.dataset.payloads {
         let reply = conn
-            .infer(&prepared.target, payload)
+            .infer(payload, std::time::Instant::now(), &mut deadline)
             .await
             .unwrap_or_else(|e| panic!("{args:?}: {e}"));
         let response = if protobuf {

@@ -1,0 +1,347 @@
+//! HTTP/1.1 written by hand for the hot path. A client that keeps one request in flight per
+//! connection needs little of HTTP: write a request whose bytes were framed once, then read
+//! one response (`Content-Length`, chunked, or until close). Doing that directly on the
+//! socket, instead of through hyper's dispatcher, connection task and header maps, takes the
+//! client's user-space cost per request down by a factor of several (measured with
+//! callgrind; see bench/client/README.md). Header parsing is httparse's.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+use crate::measure::sample::ErrorKind;
+
+/// Headers a response may carry before it is refused (Triton sends about five).
+const MAX_HEADERS: usize = 64;
+/// Largest response head accepted.
+const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Spare room made in the read buffer before each read.
+const READ_CHUNK: usize = 4096;
+/// A connection idle this long is checked for a close by the server before it is reused
+/// (servers drop idle keep-alive connections after a few seconds).
+const IDLE_CHECK: Duration = Duration::from_millis(500);
+
+/// Frames a complete HTTP/1.1 request: request line, `Host`, the given headers, and a
+/// `Content-Length` when there is a body.
+pub fn frame_request(
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> Bytes {
+    let mut out = Vec::with_capacity(128 + body.len());
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(path.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\nhost: ");
+    out.extend_from_slice(host.as_bytes());
+    out.extend_from_slice(b"\r\n");
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    if !body.is_empty() || method == "POST" {
+        out.extend_from_slice(format!("content-length: {}\r\n", body.len()).as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    Bytes::from(out)
+}
+
+/// One response as read from the connection.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    /// `Inference-Header-Content-Length`, when the server sent it.
+    pub header_len: Option<usize>,
+    pub body: Bytes,
+    /// When the first byte of the response was read.
+    pub first_byte: Instant,
+}
+
+/// How the body of a response is delimited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BodyKind {
+    Empty,
+    Length(usize),
+    Chunked,
+    UntilClose,
+}
+
+/// The parts of a response head that reading it needs.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    status: u16,
+    /// Bytes of the head, blank line included.
+    len: usize,
+    body: BodyKind,
+    close: bool,
+    header_len: Option<usize>,
+}
+
+/// One keep-alive HTTP/1.1 connection with its read buffer.
+pub struct Http1Stream {
+    stream: TcpStream,
+    buf: BytesMut,
+    open: bool,
+    last_used: Instant,
+}
+
+impl Http1Stream {
+    /// Connects to the first address that accepts within `timeout`.
+    pub async fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<Self, ErrorKind> {
+        Ok(Http1Stream {
+            stream: connect_tcp(addrs, timeout).await?,
+            buf: BytesMut::with_capacity(READ_CHUNK),
+            open: true,
+            last_used: Instant::now(),
+        })
+    }
+
+    /// False once the connection failed, was closed by the server, or the last answer asked
+    /// for it to close. A connection idle for a while is probed first (one non-blocking
+    /// read), so that a keep-alive timeout on the server does not show up as a failed
+    /// request.
+    pub fn is_usable(&mut self) -> bool {
+        if self.open && self.last_used.elapsed() >= IDLE_CHECK {
+            let mut probe = [0u8; 1];
+            self.open = matches!(
+                self.stream.try_read(&mut probe),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+            );
+        }
+        self.open
+    }
+
+    /// Writes a whole framed request.
+    pub async fn send(&mut self, request: &[u8]) -> Result<(), ErrorKind> {
+        let written = self.stream.write_all(request).await;
+        written.map_err(|_| self.broken(ErrorKind::Connection))
+    }
+
+    /// Reads one whole response.
+    pub async fn receive(&mut self) -> Result<Response, ErrorKind> {
+        let mut first_byte = None;
+        let head = loop {
+            let head = self.read_head(&mut first_byte).await?;
+            if !(100..200).contains(&head.status) {
+                break head;
+            }
+            // An informational answer (100 Continue): the real one follows.
+            self.buf.advance(head.len);
+        };
+        let first_byte = first_byte.unwrap_or_else(Instant::now);
+        self.buf.advance(head.len);
+        let body = match head.body {
+            BodyKind::Empty => Bytes::new(),
+            BodyKind::Length(n) => self.read_exact_body(n).await?,
+            BodyKind::Chunked => self.read_chunked().await?,
+            BodyKind::UntilClose => self.read_to_close().await?,
+        };
+        // Bytes after the answer, or a server that will close: start afresh next time.
+        if head.close || !self.buf.is_empty() {
+            self.open = false;
+        }
+        self.last_used = Instant::now();
+        Ok(Response {
+            status: head.status,
+            header_len: head.header_len,
+            body,
+            first_byte,
+        })
+    }
+
+    /// Marks the connection unusable and passes `kind` on.
+    fn broken(&mut self, kind: ErrorKind) -> ErrorKind {
+        self.open = false;
+        kind
+    }
+
+    /// Reads more bytes into the buffer; the end of the stream is an error here.
+    async fn fill(&mut self) -> Result<(), ErrorKind> {
+        if self.fill_or_eof().await? {
+            Ok(())
+        } else {
+            Err(self.broken(ErrorKind::Connection))
+        }
+    }
+
+    /// Reads more bytes; `Ok(false)` at the end of the stream.
+    async fn fill_or_eof(&mut self) -> Result<bool, ErrorKind> {
+        self.buf.reserve(READ_CHUNK);
+        match self.stream.read_buf(&mut self.buf).await {
+            Ok(0) => {
+                self.open = false;
+                Ok(false)
+            }
+            Ok(_) => Ok(true),
+            Err(_) => Err(self.broken(ErrorKind::Connection)),
+        }
+    }
+
+    async fn read_head(&mut self, first_byte: &mut Option<Instant>) -> Result<Head, ErrorKind> {
+        loop {
+            if !self.buf.is_empty() {
+                if let Some(head) = parse_head(&self.buf).map_err(|k| self.broken(k))? {
+                    return Ok(head);
+                }
+                if self.buf.len() > MAX_HEAD_BYTES {
+                    return Err(self.broken(ErrorKind::BadResponse));
+                }
+            }
+            self.fill().await?;
+            first_byte.get_or_insert_with(Instant::now);
+        }
+    }
+
+    async fn read_exact_body(&mut self, len: usize) -> Result<Bytes, ErrorKind> {
+        if self.buf.len() < len {
+            self.buf.reserve(len - self.buf.len());
+        }
+        while self.buf.len() < len {
+            self.fill().await?;
+        }
+        Ok(self.buf.split_to(len).freeze())
+    }
+
+    async fn read_to_close(&mut self) -> Result<Bytes, ErrorKind> {
+        while self.fill_or_eof().await? {}
+        self.open = false;
+        Ok(self.buf.split().freeze())
+    }
+
+    /// Decodes a chunked body (trailers are read and dropped).
+    async fn read_chunked(&mut self) -> Result<Bytes, ErrorKind> {
+        let mut body = BytesMut::new();
+        loop {
+            let (line, size) = loop {
+                match httparse::parse_chunk_size(&self.buf) {
+                    Ok(httparse::Status::Complete(found)) => break found,
+                    Ok(httparse::Status::Partial) => self.fill().await?,
+                    Err(_) => return Err(self.broken(ErrorKind::BadResponse)),
+                }
+            };
+            let size = usize::try_from(size).map_err(|_| self.broken(ErrorKind::BadResponse))?;
+            if size == 0 {
+                self.buf.advance(line);
+                self.skip_trailers().await?;
+                return Ok(body.freeze());
+            }
+            let needed = line + size + 2;
+            while self.buf.len() < needed {
+                self.fill().await?;
+            }
+            if &self.buf[needed - 2..needed] != b"\r\n" {
+                return Err(self.broken(ErrorKind::BadResponse));
+            }
+            body.extend_from_slice(&self.buf[line..needed - 2]);
+            self.buf.advance(needed);
+        }
+    }
+
+    /// Skips the trailer section after the last chunk, up to and including its blank line.
+    async fn skip_trailers(&mut self) -> Result<(), ErrorKind> {
+        loop {
+            if self.buf.starts_with(b"\r\n") {
+                self.buf.advance(2);
+                return Ok(());
+            }
+            if let Some(end) = find(&self.buf, b"\r\n\r\n") {
+                self.buf.advance(end + 4);
+                return Ok(());
+            }
+            if self.buf.len() > MAX_HEAD_BYTES {
+                return Err(self.broken(ErrorKind::BadResponse));
+            }
+            self.fill().await?;
+        }
+    }
+}
+
+/// A TCP connection (Nagle off) to the first address that accepts within `timeout`.
+pub async fn connect_tcp(addrs: &[SocketAddr], timeout: Duration) -> Result<TcpStream, ErrorKind> {
+    for addr in addrs {
+        let attempt = tokio::time::timeout(timeout, TcpStream::connect(addr)).await;
+        if let Ok(Ok(stream)) = attempt {
+            let _ = stream.set_nodelay(true);
+            return Ok(stream);
+        }
+    }
+    Err(ErrorKind::Connection)
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Parses a response head; `Ok(None)` while it is incomplete.
+fn parse_head(buf: &[u8]) -> Result<Option<Head>, ErrorKind> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let len = match response.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(ErrorKind::BadResponse),
+    };
+    let status = response.code.ok_or(ErrorKind::BadResponse)?;
+    let mut head = Head {
+        status,
+        len,
+        body: BodyKind::UntilClose,
+        close: response.version == Some(0),
+        header_len: None,
+    };
+    let mut length = None;
+    for header in response.headers.iter() {
+        let name = header.name;
+        if name.eq_ignore_ascii_case("content-length") {
+            let value = number(header.value).ok_or(ErrorKind::BadResponse)?;
+            if length.is_some_and(|l| l != value) {
+                return Err(ErrorKind::BadResponse);
+            }
+            length = Some(value);
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            if has_token(header.value, "chunked") {
+                head.body = BodyKind::Chunked;
+            }
+        } else if name.eq_ignore_ascii_case("connection") {
+            if has_token(header.value, "close") {
+                head.close = true;
+            } else if has_token(header.value, "keep-alive") {
+                head.close = false;
+            }
+        } else if name.eq_ignore_ascii_case("inference-header-content-length") {
+            head.header_len = number(header.value);
+        }
+    }
+    if head.body != BodyKind::Chunked {
+        if let Some(n) = length {
+            head.body = BodyKind::Length(n);
+        }
+    }
+    if (100..200).contains(&status) || status == 204 || status == 304 {
+        head.body = BodyKind::Empty;
+    }
+    Ok(Some(head))
+}
+
+fn number(value: &[u8]) -> Option<usize> {
+    std::str::from_utf8(value).ok()?.trim().parse().ok()
+}
+
+/// True when a comma-separated header value lists `token` (case-insensitive).
+fn has_token(value: &[u8], token: &str) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|part| part.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+}
+
+#[cfg(test)]
+#[path = "http1_tests.rs"]
+mod tests;

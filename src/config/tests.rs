@@ -1,0 +1,90 @@
+//! Tests of parsing the command line into a Config: defaults, sweeps, bad values.
+use super::*;
+use crate::cli::{normalize_args, Cli, Command};
+use clap::Parser;
+
+fn config(args: &[&str]) -> RunResult<Config> {
+    let mut all = vec!["inferperf", "-m", "m"];
+    all.extend_from_slice(args);
+    let cli = Cli::try_parse_from(normalize_args(all.iter().map(|s| s.to_string()).collect()))
+        .expect("flags parse");
+    let Command::Profile(p) = cli.command else {
+        panic!("expected profile");
+    };
+    Config::from_args(&p)
+}
+
+#[test]
+fn defaults_follow_perf_analyzer() {
+    let c = config(&[]).unwrap();
+    assert_eq!(c.url, "localhost:8000");
+    assert_eq!(
+        c.concurrency,
+        ConcurrencyRange {
+            start: 1,
+            end: 1,
+            step: 1
+        }
+    );
+    assert_eq!(c.measurement_interval, Duration::from_millis(5000));
+    assert_eq!(c.max_trials, 10);
+    assert_eq!(c.latency_threshold_ms, None);
+    assert_eq!(config(&["-i", "GRPC"]).unwrap().url, "localhost:8001");
+}
+
+#[test]
+fn concurrency_levels_sweep() {
+    let c = config(&["--concurrency-range", "2:9:3"]).unwrap();
+    assert_eq!(c.concurrency_levels().collect::<Vec<_>>(), vec![2, 5, 8]);
+    assert_eq!(c.max_concurrency(), Some(8));
+    let open = config(&["--concurrency-range", "1:0:2"]).unwrap();
+    assert_eq!(
+        open.concurrency_levels().take(3).collect::<Vec<_>>(),
+        vec![1, 3, 5]
+    );
+}
+
+#[test]
+fn bad_values_name_their_flag() {
+    for (args, needle) in [
+        (vec!["--concurrency-range", "4:2"], "--concurrency-range"),
+        (vec!["--concurrency-range", "a"], "--concurrency-range"),
+        (vec!["--shape", "INPUT0"], "--shape"),
+        (vec!["--shape", "INPUT0:3,x"], "--shape"),
+        (vec!["--percentile", "100"], "--percentile"),
+        (vec!["-i", "udp"], "-i"),
+        (vec!["-u", "nohost"], "-u"),
+        (vec!["-H", "no colon"], "-H"),
+        (
+            vec!["--request-count", "2", "--concurrency-range", "4"],
+            "--request-count",
+        ),
+        (
+            vec!["--request-count", "9", "--concurrency-range", "1:4"],
+            "--request-count",
+        ),
+    ] {
+        let err = config(&args).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+        assert!(err.to_string().contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn shapes_and_headers_parse() {
+    let c = config(&[
+        "--shape",
+        "a:b:3,4",
+        "-H",
+        "Triton-Access-Token: s3cr:t",
+        "-u",
+        "http://h:9/",
+    ])
+    .unwrap();
+    assert_eq!(c.shapes["a:b"], vec![3, 4]);
+    assert_eq!(
+        c.headers,
+        vec![("triton-access-token".into(), "s3cr:t".into())]
+    );
+    assert_eq!(c.url, "h:9");
+}
