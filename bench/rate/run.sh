@@ -31,24 +31,8 @@ cleanup() {
 trap cleanup EXIT
 
 # perf_analyzer: the given one, or the tritonclient wheel's in target/bench-venv.
-install_perf_analyzer() {
-  local venv=target/bench-venv
-  if [ ! -x "$venv/bin/perf_analyzer" ] || [ ! -d "$venv/lib" ]; then
-    echo "== installing perf_analyzer 2.50 into $venv (tritonclient[all]==2.50.0)" >&2
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q 'tritonclient[all]==2.50.0' nvidia-cuda-runtime-cu12 >&2
-  fi
-  if ! dpkg -s libb64-0d >/dev/null 2>&1; then
-    echo "== installing libb64-0d (perf_analyzer links against it)" >&2
-    apt-get install -y libb64-0d >/dev/null 2>&1 \
-      || { apt-get update >/dev/null && apt-get install -y libb64-0d >/dev/null; }
-  fi
-  echo "$venv/bin/perf_analyzer"
-}
-
-PA=${PERF_ANALYZER:-$(install_perf_analyzer)}
-PA_LIB=${PERF_ANALYZER_LIB:-$(ls -d "$(dirname "$PA")"/../lib/python3*/site-packages/nvidia/cuda_runtime/lib 2>/dev/null | head -n 1)}
-export LD_LIBRARY_PATH="${PA_LIB}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+source bench/lib.sh
+setup_perf_analyzer || exit 1
 
 echo "== building (release)"
 cargo build --release --quiet

@@ -25,10 +25,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if ! command -v wrk >/dev/null 2>&1; then
-  echo "== installing wrk"
-  apt-get install -y wrk >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y wrk >/dev/null; }
-fi
+source bench/lib.sh
+need_wrk || exit 1
 echo "== building (release)"
 cargo build --release --quiet
 # Run a copy, so that a rebuild during the run does not swap the binary under it.
