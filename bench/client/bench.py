@@ -31,13 +31,16 @@ from procs import Proc, first_error_line, kill_live_groups, proc_status_kib, rea
 MODEL = "identity"
 SERVER_MODEL = "identity=identity:datatype=FP32,shape=16,max_batch=8"
 VALUES = [i + 0.5 for i in range(16)]
-# perf_analyzer copies every request record under a lock at each window's end; with -p 2000
-# at the 25k+ requests/s this server takes, that copy falls behind the 16+ threads filling
-# the records, its memory climbs past 1 GiB and it never reports (seen in gdb: the main thread
-# stays in LoadManager::SwapRequestRecords). With 1 s windows it finishes, so both window
-# tools use -p 1000 by default.
-WINDOW_MS = 1000
+# perf_analyzer 2.50's synchronous HTTP client stops reporting at concurrency >= 16 when a
+# window holds too many requests: its main thread waits in LoadManager::SwapRequestRecords
+# (seen in gdb) while the worker threads keep filling the records, and its memory climbs
+# past 1 GiB. Against this server (25,000-90,000 requests/s) it hung with -p 2000 and, on a
+# faster machine, with -p 1000; with -p 500 it finishes. Both window tools use the same -p.
+WINDOW_MS = 500
 MAX_TRIALS = 10  # the default of inferperf and perf_analyzer
+# The soak runs windows of this length that never stabilise (-s 0.01), so that the run lasts
+# the whole soak and goes through many window ends.
+SOAK_WINDOW_S = 5
 GRPC_SHARE = 6  # in-flight gRPC requests per connection (inferperf, perf_analyzer)
 FAMILIES = ("inferperf", "perf_analyzer", "wrk", "ghz")
 TOOLS = (
@@ -425,7 +428,8 @@ def soak(bench, protocol):
     stem = bench.log_stem(f"soak-{protocol}")
     argv = [bench.paths["inferperf"], "-m", MODEL,
             "-u", bench.server.grpc if grpc else bench.server.http, "-i", "grpc" if grpc else "http",
-            "--concurrency-range", "1000", "-p", str(seconds * 1000 // 3), "-s", "100", "-r", "3",
+            "--concurrency-range", "1000", "-p", str(SOAK_WINDOW_S * 1000), "-s", "0.01",
+            "-r", str(max(seconds // SOAK_WINDOW_S, 3)),
             "-f", stem + ".csv"]
     samples = []  # (seconds since spawn, VmRSS KiB)
 
@@ -437,7 +441,8 @@ def soak(bench, protocol):
     proc = run_bounded(bench.client_prefix + argv, seconds + 60, stem, on_tick=sample)
     after, _ = bench.server.stats()
     samples = [(t, kib) for t, kib in samples if kib is not None]
-    settle = 10 if seconds >= 30 else seconds / 3
+    # Steady state: once windows older than the last 3 are folded to their percentiles.
+    settle = 4 * SOAK_WINDOW_S if seconds >= 8 * SOAK_WINDOW_S else seconds / 3
     return dict(protocol=protocol, proc=proc, served=after - before, samples=samples,
                 settle=settle, mid=seconds / 2, at_settle=rss_at(samples, settle),
                 at_mid=rss_at(samples, seconds / 2),

@@ -204,6 +204,7 @@ impl<'a> Profiler<'a> {
             // Only the last windows are judged and merged; older ones keep their figures.
             if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {
                 windows[old].compact(&self.cfg.reported_percentiles());
+                release_freed_memory();
             }
             if self.interrupt.is_raised() {
                 break LevelEnd::Interrupted;
@@ -344,5 +345,17 @@ fn is_lighter(level: LoadLevel, than: LoadLevel) -> bool {
         (LoadLevel::Concurrency(a), LoadLevel::Concurrency(b)) => a < b,
         (LoadLevel::Rate(a), LoadLevel::Rate(b)) => a < b,
         _ => false,
+    }
+}
+
+/// Hands the pages freed by compacting a window back to the kernel. glibc's malloc keeps
+/// them otherwise: at c=1000 the resident memory crept up ~1.5 MiB/min over 5-s windows while
+/// the live heap stayed flat (valgrind massif), as each window's histograms were freed and
+/// new ones grown. One call per window end; it takes well under a millisecond.
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory of the allocator's arenas to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
