@@ -63,8 +63,9 @@ pub enum InputData {
     Directory(PathBuf),
 }
 
-pub use load::{Distribution, LoadMode, RateRange};
+pub use load::{format_rate, Distribution, LoadLevel, LoadMode, RateRange};
 pub use slo::{parse_slo, SloCondition, SloMetric, STANDARD_PERCENTILES};
+pub use timeline::{Segment, Timeline, TimelineKind};
 
 /// An inclusive `start:end:step` sweep of concurrency values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,8 +12,8 @@ use crate::app;
 use crate::cli::{Cli, Command, DemoArgs};
 use crate::config::Config;
 use crate::error::{RunError, RunResult, EXIT_OK};
+use crate::load::profiler::{Interrupt, Profiler};
 use crate::measure::cpu::process_cpu_time;
-use crate::measure::profiler::{Interrupt, Profiler};
 use crate::server::{self, ModelDef, RunningServer, ServeOptions};
 
 /// The models the demo serves.

@@ -15,6 +15,7 @@ pub mod error;
 pub mod load;
 pub mod measure;
 pub mod model;
+pub mod prometheus;
 pub mod proto;
 pub mod report;
 pub mod server;

@@ -8,7 +8,7 @@ use clap::Parser;
 use inferperf::cli::{normalize_args, Cli, Command, ServeArgs};
 use inferperf::config::Config;
 use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_GENERIC};
-use inferperf::measure::profiler::Interrupt;
+use inferperf::load::profiler::Interrupt;
 use inferperf::server;
 
 fn main() -> ExitCode {

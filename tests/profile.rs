@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use inferperf::measure::level::LoadLevel;
+use inferperf::config::LoadLevel;
 
 /// perf_analyzer's CSV header for a server without statistics and default options.
 /// perf_analyzer's header against a server with the statistics extension (the embedded

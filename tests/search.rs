@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use inferperf::measure::level::{LevelEnd, LevelResult, LoadLevel};
+use inferperf::config::LoadLevel;
+use inferperf::measure::level::{LevelEnd, LevelResult};
 use inferperf::report::search::knee;
 
 fn describe(results: &[LevelResult]) -> Vec<String> {

@@ -7,8 +7,9 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use inferperf::measure::profiler::Interrupt;
-use inferperf::measure::timeline::{run_timeline, Bucket};
+use inferperf::load::profiler::Interrupt;
+use inferperf::load::timeline::run_timeline;
+use inferperf::measure::timeline::Bucket;
 
 /// Follows the plan of these flags in-process and returns its buckets.
 async fn buckets(args: &[&str]) -> Vec<Bucket> {

@@ -18,8 +18,8 @@ use h2::client::SendRequest;
 use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
 use http::{HeaderMap, Method, Request, Uri};
 
+use super::outcome::ErrorKind;
 use super::{http1, nanos, Reply, Target};
-use crate::measure::sample::ErrorKind;
 
 const INFER_PATH: &str = "/inference.GRPCInferenceService/ModelInfer";
 /// Largest answer accepted (large tensors are legitimate).

@@ -12,7 +12,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::measure::sample::ErrorKind;
+use super::outcome::ErrorKind;
 
 /// Headers a response may carry before it is refused (Triton sends about five).
 const MAX_HEADERS: usize = 64;

@@ -8,9 +8,9 @@ use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
+use super::outcome::ErrorKind;
 use super::{server_datatype, ConfigFacts, Discovered, Target};
 use crate::error::{RunError, RunResult};
-use crate::measure::sample::ErrorKind;
 use crate::model::{Scheduler, TensorSpec};
 use crate::proto;
 use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
@@ -136,7 +136,7 @@ fn model_error(target: &Target, status: &Status) -> RunError {
         "The server at {} has no model '{}'{version} ({}: {}): check -m and -x.",
         target.authority,
         target.model,
-        crate::measure::sample::grpc_code_name(status.code() as i32),
+        super::grpc_code_name(status.code() as i32),
         status.message()
     ))
 }

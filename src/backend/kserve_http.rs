@@ -11,10 +11,10 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::http1::{frame_request, Http1Stream, Response};
+use super::outcome::ErrorKind;
 use super::{nanos, server_datatype, ConfigFacts, Discovered, Reply, Target};
 use crate::config::Config;
 use crate::error::{RunError, RunResult};
-use crate::measure::sample::ErrorKind;
 use crate::model::{DataType, Scheduler, TensorSpec};
 
 /// Path prefix of a model's REST resources: `/v2/models/M[/versions/V]`.

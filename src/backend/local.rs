@@ -9,9 +9,9 @@ use bytes::Bytes;
 use prost::Message;
 
 use super::kserve_grpc::{config_facts, discovered};
+use super::outcome::ErrorKind;
 use super::{elapsed_ns, Discovered, Reply, Target};
 use crate::error::{RunError, RunResult};
-use crate::measure::sample::ErrorKind;
 use crate::server::LocalServer;
 use crate::wire::InferRequest;
 

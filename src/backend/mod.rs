@@ -7,6 +7,7 @@ pub mod http1;
 pub mod kserve_grpc;
 pub mod kserve_http;
 pub mod local;
+pub mod outcome;
 pub mod statistics;
 
 use std::net::SocketAddr;
@@ -20,8 +21,8 @@ use tokio::time::Sleep;
 use crate::config::{Config, Protocol, ServiceKind};
 use crate::data::Payload;
 use crate::error::{RunError, RunResult};
-use crate::measure::sample::ErrorKind;
 use crate::model::{ModelSpec, TensorSpec};
+pub use outcome::{grpc_code_name, ErrorKind};
 
 /// The server and model a run talks to, resolved once.
 #[derive(Debug, Clone)]

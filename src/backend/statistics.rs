@@ -87,7 +87,7 @@ impl StatsSource {
                 let answer = client.model_statistics(request).await.map_err(|s| {
                     format!(
                         "ModelStatistics answered {}: {}",
-                        crate::measure::sample::grpc_code_name(s.code() as i32),
+                        super::grpc_code_name(s.code() as i32),
                         s.message()
                     )
                 })?;

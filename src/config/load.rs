@@ -6,12 +6,38 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::timeline::{parse_load_steps, parse_ramp};
+use super::timeline::{Timeline, TimelineKind};
 use super::{parse_concurrency_range, ConcurrencyRange, Config};
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
-use crate::load::search::{Bisection, Search};
-use crate::load::timeline::{Timeline, TimelineKind};
-use crate::measure::level::LoadLevel;
+
+/// The load a level applied.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LoadLevel {
+    /// Closed loop: this many requests in flight.
+    Concurrency(u32),
+    /// Open loop: this many requests per second.
+    Rate(f64),
+}
+
+impl LoadLevel {
+    /// The value as perf_analyzer prints it in the CSV's first column.
+    pub fn csv_value(&self) -> String {
+        match self {
+            LoadLevel::Concurrency(c) => c.to_string(),
+            LoadLevel::Rate(r) => format_rate(*r),
+        }
+    }
+}
+
+/// Prints a rate without a trailing ".0" for whole numbers (`100`, `12.5`).
+pub fn format_rate(rate: f64) -> String {
+    if rate.fract() == 0.0 {
+        format!("{}", rate as u64)
+    } else {
+        format!("{rate}")
+    }
+}
 
 /// Gaps between open-loop requests (`--request-distribution`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,20 +118,6 @@ impl Config {
             }
             LoadMode::FixedSchedule => Box::new(std::iter::once(LoadLevel::Rate(0.0))),
             LoadMode::Timeline { .. } => Box::new(std::iter::empty()),
-        }
-    }
-
-    /// The order the sweep visits its levels in: linear, or bisection with `--binary-search`.
-    pub fn search(&self) -> Search {
-        match (&self.load, self.binary_search) {
-            (LoadMode::Concurrency, true) => {
-                let ConcurrencyRange { start, end, step } = self.concurrency;
-                Search::Binary(Bisection::concurrency(start, end, step))
-            }
-            (LoadMode::RequestRate { range, .. }, true) => {
-                Search::Binary(Bisection::rate(range.start, range.end, range.step))
-            }
-            _ => Search::Linear(self.levels()),
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
-use crate::measure::prometheus::{parse_labels, MetricSample};
+use crate::prometheus::parse_labels;
 
 /// How a metric's scrapes within a window become one value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,17 +39,6 @@ pub struct MetricSpec {
     pub name: String,
     pub labels: Vec<(String, String)>,
     pub how: MetricAggregation,
-}
-
-impl MetricSpec {
-    /// Whether a scraped sample is one this metric adds up.
-    pub fn matches(&self, sample: &MetricSample) -> bool {
-        sample.name == self.name
-            && self
-                .labels
-                .iter()
-                .all(|(k, v)| sample.label(k) == Some(v.as_str()))
-    }
 }
 
 impl FromStr for MetricSpec {

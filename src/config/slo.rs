@@ -1,16 +1,11 @@
 //! `--slo`: service-level objectives such as `p99<=50ms`, `p99.9<=20ms` or `avg<5ms`. A
 //! level meets the SLO when every condition holds on its reported latency (its last windows
-//! merged, counted from the scheduled send as every latency inferperf reports). Parsing and judging live together so that the
-//! text a user wrote and the check made of it cannot drift apart.
+//! merged, counted from the scheduled send as every latency inferperf reports). This is the
+//! parsing; `measure::slo` judges windows against the conditions.
 
 use std::fmt;
 
 use crate::error::{RunError, RunResult};
-
-/// A single window this many times over a limit ends its level at once: the level is
-/// clearly overloaded, and measuring it to the end would only grow the backlog.
-pub const FAR_OVER: f64 = 2.0;
-use crate::measure::window::WindowStats;
 
 /// The percentiles perf_analyzer always reports, in ascending order.
 pub const STANDARD_PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
@@ -54,33 +49,6 @@ pub struct SloCondition {
 }
 
 impl SloCondition {
-    /// The figure this condition looks at, in µs.
-    pub fn value_us(&self, w: &WindowStats) -> f64 {
-        match self.metric {
-            SloMetric::Mean => w.mean_latency_us(),
-            SloMetric::Percentile(p) => w.percentile_us(p),
-        }
-    }
-
-    /// True when the window's figure is within the limit. A window without a successful
-    /// request has no latency to judge and does not break the condition.
-    pub fn met_by(&self, w: &WindowStats) -> bool {
-        if w.ok == 0 {
-            return true;
-        }
-        let value = self.value_us(w);
-        if self.strict {
-            value < self.limit_us
-        } else {
-            value <= self.limit_us
-        }
-    }
-
-    /// True when the window is more than [`FAR_OVER`] times over the limit.
-    pub fn far_over(&self, w: &WindowStats) -> bool {
-        w.ok > 0 && self.value_us(w) > FAR_OVER * self.limit_us
-    }
-
     /// The name of the figure as reports print it: `p99 latency`, `avg latency`.
     pub fn metric_label(&self) -> String {
         match self.metric {
@@ -228,28 +196,5 @@ mod tests {
             assert!(err.to_string().starts_with("--slo '"), "{err}");
             assert!(!err.to_string().contains('\n') && err.to_string().ends_with('.'));
         }
-    }
-
-    #[test]
-    fn a_condition_judges_a_window() {
-        use crate::measure::sample::Sample;
-        use std::time::{Duration, Instant};
-        let t = Instant::now();
-        let samples: Vec<Sample> = (1..=100)
-            .map(|ms| Sample {
-                scheduled: t,
-                sent: t,
-                send_ns: 0,
-                recv_ns: 0,
-                done: t + Duration::from_millis(ms),
-                error: None,
-            })
-            .collect();
-        let w = WindowStats::from_samples(&samples, Duration::from_secs(1), 1);
-        assert!(one("p99<=100ms").met_by(&w));
-        assert!(!one("p99<=90ms").met_by(&w));
-        assert!(one("avg<=51ms").met_by(&w));
-        assert!(!one("avg<50ms").met_by(&w));
-        assert!(one("p50<=1ms").met_by(&WindowStats::new(1)));
     }
 }

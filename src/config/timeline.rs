@@ -1,14 +1,127 @@
 //! The flags of load over time: `--ramp DURATION` over a concurrency or request-rate range,
 //! and `--load-steps 'rate=100:10s,rate=1000:5s'`. Both become a
-//! [`Timeline`](crate::load::timeline::Timeline) of segments.
+//! [`Timeline`] of segments: the plan itself lives here, as the configuration of the run; the
+//! drivers in `load` follow it.
 
 use std::time::Duration;
 
 use crate::error::{RunError, RunResult};
-use crate::load::timeline::{Segment, Timeline, TimelineKind};
 
 /// Longest plan accepted: a day.
 const MAX_TOTAL: Duration = Duration::from_secs(24 * 3600);
+
+/// What the segments' values are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimelineKind {
+    /// Requests per second, sent open loop.
+    Rate,
+    /// Requests in flight, closed loop.
+    Concurrency,
+}
+
+/// One stretch of the plan: the load goes from `from` to `to` over `duration` (equal for
+/// a step).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Segment {
+    pub from: f64,
+    pub to: f64,
+    pub duration: Duration,
+}
+
+impl Segment {
+    pub fn secs(&self) -> f64 {
+        self.duration.as_secs_f64()
+    }
+
+    /// Requests a rate segment asks for in all (the area under the rate).
+    pub fn count(&self) -> f64 {
+        (self.from + self.to) / 2.0 * self.secs()
+    }
+
+    /// Seconds into a rate segment at which `u` requests have been asked for: the inverse
+    /// of `from·t + (to−from)·t²/(2d)`, in a form that stays exact when `to == from`.
+    pub fn time_of_count(&self, u: f64) -> f64 {
+        let slope = (self.to - self.from) / self.secs();
+        let root = (self.from * self.from + 2.0 * slope * u).max(0.0).sqrt();
+        let t = if self.from + root > 0.0 {
+            2.0 * u / (self.from + root)
+        } else {
+            0.0
+        };
+        t.min(self.secs())
+    }
+
+    /// The value `t` seconds into the segment. A rate moves continuously; a concurrency
+    /// moves through every whole value between `from` and `to`, each held equally long.
+    fn value_at(&self, kind: TimelineKind, t: f64) -> f64 {
+        let share = (t / self.secs()).clamp(0.0, 1.0);
+        match kind {
+            TimelineKind::Rate => self.from + (self.to - self.from) * share,
+            TimelineKind::Concurrency => {
+                let span = (self.to - self.from).abs();
+                let index = (share * (span + 1.0)).floor().min(span);
+                self.from + index * (self.to - self.from).signum()
+            }
+        }
+    }
+}
+
+/// The whole plan of a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timeline {
+    pub kind: TimelineKind,
+    pub segments: Vec<Segment>,
+}
+
+impl Timeline {
+    /// How long the plan lasts.
+    pub fn total(&self) -> Duration {
+        self.segments.iter().map(|s| s.duration).sum()
+    }
+
+    /// The load `t` after the start (0 after the end).
+    pub fn value_at(&self, t: Duration) -> f64 {
+        let mut start = Duration::ZERO;
+        for segment in &self.segments {
+            if t < start + segment.duration {
+                return segment.value_at(self.kind, (t - start).as_secs_f64());
+            }
+            start += segment.duration;
+        }
+        0.0
+    }
+
+    /// The load averaged over `[from, to)` (sampled every millisecond).
+    pub fn mean_over(&self, from: Duration, to: Duration) -> f64 {
+        let steps = ((to.saturating_sub(from)).as_millis() as u32).max(1);
+        let width = to.saturating_sub(from) / steps;
+        let sum: f64 = (0..steps)
+            .map(|i| self.value_at(from + width * i + width / 2))
+            .sum();
+        sum / steps as f64
+    }
+
+    /// The plan in words, for the settings block: `rate 100 for 10s, 100..1000 for 5s`.
+    pub fn describe(&self) -> String {
+        let name = match self.kind {
+            TimelineKind::Rate => "rate",
+            TimelineKind::Concurrency => "concurrency",
+        };
+        let parts: Vec<String> = self
+            .segments
+            .iter()
+            .map(|s| {
+                let value = if s.from == s.to {
+                    format!("{}", s.from)
+                } else {
+                    format!("{}..{}", s.from, s.to)
+                };
+                format!("{value} for {}s", s.secs())
+            })
+            .collect();
+        format!("{name} {}", parts.join(", "))
+    }
+}
 
 /// `--ramp DURATION` with the range text of `--concurrency-range` or
 /// `--request-rate-range` (exactly one is given).
@@ -213,5 +326,37 @@ mod tests {
             assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
             assert!(err.to_string().contains(needle), "{err}");
         }
+    }
+
+    fn seg_of(from: f64, to: f64, secs: f64) -> Segment {
+        Segment {
+            from,
+            to,
+            duration: Duration::from_secs_f64(secs),
+        }
+    }
+
+    #[test]
+    fn values_over_time() {
+        let plan = Timeline {
+            kind: TimelineKind::Concurrency,
+            segments: vec![seg_of(1.0, 4.0, 4.0), seg_of(8.0, 8.0, 1.0)],
+        };
+        let at = |s: f64| plan.value_at(Duration::from_secs_f64(s));
+        assert_eq!(
+            [at(0.0), at(0.99), at(1.0), at(3.5), at(4.2)],
+            [1.0, 1.0, 2.0, 4.0, 8.0]
+        );
+        assert_eq!(at(5.0), 0.0);
+        let mean = plan.mean_over(Duration::ZERO, Duration::from_secs(2));
+        assert!((mean - 1.5).abs() < 0.01);
+        let rate = Timeline {
+            kind: TimelineKind::Rate,
+            segments: vec![seg_of(100.0, 500.0, 4.0)],
+        };
+        let mean = rate.mean_over(Duration::from_secs(1), Duration::from_secs(2));
+        assert!((mean - 250.0).abs() < 0.5);
+        assert_eq!(rate.describe(), "rate 100..500 for 4s");
+        assert_eq!(plan.total(), Duration::from_secs(5));
     }
 }

@@ -10,9 +10,10 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::threads::ClientThreads;
+use crate::backend::ErrorKind;
 use crate::backend::{Connection, Deadline, Target};
 use crate::data::Dataset;
-use crate::measure::sample::{ErrorKind, Sample, SlotBuffer};
+use crate::measure::sample::{Sample, SlotBuffer};
 
 /// Longest pause between reconnection attempts to a server that refuses connections.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);

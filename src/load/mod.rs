@@ -5,6 +5,9 @@
 //! picks the next level of a sweep from the results so far.
 
 pub mod concurrency;
+pub mod curve;
+pub mod driver;
+pub mod profiler;
 pub mod rate;
 pub mod schedule;
 pub mod search;

@@ -15,9 +15,10 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::schedule::Schedule;
 use super::threads::ClientThreads;
+use crate::backend::ErrorKind;
 use crate::backend::{Connection, Deadline, Reply, Target};
 use crate::data::Dataset;
-use crate::measure::sample::{ErrorKind, Sample, SlotBuffer};
+use crate::measure::sample::{Sample, SlotBuffer};
 
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
 pub const MAX_WORKERS: usize = 16_384;

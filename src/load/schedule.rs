@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 
-use super::timeline::RateCurve;
+use super::curve::RateCurve;
 
 /// How requests are spread in time.
 #[derive(Debug, Clone)]

@@ -4,7 +4,8 @@
 //! highest level that met the criteria and the lowest that did not, until they are no more
 //! than a step apart.
 
-use crate::measure::level::{LevelEnd, LevelResult, LoadLevel};
+use crate::config::{ConcurrencyRange, Config, LoadLevel, LoadMode};
+use crate::measure::level::{LevelEnd, LevelResult};
 
 /// The order in which a sweep visits its levels.
 pub enum Search {
@@ -13,6 +14,21 @@ pub enum Search {
 }
 
 impl Search {
+    /// The order a configuration's sweep visits its levels in: linear, or bisection with
+    /// `--binary-search`.
+    pub fn of(cfg: &Config) -> Search {
+        match (&cfg.load, cfg.binary_search) {
+            (LoadMode::Concurrency, true) => {
+                let ConcurrencyRange { start, end, step } = cfg.concurrency;
+                Search::Binary(Bisection::concurrency(start, end, step))
+            }
+            (LoadMode::RequestRate { range, .. }, true) => {
+                Search::Binary(Bisection::rate(range.start, range.end, range.step))
+            }
+            _ => Search::Linear(cfg.levels()),
+        }
+    }
+
     /// The next level to measure, given the result of the previous one (None at the start).
     pub fn next(&mut self, last: Option<&LevelResult>) -> Option<LoadLevel> {
         if last.is_some_and(|r| r.end == LevelEnd::Interrupted) {

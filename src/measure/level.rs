@@ -2,34 +2,7 @@
 //! reported, and whether they met the stability rule.
 
 use super::window::WindowStats;
-
-/// The load a level applied.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LoadLevel {
-    /// Closed loop: this many requests in flight.
-    Concurrency(u32),
-    /// Open loop: this many requests per second.
-    Rate(f64),
-}
-
-impl LoadLevel {
-    /// The value as perf_analyzer prints it in the CSV's first column.
-    pub fn csv_value(&self) -> String {
-        match self {
-            LoadLevel::Concurrency(c) => c.to_string(),
-            LoadLevel::Rate(r) => format_rate(*r),
-        }
-    }
-}
-
-/// Prints a rate without a trailing ".0" for whole numbers (`100`, `12.5`).
-pub fn format_rate(rate: f64) -> String {
-    if rate.fract() == 0.0 {
-        format!("{}", rate as u64)
-    } else {
-        format!("{rate}")
-    }
-}
+use crate::config::LoadLevel;
 
 /// Why measuring a level ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use http_body_util::{BodyExt, Empty};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 
-use super::prometheus::{self, MetricSample};
 use crate::config::{MetricAggregation, MetricSpec, MetricsConfig};
+use crate::prometheus::{self, MetricSample};
 
 /// perf_analyzer's four GPU metrics and how each is aggregated.
 pub const GPU_METRICS: [(&str, MetricAggregation); 4] = [
@@ -291,6 +291,16 @@ async fn scrape(
 
 /// The series the reports use: GPU metrics per uuid, process metrics, and each `--metric`
 /// (the values of all series matching its labels added together).
+/// Whether a scraped sample is one the `--metric` adds up: same name, and every label the
+/// flag names has the value it gives.
+fn spec_matches(spec: &MetricSpec, sample: &MetricSample) -> bool {
+    sample.name == spec.name
+        && spec
+            .labels
+            .iter()
+            .all(|(k, v)| sample.label(k) == Some(v.as_str()))
+}
+
 fn tracked_values(samples: &[MetricSample], specs: &[MetricSpec]) -> BTreeMap<String, f64> {
     let mut values = BTreeMap::new();
     for s in samples {
@@ -300,7 +310,7 @@ fn tracked_values(samples: &[MetricSample], specs: &[MetricSpec]) -> BTreeMap<St
         } else if PROCESS_METRICS.iter().any(|(name, _)| *name == s.name) {
             *values.entry(s.name.clone()).or_insert(0.0) += s.value;
         }
-        for spec in specs.iter().filter(|spec| spec.matches(s)) {
+        for spec in specs.iter().filter(|spec| spec_matches(spec, s)) {
             *values.entry(spec.text.clone()).or_insert(0.0) += s.value;
         }
     }

@@ -3,14 +3,12 @@
 //! 1-second buckets instead (`timeline`).
 
 pub mod cpu;
-pub mod driver;
 pub mod level;
 pub mod metrics;
 pub mod monitors;
-pub mod profiler;
-pub mod prometheus;
 pub mod sample;
 pub mod server_stats;
+pub mod slo;
 pub mod stability;
 pub mod timeline;
 pub mod window;

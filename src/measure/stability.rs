@@ -5,6 +5,7 @@
 //! machine does not fail a level), except that a window far over a condition ends the level
 //! at once.
 
+use super::slo::SloCheck;
 use super::window::WindowStats;
 use crate::config::SloCondition;
 

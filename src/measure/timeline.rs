@@ -1,28 +1,18 @@
 //! Load over time (`--ramp`, `--load-steps`): instead of levels held until stable, one plan
-//! runs once and is cut into 1-second buckets, each with its target load, throughput,
+//! runs once (`load::timeline` drives it) and is cut into 1-second buckets, each with its target load, throughput,
 //! latency percentiles and errors — the answer to "what happens during a spike". As in a
 //! window, a request belongs to the bucket in which its answer arrives, and latency counts
 //! from the scheduled send. After the plan ends, buckets go on while answers are still
 //! arriving (up to the request timeout), so a backlog's tail shows; the last one ends with
 //! the last answer.
 
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::driver::Driver;
-use super::profiler::{check_reachable, Interrupt, FOLD_EVERY};
-use super::sample::Sample;
 use super::window::WindowStats;
-use crate::backend::Target;
-use crate::config::Config;
-use crate::data::Dataset;
-use crate::error::{RunError, RunResult};
-use crate::load::timeline::{Timeline, TimelineKind};
+use crate::error::RunError;
 
 /// Length of a bucket.
 pub const BUCKET: Duration = Duration::from_secs(1);
-/// How often a closed loop looks at the plan for a new concurrency.
-const FOLLOW_EVERY: Duration = Duration::from_millis(5);
 
 /// One second of the run.
 #[derive(Debug, Clone)]
@@ -50,155 +40,4 @@ pub struct TimelineOutcome {
     pub buckets: Vec<Bucket>,
     pub total: WindowStats,
     pub error: Option<RunError>,
-}
-
-/// Runs the plan of `cfg` once, handing each bucket to `on_bucket` as it closes.
-pub async fn run_timeline(
-    cfg: &Config,
-    target: Arc<Target>,
-    dataset: Arc<Dataset>,
-    interrupt: Arc<Interrupt>,
-    on_bucket: impl FnMut(&Bucket),
-) -> TimelineOutcome {
-    let mut outcome = TimelineOutcome {
-        buckets: Vec::new(),
-        total: WindowStats::new(cfg.batch_size),
-        error: None,
-    };
-    let Some(plan) = cfg.load.timeline() else {
-        outcome.error = Some(RunError::failed("internal: no load plan to follow"));
-        return outcome;
-    };
-    let mut run = TimelineRun {
-        cfg,
-        plan,
-        driver: Driver::new(cfg, target.clone(), dataset.clone()),
-        target,
-        interrupt,
-        concurrency: 0,
-        current: WindowStats::new(cfg.batch_size),
-        scratch: Vec::new(),
-        folded_at: Instant::now(),
-    };
-    if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
-        outcome.error = Some(e);
-    }
-    run.driver.stop().await;
-    outcome
-}
-
-/// The state of one run of a plan.
-struct TimelineRun<'a> {
-    cfg: &'a Config,
-    plan: &'a Timeline,
-    driver: Driver,
-    target: Arc<Target>,
-    interrupt: Arc<Interrupt>,
-    /// The closed loop's current number of slots.
-    concurrency: usize,
-    /// The bucket in progress, and the samples on their way into it.
-    current: WindowStats,
-    scratch: Vec<Sample>,
-    folded_at: Instant,
-}
-
-impl TimelineRun<'_> {
-    async fn run(
-        &mut self,
-        dataset: &Dataset,
-        mut on_bucket: impl FnMut(&Bucket),
-        outcome: &mut TimelineOutcome,
-    ) -> RunResult<()> {
-        let total = self.plan.total();
-        let drain_limit = total + self.target.timeout + BUCKET;
-        let start = Instant::now();
-        self.driver.stamp_counters(&mut WindowStats::new(1));
-        self.driver.start_timeline(self.cfg, dataset)?;
-        self.concurrency = self.plan.value_at(Duration::ZERO) as usize;
-        let mut from = Duration::ZERO;
-        loop {
-            let after_end = from >= total;
-            let to = if after_end {
-                from + BUCKET
-            } else {
-                (from + BUCKET).min(total)
-            };
-            if !after_end && to == total {
-                // The last bucket of the plan: stop the closed loop from sending more.
-                self.follow_until(start, to).await;
-                self.driver.set_concurrency(0);
-            } else {
-                self.follow_until(start, to).await;
-            }
-            let end = (start + to).min(Instant::now());
-            let mut bucket = self.cut(start, from, end - start, after_end);
-            check_reachable(&self.target, &bucket.stats)?;
-            on_bucket(&bucket);
-            outcome.total.merge(&bucket.stats);
-            bucket.stats.compact(&self.cfg.reported_percentiles());
-            outcome.buckets.push(bucket);
-            from = to;
-            let idle = from >= total && self.driver.in_flight() == 0;
-            if self.interrupt.is_raised() || idle || from >= drain_limit {
-                return Ok(());
-            }
-        }
-    }
-
-    /// Waits until `to` after `start`, moving a closed loop's concurrency along the plan;
-    /// after the plan's end, only until the last answer is in.
-    async fn follow_until(&mut self, start: Instant, to: Duration) {
-        let total = self.plan.total();
-        loop {
-            let now = start.elapsed();
-            if now >= to || self.interrupt.is_raised() {
-                return;
-            }
-            if now >= total {
-                if self.driver.in_flight() == 0 {
-                    return;
-                }
-                self.interrupt.sleep((to - now).min(FOLLOW_EVERY)).await;
-            } else if self.plan.kind == TimelineKind::Concurrency {
-                let wanted = self.plan.value_at(now) as usize;
-                if wanted != self.concurrency {
-                    self.driver.set_concurrency(wanted);
-                    self.concurrency = wanted;
-                }
-                self.interrupt.sleep((to - now).min(FOLLOW_EVERY)).await;
-            } else {
-                self.interrupt.sleep((to - now).min(FOLD_EVERY)).await;
-            }
-            if self.folded_at.elapsed() >= FOLD_EVERY {
-                self.fold(Instant::now());
-            }
-        }
-    }
-
-    /// Adds the answers that arrived by `until` to the bucket in progress.
-    fn fold(&mut self, until: Instant) {
-        self.folded_at = Instant::now();
-        self.driver
-            .fold_until(until, &mut self.current, &mut self.scratch);
-    }
-
-    /// The bucket `[from, to)` of the plan: every answer that arrived by `to`.
-    fn cut(&mut self, start: Instant, from: Duration, to: Duration, after_end: bool) -> Bucket {
-        self.fold(start + to);
-        let mut stats = std::mem::replace(&mut self.current, WindowStats::new(self.cfg.batch_size));
-        stats.duration = to.saturating_sub(from).max(Duration::from_nanos(1));
-        stats.windows = 1;
-        self.driver.stamp_counters(&mut stats);
-        let target = if after_end {
-            0.0
-        } else {
-            self.plan.mean_over(from, to)
-        };
-        Bucket {
-            start: from,
-            target,
-            after_end,
-            stats,
-        }
-    }
 }

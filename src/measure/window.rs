@@ -8,8 +8,9 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use super::metrics::MetricsWindow;
-use super::sample::{ErrorKind, Sample};
+use super::sample::Sample;
 use super::server_stats::ServerWindow;
+use crate::backend::ErrorKind;
 
 /// A send later than this behind its schedule counts as late (perf_analyzer's tolerance).
 pub const LATE_SEND: Duration = Duration::from_millis(1);

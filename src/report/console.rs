@@ -4,8 +4,9 @@
 //! stability warnings, per-window detail with `-v`) comes as extra lines that do not change
 //! the ones perf_analyzer users parse.
 
+use crate::config::{format_rate, LoadLevel};
 use crate::config::{Config, Distribution, LoadMode, MeasurementMode, Protocol, ServiceKind};
-use crate::measure::level::{format_rate, LevelEnd, LevelResult, LoadLevel};
+use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::window::WindowStats;
 
 use super::format::{
@@ -148,7 +149,7 @@ fn load_limit(cfg: &Config) -> Vec<String> {
                 "  Load over time: {}, reported per second",
                 plan.describe()
             )];
-            if plan.kind == crate::load::timeline::TimelineKind::Rate {
+            if plan.kind == crate::config::TimelineKind::Rate {
                 lines.push(format!(
                     "  Using {} distribution on request generation",
                     distribution_name(*distribution)
@@ -398,8 +399,8 @@ fn summary_line(cfg: &Config, r: &LevelResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::ErrorKind;
     use crate::config::ConcurrencyRange;
-    use crate::measure::sample::ErrorKind;
     use crate::report::{test_config, test_level, test_window};
 
     /// 100 requests of 1..=100 ms over 5 s at concurrency 4.

@@ -6,12 +6,12 @@
 use std::path::Path;
 
 use crate::config::{Config, MetricSpec};
-use crate::measure::level::{LevelResult, LoadLevel};
+use crate::measure::level::LevelResult;
 use crate::measure::window::WindowStats;
 
 use super::metrics::{gpu_cell, number, GPU_TITLES};
 
-use super::format::{format_throughput, percentile_label, reported_percentiles, usec};
+use super::format::{format_throughput, mode_column, percentile_label, reported_percentiles, usec};
 
 /// The server-side breakdown columns, which perf_analyzer puts between `Client Send` and
 /// `Client Recv` when the server reports statistics.
@@ -197,15 +197,6 @@ fn verbose_columns(cfg: &Config) -> Vec<Column> {
     columns
 }
 
-/// The name of the first column for these results: `Concurrency` when the run swept
-/// concurrency, `Request Rate` for every other mode (as perf_analyzer names it).
-pub fn mode_column(results: &[LevelResult]) -> &'static str {
-    match results.first().map(|r| r.level) {
-        Some(LoadLevel::Rate(_)) => "Request Rate",
-        _ => "Concurrency",
-    }
-}
-
 /// The header line (no newline), e.g.
 /// `Concurrency,Inferences/Second,Client Send,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency`.
 pub fn csv_header(cfg: &Config, results: &[LevelResult]) -> String {
@@ -270,6 +261,7 @@ pub fn write_csv(cfg: &Config, results: &[LevelResult], path: &Path) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::LoadLevel;
     use crate::measure::level::LevelEnd;
     use crate::report::{test_config, test_level};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::measure::level::LevelResult;
 use crate::measure::server_stats::ModelCounters;
 
-use super::csv::mode_column;
+use super::format::mode_column;
 use super::format::{format_throughput, usec};
 
 /// The composing models' files: their paths and contents.
@@ -91,7 +91,8 @@ fn row(r: &LevelResult, name: &str, cache: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::level::{LevelEnd, LoadLevel};
+    use crate::config::LoadLevel;
+    use crate::measure::level::LevelEnd;
     use crate::measure::server_stats::{ServerWindow, Timed};
     use crate::report::test_level;
 

@@ -2,7 +2,8 @@
 //! printed the same way everywhere and the way perf_analyzer users are used to reading it.
 
 use crate::config::Config;
-use crate::measure::level::{format_rate, LoadLevel};
+use crate::config::{format_rate, LoadLevel};
+use crate::measure::level::LevelResult;
 
 pub use crate::config::STANDARD_PERCENTILES;
 
@@ -74,6 +75,15 @@ pub fn level_name_value(level: &LoadLevel) -> (&'static str, String) {
     match level {
         LoadLevel::Concurrency(c) => ("Concurrency", c.to_string()),
         LoadLevel::Rate(r) => ("Request Rate", format_rate(*r)),
+    }
+}
+
+/// The name of the first column for these results: `Concurrency` when the run swept
+/// concurrency, `Request Rate` for every other mode (as perf_analyzer names it).
+pub fn mode_column(results: &[LevelResult]) -> &'static str {
+    match results.first().map(|r| r.level) {
+        Some(LoadLevel::Rate(_)) => "Request Rate",
+        _ => "Concurrency",
     }
 }
 

@@ -14,16 +14,19 @@ pub mod server;
 pub mod timeline;
 
 pub use console::{level_block, settings_block, summary_block};
-pub use csv::{csv_header, csv_rows, mode_column, write_csv};
+pub use csv::{csv_header, csv_rows, write_csv};
+pub use format::mode_column;
 pub use search::search_block;
 pub use timeline::{bucket_line, timeline_header, timeline_summary, write_timeline_csv};
 
 #[cfg(test)]
+use crate::backend::ErrorKind;
+#[cfg(test)]
 use crate::config::Config;
 #[cfg(test)]
-use crate::measure::level::{LevelEnd, LevelResult, LoadLevel};
+use crate::config::LoadLevel;
 #[cfg(test)]
-use crate::measure::sample::ErrorKind;
+use crate::measure::level::{LevelEnd, LevelResult};
 
 /// perf_analyzer's defaults, as `Config::from_args` builds them for `-m test`.
 #[cfg(test)]

@@ -4,6 +4,7 @@
 
 use crate::config::Config;
 use crate::measure::level::{LevelEnd, LevelResult};
+use crate::measure::slo::SloCheck;
 use crate::measure::window::WindowStats;
 
 use super::format::{format_throughput, level_name_value, stabilizing_label, usec};
@@ -123,7 +124,7 @@ fn figures(cfg: &Config, w: &WindowStats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::level::LoadLevel;
+    use crate::config::LoadLevel;
     use crate::report::{test_config, test_level};
 
     #[test]

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::config::Config;
-use crate::load::timeline::TimelineKind;
+use crate::config::TimelineKind;
 use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 

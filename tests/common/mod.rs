@@ -8,8 +8,8 @@ use std::sync::Arc;
 use clap::Parser;
 use inferperf::cli::{normalize_args, Cli, Command};
 use inferperf::config::Config;
+use inferperf::load::profiler::Interrupt;
 use inferperf::measure::level::LevelResult;
-use inferperf::measure::profiler::Interrupt;
 use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
 
 /// Starts the embedded server on free loopback ports with the given models (or the

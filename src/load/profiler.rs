@@ -10,15 +10,16 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::driver::Driver;
-use super::level::{LevelEnd, LevelResult, LoadLevel};
-use super::monitors::Monitors;
-use super::sample::{ErrorKind, Sample};
-use super::stability::{merge_last, StabilityRule, Verdict, STABILITY_WINDOWS};
-use super::window::WindowStats;
-use crate::backend::Target;
-use crate::config::{Config, LoadMode, MeasurementMode};
+use super::search::Search;
+use crate::backend::{ErrorKind, Target};
+use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
+use crate::measure::level::{LevelEnd, LevelResult};
+use crate::measure::monitors::Monitors;
+use crate::measure::sample::Sample;
+use crate::measure::stability::{merge_last, StabilityRule, Verdict, STABILITY_WINDOWS};
+use crate::measure::window::WindowStats;
 
 /// How often count windows and request-count runs look at the number of finished requests.
 const POLL: Duration = Duration::from_millis(2);
@@ -127,7 +128,7 @@ impl<'a> Profiler<'a> {
         results: &mut Vec<LevelResult>,
     ) -> RunResult<()> {
         self.warm_up().await?;
-        let mut search = self.cfg.search();
+        let mut search = Search::of(self.cfg);
         while let Some(level) = search.next(results.last()) {
             if self.interrupt.is_raised() {
                 break;

@@ -249,7 +249,7 @@ fn parse_value(text: &str) -> Option<f64> {
 mod tests {
     use super::*;
 
-    const FIXTURE: &str = include_str!("../../tests/fixtures/prometheus.txt");
+    const FIXTURE: &str = include_str!("../tests/fixtures/prometheus.txt");
 
     fn find<'a>(
         page: &'a MetricsPage,

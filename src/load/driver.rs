@@ -5,18 +5,17 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::level::LoadLevel;
-use super::sample::Sample;
-use super::window::WindowStats;
+use super::concurrency::ClosedLoop;
+use super::curve::RateCurve;
+use super::rate::OpenLoop;
+use super::schedule::Schedule;
+use super::threads::ClientThreads;
 use crate::backend::Target;
-use crate::config::{Config, Distribution, LoadMode};
+use crate::config::{Config, Distribution, LoadLevel, LoadMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
-use crate::load::concurrency::ClosedLoop;
-use crate::load::rate::OpenLoop;
-use crate::load::schedule::Schedule;
-use crate::load::threads::ClientThreads;
-use crate::load::timeline::RateCurve;
+use crate::measure::sample::Sample;
+use crate::measure::window::WindowStats;
 
 /// Open-loop counters as last read, so that each window gets its own deltas.
 #[derive(Debug, Default, Clone, Copy)]
