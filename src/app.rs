@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::backend::{self, Target};
+use crate::backend::{self, Request, Target};
 use crate::config::Config;
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
@@ -17,11 +17,13 @@ use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
 use crate::report;
 
-/// The target, model and dataset of a run, ready to drive.
+/// The target, model, dataset and encoded requests of a run, ready to drive.
 pub struct Prepared {
     pub target: Arc<Target>,
     pub model: ModelSpec,
     pub dataset: Arc<Dataset>,
+    /// The dataset's entries as the target's API sends them, encoded once.
+    pub requests: Arc<Vec<Request>>,
 }
 
 impl Prepared {
@@ -33,8 +35,14 @@ impl Prepared {
         interrupt: Arc<Interrupt>,
     ) -> (Profiler<'a>, Vec<String>) {
         let started = Monitors::start(cfg, &self.target, &self.model).await;
-        let profiler = Profiler::new(cfg, self.target.clone(), self.dataset.clone(), interrupt)
-            .with_monitors(started.monitors);
+        let profiler = Profiler::new(
+            cfg,
+            self.target.clone(),
+            self.dataset.clone(),
+            self.requests.clone(),
+            interrupt,
+        )
+        .with_monitors(started.monitors);
         (profiler, started.notes)
     }
 }
@@ -44,10 +52,12 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     let target = Arc::new(Target::resolve(cfg).await?);
     let model = backend::discover(&target).await?;
     let dataset = Arc::new(Dataset::build(cfg, &model)?);
+    let requests = Arc::new(target.encode(&model, &dataset)?);
     Ok(Prepared {
         target,
         model,
         dataset,
+        requests,
     })
 }
 
@@ -63,16 +73,16 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     let prepared = prepare(cfg).await?;
     print_preamble(cfg, &prepared.model);
     if cfg.load.timeline().is_some() {
-        return follow_timeline(cfg, prepared.target, prepared.dataset, interrupt).await;
+        return follow_timeline(cfg, &prepared, interrupt).await;
     }
     let (profiler, notes) = prepared.profiler(cfg, interrupt).await;
     for note in notes {
         println!("{note}");
     }
     let outcome = profiler
-        .sweep(|level| print!("{}", report::level_block(cfg, level)))
+        .sweep(|level| print!("{}", report::level_block(cfg, &prepared.model, level)))
         .await;
-    finish(cfg, &outcome.results)?;
+    finish(cfg, &prepared.model, &outcome.results)?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -101,14 +111,18 @@ fn is_limit(result: &LevelResult) -> bool {
 /// the time-series CSV. There are no levels, so no stability exit code.
 async fn follow_timeline(
     cfg: &Config,
-    target: Arc<Target>,
-    dataset: Arc<Dataset>,
+    prepared: &Prepared,
     interrupt: Arc<Interrupt>,
 ) -> RunResult<ProfileOutcome> {
     print!("{}", report::timeline_header(cfg));
-    let outcome = run_timeline(cfg, target, dataset, interrupt, |bucket| {
-        print!("{}", report::bucket_line(cfg, bucket));
-    })
+    let outcome = run_timeline(
+        cfg,
+        prepared.target.clone(),
+        prepared.dataset.clone(),
+        prepared.requests.clone(),
+        interrupt,
+        |bucket| print!("{}", report::bucket_line(cfg, bucket)),
+    )
     .await;
     finish_timeline(cfg, &outcome.buckets, &outcome.total)?;
     if let Some(error) = outcome.error {
@@ -168,7 +182,7 @@ fn batch_text(model: &ModelSpec) -> String {
 }
 
 /// Prints the summary and writes the CSV; the results are never lost to a later error.
-fn finish(cfg: &Config, results: &[LevelResult]) -> RunResult<()> {
+fn finish(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> RunResult<()> {
     if results.is_empty() {
         return Ok(());
     }
@@ -178,7 +192,7 @@ fn finish(cfg: &Config, results: &[LevelResult]) -> RunResult<()> {
         print!("{block}");
     }
     if let Some(path) = &cfg.csv_file {
-        report::write_csv(cfg, results, path).map_err(|e| csv_error(path, e))?;
+        report::write_csv(cfg, model, results, path).map_err(|e| csv_error(path, e))?;
     }
     Ok(())
 }

@@ -6,6 +6,10 @@
 
 use clap::{Args, Parser, Subcommand};
 
+/// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
+/// `|got − expected| ≤ tolerance × max(1, |expected|)`.
+pub const DEFAULT_VALIDATION_TOLERANCE: f64 = 1e-5;
+
 /// Top-level command line.
 #[derive(Debug, Parser)]
 #[command(
@@ -65,7 +69,8 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
     /// A model to serve, NAME=KIND[:key=value,...]; repeatable. KIND is identity, add_sub,
-    /// fail, sleep or noop. Without it: identity and add_sub.
+    /// echo, fail, sleep, stream (decoupled: several answers per request over gRPC
+    /// streaming) or noop. Without it: identity, add_sub and noop.
     #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
     pub models: Vec<String>,
     /// Neither list nor answer the statistics extension (as KServe and MLServer): to see
@@ -122,6 +127,16 @@ pub struct ProfileArgs {
     /// With a request rate: at most N requests in flight; sends that must wait are counted.
     #[arg(long, value_name = "N")]
     pub max_concurrency: Option<u32>,
+    /// Periodic concurrency (perf_analyzer's LLM load mode, with --streaming on a decoupled
+    /// model): START requests at once, then STEP more each time every request of the latest
+    /// set has received --request-period answers, until END requests were started in all;
+    /// the run ends when all are answered. Measured as one window, without stability check.
+    #[arg(long, value_name = "START:END:STEP")]
+    pub periodic_concurrency_range: Option<String>,
+    /// With --periodic-concurrency-range: the answers each request of a set must receive
+    /// before the next set starts.
+    #[arg(long, value_name = "N")]
+    pub request_period: Option<u64>,
     /// Load over time instead of stable levels: the concurrency or request rate rises
     /// linearly from the range's start to its end over DURATION (e.g. --ramp 30s with
     /// --concurrency-range 1:64 or --request-rate-range 100:2000; no step). Reported per
@@ -230,6 +245,15 @@ pub struct ProfileArgs {
     /// Datatype of an input the server's metadata does not declare (with --shape); repeatable.
     #[arg(long = "input-datatype", value_name = "NAME:TYPE")]
     pub input_datatypes: Vec<String>,
+    /// Send every request over gRPC's bidirectional ModelStreamInfer (-i grpc), as
+    /// perf_analyzer does; needed for decoupled models, whose every answer is then timed:
+    /// first-response and inter-response latency, responses per request, response throughput.
+    #[arg(long)]
+    pub streaming: bool,
+    /// Float tolerance when answers are compared with the input data's validation_data:
+    /// |got - expected| <= TOL x max(1, |expected|). Integers, BOOL and BYTES compare exactly.
+    #[arg(long, value_name = "TOL", default_value_t = DEFAULT_VALIDATION_TOLERANCE)]
+    pub validation_tolerance: f64,
     /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable.
     #[arg(short = 'H', value_name = "HEADER")]
     pub headers: Vec<String>,

@@ -63,7 +63,10 @@ pub enum InputData {
     Directory(PathBuf),
 }
 
-pub use load::{format_rate, Distribution, LoadLevel, LoadMode, RateRange};
+pub use load::{
+    format_rate, Distribution, LoadLevel, LoadMode, PeriodicRange, RateRange,
+    DEFAULT_REQUEST_PERIOD,
+};
 pub use slo::{parse_slo, SloCondition, SloMetric, STANDARD_PERCENTILES};
 pub use timeline::{Segment, Timeline, TimelineKind};
 
@@ -139,6 +142,10 @@ pub struct Config {
     pub verbose_csv: bool,
     /// Prometheus scraping (`--collect-metrics`, `--metric`), when asked for.
     pub metrics: Option<MetricsConfig>,
+    /// `--streaming`: every request over gRPC's `ModelStreamInfer`.
+    pub streaming: bool,
+    /// `--validation-tolerance`: how far a float output may be from `validation_data`.
+    pub validation_tolerance: f64,
 }
 
 use crate::cli::ProfileArgs;
@@ -202,8 +209,11 @@ impl Config {
             async_mode: args.async_mode,
             verbose_csv: args.verbose_csv,
             metrics: metrics::parse_metrics(args)?,
+            streaming: parse_streaming(args.streaming, protocol, service_kind)?,
+            validation_tolerance: parse_tolerance(args.validation_tolerance)?,
         };
         config.check_request_count()?;
+        config.check_periodic()?;
         config.check_search()?;
         config.check_timeline()?;
         Ok(config)
@@ -249,6 +259,46 @@ impl Config {
         }
         Ok(())
     }
+}
+
+impl Config {
+    /// Periodic concurrency measures the answers of streams: it needs `--streaming`, and
+    /// takes neither a request count nor a warm-up.
+    fn check_periodic(&self) -> RunResult<()> {
+        if !matches!(self.load, LoadMode::Periodic(_)) {
+            return Ok(());
+        }
+        if !self.streaming {
+            return Err(RunError::bad_option(
+                "--periodic-concurrency-range counts the answers of streamed requests: add -i grpc --streaming.",
+            ));
+        }
+        if self.request_count.is_some() || self.warmup_request_count > 0 {
+            return Err(RunError::bad_option(
+                "--periodic-concurrency-range starts its own requests and measures them all in one window: drop --request-count and --warmup-request-count.",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `--streaming` goes over gRPC (or in process, where the models stream directly).
+fn parse_streaming(streaming: bool, protocol: Protocol, kind: ServiceKind) -> RunResult<bool> {
+    if streaming && protocol != Protocol::Grpc && kind != ServiceKind::Local {
+        return Err(RunError::bad_option(
+            "--streaming sends over gRPC's ModelStreamInfer: add -i grpc (and a gRPC port in -u).",
+        ));
+    }
+    Ok(streaming)
+}
+
+fn parse_tolerance(value: f64) -> RunResult<f64> {
+    if !(value.is_finite() && value >= 0.0) {
+        return Err(RunError::bad_option(format!(
+            "--validation-tolerance {value} must be a number of at least 0 (e.g. 1e-5)."
+        )));
+    }
+    Ok(value)
 }
 
 fn non_empty(value: &str, flag: &str) -> RunResult<String> {
@@ -545,6 +595,18 @@ pub fn parse_headers(values: &[String]) -> RunResult<Vec<(String, String)>> {
             Ok((name.to_ascii_lowercase(), value.to_string()))
         })
         .collect()
+}
+
+/// perf_analyzer's defaults, as `Config::from_args` builds them for `-m test`.
+#[cfg(test)]
+pub(crate) fn test_config() -> Config {
+    use clap::Parser;
+    let cli = crate::cli::Cli::try_parse_from(["inferperf", "profile", "-m", "test"])
+        .expect("default flags parse");
+    let crate::cli::Command::Profile(args) = cli.command else {
+        unreachable!("the profile subcommand was given");
+    };
+    Config::from_args(&args).expect("default flags are valid")
 }
 
 #[cfg(test)]

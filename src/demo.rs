@@ -141,7 +141,13 @@ async fn measure_cost(
 ) -> RunResult<CostRow> {
     let prepared = app::prepare(cfg).await?;
     let cpu_before = process_cpu_time();
-    let profiler = Profiler::new(cfg, prepared.target, prepared.dataset, interrupt.clone());
+    let profiler = Profiler::new(
+        cfg,
+        prepared.target,
+        prepared.dataset,
+        prepared.requests,
+        interrupt.clone(),
+    );
     let outcome = profiler.sweep(|_| {}).await;
     let cpu = process_cpu_time().saturating_sub(cpu_before);
     if let Some(e) = outcome.error {

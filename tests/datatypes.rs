@@ -27,7 +27,7 @@ async fn round_trip(server_url: &str, model: &str, protocol: &str, format: &str)
     }
     let (prepared, mut answered) = answers(&flags).await;
     let outputs = answered.remove(0);
-    let sent = &prepared.dataset.requests[0].inputs[0];
+    let sent = &prepared.dataset.entries[0].inputs[0];
     let got = outputs
         .iter()
         .find(|t| t.name == "OUTPUT0")
@@ -88,7 +88,7 @@ async fn add_sub_answers_are_right() {
                 .map(|c| i32::from_le_bytes(c.try_into().unwrap()))
                 .collect()
         };
-        let inputs = &prepared.dataset.requests[0].inputs;
+        let inputs = &prepared.dataset.entries[0].inputs;
         let (a, b) = (ints(&inputs[0].data), ints(&inputs[1].data));
         let out = |name: &str| ints(&outputs.iter().find(|t| t.name == name).unwrap().data);
         let sum: Vec<i32> = a.iter().zip(&b).map(|(x, y)| x.wrapping_add(*y)).collect();

@@ -84,7 +84,7 @@ async fn add_sub_answers_every_entry_in_every_form() {
         .await;
         assert_eq!(outs.len(), 4, "{protocol}: one request per entry");
         for (k, ((a, b), outputs)) in inputs.iter().zip(&outs).enumerate() {
-            let sent = &prepared.dataset.requests[k].inputs;
+            let sent = &prepared.dataset.entries[k].inputs;
             assert_eq!(ints(&sent[0].data), *a, "{protocol} entry {k}");
             let sum: Vec<i32> = a.iter().zip(b).map(|(x, y)| x + y).collect();
             let diff: Vec<i32> = a.iter().zip(b).map(|(x, y)| x - y).collect();
@@ -100,7 +100,7 @@ async fn add_sub_answers_every_entry_in_every_form() {
             );
         }
         assert_eq!(
-            prepared.dataset.timestamps_ms,
+            prepared.dataset.timestamps_ms().collect::<Vec<_>>(),
             vec![Some(0.0), Some(2.5), None, None]
         );
     }
@@ -136,11 +136,12 @@ async fn variable_shapes_come_from_the_entries() {
     let second = output(&outs[1], "OUTPUT0");
     assert_eq!(second.shape, vec![1, 5]);
     assert_eq!(floats(&second.data), vec![1.0, 2.0, 3.0, 4.0, 5.0]);
-    let expected = prepared.dataset.expected[0]
+    let expected = prepared.dataset.entries[0]
+        .expected
         .as_ref()
         .expect("validation data");
     assert_eq!(expected[0].data, first.data);
-    assert_eq!(prepared.dataset.expected[1], None);
+    assert_eq!(prepared.dataset.entries[1].expected, None);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -71,12 +71,13 @@ async fn run_open_loop(
     let cfg = config(&["-m", "noop", "-u", url, "--request-rate-range", "1"]);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
     let threads = inferperf::load::threads::ClientThreads::start(1);
-    let mut driver = OpenLoop::new(prepared.target, prepared.dataset, cap, threads);
+    let mut driver = OpenLoop::new(prepared.target, prepared.requests, cap, threads);
     driver.start(schedule);
     tokio::time::sleep(for_how_long).await;
     driver.stop().await;
-    let mut samples = Vec::new();
-    driver.drain_until(Instant::now(), &mut samples);
+    let mut drained = inferperf::measure::sample::Drained::default();
+    driver.drain_until(Instant::now(), &mut drained);
+    let mut samples = drained.samples;
     samples.sort_by_key(|s| s.scheduled);
     samples
 }

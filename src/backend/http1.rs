@@ -12,7 +12,10 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use super::outcome::ErrorKind;
+use super::outcome::{ErrorKind, Malformation};
+
+/// A response that is not HTTP as it should be.
+const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
 
 /// Headers a response may carry before it is refused (Triton sends about five).
 const MAX_HEADERS: usize = 64;
@@ -63,6 +66,8 @@ pub struct Response {
     pub body: Bytes,
     /// When the first byte of the response was read.
     pub first_byte: Instant,
+    /// Bytes that came after the body the head declares (the connection is not reused).
+    pub trailing: usize,
 }
 
 /// How the body of a response is delimited.
@@ -145,7 +150,8 @@ impl Http1Stream {
             BodyKind::UntilClose => self.read_to_close().await?,
         };
         // Bytes after the answer, or a server that will close: start afresh next time.
-        if head.close || !self.buf.is_empty() {
+        let trailing = self.buf.len();
+        if head.close || trailing > 0 {
             self.open = false;
         }
         self.last_used = Instant::now();
@@ -154,6 +160,7 @@ impl Http1Stream {
             header_len: head.header_len,
             body,
             first_byte,
+            trailing,
         })
     }
 
@@ -192,7 +199,7 @@ impl Http1Stream {
                     return Ok(head);
                 }
                 if self.buf.len() > MAX_HEAD_BYTES {
-                    return Err(self.broken(ErrorKind::BadResponse));
+                    return Err(self.broken(UNREADABLE));
                 }
             }
             self.fill().await?;
@@ -224,10 +231,10 @@ impl Http1Stream {
                 match httparse::parse_chunk_size(&self.buf) {
                     Ok(httparse::Status::Complete(found)) => break found,
                     Ok(httparse::Status::Partial) => self.fill().await?,
-                    Err(_) => return Err(self.broken(ErrorKind::BadResponse)),
+                    Err(_) => return Err(self.broken(UNREADABLE)),
                 }
             };
-            let size = usize::try_from(size).map_err(|_| self.broken(ErrorKind::BadResponse))?;
+            let size = usize::try_from(size).map_err(|_| self.broken(UNREADABLE))?;
             if size == 0 {
                 self.buf.advance(line);
                 self.skip_trailers().await?;
@@ -238,7 +245,7 @@ impl Http1Stream {
                 self.fill().await?;
             }
             if &self.buf[needed - 2..needed] != b"\r\n" {
-                return Err(self.broken(ErrorKind::BadResponse));
+                return Err(self.broken(UNREADABLE));
             }
             body.extend_from_slice(&self.buf[line..needed - 2]);
             self.buf.advance(needed);
@@ -257,7 +264,7 @@ impl Http1Stream {
                 return Ok(());
             }
             if self.buf.len() > MAX_HEAD_BYTES {
-                return Err(self.broken(ErrorKind::BadResponse));
+                return Err(self.broken(UNREADABLE));
             }
             self.fill().await?;
         }
@@ -287,9 +294,9 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, ErrorKind> {
     let len = match response.parse(buf) {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err(ErrorKind::BadResponse),
+        Err(_) => return Err(UNREADABLE),
     };
-    let status = response.code.ok_or(ErrorKind::BadResponse)?;
+    let status = response.code.ok_or(UNREADABLE)?;
     let mut head = Head {
         status,
         len,
@@ -301,9 +308,9 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, ErrorKind> {
     for header in response.headers.iter() {
         let name = header.name;
         if name.eq_ignore_ascii_case("content-length") {
-            let value = number(header.value).ok_or(ErrorKind::BadResponse)?;
+            let value = number(header.value).ok_or(UNREADABLE)?;
             if length.is_some_and(|l| l != value) {
-                return Err(ErrorKind::BadResponse);
+                return Err(UNREADABLE);
             }
             length = Some(value);
         } else if name.eq_ignore_ascii_case("transfer-encoding") {

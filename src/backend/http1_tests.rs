@@ -133,14 +133,14 @@ async fn informational_answers_are_skipped_and_204_has_no_body() {
 #[tokio::test]
 async fn garbage_and_conflicting_lengths_are_bad_responses() {
     let (mut conn, response) = exchange(vec![b"SSH-2.0-OpenSSH\r\n\r\n"], false).await;
-    assert_eq!(response.unwrap_err(), ErrorKind::BadResponse);
+    assert_eq!(response.unwrap_err(), UNREADABLE);
     assert!(!conn.is_usable());
     let (_, response) = exchange(
         vec![b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc"],
         false,
     )
     .await;
-    assert_eq!(response.unwrap_err(), ErrorKind::BadResponse);
+    assert_eq!(response.unwrap_err(), UNREADABLE);
 }
 
 #[tokio::test]

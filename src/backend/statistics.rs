@@ -6,8 +6,8 @@
 
 use serde_json::Value;
 
-use super::kserve_grpc;
-use super::kserve_http::HttpConn;
+use super::kserve::grpc as kserve_grpc;
+use super::kserve::rest::HttpConn;
 use super::Target;
 use crate::config::Protocol;
 use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;

@@ -1,5 +1,5 @@
-//! The load-mode flags: which of concurrency, request rate, intervals file, fixed schedule or
-//! load over time (`--ramp`, `--load-steps`) a run uses, with perf_analyzer's rule that only
+//! The load-mode flags: which of concurrency, request rate, intervals file, fixed schedule,
+//! periodic concurrency or load over time (`--ramp`, `--load-steps`) a run uses, with perf_analyzer's rule that only
 //! one may be given, and the levels each sweeps (linearly, or by `--binary-search`).
 
 use std::path::Path;
@@ -55,6 +55,22 @@ pub struct RateRange {
     pub step: f64,
 }
 
+/// `--periodic-concurrency-range START:END:STEP` with `--request-period N`: START requests,
+/// then STEP more whenever every request of the latest set has had N answers, until END
+/// requests were started in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeriodicRange {
+    pub start: u32,
+    pub end: u32,
+    pub step: u32,
+    pub period: u32,
+}
+
+/// Default of `--request-period`, as perf_analyzer's.
+pub const DEFAULT_REQUEST_PERIOD: u32 = 10;
+/// Most requests a periodic run may start (each holds a stream open).
+const MAX_PERIODIC: u32 = 100_000;
+
 /// How load is applied.
 #[derive(Debug, Clone, PartialEq)]
 pub enum LoadMode {
@@ -74,12 +90,14 @@ pub enum LoadMode {
         plan: Timeline,
         distribution: Distribution,
     },
+    /// Sets of streamed requests started as the previous set's answers come; one level.
+    Periodic(PeriodicRange),
 }
 
 impl LoadMode {
     pub fn is_open_loop(&self) -> bool {
         match self {
-            LoadMode::Concurrency => false,
+            LoadMode::Concurrency | LoadMode::Periodic(_) => false,
             LoadMode::Timeline { plan, .. } => plan.kind == TimelineKind::Rate,
             _ => true,
         }
@@ -117,6 +135,9 @@ impl Config {
                 Box::new(std::iter::once(LoadLevel::Rate(rate)))
             }
             LoadMode::FixedSchedule => Box::new(std::iter::once(LoadLevel::Rate(0.0))),
+            LoadMode::Periodic(range) => {
+                Box::new(std::iter::once(LoadLevel::Concurrency(range.end)))
+            }
             LoadMode::Timeline { .. } => Box::new(std::iter::empty()),
         }
     }
@@ -185,6 +206,10 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
         ("--request-intervals", args.request_intervals.is_some()),
         ("--fixed-schedule", args.fixed_schedule),
         ("--load-steps", args.load_steps.is_some()),
+        (
+            "--periodic-concurrency-range",
+            args.periodic_concurrency_range.is_some(),
+        ),
     ];
     let given: Vec<&str> = modes.iter().filter(|m| m.1).map(|m| m.0).collect();
     if given.len() > 1 {
@@ -220,9 +245,16 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
         }
     } else if args.fixed_schedule {
         LoadMode::FixedSchedule
+    } else if let Some(text) = &args.periodic_concurrency_range {
+        LoadMode::Periodic(parse_periodic(text, args.request_period)?)
     } else {
         LoadMode::Concurrency
     };
+    if args.request_period.is_some() && !matches!(mode, LoadMode::Periodic(_)) {
+        return Err(RunError::bad_option(
+            "--request-period paces --periodic-concurrency-range: add --periodic-concurrency-range START:END:STEP, or drop --request-period.",
+        ));
+    }
     if args.max_concurrency.is_some() && !mode.is_open_loop() {
         return Err(RunError::bad_option(
             "--max-concurrency caps an open loop: use it with --request-rate-range, --request-intervals or --fixed-schedule (for a closed loop use --concurrency-range).",
@@ -277,6 +309,49 @@ fn parse_distribution(text: &str) -> RunResult<Distribution> {
             "--request-distribution '{text}' is unknown: use constant or poisson."
         ))),
     }
+}
+
+/// Parses `--periodic-concurrency-range START:END:STEP` (whole numbers, START and STEP at
+/// least 1, END at least START) and `--request-period`.
+fn parse_periodic(text: &str, period: Option<u64>) -> RunResult<PeriodicRange> {
+    let bad = || {
+        RunError::bad_option(format!(
+            "--periodic-concurrency-range '{text}' is not START:END:STEP with whole numbers, START and STEP at least 1 and END at least START (e.g. 10:100:30)."
+        ))
+    };
+    let parts: Vec<u32> = text
+        .split(':')
+        .map(|p| p.trim().parse::<u32>().map_err(|_| bad()))
+        .collect::<RunResult<_>>()?;
+    let (start, end, step) = match parts.as_slice() {
+        [s] => (*s, *s, 1),
+        [s, e] => (*s, *e, 1),
+        [s, e, st] => (*s, *e, *st),
+        _ => return Err(bad()),
+    };
+    if start == 0 || step == 0 || end < start {
+        return Err(bad());
+    }
+    if end > MAX_PERIODIC {
+        return Err(RunError::bad_option(format!(
+            "--periodic-concurrency-range '{text}': at most {MAX_PERIODIC} requests in all (each holds a stream open)."
+        )));
+    }
+    let period = match period {
+        None => DEFAULT_REQUEST_PERIOD,
+        Some(n) if (1..=u32::MAX as u64).contains(&n) => n as u32,
+        Some(n) => {
+            return Err(RunError::bad_option(format!(
+                "--request-period {n} must be a number of answers, at least 1."
+            )))
+        }
+    };
+    Ok(PeriodicRange {
+        start,
+        end,
+        step,
+        period,
+    })
 }
 
 /// Parses `start[:end[:step]]` of positive rates; with only a start, end = start.

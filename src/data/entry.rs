@@ -8,8 +8,6 @@ use std::collections::BTreeMap;
 use bytes::BytesMut;
 
 use super::values::RawTensor;
-use super::{directory, json_file, Dataset};
-use crate::config::{Config, InputData};
 use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
 use crate::wire::Tensor;
@@ -26,40 +24,6 @@ pub struct Entry {
     pub expected: Option<Vec<Tensor>>,
     /// Where the entry comes from, for messages (`in.json data[2]`, or the directory).
     pub origin: String,
-}
-
-/// Reads the entries of a JSON or directory source; `None` for generated data.
-pub fn load(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>> {
-    match &cfg.input_data {
-        InputData::Random | InputData::Zero => Ok(None),
-        InputData::Json(files) => {
-            let mut entries = Vec::new();
-            for file in files {
-                entries.extend(json_file::read(file, model, &cfg.shapes)?);
-            }
-            Ok(Some(entries))
-        }
-        InputData::Directory(dir) => Ok(Some(vec![directory::read(dir, model, &cfg.shapes)?])),
-    }
-}
-
-/// Builds and encodes one request per batch of entries.
-pub fn dataset(cfg: &Config, model: &ModelSpec, entries: &[Entry]) -> RunResult<Dataset> {
-    let batches = batch_entries(entries, model, cfg.batch_size)?;
-    let mut data = Dataset {
-        requests: Vec::with_capacity(batches.len()),
-        payloads: Vec::with_capacity(batches.len()),
-        timestamps_ms: Vec::with_capacity(batches.len()),
-        expected: Vec::with_capacity(batches.len()),
-    };
-    for batch in batches {
-        let request = super::request_with_inputs(cfg, model, batch.inputs);
-        data.payloads.push(super::encode(cfg, model, &request)?);
-        data.requests.push(request);
-        data.timestamps_ms.push(batch.timestamp_ms);
-        data.expected.push(batch.expected);
-    }
-    Ok(data)
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends

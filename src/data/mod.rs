@@ -1,5 +1,7 @@
-//! The dataset: the requests of a run, built once from the model and the flags and encoded
-//! once for the protocol in use, so that sending a request only clones a `Bytes`.
+//! The dataset: what the requests of a run carry, built once from the model and the flags —
+//! input tensors, the outputs each request expects (`validation_data`) and its timestamp for
+//! `--fixed-schedule`. It knows no protocol: the adapters of `backend` turn each entry into
+//! the bytes of their API once, when the run starts, so that sending only clones a `Bytes`.
 
 pub mod directory;
 pub mod entry;
@@ -8,76 +10,61 @@ pub mod json_file;
 pub mod shape;
 pub mod values;
 
-use bytes::Bytes;
-use prost::Message;
-
-use crate::config::{Config, Protocol, ServiceKind, TensorFormat};
+use crate::config::{Config, InputData};
 use crate::error::{RunError, RunResult};
 use crate::model::{DataType, ModelSpec, TensorSpec};
-use crate::wire::{self, InferRequest, RequestedOutput, Tensor};
+use crate::wire::Tensor;
+pub use entry::Entry;
 use generate::{element_count, tensor_bytes, GenerateOptions};
 
-/// One request body, ready to send.
-#[derive(Debug, Clone)]
-pub enum Payload {
-    /// The whole HTTP request (request line, headers and body), framed once.
-    Http { request: Bytes },
-    /// An encoded `ModelInferRequest` in gRPC's length-prefixed framing.
-    Grpc { framed: Bytes },
-    /// The request itself, for in-process calls (`--service-kind local`).
-    Local {
-        request: std::sync::Arc<InferRequest>,
-    },
-}
-
-/// The requests of a run and their encoded payloads, in the same order.
+/// The request data of a run, one entry per distinct request, in the order they are sent.
 #[derive(Debug, Clone)]
 pub struct Dataset {
-    pub requests: Vec<InferRequest>,
-    pub payloads: Vec<Payload>,
-    /// Per request: the `"timestamp"` of its (first) entry in milliseconds, for
-    /// `--fixed-schedule`; `None` for generated data.
-    pub timestamps_ms: Vec<Option<f64>>,
-    /// Per request: the outputs the input data expects (`validation_data`), if any.
-    pub expected: Vec<Option<Vec<Tensor>>>,
+    /// Each entry holds one whole request's inputs (batched, shapes complete), its expected
+    /// outputs and its timestamp.
+    pub entries: Vec<Entry>,
 }
 
 impl Dataset {
-    /// Builds and encodes the run's requests (random or zero data is generated once and
-    /// reused, as perf_analyzer does).
+    /// Builds the run's request data: random or zero data is generated once and reused, as
+    /// perf_analyzer does; user data is read and batched.
     pub fn build(cfg: &Config, model: &ModelSpec) -> RunResult<Dataset> {
         let model = &with_declared_inputs(cfg, model)?;
         shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
-        if let Some(entries) = entry::load(cfg, model)? {
-            return entry::dataset(cfg, model, &entries);
-        }
-        let request = build_request(cfg, model)?;
-        let payload = encode(cfg, model, &request)?;
-        Ok(Dataset {
-            requests: vec![request],
-            payloads: vec![payload],
-            timestamps_ms: vec![None],
-            expected: vec![None],
-        })
+        let entries = match load_entries(cfg, model)? {
+            Some(entries) => entry::batch_entries(&entries, model, cfg.batch_size)?,
+            None => vec![generated_entry(cfg, model)?],
+        };
+        Ok(Dataset { entries })
     }
 
     pub fn len(&self) -> usize {
-        self.payloads.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.payloads.is_empty()
+        self.entries.is_empty()
+    }
+
+    /// Per entry: its `"timestamp"` in milliseconds, if it has one.
+    pub fn timestamps_ms(&self) -> impl Iterator<Item = Option<f64>> + '_ {
+        self.entries.iter().map(|e| e.timestamp_ms)
     }
 }
 
-/// The HTTP tensor format: the one asked for, or binary when the server lists the binary
-/// tensor data extension and JSON when it does not (MLServer, KServe).
-pub fn effective_format(asked: Option<TensorFormat>, model: &ModelSpec) -> TensorFormat {
-    asked.unwrap_or(if model.server_has_extension("binary_tensor_data") {
-        TensorFormat::Binary
-    } else {
-        TensorFormat::Json
-    })
+/// Reads the entries of a JSON or directory source; `None` for generated data.
+fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>> {
+    match &cfg.input_data {
+        InputData::Random | InputData::Zero => Ok(None),
+        InputData::Json(files) => {
+            let mut entries = Vec::new();
+            for file in files {
+                entries.extend(json_file::read(file, model, &cfg.shapes)?);
+            }
+            Ok(Some(entries))
+        }
+        InputData::Directory(dir) => Ok(Some(vec![directory::read(dir, model, &cfg.shapes)?])),
+    }
 }
 
 /// Some servers (the KServe model server) list no inputs in their metadata: then the inputs
@@ -111,7 +98,8 @@ fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec>
     Ok(model)
 }
 
-fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
+/// The one entry of generated data: every input filled with zeros or seeded random values.
+fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
     let mut inputs = Vec::with_capacity(model.inputs.len());
     for (index, input) in model.inputs.iter().enumerate() {
         let shape = shape::request_shape(input, model, &cfg.shapes, cfg.batch_size)?;
@@ -128,63 +116,25 @@ fn build_request(cfg: &Config, model: &ModelSpec) -> RunResult<InferRequest> {
             shape,
         });
     }
-    Ok(request_with_inputs(cfg, model, inputs))
-}
-
-/// A request carrying `inputs` and asking for every output of the model.
-fn request_with_inputs(cfg: &Config, model: &ModelSpec, inputs: Vec<Tensor>) -> InferRequest {
-    let binary_output = cfg.protocol == Protocol::Http
-        && effective_format(cfg.output_format, model) == TensorFormat::Binary;
-    let outputs = model
-        .outputs
-        .iter()
-        .map(|o| RequestedOutput {
-            name: o.name.clone(),
-            binary: binary_output,
-        })
-        .collect();
-    InferRequest {
-        id: String::new(),
+    Ok(Entry {
         inputs,
-        outputs,
-        binary_output,
-        parameters: Default::default(),
-    }
+        timestamp_ms: None,
+        expected: None,
+        origin: format!("generated {} data", input_data_name(&cfg.input_data)),
+    })
 }
 
-/// Encodes one request for the configured protocol and tensor format.
-pub fn encode(cfg: &Config, model: &ModelSpec, request: &InferRequest) -> RunResult<Payload> {
-    if cfg.service_kind == ServiceKind::Local {
-        return Ok(Payload::Local {
-            request: std::sync::Arc::new(request.clone()),
-        });
-    }
-    match cfg.protocol {
-        Protocol::Http => {
-            let binary = effective_format(cfg.input_format, model) == TensorFormat::Binary;
-            let encoded = wire::encode_http_request(request, binary)
-                .map_err(|e| RunError::failed(format!("Cannot encode the request: {e}.")))?;
-            Ok(Payload::Http {
-                request: crate::backend::kserve_http::infer_request(
-                    cfg,
-                    &encoded.body,
-                    encoded.header_len,
-                ),
-            })
-        }
-        Protocol::Grpc => {
-            let message = wire::to_grpc_request(&cfg.model_name, &cfg.model_version, request);
-            Ok(Payload::Grpc {
-                framed: crate::backend::grpc_unary::frame_message(&message.encode_to_vec()),
-            })
-        }
+fn input_data_name(source: &InputData) -> &'static str {
+    match source {
+        InputData::Zero => "zero",
+        _ => "random",
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_config;
+    use crate::config::test_config;
 
     fn model(extensions: &[&str], inputs: Vec<TensorSpec>) -> ModelSpec {
         ModelSpec {
@@ -196,18 +146,6 @@ mod tests {
     }
 
     #[test]
-    fn json_is_chosen_when_the_server_lacks_the_binary_extension() {
-        let triton = model(&["binary_tensor_data"], vec![]);
-        let mlserver = model(&[], vec![]);
-        assert_eq!(effective_format(None, &triton), TensorFormat::Binary);
-        assert_eq!(effective_format(None, &mlserver), TensorFormat::Json);
-        assert_eq!(
-            effective_format(Some(TensorFormat::Binary), &mlserver),
-            TensorFormat::Binary
-        );
-    }
-
-    #[test]
     fn undeclared_inputs_come_from_shape_flags() {
         let mut cfg = test_config();
         let bare = model(&[], vec![]);
@@ -216,7 +154,7 @@ mod tests {
         cfg.shapes.insert("x".into(), vec![2, 3]);
         cfg.input_datatypes.insert("x".into(), DataType::Int8);
         let data = Dataset::build(&cfg, &bare).unwrap();
-        let input = &data.requests[0].inputs[0];
+        let input = &data.entries[0].inputs[0];
         assert_eq!((input.name.as_str(), input.datatype), ("x", DataType::Int8));
         assert_eq!(input.shape, vec![2, 3]);
         assert_eq!(input.data.len(), 6);

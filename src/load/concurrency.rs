@@ -1,6 +1,6 @@
 //! The closed-loop driver: N slots, each a task with its own connection, each sending its
-//! next request as soon as its previous one is answered. Samples go into the slot's own
-//! buffer; the profiler cuts windows from those buffers.
+//! next request as soon as its previous one is answered (all of its answers, for a stream).
+//! Samples go into the slot's own buffer; the profiler cuts windows from those buffers.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
 use std::sync::Arc;
@@ -9,11 +9,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
+use super::caller::{Called, Caller};
 use super::threads::ClientThreads;
-use crate::backend::ErrorKind;
-use crate::backend::{Connection, Deadline, Target};
-use crate::data::Dataset;
-use crate::measure::sample::{Sample, SlotBuffer};
+use crate::backend::{Request, Target};
+use crate::measure::sample::{Drained, SlotBuffer};
 
 /// Longest pause between reconnection attempts to a server that refuses connections.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
@@ -47,7 +46,7 @@ struct Slot {
 /// Keeps a chosen number of requests in flight.
 pub struct ClosedLoop {
     target: Arc<Target>,
-    dataset: Arc<Dataset>,
+    requests: Arc<Vec<Request>>,
     slots: Vec<Slot>,
     threads: Arc<ClientThreads>,
     /// When set, the number of requests still allowed to start (request-count and warm-up).
@@ -55,10 +54,14 @@ pub struct ClosedLoop {
 }
 
 impl ClosedLoop {
-    pub fn new(target: Arc<Target>, dataset: Arc<Dataset>, threads: Arc<ClientThreads>) -> Self {
+    pub fn new(
+        target: Arc<Target>,
+        requests: Arc<Vec<Request>>,
+        threads: Arc<ClientThreads>,
+    ) -> Self {
         ClosedLoop {
             target,
-            dataset,
+            requests,
             slots: Vec::new(),
             threads,
             budget: None,
@@ -99,7 +102,7 @@ impl ClosedLoop {
             index,
             shared,
             target: self.target.clone(),
-            dataset: self.dataset.clone(),
+            requests: self.requests.clone(),
             budget: self.budget.clone(),
         };
         let lane = self.target.lane(index);
@@ -107,7 +110,7 @@ impl ClosedLoop {
     }
 
     /// Moves every sample finished by `boundary` into `out`.
-    pub fn drain_until(&self, boundary: Instant, out: &mut Vec<Sample>) {
+    pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
         for slot in &self.slots {
             slot.shared.buffer.drain_until(boundary, out);
         }
@@ -154,16 +157,15 @@ struct SlotTask {
     index: usize,
     shared: Arc<SlotShared>,
     target: Arc<Target>,
-    dataset: Arc<Dataset>,
+    requests: Arc<Vec<Request>>,
     budget: Option<Arc<AtomicI64>>,
 }
 
 impl SlotTask {
     async fn run(self) {
-        let mut connection: Option<Connection> = None;
-        let mut next = self.index % self.dataset.len().max(1);
+        let mut caller = Caller::new(self.index, &self.target);
+        let mut next = self.index % self.requests.len().max(1);
         let mut backoff = Duration::from_millis(1);
-        let mut deadline = Deadline::new(self.target.timeout);
         loop {
             match self.shared.state.load(Ordering::Relaxed) {
                 ACTIVE => {}
@@ -176,43 +178,23 @@ impl SlotTask {
             if !self.take_budget() {
                 break;
             }
-            self.shared.busy.store(true, Ordering::Relaxed);
-            let conn =
-                match Connection::reuse_or_open(&mut connection, &self.target, self.index).await {
-                    Ok(c) => {
-                        backoff = Duration::from_millis(1);
-                        c
-                    }
-                    Err(kind) => {
-                        self.record_failure(Instant::now(), kind);
-                        self.shared.busy.store(false, Ordering::Relaxed);
-                        tokio::time::sleep(backoff).await;
-                        backoff = (backoff * 2).min(MAX_BACKOFF);
-                        continue;
-                    }
-                };
-            let payload = &self.dataset.payloads[next];
-            next = (next + 1) % self.dataset.len();
-            let sent = Instant::now();
-            let result = conn.infer(payload, sent, &mut deadline).await;
-            let (send_ns, recv_ns, done, error) = match result {
-                Ok(reply) => (reply.send_ns, reply.recv_ns, reply.done, None),
-                Err(kind) => {
-                    if matches!(kind, ErrorKind::Connection | ErrorKind::Timeout) {
-                        connection = None;
-                    }
-                    (0, 0, Instant::now(), Some(kind))
-                }
+            let Some(request) = self.requests.get(next) else {
+                break;
             };
-            self.shared.buffer.push(Sample {
-                scheduled: sent,
-                sent,
-                send_ns,
-                recv_ns,
-                done,
-                error,
-            });
+            self.shared.busy.store(true, Ordering::Relaxed);
+            let sent = Instant::now();
+            let called = caller
+                .call(&self.target, request, sent, &self.shared.buffer, None)
+                .await;
             self.shared.busy.store(false, Ordering::Relaxed);
+            if called == Called::NotConnected {
+                // The same request goes again once a connection opens.
+                tokio::time::sleep(backoff).await;
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                continue;
+            }
+            backoff = Duration::from_millis(1);
+            next = (next + 1) % self.requests.len();
         }
     }
 
@@ -220,16 +202,5 @@ impl SlotTask {
         self.budget
             .as_ref()
             .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
-    }
-
-    fn record_failure(&self, at: Instant, kind: ErrorKind) {
-        self.shared.buffer.push(Sample {
-            scheduled: at,
-            sent: at,
-            send_ns: 0,
-            recv_ns: 0,
-            done: at,
-            error: Some(kind),
-        });
     }
 }

@@ -1,5 +1,6 @@
-//! The profiler's view of a load driver: closed or open loop, applied level by level, with
-//! the samples and send counters that windows are cut from.
+//! The profiler's view of a load driver — closed loop, open loop, or periodic sets of
+//! streams — applied level by level, with the samples and send counters that windows are
+//! cut from.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -7,14 +8,15 @@ use std::time::Instant;
 
 use super::concurrency::ClosedLoop;
 use super::curve::RateCurve;
+use super::periodic::PeriodicLoop;
 use super::rate::OpenLoop;
 use super::schedule::Schedule;
 use super::threads::ClientThreads;
-use crate::backend::Target;
-use crate::config::{Config, Distribution, LoadLevel, LoadMode};
+use crate::backend::{Request, Target};
+use crate::config::{Config, Distribution, LoadLevel, LoadMode, PeriodicRange};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
-use crate::measure::sample::Sample;
+use crate::measure::sample::Drained;
 use crate::measure::window::WindowStats;
 
 /// Open-loop counters as last read, so that each window gets its own deltas.
@@ -25,23 +27,42 @@ pub struct CounterMark {
     cap_wait_ns: u64,
 }
 
+/// What a periodic run starts from, and the run once started.
+pub struct Periodic {
+    target: Arc<Target>,
+    requests: Arc<Vec<Request>>,
+    threads: Arc<ClientThreads>,
+    range: PeriodicRange,
+    running: Option<PeriodicLoop>,
+}
+
 /// The driver a run uses.
 pub enum Driver {
     Closed(ClosedLoop),
     Open { driver: OpenLoop, mark: CounterMark },
+    Periodic(Box<Periodic>),
 }
 
 impl Driver {
-    pub fn new(cfg: &Config, target: Arc<Target>, dataset: Arc<Dataset>) -> Driver {
+    pub fn new(cfg: &Config, target: Arc<Target>, requests: Arc<Vec<Request>>) -> Driver {
         let threads = ClientThreads::start(cfg.client_threads);
+        if let LoadMode::Periodic(range) = cfg.load {
+            return Driver::Periodic(Box::new(Periodic {
+                target,
+                requests,
+                threads,
+                range,
+                running: None,
+            }));
+        }
         if cfg.load.is_open_loop() {
             let cap = cfg.max_concurrency.map(|c| c as usize);
             Driver::Open {
-                driver: OpenLoop::new(target, dataset, cap, threads),
+                driver: OpenLoop::new(target, requests, cap, threads),
                 mark: CounterMark::default(),
             }
         } else {
-            Driver::Closed(ClosedLoop::new(target, dataset, threads))
+            Driver::Closed(ClosedLoop::new(target, requests, threads))
         }
     }
 
@@ -54,6 +75,16 @@ impl Driver {
             }
             (Driver::Open { driver, .. }, LoadLevel::Rate(rate)) => {
                 driver.start(schedule_for(cfg, dataset, rate)?);
+                Ok(())
+            }
+            (Driver::Periodic(p), LoadLevel::Concurrency(_)) => {
+                let run = PeriodicLoop::start(
+                    p.target.clone(),
+                    p.requests.clone(),
+                    p.threads.clone(),
+                    p.range,
+                );
+                p.running = Some(run);
                 Ok(())
             }
             _ => Err(RunError::failed(
@@ -75,11 +106,16 @@ impl Driver {
                     .map_or(0.0, |p| p.value_at(Default::default()));
                 closed.set_concurrency(first as usize);
             }
+            Driver::Periodic(_) => {
+                return Err(RunError::failed(
+                    "internal: periodic concurrency has no load plan",
+                ))
+            }
         }
         Ok(())
     }
 
-    /// Moves a closed loop to `concurrency` slots (an open loop ignores it).
+    /// Moves a closed loop to `concurrency` slots (other drivers ignore it).
     pub fn set_concurrency(&mut self, concurrency: usize) {
         if let Driver::Closed(closed) = self {
             closed.set_concurrency(concurrency);
@@ -91,6 +127,7 @@ impl Driver {
         match self {
             Driver::Closed(d) => d.in_flight(),
             Driver::Open { driver, .. } => driver.in_flight(),
+            Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::in_flight),
         }
     }
 
@@ -100,6 +137,7 @@ impl Driver {
         match self {
             Driver::Open { driver, .. } => driver.halt(),
             Driver::Closed(closed) => closed.set_concurrency(0),
+            Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
         let started = Instant::now();
         while self.in_flight() > 0 && started.elapsed() < limit {
@@ -107,40 +145,56 @@ impl Driver {
         }
     }
 
-    pub fn drain_until(&self, boundary: Instant, out: &mut Vec<Sample>) {
+    pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
         match self {
             Driver::Closed(d) => d.drain_until(boundary, out),
             Driver::Open { driver, .. } => driver.drain_until(boundary, out),
+            Driver::Periodic(p) => {
+                if let Some(run) = &p.running {
+                    run.drain_until(boundary, out);
+                }
+            }
         }
     }
 
     /// Adds the requests finished by `until` to `window`; `scratch` carries them over and
     /// keeps its capacity for the next call.
-    pub fn fold_until(&self, until: Instant, window: &mut WindowStats, scratch: &mut Vec<Sample>) {
+    pub fn fold_until(&self, until: Instant, window: &mut WindowStats, scratch: &mut Drained) {
         scratch.clear();
         self.drain_until(until, scratch);
-        for sample in scratch.iter() {
-            window.add(sample);
-        }
+        window.add_drained(scratch);
     }
 
     pub fn pending_samples(&self) -> usize {
         match self {
             Driver::Closed(d) => d.pending_samples(),
             Driver::Open { driver, .. } => driver.pending_samples(),
+            Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::pending_samples),
         }
     }
 
-    /// True when a finite load has run out: every budgeted request (closed loop) or every
-    /// scheduled one (fixed schedule) was sent and answered.
+    /// True when a finite load has run out: every budgeted request (closed loop), every
+    /// scheduled one (fixed schedule) or every periodic set was sent and answered.
     pub fn finished(&self) -> bool {
         match self {
             Driver::Closed(d) => d.all_finished(),
             Driver::Open { driver, .. } => driver.schedule_done() && driver.in_flight() == 0,
+            Driver::Periodic(p) => p.running.as_ref().is_none_or(PeriodicLoop::finished),
         }
     }
 
-    /// Adds the open loop's send counters since the last window to `window`.
+    /// What the driver has to say about the level it ran, beside the figures.
+    pub fn notes(&self) -> Vec<String> {
+        match self {
+            Driver::Periodic(p) => p
+                .running
+                .as_ref()
+                .map_or_else(Vec::new, PeriodicLoop::notes),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Adds the send counters since the last window to `window`.
     pub fn stamp_counters(&mut self, window: &mut WindowStats) {
         let Driver::Open { driver, mark } = self else {
             window.sent = window.completed();
@@ -161,7 +215,7 @@ impl Driver {
     pub fn closed_loop(&mut self) -> Option<&mut ClosedLoop> {
         match self {
             Driver::Closed(d) => Some(d),
-            Driver::Open { .. } => None,
+            _ => None,
         }
     }
 
@@ -169,6 +223,7 @@ impl Driver {
         match self {
             Driver::Closed(d) => d.stop().await,
             Driver::Open { driver, .. } => driver.stop().await,
+            Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
     }
 }
@@ -190,7 +245,7 @@ fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedul
             let seed = (*distribution == Distribution::Poisson).then_some(cfg.seed);
             Schedule::Curve(RateCurve::new(plan.segments.clone(), seed))
         }
-        LoadMode::Concurrency => {
+        LoadMode::Concurrency | LoadMode::Periodic(_) => {
             return Err(RunError::failed("internal: a closed loop has no schedule"))
         }
     })
@@ -199,8 +254,7 @@ fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedul
 /// The `timestamp` of every input-data entry, for `--fixed-schedule`.
 fn fixed_offsets(dataset: &Dataset) -> RunResult<Vec<std::time::Duration>> {
     let offsets: Option<Vec<_>> = dataset
-        .timestamps_ms
-        .iter()
+        .timestamps_ms()
         .map(|t| t.map(|ms| std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0)))
         .collect();
     match offsets {

@@ -4,9 +4,11 @@
 //! (`threads`). `timeline` plans load that changes over time, `search`
 //! picks the next level of a sweep from the results so far.
 
+pub mod caller;
 pub mod concurrency;
 pub mod curve;
 pub mod driver;
+pub mod periodic;
 pub mod profiler;
 pub mod rate;
 pub mod schedule;

@@ -11,13 +11,13 @@ use tokio::sync::Notify;
 
 use super::driver::Driver;
 use super::search::Search;
-use crate::backend::{ErrorKind, Target};
+use crate::backend::{ErrorKind, Request, Target};
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::monitors::Monitors;
-use crate::measure::sample::Sample;
+use crate::measure::sample::Drained;
 use crate::measure::stability::{merge_last, StabilityRule, Verdict, STABILITY_WINDOWS};
 use crate::measure::window::WindowStats;
 
@@ -76,7 +76,7 @@ pub struct Profiler<'a> {
     /// The level measured last, if any.
     previous: Option<LoadLevel>,
     /// Samples on their way from the slots' buffers into a window.
-    scratch: Vec<Sample>,
+    scratch: Drained,
 }
 
 impl<'a> Profiler<'a> {
@@ -84,6 +84,7 @@ impl<'a> Profiler<'a> {
         cfg: &'a Config,
         target: Arc<Target>,
         dataset: Arc<Dataset>,
+        requests: Arc<Vec<Request>>,
         interrupt: Arc<Interrupt>,
     ) -> Self {
         let rule = StabilityRule {
@@ -94,14 +95,14 @@ impl<'a> Profiler<'a> {
         };
         Profiler {
             cfg,
-            driver: Driver::new(cfg, target.clone(), dataset.clone()),
+            driver: Driver::new(cfg, target.clone(), requests),
             target,
             dataset,
             rule,
             interrupt,
             monitors: Monitors::default(),
             previous: None,
-            scratch: Vec::new(),
+            scratch: Drained::default(),
         }
     }
 
@@ -149,7 +150,7 @@ impl<'a> Profiler<'a> {
         let Some(first) = self.cfg.levels().next() else {
             return Ok(());
         };
-        if count == 0 || self.cfg.load == LoadMode::FixedSchedule {
+        if count == 0 || single_window(self.cfg) {
             return Ok(());
         }
         if let Some(closed) = self.driver.closed_loop() {
@@ -170,7 +171,8 @@ impl<'a> Profiler<'a> {
             }
             closed.set_budget(None);
         }
-        self.driver.drain_until(Instant::now(), &mut Vec::new());
+        self.driver
+            .drain_until(Instant::now(), &mut Drained::default());
         Ok(())
     }
 
@@ -178,7 +180,7 @@ impl<'a> Profiler<'a> {
         if let (Some(count), LoadLevel::Concurrency(_)) = (self.cfg.request_count, level) {
             return self.measure_until_done(level, Some(count)).await;
         }
-        if self.cfg.load == LoadMode::FixedSchedule {
+        if single_window(self.cfg) {
             return self.measure_until_done(level, None).await;
         }
         if self.previous.is_some_and(|p| is_lighter(level, p)) {
@@ -189,7 +191,8 @@ impl<'a> Profiler<'a> {
         self.driver.apply(self.cfg, &self.dataset, level)?;
         let mut window_start = Instant::now();
         // Answers that belong to the previous level do not count here.
-        self.driver.drain_until(window_start, &mut Vec::new());
+        self.driver
+            .drain_until(window_start, &mut Drained::default());
         self.driver.stamp_counters(&mut WindowStats::new(1));
         self.monitors.restart(window_start).await;
         let mut windows: Vec<WindowStats> = Vec::new();
@@ -229,6 +232,7 @@ impl<'a> Profiler<'a> {
             merged: merge_last(&windows, self.cfg.batch_size),
             windows,
             end,
+            notes: self.driver.notes(),
         })
     }
 
@@ -267,6 +271,7 @@ impl<'a> Profiler<'a> {
             merged: merge_last(std::slice::from_ref(&window), self.cfg.batch_size),
             windows: vec![window],
             end,
+            notes: self.driver.notes(),
         })
     }
 
@@ -311,7 +316,7 @@ impl<'a> Profiler<'a> {
     /// Closes `window` at `boundary`: its last requests, its length and the send counters.
     fn cut_window(&mut self, start: Instant, boundary: Instant, window: &mut WindowStats) {
         self.fold(boundary, window);
-        let single = self.cfg.request_count.is_some() || self.cfg.load == LoadMode::FixedSchedule;
+        let single = self.cfg.request_count.is_some() || single_window(self.cfg);
         window.duration = match single {
             // A finite run's window spans the first send to the last answer.
             true => window.span().unwrap_or(boundary - start),
@@ -338,6 +343,12 @@ pub fn check_reachable(target: &Target, window: &WindowStats) -> RunResult<()> {
         )));
     }
     Ok(())
+}
+
+/// Whether the run is one finite window from the first send to the last answer: a fixed
+/// schedule replayed once, or the sets of a periodic run.
+fn single_window(cfg: &Config) -> bool {
+    matches!(cfg.load, LoadMode::FixedSchedule | LoadMode::Periodic(_))
 }
 
 /// True when `level` puts less load on the server than `than`.

@@ -13,12 +13,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
+use super::caller::Caller;
 use super::schedule::Schedule;
 use super::threads::ClientThreads;
-use crate::backend::ErrorKind;
-use crate::backend::{Connection, Deadline, Reply, Target};
-use crate::data::Dataset;
-use crate::measure::sample::{Sample, SlotBuffer};
+use crate::backend::{Request, Target};
+use crate::measure::sample::{Drained, SlotBuffer};
 
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
 pub const MAX_WORKERS: usize = 16_384;
@@ -55,7 +54,7 @@ struct Pool {
 /// Sends requests on a schedule.
 pub struct OpenLoop {
     target: Arc<Target>,
-    dataset: Arc<Dataset>,
+    requests: Arc<Vec<Request>>,
     cap: usize,
     buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
     counters: Arc<OpenLoopCounters>,
@@ -68,14 +67,14 @@ pub struct OpenLoop {
 impl OpenLoop {
     pub fn new(
         target: Arc<Target>,
-        dataset: Arc<Dataset>,
+        requests: Arc<Vec<Request>>,
         max_in_flight: Option<usize>,
         threads: Arc<ClientThreads>,
     ) -> Self {
         let (idle_tx, idle_rx) = mpsc::channel();
         OpenLoop {
             target,
-            dataset,
+            requests,
             cap: max_in_flight.unwrap_or(MAX_WORKERS).clamp(1, MAX_WORKERS),
             buffers: Arc::default(),
             counters: Arc::default(),
@@ -107,7 +106,7 @@ impl OpenLoop {
             cap: self.cap,
             threads: self.threads.clone(),
             target: self.target.clone(),
-            dataset: self.dataset.clone(),
+            requests: self.requests.clone(),
             buffers: self.buffers.clone(),
             counters: self.counters.clone(),
             stop: self.stop.clone(),
@@ -127,7 +126,7 @@ impl OpenLoop {
     }
 
     /// Moves every sample finished by `boundary` into `out`.
-    pub fn drain_until(&self, boundary: Instant, out: &mut Vec<Sample>) {
+    pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
         let buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
         for buffer in buffers.iter() {
             buffer.drain_until(boundary, out);
@@ -184,7 +183,7 @@ struct Dispatcher {
     cap: usize,
     threads: Arc<ClientThreads>,
     target: Arc<Target>,
-    dataset: Arc<Dataset>,
+    requests: Arc<Vec<Request>>,
     buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
     counters: Arc<OpenLoopCounters>,
     stop: Arc<AtomicBool>,
@@ -207,7 +206,7 @@ impl Dispatcher {
                 scheduled: due,
                 payload,
             };
-            payload = (payload + 1) % self.dataset.len().max(1);
+            payload = (payload + 1) % self.requests.len().max(1);
             if self.pool.jobs[worker].send(job).is_ok() {
                 self.counters.sent.fetch_add(1, Ordering::Relaxed);
             }
@@ -266,7 +265,7 @@ impl Dispatcher {
         let worker = Worker {
             id,
             target: self.target.clone(),
-            dataset: self.dataset.clone(),
+            requests: self.requests.clone(),
             buffer,
             idle: self.pool.idle_tx.clone(),
             counters: self.counters.clone(),
@@ -291,7 +290,7 @@ fn lower_timer_slack() {
 struct Worker {
     id: usize,
     target: Arc<Target>,
-    dataset: Arc<Dataset>,
+    requests: Arc<Vec<Request>>,
     buffer: Arc<SlotBuffer>,
     idle: Sender<usize>,
     counters: Arc<OpenLoopCounters>,
@@ -299,43 +298,17 @@ struct Worker {
 
 impl Worker {
     async fn run(self, mut jobs: UnboundedReceiver<Job>) {
-        let mut connection: Option<Connection> = None;
-        let mut deadline = Deadline::new(self.target.timeout);
+        let mut caller = Caller::new(self.id, &self.target);
         while let Some(job) = jobs.recv().await {
-            self.serve(&mut connection, &mut deadline, job).await;
+            if let Some(request) = self.requests.get(job.payload) {
+                caller
+                    .call(&self.target, request, job.scheduled, &self.buffer, None)
+                    .await;
+            }
+            self.counters.done.fetch_add(1, Ordering::Relaxed);
             if self.idle.send(self.id).is_err() {
                 break;
             }
         }
-    }
-
-    async fn serve(&self, connection: &mut Option<Connection>, deadline: &mut Deadline, job: Job) {
-        let conn = match Connection::reuse_or_open(connection, &self.target, self.id).await {
-            Ok(c) => c,
-            Err(kind) => return self.record(job.scheduled, Instant::now(), Err(kind)),
-        };
-        let sent = Instant::now();
-        let payload = &self.dataset.payloads[job.payload];
-        let result = conn.infer(payload, sent, deadline).await;
-        if matches!(result, Err(ErrorKind::Connection | ErrorKind::Timeout)) {
-            *connection = None;
-        }
-        self.record(job.scheduled, sent, result);
-    }
-
-    fn record(&self, scheduled: Instant, sent: Instant, result: Result<Reply, ErrorKind>) {
-        let (send_ns, recv_ns, done, error) = match result {
-            Ok(reply) => (reply.send_ns, reply.recv_ns, reply.done, None),
-            Err(kind) => (0, 0, Instant::now(), Some(kind)),
-        };
-        self.buffer.push(Sample {
-            scheduled,
-            sent,
-            send_ns,
-            recv_ns,
-            done,
-            error,
-        });
-        self.counters.done.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -8,11 +8,11 @@ use std::time::{Duration, Instant};
 
 use super::driver::Driver;
 use super::profiler::{check_reachable, Interrupt, FOLD_EVERY};
-use crate::backend::Target;
+use crate::backend::{Request, Target};
 use crate::config::{Config, Timeline, TimelineKind};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
-use crate::measure::sample::Sample;
+use crate::measure::sample::Drained;
 use crate::measure::timeline::{Bucket, TimelineOutcome, BUCKET};
 use crate::measure::window::WindowStats;
 
@@ -24,6 +24,7 @@ pub async fn run_timeline(
     cfg: &Config,
     target: Arc<Target>,
     dataset: Arc<Dataset>,
+    requests: Arc<Vec<Request>>,
     interrupt: Arc<Interrupt>,
     on_bucket: impl FnMut(&Bucket),
 ) -> TimelineOutcome {
@@ -39,12 +40,12 @@ pub async fn run_timeline(
     let mut run = TimelineRun {
         cfg,
         plan,
-        driver: Driver::new(cfg, target.clone(), dataset.clone()),
+        driver: Driver::new(cfg, target.clone(), requests),
         target,
         interrupt,
         concurrency: 0,
         current: WindowStats::new(cfg.batch_size),
-        scratch: Vec::new(),
+        scratch: Drained::default(),
         folded_at: Instant::now(),
     };
     if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
@@ -65,7 +66,7 @@ struct TimelineRun<'a> {
     concurrency: usize,
     /// The bucket in progress, and the samples on their way into it.
     current: WindowStats,
-    scratch: Vec<Sample>,
+    scratch: Drained,
     folded_at: Instant,
 }
 

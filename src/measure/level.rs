@@ -30,6 +30,8 @@ pub struct LevelResult {
     /// Every window measured at this level, in order.
     pub windows: Vec<WindowStats>,
     pub end: LevelEnd,
+    /// What the driver said about the level beside its figures, one sentence each.
+    pub notes: Vec<String>,
 }
 
 impl LevelResult {

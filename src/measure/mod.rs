@@ -3,6 +3,7 @@
 //! 1-second buckets instead (`timeline`).
 
 pub mod cpu;
+pub mod distribution;
 pub mod level;
 pub mod metrics;
 pub mod monitors;

@@ -1,10 +1,13 @@
 //! One finished request as the driver saw it, and the per-slot buffer it goes into. The
-//! driver only appends here; windows are cut from these buffers off the hot path.
+//! driver only appends here; windows are cut from these buffers off the hot path. A request
+//! answered many times (a stream) is one sample: the times of its first and final answers
+//! and how many came; the gaps between its answers go into the slot's one list of gaps,
+//! which is emptied at every cut — there is no list per request.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::backend::ErrorKind;
+use crate::backend::{ErrorKind, Exchange, Failure};
 
 /// Timestamps and outcome of one request. All instants come from the monotonic clock.
 #[derive(Debug, Clone, Copy)]
@@ -17,12 +20,64 @@ pub struct Sample {
     pub send_ns: u32,
     /// Nanoseconds spent receiving and decoding the answer after its first byte.
     pub recv_ns: u32,
-    /// When the final response was complete.
+    /// When the first answer came (equal to `done` when none carried outputs).
+    pub first: Instant,
+    /// When the request ended: its last answer with outputs (perf_analyzer's rule for a
+    /// stream closed by an empty final answer), or the failure.
     pub done: Instant,
+    /// Answers that carried outputs.
+    pub answers: u32,
+    /// How many gaps between answers this sample put in its slot's list (answers − 1).
+    pub gaps: u32,
     pub error: Option<ErrorKind>,
 }
 
 impl Sample {
+    /// A request answered correctly, as its exchange timed it.
+    pub fn answered(scheduled: Instant, ex: &Exchange<'_>) -> Sample {
+        Sample {
+            scheduled,
+            sent: ex.sent,
+            send_ns: ex.send_ns,
+            recv_ns: ex.recv_ns,
+            first: ex.first_answer(),
+            done: ex.end(),
+            answers: ex.answers(),
+            gaps: ex.gaps().len() as u32,
+            error: None,
+        }
+    }
+
+    /// A request answered once, at `done` (what a unary call records).
+    pub fn once(scheduled: Instant, sent: Instant, done: Instant) -> Sample {
+        Sample {
+            scheduled,
+            sent,
+            send_ns: 0,
+            recv_ns: 0,
+            first: done,
+            done,
+            answers: 1,
+            gaps: 0,
+            error: None,
+        }
+    }
+
+    /// A request that failed with `kind` at `at`.
+    pub fn failed(scheduled: Instant, sent: Instant, at: Instant, kind: ErrorKind) -> Sample {
+        Sample {
+            scheduled,
+            sent,
+            send_ns: 0,
+            recv_ns: 0,
+            first: at,
+            done: at,
+            answers: 0,
+            gaps: 0,
+            error: Some(kind),
+        }
+    }
+
     /// Latency from the actual send to the final response (the service time), in ns.
     pub fn latency_ns(&self) -> u64 {
         self.done.saturating_duration_since(self.sent).as_nanos() as u64
@@ -35,49 +90,169 @@ impl Sample {
             .saturating_duration_since(self.scheduled)
             .as_nanos() as u64
     }
+
+    /// From the scheduled send to the first answer, in ns.
+    pub fn first_response_ns(&self) -> u64 {
+        self.first
+            .saturating_duration_since(self.scheduled)
+            .as_nanos() as u64
+    }
+}
+
+/// What a failed request's answer had wrong, kept for the report: the first of each kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorNote {
+    pub at: Instant,
+    pub kind: ErrorKind,
+    pub text: String,
+}
+
+/// What a cut takes out of the buffers: samples in the order they finished, the gaps of
+/// their answers in the same order, and the notes on failures.
+#[derive(Debug, Default)]
+pub struct Drained {
+    pub samples: Vec<Sample>,
+    pub gaps: Vec<u64>,
+    pub notes: Vec<ErrorNote>,
+}
+
+impl Drained {
+    pub fn clear(&mut self) {
+        self.samples.clear();
+        self.gaps.clear();
+        self.notes.clear();
+    }
+
+    /// Each sample with its gaps.
+    pub fn each(&self) -> impl Iterator<Item = (&Sample, &[u64])> {
+        let mut offset = 0usize;
+        self.samples.iter().map(move |s| {
+            let end = (offset + s.gaps as usize).min(self.gaps.len());
+            let gaps = &self.gaps[offset.min(end)..end];
+            offset = end;
+            (s, gaps)
+        })
+    }
 }
 
 /// The samples one in-flight slot has finished since the last window cut. Only its slot
-/// writes to it; the lock is contended only at window ends, when the profiler takes the
-/// samples out.
+/// writes to it; the lock is contended only when the profiler takes the samples out.
 #[derive(Debug, Default)]
 pub struct SlotBuffer {
-    samples: Mutex<Vec<Sample>>,
+    recorded: Mutex<Drained>,
 }
 
 impl SlotBuffer {
-    pub fn push(&self, sample: Sample) {
-        self.samples
+    fn lock(&self) -> std::sync::MutexGuard<'_, Drained> {
+        self.recorded
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
-            .push(sample);
     }
 
-    /// Moves every sample whose final response arrived at or before `boundary` into `out`;
-    /// later samples stay for the next window.
-    pub fn drain_until(&self, boundary: Instant, out: &mut Vec<Sample>) {
-        let mut samples = self
-            .samples
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
-        let before = out.len();
-        out.extend(samples.iter().filter(|s| s.done <= boundary).copied());
-        if out.len() - before == samples.len() {
-            samples.clear();
-        } else {
-            samples.retain(|s| s.done > boundary);
+    /// Records a finished request and the gaps between its answers.
+    pub fn push(&self, sample: Sample, gaps: &[u64]) {
+        let mut recorded = self.lock();
+        recorded.samples.push(sample);
+        recorded.gaps.extend_from_slice(gaps);
+    }
+
+    /// Records a failed request; its detail, if any, is kept when it is the slot's first of
+    /// its kind since the last cut.
+    pub fn push_failure(&self, sample: Sample, failure: Failure) {
+        let mut recorded = self.lock();
+        recorded.samples.push(sample);
+        let Some(text) = failure.detail else {
+            return;
+        };
+        if !recorded.notes.iter().any(|n| n.kind == failure.kind) {
+            recorded.notes.push(ErrorNote {
+                at: sample.done,
+                kind: failure.kind,
+                text,
+            });
         }
+    }
+
+    /// Moves every sample whose final response arrived at or before `boundary` into `out`
+    /// (a slot finishes its requests in order, so they are the oldest ones), with their gaps
+    /// and the notes of that time; later ones stay for the next window.
+    pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
+        let mut recorded = self.lock();
+        let taken = recorded
+            .samples
+            .iter()
+            .position(|s| s.done > boundary)
+            .unwrap_or(recorded.samples.len());
+        if taken == 0 {
+            return;
+        }
+        let gaps: usize = recorded.samples[..taken]
+            .iter()
+            .map(|s| s.gaps as usize)
+            .sum();
+        let gaps = gaps.min(recorded.gaps.len());
+        out.samples.extend(recorded.samples.drain(..taken));
+        out.gaps.extend(recorded.gaps.drain(..gaps));
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut recorded.notes)
+            .into_iter()
+            .partition(|n| n.at <= boundary);
+        out.notes.extend(now);
+        recorded.notes = later;
     }
 
     /// Number of samples waiting to be cut into a window.
     pub fn len(&self) -> usize {
-        self.samples
-            .lock()
-            .unwrap_or_else(|poison| poison.into_inner())
-            .len()
+        self.lock().samples.len()
     }
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn sample(t: Instant, done_ms: u64, gaps: u32) -> Sample {
+        let done = t + Duration::from_millis(done_ms);
+        Sample {
+            scheduled: t,
+            sent: t,
+            send_ns: 0,
+            recv_ns: 0,
+            first: done,
+            done,
+            answers: gaps + 1,
+            gaps,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_cut_takes_the_finished_samples_with_their_own_gaps() {
+        let t = Instant::now();
+        let buffer = SlotBuffer::default();
+        buffer.push(sample(t, 10, 2), &[1, 2]);
+        buffer.push(sample(t, 20, 0), &[]);
+        buffer.push(sample(t, 30, 1), &[3]);
+        let failure = Failure::new(ErrorKind::Validation, "first");
+        let at = t + Duration::from_millis(40);
+        buffer.push_failure(Sample::failed(t, t, at, ErrorKind::Validation), failure);
+        let second = Failure::new(ErrorKind::Validation, "second");
+        buffer.push_failure(Sample::failed(t, t, at, ErrorKind::Validation), second);
+        let mut out = Drained::default();
+        buffer.drain_until(t + Duration::from_millis(25), &mut out);
+        let got: Vec<(u32, Vec<u64>)> = out.each().map(|(s, g)| (s.answers, g.to_vec())).collect();
+        assert_eq!(got, vec![(3, vec![1, 2]), (1, vec![])]);
+        assert!(out.notes.is_empty());
+        out.clear();
+        buffer.drain_until(t + Duration::from_millis(50), &mut out);
+        let got: Vec<Vec<u64>> = out.each().map(|(_, g)| g.to_vec()).collect();
+        assert_eq!(got, vec![vec![3], vec![], vec![]]);
+        assert_eq!(out.notes.len(), 1, "one note per kind");
+        assert_eq!(out.notes[0].text, "first");
+        assert!(buffer.is_empty());
     }
 }

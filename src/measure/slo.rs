@@ -58,14 +58,7 @@ mod tests {
         use std::time::{Duration, Instant};
         let t = Instant::now();
         let samples: Vec<Sample> = (1..=100)
-            .map(|ms| Sample {
-                scheduled: t,
-                sent: t,
-                send_ns: 0,
-                recv_ns: 0,
-                done: t + Duration::from_millis(ms),
-                error: None,
-            })
+            .map(|ms| Sample::once(t, t, t + Duration::from_millis(ms)))
             .collect();
         let w = WindowStats::from_samples(&samples, Duration::from_secs(1), 1);
         assert!(cond("p99<=100ms").met_by(&w));

@@ -97,14 +97,7 @@ mod tests {
     fn window(requests: u64, latency_us: u64) -> WindowStats {
         let t = Instant::now();
         let samples: Vec<Sample> = (0..requests)
-            .map(|_| Sample {
-                scheduled: t,
-                sent: t,
-                send_ns: 0,
-                recv_ns: 0,
-                done: t + Duration::from_micros(latency_us),
-                error: None,
-            })
+            .map(|_| Sample::once(t, t, t + Duration::from_micros(latency_us)))
             .collect();
         WindowStats::from_samples(&samples, Duration::from_secs(1), 1)
     }

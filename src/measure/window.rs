@@ -1,59 +1,23 @@
 //! A measurement window: the requests whose final response arrived inside it, summarised in
-//! histograms and counters. Windows merge by adding, so a level's result is the sum of its
-//! last windows and memory stays flat however long a run is.
+//! distributions and counters. Windows merge by adding, so a level's result is the sum of
+//! its last windows and memory stays flat however long a run is. Besides latency, a window
+//! keeps what streamed answers need: first-response latency, the gaps between answers,
+//! answers per request and the response throughput.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
-
+use super::distribution::Distribution;
 use super::metrics::MetricsWindow;
-use super::sample::Sample;
+use super::sample::{Drained, ErrorNote, Sample};
 use super::server_stats::ServerWindow;
 use crate::backend::ErrorKind;
 
 /// A send later than this behind its schedule counts as late (perf_analyzer's tolerance).
 pub const LATE_SEND: Duration = Duration::from_millis(1);
 
-/// Highest latency the histograms hold: one hour in nanoseconds (values above are clamped).
-const MAX_TRACKED_NS: u64 = 3_600_000_000_000;
-
-/// The histograms start covering 1 ns to 1 ms (3 significant digits) and grow to the largest
-/// value recorded, so a window of sub-millisecond answers costs tens of KiB, not the 256 KiB
-/// of a histogram sized for an hour.
-fn new_histogram() -> Histogram<u64> {
-    let mut histogram =
-        Histogram::new_with_bounds(1, 1_000_000, 3).expect("static histogram bounds are valid");
-    histogram.auto(true);
-    histogram
-}
-
-/// Records `ns` (at least 1, at most an hour).
-fn record(histogram: &mut Histogram<u64>, ns: u64) {
-    let _ = histogram.record(ns.clamp(1, MAX_TRACKED_NS));
-}
-
-/// Percentiles a window keeps when its distributions are dropped ([`WindowStats::compact`]).
-#[derive(Debug, Clone, Default)]
-pub struct KeptPercentiles {
-    /// (percentile, latency µs, service time µs, send lag µs)
-    points: Vec<(f64, f64, f64, f64)>,
-    /// Sends the send-lag distribution counted.
-    sends: u64,
-}
-
-impl KeptPercentiles {
-    /// The kept figure at percentile `p`; NaN (shown as such) if it was not kept.
-    fn at(&self, p: f64, figure: impl Fn(&(f64, f64, f64, f64)) -> f64) -> f64 {
-        self.points
-            .iter()
-            .find(|point| point.0 == p)
-            .map_or(f64::NAN, figure)
-    }
-}
-
-/// Counts, sums and latency distribution of the requests credited to one window (or to
-/// several merged windows).
+/// Counts, sums and distributions of the requests credited to one window (or to several
+/// merged windows). Latencies are in ns.
 #[derive(Debug, Clone)]
 pub struct WindowStats {
     /// Actual length of the window (sum of lengths when merged).
@@ -64,14 +28,24 @@ pub struct WindowStats {
     pub ok: u64,
     /// Failed requests by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
-    /// Latency of successful requests in ns, from the *scheduled* send: what a user of the
-    /// service waits, queueing in the client included (no coordinated omission). In closed
-    /// loop a request is scheduled when it is sent, so this is the plain latency.
-    pub latency: Histogram<u64>,
-    /// Service time of successful requests in ns: from the actual send to the answer.
-    pub service: Histogram<u64>,
-    /// How late each send was against its schedule, in ns (open loop).
-    pub send_lag: Histogram<u64>,
+    /// The first note of each error kind (what a bad or wrong answer had wrong).
+    pub notes: Vec<ErrorNote>,
+    /// Latency of successful requests, from the *scheduled* send: what a user of the service
+    /// waits, queueing in the client included (no coordinated omission). In closed loop a
+    /// request is scheduled when it is sent, so this is the plain latency.
+    pub latency: Distribution,
+    /// Sum of squared latencies (for the standard deviation).
+    pub latency_sq_sum: f64,
+    /// Service time of successful requests: from the actual send to the answer.
+    pub service: Distribution,
+    /// How late each send was against its schedule (open loop).
+    pub send_lag: Distribution,
+    /// From the scheduled send to the first answer, per successful request.
+    pub first_response: Distribution,
+    /// The gaps between consecutive answers of successful requests.
+    pub inter_response: Distribution,
+    /// Answers per successful request (its sum is the window's answer count).
+    pub responses: Distribution,
     /// Sends more than 1 ms late (perf_analyzer's tolerance).
     pub late_sends: u64,
     /// Requests the driver sent during the window (set by the profiler; 0 if unknown).
@@ -79,11 +53,6 @@ pub struct WindowStats {
     /// Sends that waited for `--max-concurrency`, and their total wait in ns.
     pub cap_waits: u64,
     pub cap_wait_ns: u128,
-    /// Sum and sum of squares of latency in ns (for mean and standard deviation).
-    pub latency_sum_ns: u128,
-    pub latency_sq_sum: f64,
-    /// Sum of service times in ns.
-    pub service_sum_ns: u128,
     /// Sums over successful requests of client send and receive time, in ns.
     pub send_sum_ns: u128,
     pub recv_sum_ns: u128,
@@ -99,8 +68,6 @@ pub struct WindowStats {
     /// bound a finite run's single window.
     pub first_send: Option<Instant>,
     pub last_done: Option<Instant>,
-    /// Set once the histograms were dropped: the percentiles the reports still need.
-    pub kept: Option<Box<KeptPercentiles>>,
 }
 
 impl WindowStats {
@@ -110,16 +77,18 @@ impl WindowStats {
             batch_size,
             ok: 0,
             errors: BTreeMap::new(),
-            latency: new_histogram(),
-            service: new_histogram(),
-            send_lag: new_histogram(),
+            notes: Vec::new(),
+            latency: Distribution::default(),
+            latency_sq_sum: 0.0,
+            service: Distribution::default(),
+            send_lag: Distribution::default(),
+            first_response: Distribution::default(),
+            inter_response: Distribution::default(),
+            responses: Distribution::default(),
             late_sends: 0,
             sent: 0,
             cap_waits: 0,
             cap_wait_ns: 0,
-            latency_sum_ns: 0,
-            latency_sq_sum: 0.0,
-            service_sum_ns: 0,
             send_sum_ns: 0,
             recv_sum_ns: 0,
             windows: 0,
@@ -128,28 +97,37 @@ impl WindowStats {
             metrics: None,
             first_send: None,
             last_done: None,
-            kept: None,
         }
     }
 
-    /// Builds one window of the given length from the samples credited to it.
+    /// Builds one window of the given length from samples answered once each.
     pub fn from_samples(samples: &[Sample], duration: Duration, batch_size: u32) -> Self {
         let mut stats = WindowStats::new(batch_size);
         stats.duration = duration;
         stats.windows = 1;
         for sample in samples {
-            stats.add(sample);
+            stats.add(sample, &[]);
         }
         stats
     }
 
-    /// Adds one finished request.
-    pub fn add(&mut self, sample: &Sample) {
+    /// Adds everything a cut took out of the slots' buffers.
+    pub fn add_drained(&mut self, drained: &Drained) {
+        for (sample, gaps) in drained.each() {
+            self.add(sample, gaps);
+        }
+        for note in &drained.notes {
+            self.note(note);
+        }
+    }
+
+    /// Adds one finished request and the gaps between its answers.
+    pub fn add(&mut self, sample: &Sample, gaps: &[u64]) {
         let start = sample.scheduled.min(sample.sent);
         self.first_send = Some(self.first_send.map_or(start, |t| t.min(start)));
         self.last_done = Some(self.last_done.map_or(sample.done, |t| t.max(sample.done)));
         let lag = sample.sent.saturating_duration_since(sample.scheduled);
-        record(&mut self.send_lag, lag.as_nanos() as u64);
+        self.send_lag.record(lag.as_nanos() as u64);
         if lag > LATE_SEND {
             self.late_sends += 1;
         }
@@ -157,60 +135,77 @@ impl WindowStats {
             *self.errors.entry(kind).or_insert(0) += 1;
             return;
         }
-        let service = sample.latency_ns().max(1);
         let latency = sample.latency_from_schedule_ns().max(1);
         self.ok += 1;
-        record(&mut self.latency, latency);
-        record(&mut self.service, service);
-        self.service_sum_ns += service as u128;
-        self.latency_sum_ns += latency as u128;
+        self.latency.record(latency);
         self.latency_sq_sum += (latency as f64) * (latency as f64);
+        self.service.record(sample.latency_ns().max(1));
+        self.first_response.record(sample.first_response_ns());
+        self.responses.record(sample.answers as u64);
+        for &gap in gaps {
+            self.inter_response.record(gap);
+        }
         self.send_sum_ns += sample.send_ns as u128;
         self.recv_sum_ns += sample.recv_ns as u128;
     }
 
-    /// Drops the latency distributions, keeping the figures at the percentiles `keep` and
-    /// every count and sum: a window that will only be reported, never merged again, then
-    /// costs a few hundred bytes instead of its histograms, so that memory stays flat
-    /// however many windows or seconds a run has.
-    pub fn compact(&mut self, keep: &[f64]) {
-        if self.kept.is_some() {
-            return;
+    /// Keeps a note when it is the first of its kind.
+    fn note(&mut self, note: &ErrorNote) {
+        match self.notes.iter_mut().find(|n| n.kind == note.kind) {
+            Some(kept) if kept.at <= note.at => {}
+            Some(kept) => *kept = note.clone(),
+            None => self.notes.push(note.clone()),
         }
-        let points = keep
-            .iter()
-            .map(|&p| {
-                let lag = self.send_lag_percentile_us(p);
-                let service = self.service_percentile_us(p);
-                (p, self.percentile_us(p), service, lag)
-            })
-            .collect();
-        let sends = self.send_lag.len();
-        self.kept = Some(Box::new(KeptPercentiles { points, sends }));
-        for histogram in [&mut self.latency, &mut self.service, &mut self.send_lag] {
-            *histogram = Histogram::new_with_bounds(1, 2, 0).expect("static bounds are valid");
+    }
+
+    /// Every distribution of the window.
+    fn distributions(&mut self) -> [&mut Distribution; 6] {
+        [
+            &mut self.latency,
+            &mut self.service,
+            &mut self.send_lag,
+            &mut self.first_response,
+            &mut self.inter_response,
+            &mut self.responses,
+        ]
+    }
+
+    /// Drops the distributions' histograms, keeping their values at the percentiles `keep`
+    /// and every count and sum: a window that will only be reported, never merged again,
+    /// then costs a few hundred bytes, so that memory stays flat however many windows or
+    /// seconds a run has.
+    pub fn compact(&mut self, keep: &[f64]) {
+        for distribution in self.distributions() {
+            distribution.compact(keep);
         }
     }
 
     /// Adds another window into this one; neither may be compacted.
     pub fn merge(&mut self, other: &WindowStats) {
-        debug_assert!(self.kept.is_none() && other.kept.is_none());
         self.duration += other.duration;
         self.ok += other.ok;
         for (kind, count) in &other.errors {
             *self.errors.entry(*kind).or_insert(0) += count;
         }
-        // Both histograms share bounds, so adding cannot fail.
-        let _ = self.latency.add(&other.latency);
-        let _ = self.service.add(&other.service);
-        let _ = self.send_lag.add(&other.send_lag);
+        for note in &other.notes {
+            self.note(note);
+        }
+        let theirs = [
+            &other.latency,
+            &other.service,
+            &other.send_lag,
+            &other.first_response,
+            &other.inter_response,
+            &other.responses,
+        ];
+        for (mine, theirs) in self.distributions().into_iter().zip(theirs) {
+            mine.merge(theirs);
+        }
+        self.latency_sq_sum += other.latency_sq_sum;
         self.late_sends += other.late_sends;
         self.sent += other.sent;
         self.cap_waits += other.cap_waits;
         self.cap_wait_ns += other.cap_wait_ns;
-        self.latency_sum_ns += other.latency_sum_ns;
-        self.latency_sq_sum += other.latency_sq_sum;
-        self.service_sum_ns += other.service_sum_ns;
         self.send_sum_ns += other.send_sum_ns;
         self.recv_sum_ns += other.recv_sum_ns;
         self.windows += other.windows;
@@ -261,22 +256,27 @@ impl WindowStats {
         }
     }
 
-    /// Successful inferences per second (requests × batch / window length).
-    pub fn throughput(&self) -> f64 {
+    fn per_second(&self, count: f64) -> f64 {
         let secs = self.duration.as_secs_f64();
         if secs <= 0.0 {
             0.0
         } else {
-            (self.ok * self.batch_size as u64) as f64 / secs
+            count / secs
         }
     }
 
+    /// Successful inferences per second (requests × batch / window length).
+    pub fn throughput(&self) -> f64 {
+        self.per_second((self.ok * self.batch_size as u64) as f64)
+    }
+
+    /// Answers of successful requests per second (perf_analyzer's response throughput).
+    pub fn response_throughput(&self) -> f64 {
+        self.per_second(self.responses.sum() as f64)
+    }
+
     pub fn mean_latency_us(&self) -> f64 {
-        if self.ok == 0 {
-            0.0
-        } else {
-            self.latency_sum_ns as f64 / self.ok as f64 / 1000.0
-        }
+        self.latency.mean() / 1000.0
     }
 
     /// Sample standard deviation of latency in µs (0 with fewer than two requests).
@@ -285,71 +285,42 @@ impl WindowStats {
             return 0.0;
         }
         let n = self.ok as f64;
-        let mean = self.latency_sum_ns as f64 / n;
+        let mean = self.latency.mean();
         let variance = ((self.latency_sq_sum - n * mean * mean) / (n - 1.0)).max(0.0);
         variance.sqrt() / 1000.0
     }
 
     /// Latency at percentile `p` (0 < p < 100) in µs.
     pub fn percentile_us(&self, p: f64) -> f64 {
-        if self.ok == 0 {
-            return 0.0;
-        }
-        if let Some(kept) = &self.kept {
-            return kept.at(p, |point| point.1);
-        }
-        self.latency.value_at_quantile(p / 100.0) as f64 / 1000.0
+        self.latency.percentile(p) / 1000.0
     }
 
     /// Service time (actual send to answer) at percentile `p`, in µs.
     pub fn service_percentile_us(&self, p: f64) -> f64 {
-        if self.ok == 0 {
-            return 0.0;
-        }
-        if let Some(kept) = &self.kept {
-            return kept.at(p, |point| point.2);
-        }
-        self.service.value_at_quantile(p / 100.0) as f64 / 1000.0
+        self.service.percentile(p) / 1000.0
     }
 
     /// Mean service time (actual send to answer), in µs.
     pub fn mean_service_us(&self) -> f64 {
-        self.avg_us(self.service_sum_ns)
+        self.service.mean() / 1000.0
     }
 
     /// Send lag behind the schedule at percentile `p`, in µs.
     pub fn send_lag_percentile_us(&self, p: f64) -> f64 {
-        if let Some(kept) = &self.kept {
-            return if kept.sends == 0 {
-                0.0
-            } else {
-                kept.at(p, |point| point.3)
-            };
-        }
-        if self.send_lag.is_empty() {
-            return 0.0;
-        }
-        self.send_lag.value_at_quantile(p / 100.0) as f64 / 1000.0
+        self.send_lag.percentile(p) / 1000.0
     }
 
     /// Share of sends more than 1 ms behind schedule, in [0, 1].
     pub fn late_share(&self) -> f64 {
-        let sends = self.kept.as_ref().map_or(self.send_lag.len(), |k| k.sends);
-        if sends == 0 {
-            0.0
-        } else {
-            self.late_sends as f64 / sends as f64
+        match self.send_lag.count() {
+            0 => 0.0,
+            sends => self.late_sends as f64 / sends as f64,
         }
     }
 
     /// Requests sent per second during the window (open loop).
     pub fn send_rate(&self) -> f64 {
-        let secs = self.duration.as_secs_f64();
-        if secs <= 0.0 {
-            0.0
-        } else {
-            self.sent as f64 / secs
-        }
+        self.per_second(self.sent as f64)
     }
 
     pub fn avg_send_us(&self) -> f64 {
@@ -393,88 +364,5 @@ fn merge_option<T: Clone>(mine: &mut Option<T>, other: &Option<T>, add: fn(&mut 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
-        let done = at + Duration::from_micros(latency_us);
-        Sample {
-            scheduled: at,
-            sent: at,
-            send_ns: 1_000,
-            recv_ns: 2_000,
-            done,
-            error,
-        }
-    }
-
-    #[test]
-    fn throughput_counts_batch_and_excludes_errors() {
-        let t = Instant::now();
-        let samples: Vec<_> = (0..10)
-            .map(|i| sample(t, 100, (i == 0).then_some(ErrorKind::Timeout)))
-            .collect();
-        let w = WindowStats::from_samples(&samples, Duration::from_secs(1), 4);
-        assert_eq!(w.ok, 9);
-        assert_eq!(w.error_count(), 1);
-        assert!((w.throughput() - 36.0).abs() < 1e-9);
-        assert!((w.error_rate() - 0.1).abs() < 1e-9);
-        assert!((w.mean_latency_us() - 100.0).abs() < 1e-6);
-        assert!((w.avg_wait_us() - 97.0).abs() < 1e-6);
-    }
-
-    #[test]
-    fn a_compacted_window_keeps_its_reported_figures_and_drops_its_histograms() {
-        let t = Instant::now();
-        let samples: Vec<_> = (1..=1000).map(|i| sample(t, i, None)).collect();
-        let mut w = WindowStats::from_samples(&samples, Duration::from_secs(1), 1);
-        let kept = [50.0, 99.0, 99.9];
-        let before: Vec<f64> = kept.iter().map(|&p| w.percentile_us(p)).collect();
-        let (mean, std, late) = (w.mean_latency_us(), w.std_latency_us(), w.late_share());
-        let grown = w.latency.distinct_values();
-        w.compact(&kept);
-        let after: Vec<f64> = kept.iter().map(|&p| w.percentile_us(p)).collect();
-        assert_eq!(before, after);
-        assert_eq!((w.mean_latency_us(), w.std_latency_us()), (mean, std));
-        assert_eq!(w.late_share(), late);
-        assert_eq!(w.service_percentile_us(99.0), before[1]);
-        assert!(
-            w.percentile_us(75.0).is_nan(),
-            "a percentile not kept shows as such"
-        );
-        assert!(w.latency.distinct_values() < 16, "was {grown} counters");
-    }
-
-    #[test]
-    fn histograms_grow_only_to_the_values_recorded() {
-        let t = Instant::now();
-        let fast = WindowStats::from_samples(&[sample(t, 100, None)], Duration::from_secs(1), 1);
-        let slow = WindowStats::from_samples(
-            &[sample(t, 100, None), sample(t, 60_000_000, None)],
-            Duration::from_secs(1),
-            1,
-        );
-        assert!(fast.latency.distinct_values() < slow.latency.distinct_values());
-        assert!((slow.percentile_us(99.0) - 60_000_000.0).abs() <= 60_000.0);
-        let mut merged = fast.clone();
-        merged.merge(&slow);
-        assert_eq!(merged.percentile_us(99.0), slow.percentile_us(99.0));
-    }
-
-    #[test]
-    fn merge_adds_counts_and_keeps_distribution() {
-        let t = Instant::now();
-        let fast: Vec<_> = (0..100).map(|_| sample(t, 100, None)).collect();
-        let slow: Vec<_> = (0..100).map(|_| sample(t, 300, None)).collect();
-        let a = WindowStats::from_samples(&fast, Duration::from_secs(1), 1);
-        let b = WindowStats::from_samples(&slow, Duration::from_secs(1), 1);
-        let m = WindowStats::merged([&a, &b], 1);
-        assert_eq!(m.ok, 200);
-        assert_eq!(m.windows, 2);
-        assert!((m.throughput() - 100.0).abs() < 1e-9);
-        assert!((m.mean_latency_us() - 200.0).abs() < 1e-6);
-        assert!((m.std_latency_us() - 100.25).abs() < 0.5);
-        assert!((m.percentile_us(25.0) - 100.0).abs() < 0.2);
-        assert!((m.percentile_us(99.9) - 300.0).abs() < 0.5);
-    }
-}
+#[path = "window_tests.rs"]
+mod tests;

@@ -8,12 +8,13 @@ use crate::config::{format_rate, LoadLevel};
 use crate::config::{Config, Distribution, LoadMode, MeasurementMode, Protocol, ServiceKind};
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::window::WindowStats;
+use crate::model::ModelSpec;
 
 use super::format::{
     format_throughput, level_name_value, percentile_label, reported_percentiles, stabilizing_label,
     usec,
 };
-use super::server;
+use super::{answers, server};
 
 /// Joins report lines, each ending in a newline.
 fn join_lines(lines: &[String]) -> String {
@@ -144,6 +145,13 @@ fn load_limit(cfg: &Config) -> Vec<String> {
         LoadMode::FixedSchedule => {
             vec!["  Replaying the input data's timestamps once (--fixed-schedule)".into()]
         }
+        LoadMode::Periodic(p) => vec![
+            format!(
+                "  Periodic concurrency: {} streamed requests, then {} more each time every request of the latest set has had {} answers, up to {} in all",
+                p.start, p.step, p.period, p.end
+            ),
+            "  Measured in one window from the first request to the last answer (no stabilization)".into(),
+        ],
         LoadMode::Timeline { plan, distribution } => {
             let mut lines = vec![format!(
                 "  Load over time: {}, reported per second",
@@ -175,15 +183,16 @@ fn distribution_name(distribution: Distribution) -> &'static str {
 
 /// The report of one load level: heading, client statistics, errors, per-window detail
 /// (with `-v`) and a warning when the numbers are not from a stable measurement.
-pub fn level_block(cfg: &Config, r: &LevelResult) -> String {
+pub fn level_block(cfg: &Config, model: &ModelSpec, r: &LevelResult) -> String {
     let w = &r.merged;
-    let mut lines = vec![level_heading(&r.level), "  Client: ".to_string()];
-    lines.extend(client_lines(cfg, w));
+    let mut lines = vec![level_heading(cfg, &r.level), "  Client: ".to_string()];
+    lines.extend(client_lines(cfg, model, w));
     let open_loop = matches!(r.level, LoadLevel::Rate(_));
     if let LoadLevel::Rate(rate) = r.level {
         lines.extend(super::open_loop::open_loop_lines(cfg, rate, w));
     }
     lines.extend(error_line(w));
+    lines.extend(answers::note_lines(r));
     lines.extend(server::client_cost_lines(cfg, w, open_loop));
     if let Some(stats) = &w.server {
         lines.extend(server::server_lines(stats));
@@ -199,28 +208,36 @@ pub fn level_block(cfg: &Config, r: &LevelResult) -> String {
     join_lines(&lines)
 }
 
-/// `Request concurrency: 4` or `Request Rate: 100`.
-fn level_heading(level: &LoadLevel) -> String {
+/// `Request concurrency: 4` or `Request Rate: 100` (or the sets of a periodic run).
+fn level_heading(cfg: &Config, level: &LoadLevel) -> String {
+    if let LoadMode::Periodic(p) = cfg.load {
+        return format!(
+            "Periodic concurrency: {}:{}:{} (a new set every {} answers)",
+            p.start, p.end, p.step, p.period
+        );
+    }
     match level {
         LoadLevel::Concurrency(c) => format!("Request concurrency: {c}"),
         LoadLevel::Rate(rate) => format!("Request Rate: {}", format_rate(*rate)),
     }
 }
 
-/// Request count, throughput, latency figures and the protocol time split.
-fn client_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
+/// Request count, throughput, latency figures (every answer's, when streaming) and the
+/// protocol time split.
+fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String> {
     let mut lines = vec![
         format!("    Request count: {}", w.ok),
         format!(
             "    Throughput: {} infer/sec",
             format_throughput(w.throughput())
         ),
-        format!(
-            "    Avg latency: {} usec (standard deviation {} usec)",
-            usec(w.mean_latency_us()),
-            usec(w.std_latency_us())
-        ),
     ];
+    lines.extend(answers::response_throughput_line(model, w));
+    lines.push(format!(
+        "    Avg latency: {} usec (standard deviation {} usec)",
+        usec(w.mean_latency_us()),
+        usec(w.std_latency_us())
+    ));
     for p in reported_percentiles(cfg) {
         lines.push(format!(
             "    {}: {} usec",
@@ -228,6 +245,7 @@ fn client_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
             usec(w.percentile_us(p))
         ));
     }
+    lines.extend(answers::stream_lines(cfg, w));
     lines.push(protocol_time_line(cfg, w));
     lines
 }
@@ -397,163 +415,5 @@ fn summary_line(cfg: &Config, r: &LevelResult) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::backend::ErrorKind;
-    use crate::config::ConcurrencyRange;
-    use crate::report::{test_config, test_level, test_window};
-
-    /// 100 requests of 1..=100 ms over 5 s at concurrency 4.
-    fn hundred_requests(end: LevelEnd) -> LevelResult {
-        let latencies: Vec<u64> = (1..=100).map(|i| i * 1000).collect();
-        test_level(LoadLevel::Concurrency(4), &latencies, 5.0, end)
-    }
-
-    fn lines(text: &str) -> Vec<&str> {
-        text.lines().collect()
-    }
-
-    #[test]
-    fn level_block_has_perf_analyzer_lines() {
-        let block = level_block(&test_config(), &hundred_requests(LevelEnd::Stable));
-        let got = lines(&block);
-        assert_eq!(got[0], "Request concurrency: 4");
-        assert_eq!(got[1], "  Client: ");
-        assert_eq!(got[2], "    Request count: 100");
-        assert_eq!(got[3], "    Throughput: 20 infer/sec");
-        assert!(got[4].starts_with("    Avg latency: 50500 usec (standard deviation 290"));
-        assert!(got[5].starts_with("    p50 latency: 50"), "{}", got[5]);
-        assert!(got[6].starts_with("    p90 latency: 90"), "{}", got[6]);
-        assert!(got[7].starts_with("    p95 latency: 95"), "{}", got[7]);
-        assert!(got[8].starts_with("    p99 latency: 99"), "{}", got[8]);
-        assert_eq!(
-            got[9],
-            "    Avg HTTP time: 50500 usec (send/recv 80 usec + response wait 50420 usec)"
-        );
-        assert!(
-            got[10].starts_with("  Where the time went: client send 64 usec"),
-            "{}",
-            got[10]
-        );
-        assert_eq!(got.len(), 11);
-    }
-
-    #[test]
-    fn percentile_line_is_merged_in_ascending_order() {
-        let mut cfg = test_config();
-        cfg.percentile = Some(99.9);
-        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
-        let labels: Vec<&str> = lines(&block)
-            .into_iter()
-            .filter(|l| l.contains(" latency: "))
-            .map(|l| l.trim().split(':').next().unwrap_or(""))
-            .collect();
-        assert_eq!(
-            labels,
-            [
-                "Avg latency",
-                "p50 latency",
-                "p90 latency",
-                "p95 latency",
-                "p99 latency",
-                "p99.9 latency"
-            ]
-        );
-        cfg.percentile = Some(95.0);
-        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
-        assert_eq!(block.matches("p95 latency").count(), 1);
-    }
-
-    #[test]
-    fn grpc_and_verbose_split_the_protocol_time() {
-        let mut cfg = test_config();
-        cfg.protocol = Protocol::Grpc;
-        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
-        assert!(block.contains(
-            "    Avg gRPC time: 50500 usec ((un)marshal request/response 80 usec + response wait 50420 usec)\n"
-        ));
-        cfg.protocol = Protocol::Http;
-        cfg.verbose = 1;
-        let block = level_block(&cfg, &hundred_requests(LevelEnd::Stable));
-        assert!(block.contains("(send 64 usec + response wait 50420 usec + receive 16 usec)"));
-        assert!(block.contains("    Window 1: 20 infer/sec, latency 50500 usec\n"));
-    }
-
-    #[test]
-    fn errors_and_instability_are_reported() {
-        let mut r = hundred_requests(LevelEnd::Unstable);
-        let failed = [
-            ErrorKind::Timeout,
-            ErrorKind::HttpStatus(500),
-            ErrorKind::HttpStatus(500),
-        ];
-        r.merged = test_window(&[1000; 97], &failed, 5.0);
-        r.windows = vec![r.merged.clone(); 10];
-        r.merged.windows = 3;
-        let block = level_block(&test_config(), &r);
-        assert!(block.contains("    Errors: 3 (3.00%): HTTP 500 × 2, timeout × 1\n"));
-        assert!(block.contains(
-            "  [WARNING] Not stable after 10 windows: these numbers come from the last 3 windows; \
-             try a longer --measurement-interval or a larger -s.\n"
-        ));
-    }
-
-    #[test]
-    fn over_latency_limit_is_noted() {
-        let mut cfg = test_config();
-        cfg.latency_threshold_ms = Some(40.0);
-        let block = level_block(&cfg, &hundred_requests(LevelEnd::OverLatencyLimit));
-        assert!(block
-            .contains("  Latency limit reached: latency 50500 usec is at or above -l 40 msec.\n"));
-    }
-
-    #[test]
-    fn rate_levels_and_summary() {
-        let mut cfg = test_config();
-        let rate = test_level(LoadLevel::Rate(100.0), &[2000; 10], 1.0, LevelEnd::Stable);
-        assert!(level_block(&cfg, &rate).starts_with("Request Rate: 100\n"));
-        let results = [hundred_requests(LevelEnd::Stable), rate];
-        assert_eq!(
-            summary_block(&cfg, &results),
-            "Inferences/Second vs. Client Average Batch Latency\n\
-             Concurrency: 4, throughput: 20 infer/sec, latency 50500 usec\n\
-             Request Rate: 100, throughput: 10 infer/sec, latency 2000 usec\n"
-        );
-        cfg.percentile = Some(99.0);
-        let results = [hundred_requests(LevelEnd::Unstable)];
-        let summary = summary_block(&cfg, &results);
-        assert!(summary.starts_with("Inferences/Second vs. Client p99 Batch Latency\n"));
-        assert!(summary.contains("latency 99"), "{summary}");
-        assert!(summary.ends_with(" usec (unstable)\n"));
-    }
-
-    #[test]
-    fn settings_block_matches_perf_analyzer() {
-        let mut cfg = test_config();
-        cfg.concurrency = ConcurrencyRange {
-            start: 1,
-            end: 8,
-            step: 1,
-        };
-        cfg.async_mode = true;
-        assert_eq!(
-            settings_block(&cfg, "TRITON"),
-            "*** Measurement Settings ***\n  Batch size: 1\n  Service Kind: TRITON\n  \
-             Using \"time_windows\" mode for stabilization\n  \
-             Stabilizing using average latency and throughput\n  \
-             Measurement window: 5000 msec\n  Latency limit: 0 msec\n  \
-             Concurrency limit: 8 concurrent requests\n  \
-             Using asynchronous calls for inference\n\n"
-        );
-        cfg.measurement_mode = MeasurementMode::CountWindows;
-        cfg.percentile = Some(95.0);
-        cfg.concurrency.end = 0;
-        let text = settings_block(&cfg, "TRITON");
-        assert!(text.contains("  Using \"count_windows\" mode for stabilization\n"));
-        assert!(text.contains("  Minimum number of samples in each window: 50\n"));
-        assert!(text.contains("  Stabilizing using p95 latency and throughput\n"));
-        assert!(text.contains("  Concurrency limit: none"));
-        cfg.request_count = Some(200);
-        assert!(settings_block(&cfg, "TRITON").contains("Using exactly 200 requests"));
-    }
-}
+#[path = "console_tests.rs"]
+mod tests;

@@ -3,6 +3,7 @@
 //! only the validated [`Config`](crate::config::Config) and the
 //! [`LevelResult`](crate::measure::level::LevelResult)s, and never measure anything.
 
+pub mod answers;
 pub mod console;
 pub mod csv;
 pub mod ensemble_csv;
@@ -28,17 +29,8 @@ use crate::config::LoadLevel;
 #[cfg(test)]
 use crate::measure::level::{LevelEnd, LevelResult};
 
-/// perf_analyzer's defaults, as `Config::from_args` builds them for `-m test`.
 #[cfg(test)]
-pub(crate) fn test_config() -> Config {
-    use clap::Parser;
-    let cli = crate::cli::Cli::try_parse_from(["inferperf", "profile", "-m", "test"])
-        .expect("default flags parse");
-    let crate::cli::Command::Profile(args) = cli.command else {
-        unreachable!("the profile subcommand was given");
-    };
-    Config::from_args(&args).expect("default flags are valid")
-}
+pub(crate) use crate::config::test_config;
 
 /// One window of `secs` seconds holding a successful request per latency (send 64 µs,
 /// receive 16 µs each) and a failed request per error.
@@ -57,7 +49,10 @@ fn test_window(
         sent: start,
         send_ns: 64_000,
         recv_ns: 16_000,
+        first: start + Duration::from_micros(latency_us),
         done: start + Duration::from_micros(latency_us),
+        answers: 1,
+        gaps: 0,
         error,
     };
     let mut samples: Vec<Sample> = latencies_us.iter().map(|&l| sample(l, None)).collect();
@@ -74,5 +69,6 @@ fn test_level(level: LoadLevel, latencies_us: &[u64], secs: f64, end: LevelEnd) 
         merged: window.clone(),
         windows: vec![window],
         end,
+        notes: Vec::new(),
     }
 }

@@ -78,13 +78,12 @@ mod tests {
     fn window(lag_us: u64, count: usize) -> WindowStats {
         let t = Instant::now();
         let samples: Vec<Sample> = (0..count)
-            .map(|_| Sample {
-                scheduled: t,
-                sent: t + Duration::from_micros(lag_us),
-                send_ns: 0,
-                recv_ns: 0,
-                done: t + Duration::from_micros(lag_us + 1000),
-                error: None,
+            .map(|_| {
+                Sample::once(
+                    t,
+                    t + Duration::from_micros(lag_us),
+                    t + Duration::from_micros(lag_us + 1000),
+                )
             })
             .collect();
         let mut w = WindowStats::from_samples(&samples, Duration::from_secs(1), 1);

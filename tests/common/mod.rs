@@ -88,34 +88,64 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Prepares a run from profile flags, sends every payload of its dataset once over one
-/// connection, and returns the decoded outputs of each answer.
+/// Prepares a run from profile flags, sends every encoded request of its dataset once with
+/// a plain client (so that what is checked is the client's encoding, not its answer
+/// checking), and returns the decoded outputs of each answer.
 pub async fn answers(
     args: &[&str],
 ) -> (inferperf::app::Prepared, Vec<Vec<inferperf::wire::Tensor>>) {
-    use inferperf::backend::Connection;
-    use prost::Message;
+    use inferperf::backend::Payload;
     let cfg = config(args);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-    let mut conn = Connection::open(&prepared.target, 0)
-        .await
-        .expect("connect");
-    let protobuf = prepared.target.local.is_some()
-        || prepared.target.protocol == inferperf::config::Protocol::Grpc;
-    let mut deadline = inferperf::backend::Deadline::new(prepared.target.timeout);
+    let target = &prepared.target;
     let mut all = Vec::new();
-    for payload in &prepared.dataset.payloads {
-        let reply = conn
-            .infer(payload, std::time::Instant::now(), &mut deadline)
-            .await
-            .unwrap_or_else(|e| panic!("{args:?}: {e}"));
-        let response = if protobuf {
-            let msg = inferperf::proto::ModelInferResponse::decode(reply.body).expect("protobuf");
-            inferperf::wire::from_grpc_response(msg).expect("decodes")
-        } else {
-            inferperf::wire::decode_http_response(&reply.body, reply.header_len).expect("decodes")
+    for request in prepared.requests.iter() {
+        let response = match &request.payload {
+            Payload::Http(bytes) => http_answer(target, bytes).await,
+            Payload::Grpc(framed) => grpc_answer(target, framed).await,
+            Payload::Local(call) => {
+                let server = target.local.as_ref().expect("in-process models");
+                let call = inferperf::wire::InferRequest::clone(call);
+                server
+                    .infer(&target.model, &target.version, call)
+                    .await
+                    .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+            }
         };
         all.push(response.outputs);
     }
     (prepared, all)
+}
+
+async fn http_answer(
+    target: &inferperf::backend::Target,
+    bytes: &[u8],
+) -> inferperf::wire::InferResponse {
+    use inferperf::backend::http1::Http1Stream;
+    let mut io = Http1Stream::connect(&target.addrs, target.timeout)
+        .await
+        .expect("connect");
+    io.send(bytes).await.expect("send");
+    let answer = io.receive().await.expect("answer");
+    assert_eq!(
+        answer.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answer.body)
+    );
+    inferperf::wire::decode_http_response(&answer.body, answer.header_len).expect("decodes")
+}
+
+async fn grpc_answer(
+    target: &inferperf::backend::Target,
+    framed: &[u8],
+) -> inferperf::wire::InferResponse {
+    use inferperf::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+    use prost::Message;
+    let message = inferperf::proto::ModelInferRequest::decode(&framed[5..]).expect("protobuf");
+    let mut client = GrpcInferenceServiceClient::connect(format!("http://{}", target.addrs[0]))
+        .await
+        .expect("connect");
+    let answer = client.model_infer(message).await.expect("answer");
+    inferperf::wire::from_grpc_response(answer.into_inner()).expect("decodes")
 }

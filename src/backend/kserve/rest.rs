@@ -1,7 +1,7 @@
 //! KServe v2 over HTTP/1.1: one connection per in-flight slot, each inference request framed
 //! once when the dataset is built (JSON or the binary tensor data extension) and written in
-//! one piece, and the REST calls that discovery and the statistics reader make. The
-//! exchange itself is the hand-written HTTP/1.1 of `http1.rs`.
+//! one piece, its answer checked; and the REST calls that discovery and the statistics
+//! reader make. The exchange itself is the hand-written HTTP/1.1 of `backend::http1`.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -10,10 +10,11 @@ use bytes::Bytes;
 use http::StatusCode;
 use serde_json::Value;
 
-use super::http1::{frame_request, Http1Stream, Response};
-use super::outcome::ErrorKind;
-use super::{nanos, server_datatype, ConfigFacts, Discovered, Reply, Target};
-use crate::config::Config;
+use super::answer::check_http;
+use crate::backend::http1::{frame_request, Http1Stream, Response};
+use crate::backend::memo::CheckedAnswers;
+use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
+use crate::backend::{nanos, server_datatype, ConfigFacts, Discovered, Payload, Request, Target};
 use crate::error::{RunError, RunResult};
 use crate::model::{DataType, Scheduler, TensorSpec};
 
@@ -28,10 +29,10 @@ pub fn model_path(model: &str, version: &str) -> String {
 
 /// The whole HTTP request for one inference body: `POST …/infer` with `Host`, the `-H`
 /// headers and the content headers, framed once so that sending it is one write.
-pub fn infer_request(cfg: &Config, body: &[u8], header_len: Option<usize>) -> Bytes {
-    let path = format!("{}/infer", model_path(&cfg.model_name, &cfg.model_version));
+pub fn infer_request(target: &Target, body: &[u8], header_len: Option<usize>) -> Bytes {
+    let path = format!("{}/infer", target.model_path());
     let header_len = header_len.map(|n| n.to_string());
-    let mut headers: Vec<(&str, &str)> = user_headers(&cfg.headers).collect();
+    let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
     match &header_len {
         Some(len) => {
             headers.push(("content-type", "application/octet-stream"));
@@ -39,7 +40,7 @@ pub fn infer_request(cfg: &Config, body: &[u8], header_len: Option<usize>) -> By
         }
         None => headers.push(("content-type", "application/json")),
     }
-    frame_request("POST", &path, &cfg.url, &headers, body)
+    frame_request("POST", &path, &target.authority, &headers, body)
 }
 
 /// The `-H` headers, except those the framing writes itself.
@@ -58,6 +59,7 @@ pub struct HttpConn {
     timeout: Duration,
     host: String,
     headers: Vec<(String, String)>,
+    checked: CheckedAnswers<()>,
 }
 
 impl HttpConn {
@@ -68,6 +70,7 @@ impl HttpConn {
             timeout: target.timeout,
             host: target.authority.clone(),
             headers: target.headers.clone(),
+            checked: CheckedAnswers::default(),
         })
     }
 
@@ -75,27 +78,44 @@ impl HttpConn {
         self.io.is_usable()
     }
 
-    /// Writes a framed inference request, begun at `sent`, and reads the whole answer.
-    pub async fn infer(&mut self, request: &[u8], sent: Instant) -> Result<Reply, ErrorKind> {
-        self.io.send(request).await?;
+    /// Writes a framed inference request and reads and checks its answer.
+    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let Payload::Http(bytes) = &request.payload else {
+            return Err(ErrorKind::Connection.into());
+        };
+        self.io.send(bytes).await?;
         let written = Instant::now();
         let response = self.io.receive().await?;
         let done = Instant::now();
         if response.status != 200 {
-            return Err(ErrorKind::HttpStatus(response.status));
+            return Err(ErrorKind::HttpStatus(response.status).into());
         }
-        Ok(Reply {
-            send_ns: nanos(written.saturating_duration_since(sent)),
-            recv_ns: nanos(done.saturating_duration_since(response.first_byte)),
-            done,
-            body: response.body,
-            header_len: response.header_len,
-        })
+        ex.send_ns = nanos(written.saturating_duration_since(ex.sent));
+        ex.recv_ns = nanos(done.saturating_duration_since(response.first_byte));
+        if response.trailing > 0 {
+            return Err(Failure::bad(
+                Malformation::Overlong,
+                format!(
+                    "{} bytes came after the {}-byte body the answer declares",
+                    response.trailing,
+                    response.body.len()
+                ),
+            ));
+        }
+        check_http(
+            &mut self.checked,
+            request,
+            &response.body,
+            response.header_len,
+        )?;
+        ex.answer(done);
+        ex.finish(done);
+        Ok(())
     }
 
     /// GETs a resource; `Ok((status, body))` for any answer from the server. A connection
     /// the server closed meanwhile is opened anew first.
-    pub(super) async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes), ErrorKind> {
+    pub(crate) async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes), ErrorKind> {
         if !self.io.is_usable() {
             self.io = Http1Stream::connect(&self.addrs, self.timeout).await?;
         }

@@ -1,6 +1,6 @@
 //! KServe v2 over gRPC with tonic: the RPCs that discovery and the statistics reader make,
-//! with `-H` headers sent as metadata. Inference calls take the leaner path of
-//! `grpc_unary.rs`.
+//! with `-H` headers sent as metadata. Inference calls take the leaner path of `unary.rs`
+//! and `stream.rs`, on the h2 transport of `backend::h2`.
 
 use std::str::FromStr;
 
@@ -8,17 +8,16 @@ use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
-use super::outcome::ErrorKind;
-use super::{server_datatype, ConfigFacts, Discovered, Target};
+use crate::backend::h2::MAX_MESSAGE;
+use crate::backend::outcome::ErrorKind;
+use crate::backend::{server_datatype, ConfigFacts, Discovered, Target};
 use crate::error::{RunError, RunResult};
 use crate::model::{Scheduler, TensorSpec};
 use crate::proto;
 use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
 
-use super::grpc_unary::MAX_MESSAGE;
-
 /// The error kind for a failed RPC: transport failures are connection errors.
-pub(super) fn status_kind(status: &Status) -> ErrorKind {
+pub(crate) fn status_kind(status: &Status) -> ErrorKind {
     let transport = std::error::Error::source(status)
         .is_some_and(|s| s.downcast_ref::<tonic::transport::Error>().is_some());
     if transport || (status.code() == Code::Unavailable && status.message().contains("connect")) {
@@ -28,7 +27,7 @@ pub(super) fn status_kind(status: &Status) -> ErrorKind {
     }
 }
 
-pub(super) async fn connect_channel(target: &Target) -> Result<Channel, ErrorKind> {
+pub(crate) async fn connect_channel(target: &Target) -> Result<Channel, ErrorKind> {
     for addr in &target.addrs {
         let Ok(endpoint) = Endpoint::from_shared(format!("http://{addr}")) else {
             continue;
@@ -55,7 +54,7 @@ fn metadata_for(target: &Target) -> MetadataMap {
     map
 }
 
-pub(super) fn with_metadata<T>(target: &Target, message: T) -> tonic::Request<T> {
+pub(crate) fn with_metadata<T>(target: &Target, message: T) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
     *request.metadata_mut() = metadata_for(target);
     request.set_timeout(target.timeout);
@@ -106,7 +105,7 @@ pub async fn discover(target: &Target) -> RunResult<Discovered> {
 }
 
 /// What discovery read, from the protobuf metadata answer (gRPC and in-process).
-pub(super) fn discovered(
+pub(crate) fn discovered(
     target: &Target,
     extensions: Vec<String>,
     metadata: proto::ModelMetadataResponse,
@@ -136,7 +135,7 @@ fn model_error(target: &Target, status: &Status) -> RunError {
         "The server at {} has no model '{}'{version} ({}: {}): check -m and -x.",
         target.authority,
         target.model,
-        super::grpc_code_name(status.code() as i32),
+        crate::backend::grpc_code_name(status.code() as i32),
         status.message()
     ))
 }
@@ -155,7 +154,7 @@ fn tensors(
         .collect()
 }
 
-pub(super) fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
+pub(crate) fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
     use proto::model_config::SchedulingChoice;
     let scheduler = match config.scheduling_choice {
         Some(SchedulingChoice::DynamicBatching(_)) => Scheduler::Dynamic,
@@ -173,7 +172,7 @@ pub(super) fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
         response_cache: config.response_cache.as_ref().is_some_and(|c| c.enable),
         composing_models: match &config.scheduling_choice {
             Some(SchedulingChoice::EnsembleScheduling(e)) => {
-                super::kserve_http::unique(e.step.iter().map(|s| s.model_name.clone()))
+                super::rest::unique(e.step.iter().map(|s| s.model_name.clone()))
             }
             _ => Vec::new(),
         },

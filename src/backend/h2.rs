@@ -1,0 +1,295 @@
+//! gRPC's transport, written on the h2 crate for the hot path: the HTTP/2 connections of a run
+//! (shared by several in-flight slots, as perf_analyzer's client shares a channel), the
+//! request headers of a call, gRPC's 5-byte message framing, and the reading of framed
+//! messages from a stream of DATA frames. tonic's channel puts a tower buffer task, hyper's
+//! client task and a body-pipe task between a request and the socket and costs about 60k
+//! instructions per call; driving h2 directly keeps each call on its slot's own thread and
+//! costs a fraction of that (bench/client/README.md). The calls themselves (unary, stream)
+//! belong to the adapters that make them.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use h2::client::SendRequest;
+use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
+use http::{HeaderMap, Method, Request, Uri};
+
+use super::outcome::{ErrorKind, Failure, Malformation};
+use super::{http1, Target};
+
+/// Largest answer accepted (large tensors are legitimate).
+pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+/// Receive windows: large enough that a big tensor is not throttled by window updates.
+const STREAM_WINDOW: u32 = 4 * 1024 * 1024;
+const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
+/// gRPC status codes used below.
+const CANCELLED: i32 = 1;
+pub const UNKNOWN: i32 = 2;
+const PERMISSION_DENIED: i32 = 7;
+const RESOURCE_EXHAUSTED: i32 = 8;
+const INTERNAL: i32 = 13;
+const UNAVAILABLE: i32 = 14;
+
+/// A protobuf message in gRPC's length-prefixed framing (uncompressed), ready to send.
+pub fn frame_message(message: &[u8]) -> Bytes {
+    let mut framed = BytesMut::with_capacity(5 + message.len());
+    framed.put_u8(0);
+    framed.put_u32(message.len() as u32);
+    framed.put_slice(message);
+    framed.freeze()
+}
+
+/// The HTTP/2 connections of a run, each shared by up to `share` in-flight slots (a
+/// "lane"), as Triton's C++ client library shares one gRPC channel among up to six clients
+/// of the same URL — so perf_analyzer's slots share connections too. Sharing lets one write
+/// and one read carry several calls.
+pub struct SharedConnections {
+    share: usize,
+    lanes: tokio::sync::Mutex<HashMap<usize, Lane>>,
+}
+
+/// One shared connection: the handle that opens streams on it, and whether it broke.
+#[derive(Clone)]
+pub struct Lane {
+    pub sender: SendRequest<Bytes>,
+    /// Set by any handle of the lane that saw the connection fail.
+    pub broken: Arc<AtomicBool>,
+}
+
+impl Lane {
+    pub fn is_usable(&self) -> bool {
+        !self.broken.load(Ordering::Relaxed)
+    }
+
+    pub fn mark_broken(&self) {
+        self.broken.store(true, Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Debug for SharedConnections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedConnections(up to {} calls each)", self.share)
+    }
+}
+
+impl SharedConnections {
+    pub fn new(share: usize) -> Self {
+        SharedConnections {
+            share: share.max(1),
+            lanes: Default::default(),
+        }
+    }
+
+    /// The lane (shared connection) of in-flight slot `slot`.
+    pub fn lane(&self, slot: usize) -> usize {
+        slot / self.share
+    }
+
+    /// The connection of `slot`'s lane, opened when the lane has none or its connection
+    /// broke.
+    pub async fn connect(&self, target: &Target, slot: usize) -> Result<Lane, ErrorKind> {
+        let mut lanes = self.lanes.lock().await;
+        let index = self.lane(slot);
+        if let Some(open) = lanes.get(&index).filter(|l| l.is_usable()) {
+            return Ok(open.clone());
+        }
+        let lane = Lane {
+            sender: open_connection(target).await?,
+            broken: Arc::new(AtomicBool::new(false)),
+        };
+        lanes.insert(index, lane.clone());
+        Ok(lane)
+    }
+}
+
+/// Opens an HTTP/2 connection whose I/O runs as a task of the calling client thread; it ends
+/// when every handle on it is dropped or the server goes away.
+async fn open_connection(target: &Target) -> Result<SendRequest<Bytes>, ErrorKind> {
+    let stream = http1::connect_tcp(&target.addrs, target.timeout).await?;
+    let handshake = h2::client::Builder::new()
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .handshake::<_, Bytes>(stream);
+    let (sender, connection) = tokio::time::timeout(target.timeout, handshake)
+        .await
+        .map_err(|_| ErrorKind::Connection)?
+        .map_err(|_| ErrorKind::Connection)?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// The head of every call to `path` on the target: gRPC's content type, `te: trailers`, and
+/// the `-H` headers as metadata (perf_analyzer drops them on gRPC; we send them).
+pub fn call_head(target: &Target, path: &str) -> Result<Request<()>, ErrorKind> {
+    let uri: Uri = format!("http://{}{path}", target.authority)
+        .parse()
+        .map_err(|_| ErrorKind::Connection)?;
+    let mut request = Request::new(());
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = uri;
+    *request.headers_mut() = request_headers(target);
+    Ok(request)
+}
+
+fn request_headers(target: &Target) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    headers.insert(TE, HeaderValue::from_static("trailers"));
+    headers.insert(
+        USER_AGENT,
+        HeaderValue::from_static(concat!("inferperf/", env!("CARGO_PKG_VERSION"))),
+    );
+    for (name, value) in &target.headers {
+        if let (Ok(n), Ok(v)) = (HeaderName::from_str(name), HeaderValue::from_str(value)) {
+            headers.append(n, v);
+        }
+    }
+    headers
+}
+
+/// A copy of a call's head for one more call (h2 takes the head by value).
+pub fn copy_head(head: &Request<()>) -> Request<()> {
+    let mut request = Request::new(());
+    *request.method_mut() = head.method().clone();
+    *request.uri_mut() = head.uri().clone();
+    *request.headers_mut() = head.headers().clone();
+    request
+}
+
+/// The `grpc-status` of a head or trailers, if it has one.
+pub fn grpc_status(headers: &HeaderMap) -> Option<i32> {
+    headers.get("grpc-status")?.to_str().ok()?.parse().ok()
+}
+
+/// The error kind of an h2 failure: a broken connection, or a reset stream mapped to the gRPC
+/// code the gRPC specification gives it.
+pub fn h2_error(error: &h2::Error) -> ErrorKind {
+    if error.is_io() || error.is_go_away() {
+        return ErrorKind::Connection;
+    }
+    match error.reason() {
+        Some(h2::Reason::REFUSED_STREAM) => ErrorKind::GrpcCode(UNAVAILABLE),
+        Some(h2::Reason::CANCEL) => ErrorKind::GrpcCode(CANCELLED),
+        Some(h2::Reason::ENHANCE_YOUR_CALM) => ErrorKind::GrpcCode(RESOURCE_EXHAUSTED),
+        Some(h2::Reason::INADEQUATE_SECURITY) => ErrorKind::GrpcCode(PERMISSION_DENIED),
+        Some(_) => ErrorKind::GrpcCode(INTERNAL),
+        None => ErrorKind::Connection,
+    }
+}
+
+/// Gathers the framed messages of one direction of a stream from its DATA chunks: each
+/// message is handed out as soon as its last byte is in (without a copy when it came in one
+/// chunk), and the chunks' flow-control capacity is given back as they are read.
+#[derive(Debug, Default)]
+pub struct MessageReader {
+    pending: Bytes,
+}
+
+impl MessageReader {
+    /// The next whole message already received, if any.
+    pub fn next_message(&mut self) -> Result<Option<Bytes>, Failure> {
+        if self.pending.len() < 5 {
+            return Ok(None);
+        }
+        if self.pending[0] != 0 {
+            return Err(Failure::bad(
+                Malformation::Unreadable,
+                "the server sent a compressed gRPC message, which was not asked for",
+            ));
+        }
+        let len = u32::from_be_bytes([
+            self.pending[1],
+            self.pending[2],
+            self.pending[3],
+            self.pending[4],
+        ]) as usize;
+        if len > MAX_MESSAGE {
+            return Err(Failure::bad(
+                Malformation::Unreadable,
+                format!(
+                    "the server announced a gRPC message of {len} bytes, over the 256 MiB limit"
+                ),
+            ));
+        }
+        if self.pending.len() < 5 + len {
+            return Ok(None);
+        }
+        let mut message = self.pending.split_to(5 + len);
+        message.advance(5);
+        Ok(Some(message))
+    }
+
+    /// Adds a received chunk after the bytes not handed out yet.
+    fn push(&mut self, chunk: Bytes) {
+        if self.pending.is_empty() {
+            self.pending = chunk;
+        } else {
+            let mut joined = BytesMut::with_capacity(self.pending.len() + chunk.len());
+            joined.extend_from_slice(&self.pending);
+            joined.extend_from_slice(&chunk);
+            self.pending = joined.freeze();
+        }
+    }
+
+    /// Reads chunks from `stream` until a whole message is in; `None` when the stream ended
+    /// (with any bytes of a message left over reported as a cut message).
+    pub async fn read(&mut self, stream: &mut h2::RecvStream) -> Result<Option<Bytes>, Failure> {
+        loop {
+            if let Some(message) = self.next_message()? {
+                return Ok(Some(message));
+            }
+            match stream.data().await {
+                Some(chunk) => {
+                    let chunk = chunk.map_err(|e| Failure::from(h2_error(&e)))?;
+                    let _ = stream.flow_control().release_capacity(chunk.len());
+                    self.push(chunk);
+                }
+                None if self.pending.is_empty() => return Ok(None),
+                None => {
+                    return Err(Failure::bad(
+                        Malformation::Truncated,
+                        format!(
+                            "the stream ended inside a gRPC message ({} bytes of it came)",
+                            self.pending.len()
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Bytes received beyond the messages handed out.
+    pub fn leftover(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_framed_and_read_back_whole() {
+        let framed = frame_message(b"abc");
+        assert_eq!(&framed[..], b"\0\0\0\0\x03abc");
+        let mut reader = MessageReader::default();
+        reader.push(framed.slice(..4));
+        assert_eq!(reader.next_message().unwrap(), None);
+        reader.push(framed.slice(4..));
+        reader.push(frame_message(b"de"));
+        assert_eq!(&reader.next_message().unwrap().unwrap()[..], b"abc");
+        assert_eq!(&reader.next_message().unwrap().unwrap()[..], b"de");
+        assert_eq!(reader.leftover(), 0);
+        reader.push(Bytes::from_static(b"\x01\0\0\0\x01z"));
+        let compressed = reader.next_message().unwrap_err();
+        assert_eq!(
+            compressed.kind,
+            ErrorKind::BadResponse(Malformation::Unreadable)
+        );
+    }
+}

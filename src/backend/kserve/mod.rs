@@ -1,0 +1,146 @@
+//! The KServe v2 adapter (the Open Inference Protocol, which Triton, KServe, MLServer and the
+//! embedded server speak): discovery over REST or gRPC, requests encoded once per dataset
+//! entry — an HTTP request with a JSON or binary-extension body, or a framed
+//! `ModelInferRequest` — and the connections that carry them: HTTP/1.1, unary gRPC, or a
+//! `ModelStreamInfer` stream with `--streaming`.
+
+pub mod answer;
+pub mod grpc;
+pub mod rest;
+pub mod stream;
+pub mod unary;
+
+use prost::Message;
+use serde_json::Value;
+
+use super::h2::frame_message;
+use super::outcome::ErrorKind;
+use super::{Adapter, Connection, Discovered, Payload, Target};
+use crate::config::{Config, Protocol, TensorFormat};
+use crate::data::Entry;
+use crate::error::{RunError, RunResult};
+use crate::model::ModelSpec;
+use crate::wire::{self, InferRequest, RequestedOutput};
+
+/// The KServe v2 adapter, with the flags that shape its requests.
+#[derive(Debug, Clone)]
+pub struct Kserve {
+    /// `--input-tensor-format` / `--output-tensor-format` (None: the server's best).
+    input_format: Option<TensorFormat>,
+    output_format: Option<TensorFormat>,
+    /// `--streaming`: every request over `ModelStreamInfer`.
+    streaming: bool,
+}
+
+impl Kserve {
+    pub fn new(cfg: &Config) -> Kserve {
+        Kserve {
+            input_format: cfg.input_format,
+            output_format: cfg.output_format,
+            streaming: cfg.streaming,
+        }
+    }
+
+    /// The request of one entry, asking for every output the model declares.
+    fn request(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> InferRequest {
+        let binary_output = target.protocol == Protocol::Http
+            && effective_format(self.output_format, model) == TensorFormat::Binary;
+        let outputs = model
+            .outputs
+            .iter()
+            .map(|o| RequestedOutput {
+                name: o.name.clone(),
+                binary: binary_output,
+            })
+            .collect();
+        let mut parameters = serde_json::Map::new();
+        if self.streaming {
+            parameters.insert(answer::ENABLE_EMPTY_FINAL.into(), Value::Bool(true));
+        }
+        InferRequest {
+            id: String::new(),
+            inputs: entry.inputs.clone(),
+            outputs,
+            binary_output,
+            parameters,
+        }
+    }
+}
+
+#[allow(async_fn_in_trait)]
+impl Adapter for Kserve {
+    async fn discover(&self, target: &Target) -> RunResult<Discovered> {
+        match target.protocol {
+            Protocol::Http => rest::discover(target).await,
+            Protocol::Grpc => grpc::discover(target).await,
+        }
+    }
+
+    fn encode(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
+        let request = self.request(target, model, entry);
+        match target.protocol {
+            Protocol::Http => {
+                let binary = effective_format(self.input_format, model) == TensorFormat::Binary;
+                let encoded = wire::encode_http_request(&request, binary).map_err(|e| {
+                    RunError::bad_option(format!(
+                        "--input-data {}: cannot encode the request: {e}.",
+                        entry.origin
+                    ))
+                })?;
+                let bytes = rest::infer_request(target, &encoded.body, encoded.header_len);
+                Ok(Payload::Http(bytes))
+            }
+            Protocol::Grpc => {
+                let message = wire::to_grpc_request(&target.model, &target.version, &request);
+                Ok(Payload::Grpc(frame_message(&message.encode_to_vec())))
+            }
+        }
+    }
+
+    async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
+        Ok(match (target.protocol, self.streaming) {
+            (Protocol::Http, _) => Connection::KserveHttp(rest::HttpConn::open(target).await?),
+            (Protocol::Grpc, false) => {
+                Connection::KserveGrpc(unary::GrpcConn::open(target, slot).await?)
+            }
+            (Protocol::Grpc, true) => {
+                Connection::KserveStream(stream::StreamConn::open(target, slot).await?)
+            }
+        })
+    }
+}
+
+/// The HTTP tensor format: the one asked for, or binary when the server lists the binary
+/// tensor data extension and JSON when it does not (MLServer, KServe).
+pub fn effective_format(asked: Option<TensorFormat>, model: &ModelSpec) -> TensorFormat {
+    asked.unwrap_or(if model.server_has_extension("binary_tensor_data") {
+        TensorFormat::Binary
+    } else {
+        TensorFormat::Json
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(extensions: &[&str]) -> ModelSpec {
+        ModelSpec {
+            name: "m".into(),
+            server_extensions: extensions.iter().map(|e| e.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn json_is_chosen_when_the_server_lacks_the_binary_extension() {
+        let triton = model(&["binary_tensor_data"]);
+        let mlserver = model(&[]);
+        assert_eq!(effective_format(None, &triton), TensorFormat::Binary);
+        assert_eq!(effective_format(None, &mlserver), TensorFormat::Json);
+        assert_eq!(
+            effective_format(Some(TensorFormat::Binary), &mlserver),
+            TensorFormat::Binary
+        );
+    }
+}

@@ -1,0 +1,118 @@
+//! KServe v2's unary `ModelInfer` on the h2 transport: HEADERS, the one DATA frame framed when
+//! the dataset was built, then the answer's DATA and trailers, read on the slot's own thread.
+//! The answer is checked before it counts; a call that comes back with more than the one
+//! message it declares is a bad response.
+
+use std::future::poll_fn;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http::Request as Head;
+
+use super::answer::check_protobuf;
+use crate::backend::h2::{copy_head, grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
+use crate::backend::memo::CheckedAnswers;
+use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
+use crate::backend::{nanos, Payload, Request, Target};
+
+const INFER_PATH: &str = "/inference.GRPCInferenceService/ModelInfer";
+
+/// One slot's handle on its lane's HTTP/2 connection.
+pub struct GrpcConn {
+    lane: Lane,
+    head: Head<()>,
+    checked: CheckedAnswers<()>,
+}
+
+impl GrpcConn {
+    pub async fn open(target: &Target, slot: usize) -> Result<GrpcConn, ErrorKind> {
+        Ok(GrpcConn {
+            lane: target.grpc.connect(target, slot).await?,
+            head: crate::backend::h2::call_head(target, INFER_PATH)?,
+            checked: CheckedAnswers::default(),
+        })
+    }
+
+    pub fn is_usable(&self) -> bool {
+        self.lane.is_usable()
+    }
+
+    /// Sends one framed `ModelInferRequest` and reads and checks the answer.
+    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let Payload::Grpc(framed) = &request.payload else {
+            return Err(ErrorKind::Connection.into());
+        };
+        let (message, done) = match self.call(framed, ex).await {
+            Ok(answer) => answer,
+            Err(failure) => {
+                if failure.kind == ErrorKind::Connection {
+                    self.lane.mark_broken();
+                }
+                return Err(failure);
+            }
+        };
+        check_protobuf(&mut self.checked, request, &message)?;
+        ex.answer(done);
+        ex.finish(done);
+        Ok(())
+    }
+
+    /// The call itself: the answer's message and when it was complete.
+    async fn call(
+        &mut self,
+        framed: &Bytes,
+        ex: &mut Exchange<'_>,
+    ) -> Result<(Bytes, Instant), Failure> {
+        let sender = &mut self.lane.sender;
+        poll_fn(|cx| sender.poll_ready(cx))
+            .await
+            .map_err(|e| h2_error(&e))?;
+        let (response, mut body) = sender
+            .send_request(copy_head(&self.head), false)
+            .map_err(|e| h2_error(&e))?;
+        body.send_data(framed.clone(), true)
+            .map_err(|e| h2_error(&e))?;
+        ex.send_ns = nanos(ex.sent.elapsed());
+        let response = response.await.map_err(|e| h2_error(&e))?;
+        let first_byte = Instant::now();
+        let (head, mut stream) = response.into_parts();
+        if head.status != http::StatusCode::OK {
+            return Err(ErrorKind::HttpStatus(head.status.as_u16()).into());
+        }
+        // A "trailers-only" answer carries its status in the headers, and no message.
+        match grpc_status(&head.headers) {
+            Some(0) => {
+                return Err(Failure::bad(
+                    Malformation::Truncated,
+                    "the call ended with status OK but no answer message",
+                ))
+            }
+            Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
+            None => {}
+        }
+        let mut reader = MessageReader::default();
+        let message = reader.read(&mut stream).await?;
+        let extra = reader.read(&mut stream).await?;
+        let trailers = stream.trailers().await.map_err(|e| h2_error(&e))?;
+        match trailers.as_ref().and_then(grpc_status) {
+            Some(0) => {}
+            Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
+            None => return Err(ErrorKind::GrpcCode(UNKNOWN).into()),
+        }
+        let Some(message) = message else {
+            return Err(Failure::bad(
+                Malformation::Truncated,
+                "the call ended with status OK but no answer message",
+            ));
+        };
+        if extra.is_some() {
+            return Err(Failure::bad(
+                Malformation::Overlong,
+                "the unary call answered with more than one message",
+            ));
+        }
+        let done = Instant::now();
+        ex.recv_ns = nanos(done.saturating_duration_since(first_byte));
+        Ok((message, done))
+    }
+}

@@ -1,0 +1,77 @@
+//! What every driver does to send one request from an in-flight slot: reuse the slot's
+//! connection (or open a new one), send on it under the slot's deadline, and record the
+//! outcome — a timed sample and the gaps between its answers, or a failure with what went
+//! wrong — in the slot's buffer. The closed loop, the open loop and the periodic loop only
+//! decide when.
+
+use std::time::Instant;
+
+use crate::backend::{Connection, Deadline, Exchange, Request, Target};
+use crate::measure::sample::{Sample, SlotBuffer};
+
+/// How a call went, as far as the driver needs to know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Called {
+    /// The request went out (answered or not).
+    Sent,
+    /// No connection could be opened; a failure was recorded.
+    NotConnected,
+}
+
+/// One slot's connection, deadline and reusable list of answer gaps.
+pub struct Caller {
+    slot: usize,
+    connection: Option<Connection>,
+    deadline: Deadline,
+    gaps: Vec<u64>,
+}
+
+impl Caller {
+    pub fn new(slot: usize, target: &Target) -> Caller {
+        Caller {
+            slot,
+            connection: None,
+            deadline: Deadline::new(target.timeout),
+            gaps: Vec::new(),
+        }
+    }
+
+    /// Sends `request`, due at `scheduled`, and records what came of it in `buffer`.
+    /// `watch`, when given, hears the number of each answer as it comes.
+    pub async fn call(
+        &mut self,
+        target: &Target,
+        request: &Request,
+        scheduled: Instant,
+        buffer: &SlotBuffer,
+        watch: Option<&(dyn Fn(u32) + Sync)>,
+    ) -> Called {
+        let conn = match Connection::reuse_or_open(&mut self.connection, target, self.slot).await {
+            Ok(conn) => conn,
+            Err(kind) => {
+                let at = Instant::now();
+                buffer.push(Sample::failed(scheduled, at, at, kind), &[]);
+                return Called::NotConnected;
+            }
+        };
+        let sent = Instant::now();
+        let mut ex = Exchange::new(sent, &mut self.gaps);
+        if let Some(watch) = watch {
+            ex = ex.with_watch(watch);
+        }
+        match conn.exchange(request, &mut ex, &mut self.deadline).await {
+            Ok(()) => {
+                let sample = Sample::answered(scheduled, &ex);
+                buffer.push(sample, ex.gaps());
+            }
+            Err(failure) => {
+                if !failure.kind.leaves_connection_usable() {
+                    self.connection = None;
+                }
+                let sample = Sample::failed(scheduled, sent, Instant::now(), failure.kind);
+                buffer.push_failure(sample, failure);
+            }
+        }
+        Called::Sent
+    }
+}

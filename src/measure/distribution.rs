@@ -1,0 +1,137 @@
+//! One figure's distribution over a window — a latency, a gap between answers, a count of
+//! answers: an HDR histogram while windows may still be merged, and once a window is only
+//! reported, just the percentiles the reports show. Its count and sum are kept either way,
+//! so means survive compaction and merging is exact.
+
+use hdrhistogram::Histogram;
+
+/// Highest value the histograms hold: one hour in nanoseconds (values above are clamped).
+const MAX_TRACKED: u64 = 3_600_000_000_000;
+
+/// The histograms start covering 1 to 1,000,000 (3 significant digits) and grow to the
+/// largest value recorded, so a window of sub-millisecond answers costs tens of KiB, not the
+/// 256 KiB of a histogram sized for an hour.
+fn new_histogram() -> Histogram<u64> {
+    let mut histogram =
+        Histogram::new_with_bounds(1, 1_000_000, 3).expect("static histogram bounds are valid");
+    histogram.auto(true);
+    histogram
+}
+
+/// The values of one figure recorded in a window (or several merged windows).
+#[derive(Debug, Clone)]
+pub struct Distribution {
+    histogram: Histogram<u64>,
+    count: u64,
+    sum: u128,
+    /// Set once the histogram was dropped: (percentile, value) for the percentiles kept.
+    kept: Option<Vec<(f64, f64)>>,
+}
+
+impl Default for Distribution {
+    fn default() -> Self {
+        Distribution {
+            histogram: new_histogram(),
+            count: 0,
+            sum: 0,
+            kept: None,
+        }
+    }
+}
+
+impl Distribution {
+    /// Records one value (clamped to an hour in ns).
+    pub fn record(&mut self, value: u64) {
+        let value = value.min(MAX_TRACKED);
+        let _ = self.histogram.record(value);
+        self.count += 1;
+        self.sum += value as u128;
+    }
+
+    /// How many values were recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The sum of the values recorded.
+    pub fn sum(&self) -> u128 {
+        self.sum
+    }
+
+    /// The mean of the values, 0 when there are none.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+
+    /// The value at percentile `p` (0 < p < 100): 0 when nothing was recorded, NaN (shown
+    /// as such) when the distribution was compacted without keeping `p`.
+    pub fn percentile(&self, p: f64) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        if let Some(kept) = &self.kept {
+            return kept
+                .iter()
+                .find(|point| point.0 == p)
+                .map_or(f64::NAN, |point| point.1);
+        }
+        self.histogram.value_at_quantile(p / 100.0) as f64
+    }
+
+    /// Adds another window's values; neither may be compacted.
+    pub fn merge(&mut self, other: &Distribution) {
+        debug_assert!(self.kept.is_none() && other.kept.is_none());
+        // Both histograms grow as needed, so adding cannot fail.
+        let _ = self.histogram.add(&other.histogram);
+        self.count += other.count;
+        self.sum += other.sum;
+    }
+
+    /// Drops the histogram, keeping the values at the percentiles `keep`, the count and the
+    /// sum: a window that will only be reported then costs a few hundred bytes.
+    pub fn compact(&mut self, keep: &[f64]) {
+        if self.kept.is_some() {
+            return;
+        }
+        let points = keep.iter().map(|&p| (p, self.percentile(p))).collect();
+        self.kept = Some(points);
+        self.histogram = Histogram::new_with_bounds(1, 2, 0).expect("static bounds are valid");
+    }
+
+    /// Distinct values the histogram tells apart (how much memory it holds).
+    pub fn resolution(&self) -> usize {
+        self.histogram.distinct_values()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_means_and_merging() {
+        let mut a = Distribution::default();
+        (1..=100).for_each(|v| a.record(v * 1000));
+        let mut b = Distribution::default();
+        b.record(0);
+        assert_eq!(b.percentile(50.0), 0.0, "zero is a value too");
+        b.merge(&a);
+        assert_eq!(b.count(), 101);
+        assert!((a.mean() - 50_500.0).abs() < 1e-9);
+        assert!((a.percentile(99.0) - 99_000.0).abs() <= 99.0);
+        let grown = a.resolution();
+        a.compact(&[50.0, 99.0]);
+        assert!((a.percentile(99.0) - 99_000.0).abs() <= 99.0);
+        assert!(
+            a.percentile(75.0).is_nan(),
+            "a percentile not kept shows as such"
+        );
+        assert!((a.mean() - 50_500.0).abs() < 1e-9);
+        assert!(a.resolution() < grown);
+        assert_eq!(Distribution::default().percentile(99.0), 0.0);
+    }
+}
