@@ -23,8 +23,6 @@ pub use timeline::{bucket_line, timeline_header, timeline_summary, write_timelin
 #[cfg(test)]
 use crate::backend::ErrorKind;
 #[cfg(test)]
-use crate::config::Config;
-#[cfg(test)]
 use crate::config::LoadLevel;
 #[cfg(test)]
 use crate::measure::level::{LevelEnd, LevelResult};
