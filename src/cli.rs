@@ -69,8 +69,9 @@ pub struct ServeArgs {
     #[arg(long, default_value = "127.0.0.1")]
     pub host: std::net::IpAddr,
     /// A model to serve, NAME=KIND[:key=value,...]; repeatable. KIND is identity, add_sub,
-    /// echo, fail, sleep, stream (decoupled: several answers per request over gRPC
-    /// streaming) or noop. Without it: identity, add_sub and noop.
+    /// echo, sleep, fail (mode=error|bad_body|wrong_values), stream (decoupled:
+    /// responses=N, first_ms=F, interval_ms=M) or noop. Without it: identity, add_sub and
+    /// noop.
     #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
     pub models: Vec<String>,
     /// Neither list nor answer the statistics extension (as KServe and MLServer): to see

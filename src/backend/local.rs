@@ -113,10 +113,26 @@ impl LocalConn {
         request: &Request,
         ex: &mut Exchange<'_>,
     ) -> Result<(), Failure> {
-        let _ = (call, request, ex);
+        let mut answers = self
+            .server
+            .infer_stream(&self.model, &self.version, call)
+            .await
+            .map_err(failure)?;
+        while let Some(answer) = answers.recv().await {
+            let at = Instant::now();
+            let answer = answer.map_err(failure)?;
+            if !answer.response.outputs.is_empty() {
+                request.check.check(&answer.response.outputs)?;
+                ex.answer(at);
+            }
+            if answer.last {
+                ex.finish(at);
+                return Ok(());
+            }
+        }
         Err(Failure::new(
             ErrorKind::StreamError,
-            "TEMP: waiting for the server's stream API",
+            "the in-process stream ended before its final answer",
         ))
     }
 }

@@ -157,6 +157,7 @@ fn model_statistics(m: &Value) -> ModelStatistics {
             cache_miss: duration(&stats["cache_miss"]),
         }),
         batch_stats: Vec::new(),
+        response_stats: Default::default(),
     }
 }
 

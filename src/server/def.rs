@@ -6,98 +6,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use super::kinds::KINDS;
+pub use super::kinds::{Dist, FailMode, ModelKind, FAIL_CODES, MAX_STREAM_RESPONSES};
 use crate::model::DataType;
 
-/// How the `sleep` kind draws each execution's service time from its mean `ms`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dist {
-    /// Exactly `ms`.
-    Fixed,
-    /// Uniform over `[0, 2·ms]`.
-    Uniform,
-    /// Normal with mean `ms` and standard deviation `ms/4`, clamped at 0.
-    Normal,
-    /// Exponential with mean `ms`.
-    Exponential,
-}
-
-impl Dist {
-    pub fn name(self) -> &'static str {
-        match self {
-            Dist::Fixed => "fixed",
-            Dist::Uniform => "uniform",
-            Dist::Normal => "normal",
-            Dist::Exponential => "exponential",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Dist> {
-        [Dist::Fixed, Dist::Uniform, Dist::Normal, Dist::Exponential]
-            .into_iter()
-            .find(|d| d.name() == name)
-    }
-}
-
-/// The error codes a `fail` model can answer with (HTTP statuses; gRPC gets the match).
-pub const FAIL_CODES: [u16; 5] = [400, 404, 429, 500, 503];
-
-/// What a model does with a request.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ModelKind {
-    /// `OUTPUT0` = `INPUT0`, any datatype.
-    Identity,
-    /// INT32 `OUTPUT0` = `INPUT0 + INPUT1`, `OUTPUT1` = `INPUT0 - INPUT1` (wrapping).
-    AddSub,
-    /// Identity for BYTES tensors: each string comes back as it was sent.
-    Echo,
-    /// Identity after a service time of mean `ms` per execution (sleeping, or burning CPU
-    /// when `spin`).
-    Sleep { ms: f64, dist: Dist, spin: bool },
-    /// Identity, but a fraction `rate` of requests fails with the error `code`.
-    Fail { rate: f64, code: u16 },
-    /// Identity-shaped and doing no work.
-    Noop,
-}
-
-impl ModelKind {
-    pub fn name(&self) -> &'static str {
-        match self {
-            ModelKind::Identity => "identity",
-            ModelKind::AddSub => "add_sub",
-            ModelKind::Echo => "echo",
-            ModelKind::Sleep { .. } => "sleep",
-            ModelKind::Fail { .. } => "fail",
-            ModelKind::Noop => "noop",
-        }
-    }
-
-    /// The kind for a name, with its default options.
-    fn from_name(name: &str) -> Option<ModelKind> {
-        Some(match name {
-            "identity" => ModelKind::Identity,
-            "add_sub" => ModelKind::AddSub,
-            "echo" => ModelKind::Echo,
-            "sleep" => ModelKind::Sleep {
-                ms: 10.0,
-                dist: Dist::Fixed,
-                spin: false,
-            },
-            "fail" => ModelKind::Fail {
-                rate: 0.1,
-                code: 500,
-            },
-            "noop" => ModelKind::Noop,
-            _ => return None,
-        })
-    }
-
-    /// Whether an execution waits (sleeps or spins), so it must not run on an async worker.
-    pub fn blocks(&self) -> bool {
-        matches!(self, ModelKind::Sleep { ms, .. } if *ms > 0.0)
-    }
-}
-
-const KINDS: &str = "identity, add_sub, echo, sleep, fail, noop";
 const COMMON: &str = "shape, max_batch, instances, queue_delay_us, preferred_batch";
 
 /// The most instances a model may have (each batching instance is a thread).
@@ -208,38 +120,13 @@ impl ModelDef {
         value: &str,
         bad: &dyn Fn(&str) -> String,
     ) -> Result<(), String> {
-        match (key, &mut self.kind) {
-            ("rate", ModelKind::Fail { rate, .. }) => {
-                *rate = (value.parse::<f64>().ok())
-                    .filter(|r| (0.0..=1.0).contains(r))
-                    .ok_or_else(|| bad("expected a number between 0 and 1"))?
-            }
-            ("code", ModelKind::Fail { code, .. }) => {
-                *code = (value.parse::<u16>().ok())
-                    .filter(|c| FAIL_CODES.contains(c))
-                    .ok_or_else(|| bad("expected one of 400, 404, 429, 500, 503"))?
-            }
-            ("ms", ModelKind::Sleep { ms, .. }) => {
-                *ms = (value.parse::<f64>().ok())
-                    .filter(|m| m.is_finite() && (0.0..=3_600_000.0).contains(m))
-                    .ok_or_else(|| bad("expected milliseconds ≥ 0, such as 10 or 0.5"))?
-            }
-            ("dist", ModelKind::Sleep { dist, .. }) => {
-                *dist = Dist::from_name(value)
-                    .ok_or_else(|| bad("expected fixed, uniform, normal or exponential"))?
-            }
-            ("spin", ModelKind::Sleep { spin, .. }) => {
-                *spin = value.parse().map_err(|_| bad("expected true or false"))?
-            }
-            _ => {
-                return Err(format!(
-                    "option '{key}' is not known for kind {}; it takes {}",
-                    self.kind.name(),
-                    options_of(&self.kind)
-                ))
-            }
-        }
-        Ok(())
+        self.kind.set(key, value, bad).unwrap_or_else(|| {
+            Err(format!(
+                "option '{key}' is not known for kind {}; it takes datatype, {COMMON}{}",
+                self.kind.name(),
+                self.kind.own_options()
+            ))
+        })
     }
 
     /// Checks the options against each other once all are applied.
@@ -274,14 +161,6 @@ fn parse_sizes(value: &str) -> Option<Vec<u32>> {
     sizes.sort_unstable();
     sizes.dedup();
     Some(sizes)
-}
-
-fn options_of(kind: &ModelKind) -> String {
-    match kind {
-        ModelKind::Fail { .. } => format!("datatype, {COMMON}, rate, code"),
-        ModelKind::Sleep { .. } => format!("datatype, {COMMON}, ms, dist, spin"),
-        _ => format!("datatype, {COMMON}"),
-    }
 }
 
 /// Parses comma-separated dimensions; -1 marks a variable dimension.
@@ -345,12 +224,16 @@ impl FromStr for ModelDef {
             )
         })?;
         let mut def = ModelDef::new(name, kind);
-        if !options.trim().is_empty() {
-            for (key, value) in split_options(options)? {
-                def.set(&key, &value)?;
-            }
+        let options = match options.trim() {
+            "" => Vec::new(),
+            text => split_options(text)?,
+        };
+        for (key, value) in &options {
+            def.set(key, value)?;
         }
         def.check()?;
+        let keys: Vec<&str> = options.iter().map(|(k, _)| k.as_str()).collect();
+        def.kind.check(&def.name, &keys)?;
         Ok(def)
     }
 }
@@ -377,17 +260,7 @@ impl fmt::Display for ModelDef {
         if !self.preferred_batch.is_empty() {
             write!(f, ",preferred_batch={}", join(&self.preferred_batch))?;
         }
-        match &self.kind {
-            ModelKind::Fail { rate, code } => write!(f, ",rate={rate},code={code}"),
-            ModelKind::Sleep { ms, dist, spin } => {
-                write!(f, ",ms={ms},dist={}", dist.name())?;
-                if *spin {
-                    write!(f, ",spin=true")?;
-                }
-                Ok(())
-            }
-            _ => Ok(()),
-        }
+        self.kind.write_options(f)
     }
 }
 

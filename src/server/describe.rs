@@ -12,7 +12,7 @@ use crate::proto::model_instance_group::Kind;
 use crate::proto::model_metadata_response::TensorMetadata;
 use crate::proto::{
     ModelConfig, ModelDynamicBatching, ModelInput, ModelInstanceGroup, ModelMetadataResponse,
-    ModelOutput, ServerMetadataResponse,
+    ModelOutput, ModelTransactionPolicy, ServerMetadataResponse,
 };
 
 /// The platform and backend names the server reports for every model.
@@ -109,6 +109,9 @@ pub fn config(model: &Model) -> ModelConfig {
             kind: Kind::Cpu as i32,
         }],
         scheduling_choice: batching,
+        model_transaction_policy: Some(ModelTransactionPolicy {
+            decoupled: model.decoupled(),
+        }),
         ..Default::default()
     }
 }
@@ -147,6 +150,9 @@ pub fn config_json(c: &ModelConfig) -> Value {
         "input": inputs,
         "output": outputs,
         "instance_group": groups,
+        "model_transaction_policy": {
+            "decoupled": c.model_transaction_policy.as_ref().is_some_and(|p| p.decoupled),
+        },
     });
     if let Some(SchedulingChoice::DynamicBatching(d)) = &c.scheduling_choice {
         out["dynamic_batching"] = json!({

@@ -1,7 +1,7 @@
 //! Why an inference failed, in one protocol-neutral type that the HTTP front end turns into
 //! a status code and the gRPC front end into a status code of its own, the same way Triton
 //! maps them (404 ↔ NOT_FOUND, 400 ↔ INVALID_ARGUMENT, 500 ↔ INTERNAL, 503 ↔ UNAVAILABLE,
-//! 429 ↔ RESOURCE_EXHAUSTED). The in-process `local` backend sees the same values.
+//! 429 ↔ RESOURCE_EXHAUSTED, 501 ↔ UNIMPLEMENTED). The in-process `local` backend sees the same values.
 
 use std::fmt;
 
@@ -18,6 +18,9 @@ pub enum InferError {
     Unavailable(String),
     /// Too many requests: HTTP 429, gRPC RESOURCE_EXHAUSTED.
     ResourceExhausted(String),
+    /// The model cannot be called this way (a decoupled model outside a stream): HTTP 501,
+    /// gRPC UNIMPLEMENTED, as Triton answers its "unsupported" errors.
+    Unsupported(String),
 }
 
 impl InferError {
@@ -27,7 +30,8 @@ impl InferError {
             | InferError::BadRequest(m)
             | InferError::Internal(m)
             | InferError::Unavailable(m)
-            | InferError::ResourceExhausted(m) => m,
+            | InferError::ResourceExhausted(m)
+            | InferError::Unsupported(m) => m,
         }
     }
 
@@ -50,6 +54,7 @@ impl InferError {
             InferError::Internal(_) => 500,
             InferError::Unavailable(_) => 503,
             InferError::ResourceExhausted(_) => 429,
+            InferError::Unsupported(_) => 501,
         }
     }
 
@@ -61,7 +66,16 @@ impl InferError {
             InferError::Internal(_) => tonic::Code::Internal,
             InferError::Unavailable(_) => tonic::Code::Unavailable,
             InferError::ResourceExhausted(_) => tonic::Code::ResourceExhausted,
+            InferError::Unsupported(_) => tonic::Code::Unimplemented,
         }
+    }
+
+    /// A decoupled model called for one answer; `endpoint` is what the caller used, as
+    /// Triton names it ("ModelInfer RPC", "HTTP end point").
+    pub fn decoupled(endpoint: &str) -> InferError {
+        InferError::Unsupported(format!(
+            "{endpoint} doesn't support models with decoupled transaction policy"
+        ))
     }
 
     pub fn unknown_model(name: &str, version: &str) -> InferError {

@@ -2,24 +2,33 @@
 //! health, metadata, configuration, statistics, unary inference and the bidirectional
 //! `ModelStreamInfer` — over the same [`LocalServer`] as the HTTP side. Errors carry
 //! Triton's gRPC codes (NOT_FOUND, INVALID_ARGUMENT, INTERNAL, UNAVAILABLE, ...); on the
-//! stream they travel in `error_message` instead, one answer per request.
+//! stream they travel in `error_message` instead. On the stream every answer carries
+//! Triton's `triton_final_response` parameter: a decoupled model's responses say false and
+//! its empty final response says true; any other model's one response says true. Unary
+//! inference refuses a decoupled model, as Triton does.
 
 use std::future::Future;
 
 use futures::stream::BoxStream;
-use tokio::sync::mpsc;
+use tokio::sync::mpsc::{self, OwnedPermit};
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
 
 use super::describe;
+use super::error::InferError;
 use super::local::LocalServer;
+use super::stream::StreamAnswer;
 use super::MAX_MESSAGE_BYTES;
 use crate::proto::grpc_inference_service_server::{
     GrpcInferenceService, GrpcInferenceServiceServer,
 };
+use crate::proto::infer_parameter::ParameterChoice;
 use crate::proto::*;
 use crate::wire;
+
+/// The response parameter that tells a stream's client whether an answer is the last.
+const FINAL_RESPONSE: &str = "triton_final_response";
 
 /// Answers in flight on one stream before reading its next request waits.
 const STREAM_BACKLOG: usize = 256;
@@ -46,46 +55,99 @@ struct Service {
     server: LocalServer,
 }
 
-/// One inference from its protobuf request to its protobuf response.
+/// One unary inference from its protobuf request to its protobuf response.
 async fn infer_message(
     server: &LocalServer,
     mut msg: ModelInferRequest,
 ) -> Result<ModelInferResponse, Status> {
     let name = std::mem::take(&mut msg.model_name);
     let version = std::mem::take(&mut msg.model_version);
-    server.find(&name, &version)?;
+    if server.find(&name, &version)?.model.decoupled() {
+        return Err(InferError::decoupled("ModelInfer RPC").into());
+    }
     let request =
         wire::from_grpc_request(msg).map_err(|e| Status::invalid_argument(e.to_string()))?;
     let response = server.infer(&name, &version, request).await?;
     Ok(wire::to_grpc_response(&response))
 }
 
-/// One stream answer: the response, or the error with the request's id so the client
-/// can tell which request failed.
-async fn stream_answer(server: &LocalServer, msg: ModelInferRequest) -> ModelStreamInferResponse {
+type StreamAnswers = mpsc::Sender<Result<ModelStreamInferResponse, Status>>;
+
+/// Starts one stream request: its answers, or the error that ends it before any.
+async fn start_stream(
+    server: &LocalServer,
+    mut msg: ModelInferRequest,
+) -> Result<mpsc::Receiver<Result<StreamAnswer, InferError>>, InferError> {
+    let name = std::mem::take(&mut msg.model_name);
+    let version = std::mem::take(&mut msg.model_version);
+    server.find(&name, &version)?;
+    let request =
+        wire::from_grpc_request(msg).map_err(|e| InferError::BadRequest(e.to_string()))?;
+    server.infer_stream(&name, &version, request).await
+}
+
+/// An answer on the stream, flagged final or not.
+fn stream_response(answer: StreamAnswer) -> ModelStreamInferResponse {
+    let mut response = wire::to_grpc_response(&answer.response);
+    let flag = InferParameter {
+        parameter_choice: Some(ParameterChoice::BoolParam(answer.last)),
+    };
+    response.parameters.insert(FINAL_RESPONSE.to_string(), flag);
+    ModelStreamInferResponse {
+        error_message: String::new(),
+        infer_response: Some(response),
+    }
+}
+
+/// An error on the stream, with the request's model and id so the client can tell which
+/// request failed.
+fn stream_error(echo: &ModelInferResponse, error: &InferError) -> ModelStreamInferResponse {
+    ModelStreamInferResponse {
+        error_message: error.message().to_string(),
+        infer_response: Some(echo.clone()),
+    }
+}
+
+/// Runs one stream request and sends its answers in order: the first into the slot
+/// reserved for it, the rest as the channel takes them.
+async fn stream_request(
+    server: LocalServer,
+    msg: ModelInferRequest,
+    first: OwnedPermit<Result<ModelStreamInferResponse, Status>>,
+    answers: StreamAnswers,
+) {
     let echo = ModelInferResponse {
         model_name: msg.model_name.clone(),
         model_version: msg.model_version.clone(),
         id: msg.id.clone(),
         ..Default::default()
     };
-    match infer_message(server, msg).await {
-        Ok(response) => ModelStreamInferResponse {
-            error_message: String::new(),
-            infer_response: Some(response),
-        },
-        Err(status) => ModelStreamInferResponse {
-            error_message: status.message().to_string(),
-            infer_response: Some(echo),
-        },
+    let mut items = match start_stream(&server, msg).await {
+        Ok(items) => items,
+        Err(error) => {
+            first.send(Ok(stream_error(&echo, &error)));
+            return;
+        }
+    };
+    let mut first = Some(first);
+    while let Some(item) = items.recv().await {
+        let answer = item.map_or_else(|e| stream_error(&echo, &e), stream_response);
+        match first.take() {
+            Some(slot) => {
+                slot.send(Ok(answer));
+            }
+            None if answers.send(Ok(answer)).await.is_err() => return,
+            None => {}
+        }
     }
 }
 
-/// Reads the stream's requests and runs each as it comes, answering in completion order.
+/// Reads the stream's requests and runs each as it comes; answers of different requests
+/// interleave as they are produced, each request's in order.
 async fn pump(
     server: LocalServer,
     mut requests: Streaming<ModelInferRequest>,
-    answers: mpsc::Sender<Result<ModelStreamInferResponse, Status>>,
+    answers: StreamAnswers,
 ) {
     loop {
         let msg = match requests.message().await {
@@ -99,10 +161,7 @@ async fn pump(
         let Ok(slot) = answers.clone().reserve_owned().await else {
             return;
         };
-        let server = server.clone();
-        tokio::spawn(async move {
-            slot.send(Ok(stream_answer(&server, msg).await));
-        });
+        tokio::spawn(stream_request(server.clone(), msg, slot, answers.clone()));
     }
 }
 

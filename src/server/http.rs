@@ -311,7 +311,9 @@ async fn run_infer(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<HttpBody, InferError> {
-    server.find(name, version)?;
+    if server.find(name, version)?.model.decoupled() {
+        return Err(InferError::decoupled("HTTP end point"));
+    }
     let bad = |e: wire::WireError| InferError::BadRequest(e.to_string());
     let request = wire::decode_http_request_bytes(&body, header_len(headers)?).map_err(bad)?;
     let requested = request.outputs.clone();

@@ -1,7 +1,8 @@
 //! The served models with their schedulers, as one cheap-to-clone handle. It is the only
 //! way in: the HTTP and gRPC front ends and the in-process `--service-kind local` backend
-//! all call [`LocalServer::infer`], so the three behave and count identically. Built once;
-//! the request path reads it without a lock.
+//! all call [`LocalServer::infer`] (or [`LocalServer::infer_stream`] on a stream), so the
+//! three behave and count identically. Built once; the request path reads it without a
+//! lock.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ use super::describe;
 use super::error::InferError;
 use super::models::Model;
 use super::sched::Scheduler;
+use super::stream::{self, StreamAnswer, StreamItem};
 use crate::proto::{ModelConfig, ModelMetadataResponse, ModelStatistics};
 use crate::wire::{InferRequest, InferResponse};
 
@@ -92,8 +94,14 @@ impl LocalServer {
         Some(describe::config(&served.model))
     }
 
+    /// Whether the model is decoupled (answers only over a stream).
+    pub fn is_decoupled(&self, model: &str) -> bool {
+        (self.find(model, "")).is_ok_and(|served| served.model.decoupled())
+    }
+
     /// Runs one request through the model's scheduler, counting it in the statistics —
-    /// the path every front end takes.
+    /// the path every front end takes. A decoupled model is refused, as Triton refuses it
+    /// outside a stream.
     pub async fn infer(
         &self,
         model: &str,
@@ -102,8 +110,41 @@ impl LocalServer {
     ) -> Result<InferResponse, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
+        if served.model.decoupled() {
+            return Err(InferError::decoupled(
+                "LocalServer::infer (use infer_stream)",
+            ));
+        }
         let job = served.model.check(request, arrival)?;
         served.scheduler.submit(&served.model, job).await
+    }
+
+    /// Runs one request as a stream: a decoupled model's N responses then the empty final
+    /// one; any other model's single response (last = true). Errors before the first
+    /// answer are the Err; an error later arrives as an Err item and ends the stream.
+    pub async fn infer_stream(
+        &self,
+        model: &str,
+        version: &str,
+        request: InferRequest,
+    ) -> Result<tokio::sync::mpsc::Receiver<StreamItem>, InferError> {
+        let arrival = Instant::now();
+        let served = self.find(model, version)?;
+        if !served.model.decoupled() {
+            let job = served.model.check(request, arrival)?;
+            let response = served.scheduler.submit(&served.model, job).await?;
+            let (sender, answers) = tokio::sync::mpsc::channel(1);
+            let last = StreamAnswer {
+                response,
+                last: true,
+            };
+            let _ = sender.try_send(Ok(last));
+            return Ok(answers);
+        }
+        let job = served.model.check(request, arrival)?;
+        let (sender, answers) = stream::channel(&served.model);
+        served.scheduler.submit_stream(job, sender)?;
+        Ok(answers)
     }
 
     /// The model's statistics, cumulative since the server started.

@@ -1,5 +1,6 @@
 //! The embedded KServe v2 reference server: the default profiling target and the ground
-//! truth of the tests. Built-in synthetic models ([`def`], [`models`]) run behind
+//! truth of the tests. Built-in synthetic models ([`def`], [`kinds`], [`models`], the
+//! decoupled [`stream`] kind and the answers [`spoil`]ed on purpose) run behind
 //! Triton-like schedulers ([`sched`]) and count Triton's statistics ([`stats`]); one
 //! [`LocalServer`] holds them and is the single way in, for the HTTP ([`http`]) and gRPC
 //! ([`grpc`]) front ends, the Prometheus page ([`metrics`]) and in-process callers alike.
@@ -10,11 +11,14 @@ mod describe;
 mod error;
 mod grpc;
 mod http;
+mod kinds;
 mod local;
 mod metrics;
 mod models;
 mod sched;
+mod spoil;
 mod stats;
+mod stream;
 
 use std::future::Future;
 use std::io::Write;
@@ -25,10 +29,13 @@ use anyhow::Context;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-pub use def::{default_models, Dist, ModelDef, ModelKind, FAIL_CODES};
+pub use def::{
+    default_models, Dist, FailMode, ModelDef, ModelKind, FAIL_CODES, MAX_STREAM_RESPONSES,
+};
 pub use error::InferError;
 pub use local::LocalServer;
 pub use metrics::{process_cpu_seconds, process_resident_bytes};
+pub use stream::StreamAnswer;
 
 /// The largest HTTP body or gRPC message the server takes or sends.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;

@@ -10,8 +10,9 @@ use bytes::{BufMut, Bytes, BytesMut};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::def::{Dist, ModelDef, ModelKind};
+use super::def::{Dist, FailMode, ModelDef, ModelKind};
 use super::error::InferError;
+use super::spoil::wrong_values;
 use super::stats::{nanos, Compute, ModelStats};
 use crate::model::{DataType, TensorSpec};
 use crate::wire::{InferRequest, InferResponse, Tensor};
@@ -71,13 +72,12 @@ pub fn service_time(ms: f64, dist: Dist) -> Duration {
     Duration::try_from_secs_f64(drawn.max(0.0) / 1000.0).unwrap_or(Duration::ZERO)
 }
 
-/// Waits `d` on this thread: sleeping, or burning CPU when `spin`.
-fn wait(d: Duration, spin: bool) {
+/// Waits on this thread until `end`: sleeping, or burning CPU when `spin`.
+pub fn wait_until(end: Instant, spin: bool) {
     if !spin {
-        std::thread::sleep(d);
+        std::thread::sleep(end.saturating_duration_since(Instant::now()));
         return;
     }
-    let end = Instant::now() + d;
     while Instant::now() < end {
         std::hint::spin_loop();
     }
@@ -106,13 +106,28 @@ impl Model {
         Model {
             inputs: names(["INPUT0", "INPUT1"]),
             outputs: names(["OUTPUT0", "OUTPUT1"]),
-            stats: ModelStats::new(def.max_batch),
+            stats: ModelStats::new(def.max_batch, counted_responses(&def.kind)),
             def,
         }
     }
 
     pub fn name(&self) -> &str {
         &self.def.name
+    }
+
+    /// Whether the model answers over a stream only, with several responses per request.
+    pub fn decoupled(&self) -> bool {
+        self.def.kind.decoupled()
+    }
+
+    /// The response that carries `outputs` for the job's request.
+    pub fn response(&self, id: String, outputs: Vec<Tensor>) -> InferResponse {
+        InferResponse {
+            model_name: self.def.name.clone(),
+            model_version: "1".to_string(),
+            id,
+            outputs,
+        }
     }
 
     /// Checks a request against the model; a bad one counts as a failed request.
@@ -265,7 +280,9 @@ impl Model {
     fn run(&self, inputs: Vec<Tensor>) -> Vec<Tensor> {
         match self.def.kind {
             ModelKind::AddSub => return add_sub(&inputs),
-            ModelKind::Sleep { ms, dist, spin } => wait(service_time(ms, dist), spin),
+            ModelKind::Sleep { ms, dist, spin } => {
+                wait_until(Instant::now() + service_time(ms, dist), spin)
+            }
             _ => {}
         }
         inputs
@@ -295,11 +312,12 @@ impl Model {
         answers
     }
 
-    /// The job's answer from its outputs in declared order: a drawn failure, or the
-    /// outputs it asked for under their declared names.
+    /// The job's answer from its outputs in declared order: the outputs it asked for under
+    /// their declared names, unless a `fail` model spoils it.
     fn answer(&self, job: &mut Job, outputs: impl Iterator<Item = Tensor>) -> Outcome {
-        if let Some(error) = self.drawn_failure() {
-            return Err(error);
+        let spoiled = self.drawn_spoil();
+        if spoiled == Some(FailMode::Error) {
+            return Err(self.failure());
         }
         let wanted = (outputs.zip(&self.outputs).enumerate())
             .filter(|(i, _)| job.wanted & (1 << i) != 0)
@@ -307,26 +325,42 @@ impl Model {
                 name: spec.name.clone(),
                 ..t
             });
-        Ok(InferResponse {
-            model_name: self.def.name.clone(),
-            model_version: "1".to_string(),
-            id: std::mem::take(&mut job.id),
-            outputs: wanted.collect(),
-        })
+        let outputs = match spoiled {
+            Some(FailMode::BadBody) => Vec::new(),
+            Some(FailMode::WrongValues) => wanted.map(wrong_values).collect(),
+            _ => wanted.collect(),
+        };
+        Ok(self.response(std::mem::take(&mut job.id), outputs))
     }
 
-    /// For a `fail` model, whether this request fails (a Bernoulli trial) and how.
-    fn drawn_failure(&self) -> Option<InferError> {
-        let ModelKind::Fail { rate, code } = self.def.kind else {
+    /// For a `fail` model, whether this request is spoiled (a Bernoulli trial) and how.
+    fn drawn_spoil(&self) -> Option<FailMode> {
+        let ModelKind::Fail { rate, mode, .. } = self.def.kind else {
             return None;
         };
-        (uniform() < rate).then(|| {
-            let message = format!(
-                "model '{}' failed this request on purpose (rate {rate})",
-                self.def.name
-            );
-            InferError::from_http_status(code, message)
-        })
+        (uniform() < rate).then_some(mode)
+    }
+
+    /// The error a `fail` model answers in [`FailMode::Error`].
+    fn failure(&self) -> InferError {
+        let (rate, code) = match self.def.kind {
+            ModelKind::Fail { rate, code, .. } => (rate, code),
+            _ => (0.0, 500),
+        };
+        let message = format!(
+            "model '{}' failed this request on purpose (rate {rate})",
+            self.def.name
+        );
+        InferError::from_http_status(code, message)
+    }
+}
+
+/// How many response indexes the statistics keep: a `stream` model's responses plus its
+/// empty final one; none for other models.
+fn counted_responses(kind: &ModelKind) -> u32 {
+    match kind {
+        ModelKind::Stream { responses, .. } => responses.saturating_add(1),
+        _ => 0,
     }
 }
 

@@ -74,14 +74,16 @@ fn definitions_parse_with_defaults_and_options() {
         def("flaky=fail:rate=0.25,code=503").kind,
         ModelKind::Fail {
             rate: 0.25,
-            code: 503
+            code: 503,
+            mode: FailMode::Error
         }
     );
     assert_eq!(
         def("flaky=fail").kind,
         ModelKind::Fail {
             rate: 0.1,
-            code: 500
+            code: 500,
+            mode: FailMode::Error
         }
     );
     assert_eq!(
@@ -119,6 +121,12 @@ fn definitions_print_in_a_form_that_parses_back() {
         "a=add_sub",
         "e=echo:shape=2",
         "n=noop:datatype=BF16",
+        "f=fail:mode=bad_body,rate=1",
+        "f=fail:mode=wrong_values,rate=0.3,datatype=INT8",
+        "f=fail:mode=error,code=503",
+        "s=stream",
+        "s=stream:responses=0,first_ms=0.5,interval_ms=2,dist=exponential,spin=true",
+        "s=stream:responses=100000,instances=2,max_batch=4,queue_delay_us=100",
     ] {
         let d = def(s);
         assert_eq!(def(&d.to_string()), d, "{d}");
@@ -160,6 +168,22 @@ fn bad_definitions_name_the_bad_part() {
         ("x=add_sub:datatype=FP32", "add_sub is INT32 only"),
         ("x=echo:datatype=FP32", "echo is BYTES only"),
         ("x=identity:oops", "'oops' is not of the form key=value"),
+        ("x=stream:responses=-1", "'responses=-1'"),
+        ("x=stream:responses=100001", "from 0 to 100000"),
+        ("x=stream:first_ms=-3", "'first_ms=-3'"),
+        ("x=stream:interval_ms=x", "'interval_ms=x'"),
+        ("x=stream:dist=pareto", "'dist=pareto'"),
+        ("x=stream:ms=3", "option 'ms' is not known for kind stream"),
+        ("x=fail:mode=nope", "'mode=nope'"),
+        (
+            "x=fail:code=500,mode=bad_body",
+            "code= goes only with mode=error",
+        ),
+        (
+            "x=fail:mode=wrong_values,code=503",
+            "code= goes only with mode=error",
+        ),
+        ("x=magic", "stream"),
     ];
     for (text, expected) in cases {
         let err = text.parse::<ModelDef>().unwrap_err();
@@ -383,4 +407,41 @@ fn sleep_waits_once_per_execution() {
     let start = Instant::now();
     assert!(spin.execute(&mut [job(&spin, fp32("INPUT0", vec![1, 1]))])[0].is_ok());
     assert!(start.elapsed() >= Duration::from_millis(5));
+}
+
+#[test]
+fn stream_defaults_to_five_responses_ten_then_four_ms_apart() {
+    assert_eq!(
+        def("s=stream").kind,
+        ModelKind::Stream {
+            responses: 5,
+            first_ms: 10.0,
+            interval_ms: 4.0,
+            dist: Dist::Fixed,
+            spin: false
+        }
+    );
+    let model = Model::new(def("s=stream:max_batch=0"));
+    assert!(model.decoupled() && model.def.kind.blocks());
+    assert!(!Model::new(def("i=identity")).decoupled());
+}
+
+#[test]
+fn fail_modes_answer_success_with_spoiled_bodies() {
+    let input = fp32("INPUT0", vec![1, 4]);
+    let bad = Model::new(def("f=fail:mode=bad_body,rate=1,shape=4"));
+    let resp = run(&bad, request(vec![input.clone()])).unwrap();
+    assert_eq!((resp.id.as_str(), resp.outputs.len()), ("7", 0));
+    let wrong = Model::new(def("f=fail:mode=wrong_values,rate=1,shape=4"));
+    let resp = run(&wrong, request(vec![input.clone()])).unwrap();
+    let out = &resp.outputs[0];
+    assert_eq!(
+        (out.name.as_str(), out.datatype, &out.shape),
+        ("OUTPUT0", DataType::Fp32, &input.shape)
+    );
+    assert_ne!(out.data, input.data);
+    for model in [&bad, &wrong] {
+        let i = model.stats.snapshot("f").inference_stats.unwrap();
+        assert_eq!((i.success.unwrap().count, i.fail.unwrap().count), (1, 0));
+    }
 }

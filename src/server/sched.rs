@@ -9,7 +9,9 @@
 //! for a preferred size, by Triton's rules — runs it, and hands each request its answer.
 //! Threads, not tasks, so a sleeping or spinning model never holds up the async runtime
 //! and the queue delay is timed to the microsecond rather than the timer wheel's
-//! millisecond.
+//! millisecond. A decoupled model's queue holds stream senders instead of one-answer
+//! replies, and its instance runs the whole stream ([`super::stream`]) before taking the
+//! next batch.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -19,6 +21,10 @@ use tokio::sync::{oneshot, Semaphore};
 
 use super::error::InferError;
 use super::models::{Job, Model, Outcome};
+use super::stream::{self, StreamSender};
+
+/// A one-answer request's reply.
+type Once = oneshot::Sender<Outcome>;
 
 /// How a model's requests reach its instances.
 #[derive(Debug)]
@@ -26,7 +32,42 @@ pub enum Scheduler {
     /// Runs each request on the caller's task once one of the instances is free.
     Direct(Semaphore),
     /// Queues requests for instance threads.
-    Queued(Arc<Queue>),
+    Queued(Arc<Queue<Once>>),
+    /// Queues a decoupled model's requests for instance threads that stream the answers.
+    Streamed(Arc<Queue<StreamSender>>),
+}
+
+/// Where the answers of a batch go, and how an instance thread executes the batch.
+pub trait Replies: Sized + Send + 'static {
+    fn execute(model: &Model, jobs: Vec<Job>, replies: Vec<Self>);
+}
+
+impl Replies for Once {
+    fn execute(model: &Model, mut jobs: Vec<Job>, replies: Vec<Self>) {
+        let outcomes = model.execute(&mut jobs);
+        for (reply, outcome) in replies.into_iter().zip(outcomes) {
+            let _ = reply.send(outcome);
+        }
+    }
+}
+
+impl Replies for StreamSender {
+    fn execute(model: &Model, jobs: Vec<Job>, replies: Vec<Self>) {
+        stream::execute(model, jobs, replies)
+    }
+}
+
+/// Starts the instance threads of a queue.
+fn spawn_instances<R: Replies>(queue: &Arc<Queue<R>>) -> anyhow::Result<()> {
+    let def = &queue.model.def;
+    for i in 0..def.instances {
+        let q = queue.clone();
+        std::thread::Builder::new()
+            .name(format!("{}-{i}", def.name))
+            .spawn(move || q.serve())
+            .map_err(|e| anyhow::anyhow!("cannot start an instance of '{}': {e}", def.name))?;
+    }
+    Ok(())
 }
 
 fn stopped() -> InferError {
@@ -40,16 +81,17 @@ impl Scheduler {
         if !def.dynamic_batching() && !def.kind.blocks() {
             return Ok(Scheduler::Direct(Semaphore::new(def.instances as usize)));
         }
-        let queue = Arc::new(Queue::new(model.clone()));
-        // Built first so that a failed start drops it, which stops the threads started.
-        let scheduler = Scheduler::Queued(queue.clone());
-        for i in 0..def.instances {
-            let q = queue.clone();
-            std::thread::Builder::new()
-                .name(format!("{}-{i}", def.name))
-                .spawn(move || q.serve())
-                .map_err(|e| anyhow::anyhow!("cannot start an instance of '{}': {e}", def.name))?;
+        // Each scheduler is built before its threads start, so that a failed start drops
+        // it, which stops the threads started.
+        if def.kind.decoupled() {
+            let queue = Arc::new(Queue::new(model.clone()));
+            let scheduler = Scheduler::Streamed(queue.clone());
+            spawn_instances(&queue)?;
+            return Ok(scheduler);
         }
+        let queue = Arc::new(Queue::new(model.clone()));
+        let scheduler = Scheduler::Queued(queue.clone());
+        spawn_instances(&queue)?;
         Ok(scheduler)
     }
 
@@ -62,6 +104,17 @@ impl Scheduler {
                 outcome.unwrap_or_else(|| Err(stopped()))
             }
             Scheduler::Queued(queue) => queue.submit(job).await,
+            Scheduler::Streamed(_) => Err(InferError::decoupled("one-answer inference")),
+        }
+    }
+
+    /// Queues the job of a decoupled model; its answers go to `sender`.
+    pub fn submit_stream(&self, job: Job, sender: StreamSender) -> Result<(), InferError> {
+        match self {
+            Scheduler::Streamed(queue) => queue.enqueue(job, sender),
+            _ => Err(InferError::Internal(
+                "only a decoupled model's scheduler streams".into(),
+            )),
         }
     }
 
@@ -70,6 +123,7 @@ impl Scheduler {
         match self {
             Scheduler::Direct(instances) => instances.close(),
             Scheduler::Queued(queue) => queue.close(),
+            Scheduler::Streamed(queue) => queue.close(),
         }
     }
 }
@@ -81,16 +135,16 @@ impl Drop for Scheduler {
     }
 }
 
-/// A queued request and where its answer goes.
+/// A queued request and where its answers go.
 #[derive(Debug)]
-struct Entry {
+struct Entry<R = Once> {
     job: Job,
-    reply: oneshot::Sender<Outcome>,
+    reply: R,
 }
 
-#[derive(Debug, Default)]
-struct State {
-    entries: VecDeque<Entry>,
+#[derive(Debug)]
+struct State<R> {
+    entries: VecDeque<Entry<R>>,
     closed: bool,
 }
 
@@ -113,12 +167,12 @@ enum Decision {
     Wait(Option<Duration>),
 }
 
-/// The queue in front of a model's instance threads.
+/// The queue in front of a model's instance threads; `R` is where answers go.
 #[derive(Debug)]
-pub struct Queue {
+pub struct Queue<R> {
     model: Arc<Model>,
     policy: Policy,
-    state: Mutex<State>,
+    state: Mutex<State<R>>,
     arrived: Condvar,
     /// Held by the one idle instance that forms the next batch.
     former: Mutex<()>,
@@ -128,8 +182,8 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl Queue {
-    fn new(model: Arc<Model>) -> Queue {
+impl<R: Replies> Queue<R> {
+    fn new(model: Arc<Model>) -> Queue<R> {
         let def = &model.def;
         let policy = Policy {
             dynamic: def.dynamic_batching(),
@@ -140,14 +194,17 @@ impl Queue {
         Queue {
             model,
             policy,
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                entries: VecDeque::new(),
+                closed: false,
+            }),
             arrived: Condvar::new(),
             former: Mutex::new(()),
         }
     }
 
-    async fn submit(&self, job: Job) -> Outcome {
-        let (reply, answer) = oneshot::channel();
+    /// Puts the job at the back of the queue; refused once the queue is closed.
+    fn enqueue(&self, job: Job, reply: R) -> Result<(), InferError> {
         {
             let mut state = lock(&self.state);
             if state.closed {
@@ -156,28 +213,35 @@ impl Queue {
             state.entries.push_back(Entry { job, reply });
         }
         self.arrived.notify_one();
-        answer.await.unwrap_or_else(|_| Err(stopped()))
+        Ok(())
     }
 
     fn close(&self) {
         lock(&self.state).closed = true;
         self.arrived.notify_all();
     }
+}
 
+impl Queue<Once> {
+    async fn submit(&self, job: Job) -> Outcome {
+        let (reply, answer) = oneshot::channel();
+        self.enqueue(job, reply)?;
+        answer.await.unwrap_or_else(|_| Err(stopped()))
+    }
+}
+
+impl<R: Replies> Queue<R> {
     /// An instance thread: executes batches until the queue closes.
     fn serve(&self) {
         while let Some(entries) = self.next_batch() {
-            let (mut jobs, replies): (Vec<Job>, Vec<_>) =
+            let (jobs, replies): (Vec<Job>, Vec<R>) =
                 entries.into_iter().map(|e| (e.job, e.reply)).unzip();
-            let outcomes = self.model.execute(&mut jobs);
-            for (reply, outcome) in replies.into_iter().zip(outcomes) {
-                let _ = reply.send(outcome);
-            }
+            R::execute(&self.model, jobs, replies);
         }
     }
 
     /// Waits for the next batch by the policy; `None` once the queue is closed.
-    fn next_batch(&self) -> Option<Vec<Entry>> {
+    fn next_batch(&self) -> Option<Vec<Entry<R>>> {
         let _former = lock(&self.former);
         let mut state = lock(&self.state);
         loop {
@@ -203,7 +267,7 @@ impl Queue {
 /// size and the shapes match, noting where a preferred size is reached. A preferred size
 /// runs at once; so does a batch that cannot grow; otherwise the oldest request waits
 /// until the maximum queue delay has passed, then whatever is pending runs.
-fn decide(entries: &VecDeque<Entry>, policy: &Policy, now: Instant) -> Decision {
+fn decide<R>(entries: &VecDeque<Entry<R>>, policy: &Policy, now: Instant) -> Decision {
     let Some(first) = entries.front() else {
         return Decision::Wait(None);
     };

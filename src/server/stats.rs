@@ -1,16 +1,22 @@
 //! The statistics extension's counters for one model, kept as Triton keeps them:
 //! cumulative since start, `inference_count` in batch elements, `execution_count` in model
 //! executions, the request-level durations (success, fail, queue, compute input / infer /
-//! output) counted per request, and `batch_stats` counted per execution of each batch size.
+//! output) counted per request, `batch_stats` counted per execution of each batch size, and
+//! for a decoupled model `response_stats` counted per response index (see
+//! [`ModelStats::record_response`] for what each response's durations mean).
 //! Plain atomics, so recording takes no lock; a snapshot is what the HTTP and gRPC
 //! statistics endpoints, the Prometheus text and the in-process API all report.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::proto::{InferBatchStatistics, InferStatistics, ModelStatistics, StatisticDuration};
+use crate::proto::{
+    InferBatchStatistics, InferResponseStatistics, InferStatistics, ModelStatistics,
+    StatisticDuration,
+};
 
 /// One execution's compute phases, in nanoseconds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,6 +32,70 @@ struct BatchCounters {
     input_ns: AtomicU64,
     infer_ns: AtomicU64,
     output_ns: AtomicU64,
+}
+
+/// One count and its cumulative nanoseconds.
+#[derive(Debug, Default)]
+struct Counter {
+    count: AtomicU64,
+    ns: AtomicU64,
+}
+
+impl Counter {
+    fn add(&self, ns: u64) {
+        self.count.fetch_add(1, Relaxed);
+        self.ns.fetch_add(ns, Relaxed);
+    }
+
+    fn read(&self) -> Option<StatisticDuration> {
+        duration(self.count.load(Relaxed), self.ns.load(Relaxed))
+    }
+}
+
+/// The counters of one response index of a decoupled model.
+#[derive(Debug, Default)]
+struct ResponseCounters {
+    compute_infer: Counter,
+    compute_output: Counter,
+    success: Counter,
+    fail: Counter,
+    empty_response: Counter,
+    cancel: Counter,
+}
+
+impl ResponseCounters {
+    fn used(&self) -> bool {
+        [
+            &self.success,
+            &self.fail,
+            &self.empty_response,
+            &self.cancel,
+        ]
+        .iter()
+        .any(|c| c.count.load(Relaxed) > 0)
+    }
+
+    fn read(&self) -> InferResponseStatistics {
+        InferResponseStatistics {
+            compute_infer: self.compute_infer.read(),
+            compute_output: self.compute_output.read(),
+            success: self.success.read(),
+            fail: self.fail.read(),
+            empty_response: self.empty_response.read(),
+            cancel: self.cancel.read(),
+        }
+    }
+}
+
+/// How one response of a decoupled model ended, for [`ModelStats::record_response`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseEnd {
+    /// Sent with outputs.
+    Success,
+    /// The empty final response.
+    Empty,
+    /// Not sent: the client had gone.
+    Cancel,
 }
 
 /// A model's counters. The queue and compute counts of the extension equal the success
@@ -45,6 +115,9 @@ pub struct ModelStats {
     last_inference_ms: AtomicU64,
     /// Index `b - 1` holds executions of batch size `b`.
     batches: Box<[BatchCounters]>,
+    /// Index `i` holds the `i`-th responses of a decoupled model's requests (empty for
+    /// other models).
+    responses: Box<[ResponseCounters]>,
 }
 
 /// Nanoseconds in a duration, saturating.
@@ -58,8 +131,9 @@ fn now_ms() -> u64 {
 }
 
 impl ModelStats {
-    /// Counters for a model whose executions hold at most `max_batch` elements.
-    pub fn new(max_batch: u32) -> ModelStats {
+    /// Counters for a model whose executions hold at most `max_batch` elements and whose
+    /// requests get at most `responses` counted responses each (0 unless decoupled).
+    pub fn new(max_batch: u32, responses: u32) -> ModelStats {
         let sizes = max_batch.max(1) as usize;
         ModelStats {
             success_count: AtomicU64::new(0),
@@ -74,6 +148,31 @@ impl ModelStats {
             execution_count: AtomicU64::new(0),
             last_inference_ms: AtomicU64::new(0),
             batches: (0..sizes).map(|_| BatchCounters::default()).collect(),
+            responses: (0..responses)
+                .map(|_| ResponseCounters::default())
+                .collect(),
+        }
+    }
+
+    /// Response `index` of a decoupled model's request. As Triton does, each response's
+    /// durations run from the previous response of the same request (or, for response 0,
+    /// the execution's start): `infer_ns` is the wait for the model to produce it,
+    /// `output_ns` the building and handing over of its outputs, and success (or
+    /// empty_response, or cancel) counts their sum. An index past the model's responses is
+    /// not counted.
+    pub fn record_response(&self, index: usize, end: ResponseEnd, infer_ns: u64, output_ns: u64) {
+        let Some(r) = self.responses.get(index) else {
+            return;
+        };
+        let total = infer_ns.saturating_add(output_ns);
+        match end {
+            ResponseEnd::Success => {
+                r.compute_infer.add(infer_ns);
+                r.compute_output.add(output_ns);
+                r.success.add(total);
+            }
+            ResponseEnd::Empty => r.empty_response.add(total),
+            ResponseEnd::Cancel => r.cancel.add(total),
         }
     }
 
@@ -130,7 +229,13 @@ impl ModelStats {
             execution_count: self.execution_count.load(Relaxed),
             inference_stats: Some(inference_stats),
             batch_stats: self.batch_snapshot(),
+            response_stats: self.response_snapshot(),
         }
+    }
+
+    fn response_snapshot(&self) -> HashMap<String, InferResponseStatistics> {
+        let used = (self.responses.iter().enumerate()).filter(|(_, r)| r.used());
+        used.map(|(i, r)| (i.to_string(), r.read())).collect()
     }
 
     fn batch_snapshot(&self) -> Vec<InferBatchStatistics> {
@@ -186,5 +291,22 @@ pub fn statistics_json(s: &ModelStatistics) -> Value {
             "cache_miss": duration_json(&i.cache_miss),
         },
         "batch_stats": s.batch_stats.iter().map(batch).collect::<Vec<_>>(),
+        "response_stats": response_stats_json(&s.response_stats),
     })
+}
+
+/// The per-response statistics as an object keyed by response index (`{}` when none).
+fn response_stats_json(stats: &HashMap<String, InferResponseStatistics>) -> Value {
+    let one = |r: &InferResponseStatistics| {
+        json!({
+            "compute_infer": duration_json(&r.compute_infer),
+            "compute_output": duration_json(&r.compute_output),
+            "success": duration_json(&r.success),
+            "fail": duration_json(&r.fail),
+            "empty_response": duration_json(&r.empty_response),
+            "cancel": duration_json(&r.cancel),
+        })
+    };
+    let entries = stats.iter().map(|(k, r)| (k.clone(), one(r)));
+    Value::Object(entries.collect())
 }

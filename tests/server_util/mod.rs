@@ -1,6 +1,6 @@
 //! Helpers for the embedded server's tests: start it on free ports with given models, talk
-//! to it over HTTP (hyper) and gRPC (the generated tonic client), build requests, and keep
-//! `c` requests in flight for a while.
+//! to it over HTTP (hyper) and gRPC (the generated tonic client, unary and streaming),
+//! build requests, and keep `c` requests in flight for a while.
 #![allow(dead_code)]
 
 use std::future::Future;
@@ -19,7 +19,11 @@ use tonic::transport::Channel;
 
 use inferperf::model::DataType;
 use inferperf::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
-use inferperf::proto::{ModelStatistics, ModelStatisticsRequest};
+use inferperf::proto::infer_parameter::ParameterChoice;
+use inferperf::proto::{
+    ModelInferRequest, ModelInferResponse, ModelStatistics, ModelStatisticsRequest,
+    ModelStreamInferResponse,
+};
 use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
 use inferperf::wire::{self, InferRequest, Tensor};
 
@@ -252,4 +256,55 @@ where
         .collect::<Vec<bool>>()
         .await;
     results.into_iter().filter(|&ok| ok).count()
+}
+
+/// One open `ModelStreamInfer` call: requests go into `requests`, answers come out of
+/// `answers`.
+pub struct GrpcStream {
+    pub requests: tokio::sync::mpsc::Sender<ModelInferRequest>,
+    pub answers: tonic::Streaming<ModelStreamInferResponse>,
+}
+
+impl GrpcStream {
+    pub async fn open(client: &mut Grpc) -> GrpcStream {
+        let (requests, outgoing) = tokio::sync::mpsc::channel(64);
+        let outgoing = tokio_stream::wrappers::ReceiverStream::new(outgoing);
+        let answers = client.model_stream_infer(outgoing).await.unwrap();
+        GrpcStream {
+            requests,
+            answers: answers.into_inner(),
+        }
+    }
+
+    /// Sends `req` to `model` under the id `id`.
+    pub async fn send(&self, model: &str, id: &str, req: &InferRequest) {
+        let mut msg = wire::to_grpc_request(model, "", req);
+        msg.id = id.to_string();
+        self.requests.send(msg).await.unwrap();
+    }
+
+    /// The next answer, failing the test after 10 s of silence.
+    pub async fn next(&mut self) -> ModelStreamInferResponse {
+        let next = tokio::time::timeout(Duration::from_secs(10), self.answers.message());
+        next.await
+            .expect("an answer within 10 s")
+            .unwrap()
+            .expect("the stream is open")
+    }
+}
+
+/// A response's `triton_final_response` parameter, if it has one.
+pub fn final_flag(r: &ModelInferResponse) -> Option<bool> {
+    match r.parameters.get("triton_final_response")?.parameter_choice {
+        Some(ParameterChoice::BoolParam(b)) => Some(b),
+        _ => None,
+    }
+}
+
+/// The median of some durations in milliseconds.
+pub fn median_ms(mut values: Vec<Duration>) -> f64 {
+    values.sort();
+    values
+        .get(values.len() / 2)
+        .map_or(f64::NAN, |d| d.as_secs_f64() * 1000.0)
 }

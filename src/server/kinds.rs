@@ -1,0 +1,319 @@
+//! The model kinds and the options only some kinds take (`sleep`'s service time, `fail`'s
+//! rate and mode, `stream`'s responses and timing), read from `key=value` text and printed
+//! back. Split from [`super::def`], which reads the options every kind shares, so each
+//! file says one thing.
+
+use std::fmt;
+
+/// How a delay is drawn from its mean: the `sleep` kind's service time, the `stream`
+/// kind's first response and each gap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dist {
+    /// Exactly the mean.
+    Fixed,
+    /// Uniform over `[0, 2·mean]`.
+    Uniform,
+    /// Normal with the mean and standard deviation mean/4, clamped at 0.
+    Normal,
+    /// Exponential with the mean.
+    Exponential,
+}
+
+impl Dist {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dist::Fixed => "fixed",
+            Dist::Uniform => "uniform",
+            Dist::Normal => "normal",
+            Dist::Exponential => "exponential",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Dist> {
+        [Dist::Fixed, Dist::Uniform, Dist::Normal, Dist::Exponential]
+            .into_iter()
+            .find(|d| d.name() == name)
+    }
+}
+
+/// What a `fail` model does to the requests it picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FailMode {
+    /// Answers an error with the model's `code`.
+    Error,
+    /// Answers success with a valid body that lacks every output.
+    BadBody,
+    /// Answers success with the right outputs' names, datatypes and shapes but wrong
+    /// values.
+    WrongValues,
+}
+
+impl FailMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            FailMode::Error => "error",
+            FailMode::BadBody => "bad_body",
+            FailMode::WrongValues => "wrong_values",
+        }
+    }
+
+    fn from_name(name: &str) -> Option<FailMode> {
+        [FailMode::Error, FailMode::BadBody, FailMode::WrongValues]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
+/// The error codes a `fail` model can answer with (HTTP statuses; gRPC gets the match).
+pub const FAIL_CODES: [u16; 5] = [400, 404, 429, 500, 503];
+
+/// The most responses one request of a `stream` model may ask for.
+pub const MAX_STREAM_RESPONSES: u32 = 100_000;
+
+/// What a model does with a request.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ModelKind {
+    /// `OUTPUT0` = `INPUT0`, any datatype.
+    Identity,
+    /// INT32 `OUTPUT0` = `INPUT0 + INPUT1`, `OUTPUT1` = `INPUT0 - INPUT1` (wrapping).
+    AddSub,
+    /// Identity for BYTES tensors: each string comes back as it was sent.
+    Echo,
+    /// Identity after a service time of mean `ms` per execution (sleeping, or burning CPU
+    /// when `spin`).
+    Sleep { ms: f64, dist: Dist, spin: bool },
+    /// Identity, but a fraction `rate` of requests is spoiled as `mode` says (with the
+    /// error `code` for [`FailMode::Error`]).
+    Fail {
+        rate: f64,
+        code: u16,
+        mode: FailMode,
+    },
+    /// Decoupled identity: each request gets `responses` answers, the first `first_ms`
+    /// after its execution starts and the rest `interval_ms` apart (each delay drawn from
+    /// `dist`), then an empty final one.
+    Stream {
+        responses: u32,
+        first_ms: f64,
+        interval_ms: f64,
+        dist: Dist,
+        spin: bool,
+    },
+    /// Identity-shaped and doing no work.
+    Noop,
+}
+
+/// The kinds, as error messages list them.
+pub const KINDS: &str = "identity, add_sub, echo, sleep, fail, stream, noop";
+
+impl ModelKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            ModelKind::Identity => "identity",
+            ModelKind::AddSub => "add_sub",
+            ModelKind::Echo => "echo",
+            ModelKind::Sleep { .. } => "sleep",
+            ModelKind::Fail { .. } => "fail",
+            ModelKind::Stream { .. } => "stream",
+            ModelKind::Noop => "noop",
+        }
+    }
+
+    /// The kind for a name, with its default options.
+    pub fn from_name(name: &str) -> Option<ModelKind> {
+        Some(match name {
+            "identity" => ModelKind::Identity,
+            "add_sub" => ModelKind::AddSub,
+            "echo" => ModelKind::Echo,
+            "sleep" => ModelKind::Sleep {
+                ms: 10.0,
+                dist: Dist::Fixed,
+                spin: false,
+            },
+            "fail" => ModelKind::Fail {
+                rate: 0.1,
+                code: 500,
+                mode: FailMode::Error,
+            },
+            "stream" => ModelKind::Stream {
+                responses: 5,
+                first_ms: 10.0,
+                interval_ms: 4.0,
+                dist: Dist::Fixed,
+                spin: false,
+            },
+            "noop" => ModelKind::Noop,
+            _ => return None,
+        })
+    }
+
+    /// Whether an execution waits (sleeps or spins), so it must not run on an async worker.
+    pub fn blocks(&self) -> bool {
+        match self {
+            ModelKind::Sleep { ms, .. } => *ms > 0.0,
+            ModelKind::Stream { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether the model answers a request with several responses, over a stream only
+    /// (Triton's decoupled transaction policy).
+    pub fn decoupled(&self) -> bool {
+        matches!(self, ModelKind::Stream { .. })
+    }
+
+    /// The options this kind takes beyond the common ones, as error messages list them.
+    pub fn own_options(&self) -> &'static str {
+        match self {
+            ModelKind::Fail { .. } => ", rate, mode, code",
+            ModelKind::Sleep { .. } => ", ms, dist, spin",
+            ModelKind::Stream { .. } => ", responses, first_ms, interval_ms, dist, spin",
+            _ => "",
+        }
+    }
+
+    /// Applies an option of this kind; `None` when the kind has no such option, else the
+    /// option's result where `bad` words a bad value.
+    pub fn set(
+        &mut self,
+        key: &str,
+        value: &str,
+        bad: &dyn Fn(&str) -> String,
+    ) -> Option<Result<(), String>> {
+        match self {
+            ModelKind::Sleep { ms, dist, spin } => match key {
+                "ms" => Some(millis(value, bad).map(|v| *ms = v)),
+                _ => set_timing(key, value, bad, dist, spin),
+            },
+            ModelKind::Fail { rate, code, mode } => set_fail(key, value, bad, rate, code, mode),
+            ModelKind::Stream {
+                responses,
+                first_ms,
+                interval_ms,
+                dist,
+                spin,
+            } => match key {
+                "responses" => Some(stream_responses(value, bad).map(|n| *responses = n)),
+                "first_ms" => Some(millis(value, bad).map(|v| *first_ms = v)),
+                "interval_ms" => Some(millis(value, bad).map(|v| *interval_ms = v)),
+                _ => set_timing(key, value, bad, dist, spin),
+            },
+            _ => None,
+        }
+    }
+
+    /// Checks this kind's options against each other once all are applied; `keys` are the
+    /// options the definition gave.
+    pub fn check(&self, model: &str, keys: &[&str]) -> Result<(), String> {
+        match self {
+            ModelKind::Fail { mode, .. } if *mode != FailMode::Error && keys.contains(&"code") => {
+                Err(format!(
+                    "model '{model}': code= goes only with mode=error, since mode={} answers success",
+                    mode.name()
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn millis(value: &str, bad: &dyn Fn(&str) -> String) -> Result<f64, String> {
+    (value.parse::<f64>().ok())
+        .filter(|m| m.is_finite() && (0.0..=3_600_000.0).contains(m))
+        .ok_or_else(|| bad("expected milliseconds ≥ 0, such as 10 or 0.5"))
+}
+
+fn stream_responses(value: &str, bad: &dyn Fn(&str) -> String) -> Result<u32, String> {
+    (value.trim().parse::<u32>().ok())
+        .filter(|n| *n <= MAX_STREAM_RESPONSES)
+        .ok_or_else(|| {
+            bad(&format!(
+                "expected a whole number from 0 to {MAX_STREAM_RESPONSES}"
+            ))
+        })
+}
+
+/// The `dist` and `spin` options `sleep` and `stream` share.
+fn set_timing(
+    key: &str,
+    value: &str,
+    bad: &dyn Fn(&str) -> String,
+    dist: &mut Dist,
+    spin: &mut bool,
+) -> Option<Result<(), String>> {
+    Some(match key {
+        "dist" => Dist::from_name(value)
+            .map(|d| *dist = d)
+            .ok_or_else(|| bad("expected fixed, uniform, normal or exponential")),
+        "spin" => (value.parse::<bool>())
+            .map(|s| *spin = s)
+            .map_err(|_| bad("expected true or false")),
+        _ => return None,
+    })
+}
+
+fn set_fail(
+    key: &str,
+    value: &str,
+    bad: &dyn Fn(&str) -> String,
+    rate: &mut f64,
+    code: &mut u16,
+    mode: &mut FailMode,
+) -> Option<Result<(), String>> {
+    Some(match key {
+        "rate" => (value.parse::<f64>().ok())
+            .filter(|r| (0.0..=1.0).contains(r))
+            .map(|r| *rate = r)
+            .ok_or_else(|| bad("expected a number between 0 and 1")),
+        "code" => (value.parse::<u16>().ok())
+            .filter(|c| FAIL_CODES.contains(c))
+            .map(|c| *code = c)
+            .ok_or_else(|| bad("expected one of 400, 404, 429, 500, 503")),
+        "mode" => FailMode::from_name(value)
+            .map(|m| *mode = m)
+            .ok_or_else(|| bad("expected error, bad_body or wrong_values")),
+        _ => return None,
+    })
+}
+
+/// Writes `,dist=..` and `,spin=true` when spinning.
+fn write_timing(f: &mut fmt::Formatter<'_>, dist: Dist, spin: bool) -> fmt::Result {
+    write!(f, ",dist={}", dist.name())?;
+    if spin {
+        write!(f, ",spin=true")?;
+    }
+    Ok(())
+}
+
+impl ModelKind {
+    /// Writes the kind's own options as `,key=value` pieces, in the form
+    /// [`ModelKind::set`] reads.
+    pub fn write_options(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ModelKind::Fail {
+                rate,
+                code,
+                mode: FailMode::Error,
+            } => write!(f, ",rate={rate},code={code}"),
+            ModelKind::Fail { rate, mode, .. } => write!(f, ",rate={rate},mode={}", mode.name()),
+            ModelKind::Sleep { ms, dist, spin } => {
+                write!(f, ",ms={ms}")?;
+                write_timing(f, *dist, *spin)
+            }
+            ModelKind::Stream {
+                responses,
+                first_ms,
+                interval_ms,
+                dist,
+                spin,
+            } => {
+                write!(
+                    f,
+                    ",responses={responses},first_ms={first_ms},interval_ms={interval_ms}"
+                )?;
+                write_timing(f, *dist, *spin)
+            }
+            _ => Ok(()),
+        }
+    }
+}
