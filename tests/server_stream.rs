@@ -94,6 +94,8 @@ async fn each_request_streams_timed_responses_then_an_empty_final_one() {
     assert!((3.5..12.0).contains(&gap), "gap {gap:.2} ms");
     // Delivered as produced: the fifth arrives about 4 × 4 ms after the first.
     assert!(span >= 14.0, "first to fifth {span:.2} ms");
+    // An open stream would hold the graceful shutdown for its whole grace period.
+    drop(stream);
     server.shutdown().await;
 }
 
@@ -121,6 +123,8 @@ async fn requests_in_flight_on_one_stream_all_complete_in_order() {
     let last_a = order.iter().rposition(|id| id == "a").unwrap();
     eprintln!("answer order: {}", order.join(""));
     assert!(first_b < last_a, "{order:?}");
+    // An open stream would hold the graceful shutdown for its whole grace period.
+    drop(stream);
     server.shutdown().await;
 }
 
@@ -255,6 +259,8 @@ async fn a_model_that_is_not_decoupled_answers_once_flagged_final() {
         .infer_stream("s", "", request(vec![fp32(1, &[15])]))
         .await;
     assert_eq!(bad.unwrap_err().http_status(), 400);
+    // An open stream would hold the graceful shutdown for its whole grace period.
+    drop(stream);
     server.shutdown().await;
 }
 
@@ -365,5 +371,7 @@ async fn response_stats_count_every_response_under_its_index() {
         plain["model_stats"][0]["response_stats"],
         serde_json::json!({})
     );
+    // An open stream would hold the graceful shutdown for its whole grace period.
+    drop(stream);
     server.shutdown().await;
 }

@@ -130,15 +130,34 @@ async fn stream_request(
         }
     };
     let mut first = Some(first);
+    let mut ended = false;
     while let Some(item) = items.recv().await {
+        ended = item.as_ref().map_or(true, |a| a.last);
         let answer = item.map_or_else(|e| stream_error(&echo, &e), stream_response);
-        match first.take() {
-            Some(slot) => {
-                slot.send(Ok(answer));
-            }
-            None if answers.send(Ok(answer)).await.is_err() => return,
-            None => {}
+        if !send_in_turn(&mut first, &answers, answer).await {
+            return;
         }
+    }
+    if !ended {
+        let cut =
+            InferError::Unavailable("the server ended the stream before its final response".into());
+        send_in_turn(&mut first, &answers, stream_error(&echo, &cut)).await;
+    }
+}
+
+/// Sends a request's next answer: into its reserved slot if still unused, else through
+/// the channel; false once the client has gone.
+async fn send_in_turn(
+    first: &mut Option<OwnedPermit<Result<ModelStreamInferResponse, Status>>>,
+    answers: &StreamAnswers,
+    answer: ModelStreamInferResponse,
+) -> bool {
+    match first.take() {
+        Some(slot) => {
+            slot.send(Ok(answer));
+            true
+        }
+        None => answers.send(Ok(answer)).await.is_ok(),
     }
 }
 

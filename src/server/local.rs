@@ -13,7 +13,7 @@ use super::describe;
 use super::error::InferError;
 use super::models::Model;
 use super::sched::Scheduler;
-use super::stream::{self, StreamAnswer, StreamItem};
+use super::stream::{self, StreamAnswer};
 use crate::proto::{ModelConfig, ModelMetadataResponse, ModelStatistics};
 use crate::wire::{InferRequest, InferResponse};
 
@@ -111,9 +111,10 @@ impl LocalServer {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
         if served.model.decoupled() {
-            return Err(InferError::decoupled(
-                "LocalServer::infer (use infer_stream)",
-            ));
+            return Err(InferError::Unsupported(format!(
+                "LocalServer::infer doesn't support models with decoupled transaction policy; \
+                 model '{model}' answers through infer_stream"
+            )));
         }
         let job = served.model.check(request, arrival)?;
         served.scheduler.submit(&served.model, job).await
@@ -127,21 +128,14 @@ impl LocalServer {
         model: &str,
         version: &str,
         request: InferRequest,
-    ) -> Result<tokio::sync::mpsc::Receiver<StreamItem>, InferError> {
+    ) -> Result<tokio::sync::mpsc::Receiver<Result<StreamAnswer, InferError>>, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
-        if !served.model.decoupled() {
-            let job = served.model.check(request, arrival)?;
-            let response = served.scheduler.submit(&served.model, job).await?;
-            let (sender, answers) = tokio::sync::mpsc::channel(1);
-            let last = StreamAnswer {
-                response,
-                last: true,
-            };
-            let _ = sender.try_send(Ok(last));
-            return Ok(answers);
-        }
         let job = served.model.check(request, arrival)?;
+        if !served.model.decoupled() {
+            let response = served.scheduler.submit(&served.model, job).await?;
+            return Ok(stream::single(response));
+        }
         let (sender, answers) = stream::channel(&served.model);
         served.scheduler.submit_stream(job, sender)?;
         Ok(answers)

@@ -40,6 +40,8 @@ pub enum Scheduler {
 /// Where the answers of a batch go, and how an instance thread executes the batch.
 pub trait Replies: Sized + Send + 'static {
     fn execute(model: &Model, jobs: Vec<Job>, replies: Vec<Self>);
+    /// Answers a request that will not run with the error.
+    fn refuse(self, error: InferError);
 }
 
 impl Replies for Once {
@@ -49,11 +51,19 @@ impl Replies for Once {
             let _ = reply.send(outcome);
         }
     }
+
+    fn refuse(self, error: InferError) {
+        let _ = self.send(Err(error));
+    }
 }
 
 impl Replies for StreamSender {
     fn execute(model: &Model, jobs: Vec<Job>, replies: Vec<Self>) {
         stream::execute(model, jobs, replies)
+    }
+
+    fn refuse(self, error: InferError) {
+        let _ = self.try_send(Err(error));
     }
 }
 
@@ -216,9 +226,17 @@ impl<R: Replies> Queue<R> {
         Ok(())
     }
 
+    /// Stops taking requests and refuses those still waiting.
     fn close(&self) {
-        lock(&self.state).closed = true;
+        let waiting = {
+            let mut state = lock(&self.state);
+            state.closed = true;
+            std::mem::take(&mut state.entries)
+        };
         self.arrived.notify_all();
+        for entry in waiting {
+            entry.reply.refuse(stopped());
+        }
     }
 }
 

@@ -172,3 +172,27 @@ async fn direct_requests_run_on_the_callers_task() {
         (2, 10)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_waiting_when_the_queue_closes_gets_an_error() {
+    let def: crate::server::ModelDef = "s=stream:responses=1000,first_ms=1,interval_ms=5,shape=1"
+        .parse()
+        .unwrap();
+    let model = Arc::new(Model::new(def));
+    let scheduler = Scheduler::new(&model).unwrap();
+    let mut receivers = Vec::new();
+    for _ in 0..2 {
+        let job = model.check(fp32_request(1), Instant::now()).unwrap();
+        let (sender, answers) = crate::server::stream::channel(&model);
+        scheduler.submit_stream(job, sender).unwrap();
+        receivers.push(answers);
+    }
+    let first = receivers[0].recv().await.unwrap().unwrap();
+    assert!(!first.last);
+    scheduler.close();
+    let waiting = receivers[1].recv().await.unwrap().unwrap_err();
+    assert!(matches!(waiting, InferError::Unavailable(_)), "{waiting:?}");
+    let job = model.check(fp32_request(1), Instant::now()).unwrap();
+    let (sender, _answers) = crate::server::stream::channel(&model);
+    assert!(scheduler.submit_stream(job, sender).is_err());
+}

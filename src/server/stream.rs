@@ -40,6 +40,17 @@ pub fn channel(model: &Model) -> (StreamSender, mpsc::Receiver<StreamItem>) {
     mpsc::channel(responses + 2)
 }
 
+/// A stream that holds one answer, the last: how a model that is not decoupled answers on
+/// a stream.
+pub fn single(response: InferResponse) -> mpsc::Receiver<StreamItem> {
+    let (sender, answers) = mpsc::channel(1);
+    let _ = sender.try_send(Ok(StreamAnswer {
+        response,
+        last: true,
+    }));
+    answers
+}
+
 /// One request of the execution while its answers are being sent.
 struct Open {
     job: Job,
