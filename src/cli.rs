@@ -253,7 +253,12 @@ pub struct ProfileArgs {
     pub streaming: bool,
     /// Float tolerance when answers are compared with the input data's validation_data:
     /// |got - expected| <= TOL x max(1, |expected|). Integers, BOOL and BYTES compare exactly.
-    #[arg(long, value_name = "TOL", default_value_t = DEFAULT_VALIDATION_TOLERANCE)]
+    #[arg(
+        long,
+        value_name = "TOL",
+        default_value_t = DEFAULT_VALIDATION_TOLERANCE,
+        allow_negative_numbers = true
+    )]
     pub validation_tolerance: f64,
     /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable.
     #[arg(short = 'H', value_name = "HEADER")]

@@ -3,6 +3,7 @@
 //! latency and answers per request, with the same percentiles as latency; for wrong answers,
 //! the first one of each kind and what was wrong with it.
 
+use crate::backend::ErrorKind;
 use crate::config::Config;
 use crate::measure::distribution::Distribution;
 use crate::measure::level::LevelResult;
@@ -64,10 +65,19 @@ pub fn note_lines(r: &LevelResult) -> Vec<String> {
     notes.sort_by_key(|n| n.kind);
     let mut lines: Vec<String> = notes
         .iter()
-        .map(|n| format!("    First {} error: {}", n.kind, n.text))
+        .map(|n| format!("    First {}: {}", note_label(n.kind), n.text))
         .collect();
     lines.extend(r.notes.iter().map(|note| format!("  Note: {note}")));
     lines
+}
+
+/// How the first wrong answer of a kind is introduced: `bad response (missing output)`,
+/// `validation error`.
+fn note_label(kind: ErrorKind) -> String {
+    match kind {
+        ErrorKind::Validation => "validation error".into(),
+        other => other.to_string(),
+    }
 }
 
 /// A streaming CSV cell: a first-response or inter-response percentile in µs.
@@ -83,7 +93,6 @@ pub fn responses_cell(w: &WindowStats) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::ErrorKind;
     use crate::measure::sample::{ErrorNote, Sample};
     use crate::report::{test_config, test_level};
     use std::time::{Duration, Instant};

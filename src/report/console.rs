@@ -84,6 +84,12 @@ fn window_settings(cfg: &Config) -> Vec<String> {
             "  Using exactly {n} requests in a single window (no stabilization)"
         )];
     }
+    if matches!(cfg.load, LoadMode::FixedSchedule | LoadMode::Periodic(_)) {
+        return vec![
+            "  Measured in one window from the first request to the last answer (no stabilization)"
+                .into(),
+        ];
+    }
     let stabilizing = match cfg.percentile {
         Some(p) => format!("p{p}"),
         None => "average".to_string(),
@@ -145,13 +151,10 @@ fn load_limit(cfg: &Config) -> Vec<String> {
         LoadMode::FixedSchedule => {
             vec!["  Replaying the input data's timestamps once (--fixed-schedule)".into()]
         }
-        LoadMode::Periodic(p) => vec![
-            format!(
-                "  Periodic concurrency: {} streamed requests, then {} more each time every request of the latest set has had {} answers, up to {} in all",
-                p.start, p.step, p.period, p.end
-            ),
-            "  Measured in one window from the first request to the last answer (no stabilization)".into(),
-        ],
+        LoadMode::Periodic(p) => vec![format!(
+            "  Periodic concurrency: {} streamed requests, then {} more each time every request of the latest set has had {} answers, up to {} in all",
+            p.start, p.step, p.period, p.end
+        )],
         LoadMode::Timeline { plan, distribution } => {
             let mut lines = vec![format!(
                 "  Load over time: {}, reported per second",
