@@ -22,7 +22,11 @@ fn within(value: f64, expected: f64, share: f64) -> bool {
 /// Checks the figures of TOKENS at concurrency 2 (its two instances busy all the time).
 fn assert_stream_figures(w: &WindowStats, how: &str) {
     assert_eq!(w.error_count(), 0, "{how}: {:?}", w.errors);
-    assert_eq!(w.responses.sum(), 5 * w.ok as u128, "{how}: 5 answers per request");
+    assert_eq!(
+        w.responses.sum(),
+        5 * w.ok as u128,
+        "{how}: 5 answers per request"
+    );
     assert_eq!(w.responses.percentile(50.0), 5.0, "{how}");
     let first_ms = w.first_response.percentile(50.0) / 1e6;
     assert!(
