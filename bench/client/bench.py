@@ -42,12 +42,15 @@ MAX_TRIALS = 10  # the default of inferperf and perf_analyzer
 # the whole soak and goes through many window ends.
 SOAK_WINDOW_S = 5
 GRPC_SHARE = 6  # in-flight gRPC requests per connection (inferperf, perf_analyzer)
-FAMILIES = ("inferperf", "perf_analyzer", "wrk", "ghz")
+FAMILIES = ("inferperf", "perf_analyzer", "wrk", "ghz", "baseline")
 TOOLS = (
     "inferperf http-binary", "inferperf http-json", "inferperf grpc",
     "perf_analyzer http-binary", "perf_analyzer http-json", "perf_analyzer grpc",
     "wrk http-binary", "wrk http-json", "ghz grpc",
+    "baseline http-binary", "baseline http-json", "baseline grpc",
 )
+# Families that run inferperf's flags and write perf_analyzer's CSV.
+WINDOW_TOOLS = ("inferperf", "perf_analyzer", "baseline")
 
 
 def usage_error(message):
@@ -81,12 +84,15 @@ def parse_args(argv):
                    help=f"-p of inferperf and perf_analyzer (default {WINDOW_MS})")
     p.add_argument("--timeout", type=int, help="bound of each inferperf and perf_analyzer "
                                                "run, s (default: 10 windows x 1.2 + 20 s)")
+    p.add_argument("--baseline", metavar="REV",
+                   help="also run inferperf built from git revision REV (the 'baseline' rows, "
+                        "alternated with the others; run.sh builds it)")
     p.add_argument("--out", default="bench/client/results.md", help="results file")
     p.add_argument("--validate-only", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     apply_defaults(args)
     args.levels = parse_levels(args.concurrency)
-    args.selected = parse_tools(args.tools)
+    args.selected = parse_tools(args.tools, args.baseline)
     if args.pin and ((os.cpu_count() or 1) < 2 or not shutil.which("taskset")):
         usage_error("--pin needs taskset and at least 2 CPUs")
     return args
@@ -119,9 +125,19 @@ def parse_levels(text):
     return levels
 
 
-def parse_tools(text):
+def parse_tools(text, baseline=None):
+    """The tools asked for; with --baseline, the baseline of each inferperf tool chosen too."""
+    chosen = select_tools(text)
+    if baseline:
+        chosen += [t.replace("inferperf", "baseline") for t in chosen if t.startswith("inferperf")]
+    elif any(t.startswith("baseline") for t in chosen):
+        usage_error("the baseline rows need --baseline REV")
+    return [t for t in TOOLS if t in chosen]
+
+
+def select_tools(text):
     if not text:
-        return list(TOOLS)
+        return [t for t in TOOLS if not t.startswith("baseline")]
     chosen = []
     for entry in text.split(","):
         name = re.sub(r"[/:]", " ", entry.strip())
@@ -130,7 +146,7 @@ def parse_tools(text):
             usage_error(f"unknown tool '{entry}' (known: {', '.join(FAMILIES)}, or one of "
                         f"{', '.join(t.replace(' ', '/') for t in TOOLS)})")
         chosen += [t for t in match if t not in chosen]
-    return [t for t in TOOLS if t in chosen]
+    return chosen
 
 
 # ---------------------------------------------------------------- server
@@ -252,6 +268,7 @@ def tool_paths():
     """From run.sh's environment: INFERPERF, PERF_ANALYZER, WRK, GHZ (FAMILY_MISSING: why not)."""
     env = os.environ.get
     return {"inferperf": env("INFERPERF", "target/release/inferperf"),
+            "baseline": env("BASELINE", ""),
             "perf_analyzer": env("PERF_ANALYZER", "target/bench-venv/bin/perf_analyzer"),
             "wrk": env("WRK", shutil.which("wrk") or ""),
             "ghz": env("GHZ", shutil.which("ghz") or "target/bench-go/bin/ghz")}
@@ -277,7 +294,9 @@ class Bench:
 
     def find_missing(self):
         return {family: os.environ.get(f"{family.upper()}_MISSING") or f"no {family} binary ('{path}')"
-                for family, path in self.paths.items() if not path or not os.access(path, os.X_OK)}
+                for family, path in self.paths.items()
+                if (not path or not os.access(path, os.X_OK))
+                and (family != "baseline" or self.args.baseline)}
 
     def tools(self):
         return [t for t in self.args.selected if t.split()[0] not in self.skipped]
@@ -318,7 +337,7 @@ class Bench:
     def measure(self, tool, level):
         family, protocol = tool.split()
         stem = self.log_stem(f"{tool}-c{level}")
-        window_tool = family in ("inferperf", "perf_analyzer")
+        window_tool = family in WINDOW_TOOLS
         argv = (self.window_argv(family, protocol, level, stem + ".csv") if window_tool
                 else self.peer_argv(family, protocol, level))
         timeout = self.args.timeout if window_tool else self.args.seconds + 15
@@ -341,7 +360,7 @@ def grpc_connections(level):
 def read_figures(run, family, stem, level):
     """The tool's own throughput, p50 and p99 (µs), or why there are none (run.failure)."""
     proc = run.proc
-    window_tool = family in ("inferperf", "perf_analyzer")
+    window_tool = family in WINDOW_TOOLS
     first_error = first_error_line(proc.stderr + proc.stdout)
     if proc.hung:
         run.failure = "hung"

@@ -14,9 +14,9 @@ import time
 
 # inferperf's peers of the same protocol, for the ratios.
 PEERS = {
-    "http-binary": ("perf_analyzer http-binary", "wrk http-binary"),
-    "http-json": ("perf_analyzer http-json", "wrk http-json"),
-    "grpc": ("perf_analyzer grpc", "ghz grpc"),
+    "http-binary": ("perf_analyzer http-binary", "wrk http-binary", "baseline http-binary"),
+    "http-json": ("perf_analyzer http-json", "wrk http-json", "baseline http-json"),
+    "grpc": ("perf_analyzer grpc", "ghz grpc", "baseline grpc"),
 }
 
 
@@ -172,6 +172,8 @@ def command_output(argv):
 def tool_versions(bench):
     versions = []
     for family, path in bench.paths.items():
+        if family == "baseline" and not bench.args.baseline:
+            continue
         if family in bench.skipped:
             versions.append(f"{family}: not available ({bench.skipped[family]})")
         elif family == "perf_analyzer":
@@ -230,7 +232,10 @@ def header_lines(bench, load_before, load_after):
             f"{','.join(map(str, a.levels))}; inferperf and perf_analyzer `-p {bench.window_ms}` "
             f"(each run bounded at {a.timeout} s), wrk and ghz {a.seconds} s each; perf_analyzer "
             f"{pa_mode}.",
-            "- Tools: " + "; ".join(tool_versions(bench)) + "."]
+            "- Tools: " + "; ".join(tool_versions(bench)) + "."] + (
+                [f"- baseline: inferperf built from `{a.baseline}` "
+                 f"({os.environ.get('BASELINE_COMMIT', '?')}), run with the same flags."]
+                if a.baseline else [])
 
 
 def report(bench, runs, soaks, startups, load_before, load_after):

@@ -6,7 +6,10 @@
 # that a rebuild during the run cannot swap it, and hands over to bench.py. A peer that cannot
 # be installed is skipped, with its reason, rather than failing the run.
 #
-# Usage: bench/client/run.sh [--quick] [--pin] [--tools ...] [...]   (--help lists the flags)
+# Usage: bench/client/run.sh [--quick] [--pin] [--tools ...] [--baseline REV] [...]
+#        (--help lists the flags). --baseline REV builds inferperf at git revision REV in
+#        target/bench-baseline and alternates it with the current build: before/after figures
+#        from one run on one server.
 # Env:   PERF_ANALYZER=path, PERF_ANALYZER_LIB=dir   perf_analyzer to use (as bench/rate)
 # Prints the tables and writes them to bench/client/results.md (--out FILE elsewhere).
 set -euo pipefail
@@ -61,11 +64,41 @@ find_perf_analyzer() {
   echo "$PERF_ANALYZER_MISSING; the perf_analyzer rows are skipped."
 }
 
-WRK_MISSING="" PERF_ANALYZER_MISSING="" GHZ_MISSING=""
+# build_baseline REV: inferperf at REV, built in its own worktree and target directory;
+# BASELINE is the binary, BASELINE_MISSING why there is none.
+build_baseline() {
+    local rev=$1 tree=$PWD/target/bench-baseline
+    BASELINE_COMMIT=$(git rev-parse --short "$rev^{commit}" 2>/dev/null) || {
+        BASELINE_MISSING="--baseline $rev is not a git revision here"
+        echo "$BASELINE_MISSING; the baseline rows are skipped."
+        return 0
+    }
+    echo "== building the baseline inferperf at $rev ($BASELINE_COMMIT) in $tree (log in $BENCH_LOG)"
+    git worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"
+    if git worktree add --detach "$tree" "$rev" >>"$BENCH_LOG" 2>&1 \
+        && (cd "$tree" && CARGO_TARGET_DIR="$tree-target" cargo build --release --quiet) >>"$BENCH_LOG" 2>&1; then
+        BASELINE_BIN=$tree-target/release/inferperf
+    else
+        BASELINE_MISSING="the baseline at $rev did not build (see $BENCH_LOG)"
+        echo "$BASELINE_MISSING; the baseline rows are skipped."
+    fi
+}
+
+BASELINE_REV=""
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+    case ${args[i]} in
+        --baseline) BASELINE_REV=${args[i + 1]:-} ;;
+        --baseline=*) BASELINE_REV=${args[i]#--baseline=} ;;
+    esac
+done
+
+WRK_MISSING="" PERF_ANALYZER_MISSING="" GHZ_MISSING="" BASELINE_MISSING="" BASELINE_BIN="" BASELINE_COMMIT=""
+[ -n "$BASELINE_REV" ] && build_baseline "$BASELINE_REV"
 find_wrk
 find_perf_analyzer
 install_ghz
-export WRK_MISSING PERF_ANALYZER_MISSING GHZ_MISSING
+export WRK_MISSING PERF_ANALYZER_MISSING GHZ_MISSING BASELINE_MISSING BASELINE_COMMIT
 
 echo "== building (release)"
 cargo build --release --quiet
@@ -73,6 +106,11 @@ cargo build --release --quiet
 # removes this directory when it ends.
 BENCH_TMP=$(mktemp -d)
 cp target/release/inferperf "$BENCH_TMP/inferperf"
+BASELINE=""
+if [ -n "$BASELINE_BIN" ]; then
+    cp "$BASELINE_BIN" "$BENCH_TMP/inferperf-baseline"
+    BASELINE=$BENCH_TMP/inferperf-baseline
+fi
 
-export BENCH_TMP INFERPERF="$BENCH_TMP/inferperf" PERF_ANALYZER="$PA" WRK GHZ
+export BENCH_TMP INFERPERF="$BENCH_TMP/inferperf" PERF_ANALYZER="$PA" WRK GHZ BASELINE
 exec python3 bench/client/bench.py "$@"

@@ -36,13 +36,14 @@ impl Caller {
         }
     }
 
-    /// Sends `request`, due at `scheduled`, and records what came of it in `buffer`.
-    /// `watch`, when given, hears the number of each answer as it comes.
+    /// Sends `request`, due at `scheduled` (open loop; otherwise when it is sent), and
+    /// records what came of it in `buffer`. `watch`, when given, hears the number of each
+    /// answer as it comes.
     pub async fn call(
         &mut self,
         target: &Target,
         request: &Request,
-        scheduled: Instant,
+        scheduled: Option<Instant>,
         buffer: &SlotBuffer,
         watch: Option<&(dyn Fn(u32) + Sync)>,
     ) -> Called {
@@ -50,11 +51,12 @@ impl Caller {
             Ok(conn) => conn,
             Err(kind) => {
                 let at = Instant::now();
-                buffer.push(Sample::failed(scheduled, at, at, kind), &[]);
+                buffer.push(Sample::failed(scheduled.unwrap_or(at), at, at, kind), &[]);
                 return Called::NotConnected;
             }
         };
         let sent = Instant::now();
+        let scheduled = scheduled.unwrap_or(sent);
         let mut ex = Exchange::new(sent, &mut self.gaps);
         if let Some(watch) = watch {
             ex = ex.with_watch(watch);

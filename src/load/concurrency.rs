@@ -182,9 +182,8 @@ impl SlotTask {
                 break;
             };
             self.shared.busy.store(true, Ordering::Relaxed);
-            let sent = Instant::now();
             let called = caller
-                .call(&self.target, request, sent, &self.shared.buffer, None)
+                .call(&self.target, request, None, &self.shared.buffer, None)
                 .await;
             self.shared.busy.store(false, Ordering::Relaxed);
             if called == Called::NotConnected {

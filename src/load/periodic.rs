@@ -203,13 +203,7 @@ impl Streamed {
         if let Some(request) = self.requests.get(self.slot % count) {
             let mut caller = Caller::new(self.slot, &self.target);
             caller
-                .call(
-                    &self.target,
-                    request,
-                    Instant::now(),
-                    &self.buffer,
-                    Some(&watch),
-                )
+                .call(&self.target, request, None, &self.buffer, Some(&watch))
                 .await;
         }
         if !reached.swap(true, Ordering::SeqCst) {

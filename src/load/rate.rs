@@ -302,7 +302,13 @@ impl Worker {
         while let Some(job) = jobs.recv().await {
             if let Some(request) = self.requests.get(job.payload) {
                 caller
-                    .call(&self.target, request, job.scheduled, &self.buffer, None)
+                    .call(
+                        &self.target,
+                        request,
+                        Some(job.scheduled),
+                        &self.buffer,
+                        None,
+                    )
                     .await;
             }
             self.counters.done.fetch_add(1, Ordering::Relaxed);
