@@ -1,7 +1,8 @@
 //! `inferperf demo`: a first report with one command. It starts the embedded server inside
-//! the process on free loopback ports, profiles short sweeps that show the two things users
-//! come for — how throughput and latency grow with concurrency, and how dynamic batching
-//! pays off — prints perf_analyzer's report and writes the CSVs.
+//! the process on free loopback ports, profiles short sweeps that show what users come for —
+//! how throughput and latency grow with concurrency, how dynamic batching pays off, and every
+//! answer of a decoupled (streaming) model timed — prints perf_analyzer's report and writes
+//! the CSVs.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,9 +18,10 @@ use crate::measure::cpu::process_cpu_time;
 use crate::server::{self, ModelDef, RunningServer, ServeOptions};
 
 /// The models the demo serves.
-const DEMO_MODELS: [&str; 3] = [
+const DEMO_MODELS: [&str; 4] = [
     "identity=identity:datatype=FP32,shape=16,max_batch=8",
     "batched=sleep:ms=2,max_batch=8,queue_delay_us=500",
+    "tokens=stream:responses=5,first_ms=10,interval_ms=4,instances=4",
     "noop=noop",
 ];
 
@@ -29,15 +31,18 @@ struct Scenario {
     model: &'static str,
     protocol: &'static str,
     range: &'static str,
+    /// Over gRPC's ModelStreamInfer (`--streaming`).
+    streaming: bool,
     csv: &'static str,
 }
 
-const SCENARIOS: [Scenario; 2] = [
+const SCENARIOS: [Scenario; 3] = [
     Scenario {
         title: "identity (16 x FP32) over HTTP: how latency grows with concurrency",
         model: "identity",
         protocol: "http",
         range: "1:16:5",
+        streaming: false,
         csv: "identity_http.csv",
     },
     Scenario {
@@ -45,7 +50,16 @@ const SCENARIOS: [Scenario; 2] = [
         model: "batched",
         protocol: "grpc",
         range: "1:16:5",
+        streaming: false,
         csv: "batched_grpc.csv",
+    },
+    Scenario {
+        title: "a decoupled model streaming 5 answers per request (the first after 10 ms, then every 4 ms; 4 instances): every answer timed",
+        model: "tokens",
+        protocol: "grpc",
+        range: "1:4:3",
+        streaming: true,
+        csv: "tokens_stream.csv",
     },
 ];
 
@@ -224,7 +238,7 @@ fn scenario_config(s: &Scenario, server: &RunningServer, args: &DemoArgs) -> Run
     };
     let interval = args.measurement_interval.to_string();
     let csv = csv_path(&args.out, s.csv);
-    let flags = [
+    let mut flags = vec![
         "inferperf",
         "profile",
         "-m",
@@ -241,9 +255,12 @@ fn scenario_config(s: &Scenario, server: &RunningServer, args: &DemoArgs) -> Run
         "15",
         "-r",
         "6",
-        "-f",
-        &csv.to_string_lossy(),
     ];
+    let csv = csv.to_string_lossy();
+    flags.extend(["-f", &csv]);
+    if s.streaming {
+        flags.push("--streaming");
+    }
     profile_config(&flags)
 }
 

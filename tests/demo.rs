@@ -22,6 +22,7 @@ async fn demo_runs_end_to_end() {
         "Request concurrency: 16",
         "Inferences/Second vs. Client Average Batch Latency",
         "What the framework itself costs per request",
+        "    Responses per request: avg 5,",
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
@@ -32,6 +33,9 @@ async fn demo_runs_end_to_end() {
         5,
         "header + 4 levels:\n{identity}"
     );
+    let stream = std::fs::read_to_string(out_dir.join("tokens_stream.csv")).unwrap();
+    assert!(stream.starts_with("Concurrency,Inferences/Second,Response Throughput,"));
+    assert_eq!(stream.lines().count(), 3, "header + 2 levels:\n{stream}");
     let cost = std::fs::read_to_string(out_dir.join("noop_cost.csv")).unwrap();
     let paths: Vec<&str> = cost
         .lines()
