@@ -357,6 +357,20 @@ fn parse_local_models(kind: ServiceKind, values: &[String]) -> RunResult<Vec<Mod
         .collect()
 }
 
+/// `start[:end[:step]]` of whole numbers; with only a start, end = start; step 1 unless given.
+pub(crate) fn whole_range(text: &str) -> Option<(u32, u32, u32)> {
+    let parts: Vec<u32> = text
+        .split(':')
+        .map(|p| p.trim().parse::<u32>().ok())
+        .collect::<Option<_>>()?;
+    match parts.as_slice() {
+        [s] => Some((*s, *s, 1)),
+        [s, e] => Some((*s, *e, 1)),
+        [s, e, st] => Some((*s, *e, *st)),
+        _ => None,
+    }
+}
+
 /// Parses `start[:end[:step]]`; with only a start, end = start.
 pub fn parse_concurrency_range(text: &str) -> RunResult<ConcurrencyRange> {
     let bad = || {
@@ -364,16 +378,7 @@ pub fn parse_concurrency_range(text: &str) -> RunResult<ConcurrencyRange> {
             "--concurrency-range '{text}' is not start[:end[:step]] with whole numbers (e.g. 1:8 or 4:64:4)."
         ))
     };
-    let parts: Vec<u32> = text
-        .split(':')
-        .map(|p| p.trim().parse::<u32>().map_err(|_| bad()))
-        .collect::<RunResult<_>>()?;
-    let (start, end, step) = match parts.as_slice() {
-        [s] => (*s, *s, 1),
-        [s, e] => (*s, *e, 1),
-        [s, e, st] => (*s, *e, *st),
-        _ => return Err(bad()),
-    };
+    let (start, end, step) = whole_range(text).ok_or_else(bad)?;
     if start == 0 || step == 0 {
         return Err(RunError::bad_option(format!(
             "--concurrency-range '{text}': start and step must be at least 1."

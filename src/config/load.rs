@@ -319,16 +319,7 @@ fn parse_periodic(text: &str, period: Option<u64>) -> RunResult<PeriodicRange> {
             "--periodic-concurrency-range '{text}' is not START:END:STEP with whole numbers, START and STEP at least 1 and END at least START (e.g. 10:100:30)."
         ))
     };
-    let parts: Vec<u32> = text
-        .split(':')
-        .map(|p| p.trim().parse::<u32>().map_err(|_| bad()))
-        .collect::<RunResult<_>>()?;
-    let (start, end, step) = match parts.as_slice() {
-        [s] => (*s, *s, 1),
-        [s, e] => (*s, *e, 1),
-        [s, e, st] => (*s, *e, *st),
-        _ => return Err(bad()),
-    };
+    let (start, end, step) = super::whole_range(text).ok_or_else(bad)?;
     if start == 0 || step == 0 || end < start {
         return Err(bad());
     }

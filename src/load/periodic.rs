@@ -7,7 +7,7 @@
 //! how many did.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -17,7 +17,7 @@ use super::caller::Caller;
 use super::threads::ClientThreads;
 use crate::backend::{Request, Target};
 use crate::config::PeriodicRange;
-use crate::measure::sample::{Drained, SlotBuffer};
+use crate::measure::sample::{Drained, SlotBuffer, SlotBuffers};
 
 /// What the request tasks and the pacing task share.
 #[derive(Debug, Default)]
@@ -41,7 +41,7 @@ impl Progress {
 /// Starts sets of streamed requests as the previous set's answers come.
 pub struct PeriodicLoop {
     progress: Arc<Progress>,
-    buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
+    buffers: Arc<SlotBuffers>,
     pacer: Option<JoinHandle<()>>,
     range: PeriodicRange,
 }
@@ -55,7 +55,7 @@ impl PeriodicLoop {
         range: PeriodicRange,
     ) -> PeriodicLoop {
         let progress = Arc::new(Progress::default());
-        let buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>> = Arc::default();
+        let buffers: Arc<SlotBuffers> = Arc::default();
         let launcher = Launcher {
             target,
             requests,
@@ -87,23 +87,14 @@ impl PeriodicLoop {
             .saturating_sub(finished)
     }
 
-    /// Requests started so far.
-    pub fn started(&self) -> u64 {
-        self.progress.started.load(Ordering::SeqCst)
-    }
-
     /// Moves every sample finished by `boundary` into `out`.
     pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
-        let buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        for buffer in buffers.iter() {
-            buffer.drain_until(boundary, out);
-        }
+        self.buffers.drain_until(boundary, out);
     }
 
     /// Samples waiting in the buffers.
     pub fn pending_samples(&self) -> usize {
-        let buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        buffers.iter().map(|b| b.len()).sum()
+        self.buffers.pending()
     }
 
     /// What the run should say beside its figures: requests that ended before their Nth
@@ -133,7 +124,7 @@ struct Launcher {
     requests: Arc<Vec<Request>>,
     threads: Arc<ClientThreads>,
     progress: Arc<Progress>,
-    buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
+    buffers: Arc<SlotBuffers>,
     period: u32,
 }
 
@@ -162,11 +153,7 @@ impl Launcher {
             .store(count as u64, Ordering::SeqCst);
         for _ in 0..count {
             let slot = self.progress.started.fetch_add(1, Ordering::SeqCst) as usize;
-            let buffer = Arc::new(SlotBuffer::default());
-            self.buffers
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(buffer.clone());
+            let buffer = self.buffers.add();
             let task = Streamed {
                 slot,
                 target: self.target.clone(),

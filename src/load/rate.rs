@@ -7,7 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -17,7 +17,7 @@ use super::caller::Caller;
 use super::schedule::Schedule;
 use super::threads::ClientThreads;
 use crate::backend::{Request, Target};
-use crate::measure::sample::{Drained, SlotBuffer};
+use crate::measure::sample::{Drained, SlotBuffer, SlotBuffers};
 
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
 pub const MAX_WORKERS: usize = 16_384;
@@ -56,7 +56,7 @@ pub struct OpenLoop {
     target: Arc<Target>,
     requests: Arc<Vec<Request>>,
     cap: usize,
-    buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
+    buffers: Arc<SlotBuffers>,
     counters: Arc<OpenLoopCounters>,
     stop: Arc<AtomicBool>,
     dispatcher: Option<JoinHandle<Pool>>,
@@ -127,16 +127,12 @@ impl OpenLoop {
 
     /// Moves every sample finished by `boundary` into `out`.
     pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
-        let buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        for buffer in buffers.iter() {
-            buffer.drain_until(boundary, out);
-        }
+        self.buffers.drain_until(boundary, out);
     }
 
     /// Samples waiting in the buffers.
     pub fn pending_samples(&self) -> usize {
-        let buffers = self.buffers.lock().unwrap_or_else(|p| p.into_inner());
-        buffers.iter().map(|b| b.len()).sum()
+        self.buffers.pending()
     }
 
     /// Requests sent and not answered yet.
@@ -184,7 +180,7 @@ struct Dispatcher {
     threads: Arc<ClientThreads>,
     target: Arc<Target>,
     requests: Arc<Vec<Request>>,
-    buffers: Arc<Mutex<Vec<Arc<SlotBuffer>>>>,
+    buffers: Arc<SlotBuffers>,
     counters: Arc<OpenLoopCounters>,
     stop: Arc<AtomicBool>,
 }
@@ -257,11 +253,7 @@ impl Dispatcher {
     fn spawn_worker(&mut self) -> usize {
         let id = self.pool.jobs.len();
         let (tx, rx) = unbounded_channel();
-        let buffer = Arc::new(SlotBuffer::default());
-        self.buffers
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(buffer.clone());
+        let buffer = self.buffers.add();
         let worker = Worker {
             id,
             target: self.target.clone(),

@@ -210,6 +210,38 @@ impl SlotBuffer {
     }
 }
 
+/// The buffers of a driver whose slots come and go (open-loop workers, periodic streams):
+/// each new slot adds its own; cuts drain them all.
+#[derive(Debug, Default)]
+pub struct SlotBuffers {
+    buffers: Mutex<Vec<std::sync::Arc<SlotBuffer>>>,
+}
+
+impl SlotBuffers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<std::sync::Arc<SlotBuffer>>> {
+        self.buffers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A buffer for a new slot.
+    pub fn add(&self) -> std::sync::Arc<SlotBuffer> {
+        let buffer = std::sync::Arc::new(SlotBuffer::default());
+        self.lock().push(buffer.clone());
+        buffer
+    }
+
+    /// Moves every sample finished by `boundary` into `out`.
+    pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
+        for buffer in self.lock().iter() {
+            buffer.drain_until(boundary, out);
+        }
+    }
+
+    /// Samples waiting in the buffers.
+    pub fn pending(&self) -> usize {
+        self.lock().iter().map(|b| b.len()).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

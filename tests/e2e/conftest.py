@@ -196,7 +196,7 @@ def perf_analyzer():
 
 
 class Triton:
-    models = ("identity", "add_sub", "sleep10")
+    models = ("identity", "add_sub", "sleep10", "stream5")
 
     def __init__(self, http_port, grpc_port, metrics_port, token, process):
         self.http_port = http_port
@@ -273,7 +273,7 @@ def triton(tmp_path_factory):
                 http_status(f"http://{server.http}/v2/models/{m}/ready") == 200 for m in Triton.models
             )
 
-        process.wait_until(models_ready, 180, "its three models ready")
+        process.wait_until(models_ready, 180, "its four models ready")
         process.wait_until(server.infer_check, 30, "a real inference on each model")
         SUMMARY["start"]["triton"] = process.ready()
         yield server

@@ -143,3 +143,35 @@ def test_server_block_from_statistics(triton, inferperf_bin, protocol):
         assert 9_500 <= row["Server Compute Infer"] <= 20_000, run.show()
     server_line = next(l for l in run.stdout.splitlines() if "Avg request latency" in l)
     note(f"triton   server block {protocol}: {server_line.strip()}")
+
+
+def test_every_answer_of_a_decoupled_model_is_measured(triton, inferperf_bin):
+    """Triton's decoupled model answers five times per request over ModelStreamInfer: with
+    --streaming every answer is timed and checked, and perf_analyzer's Response Throughput
+    is five times the request throughput; without it the run is refused in one sentence."""
+    token = ["-H", f"triton-access-token: {triton.token}"]
+    refused = run_inferperf(
+        ["-m", "stream5", "-u", triton.grpc, "-i", "grpc", *token, "--concurrency-range", "1"],
+        "triton-stream5-unary",
+    )
+    assert refused.returncode == 3, refused.show()
+    assert "is decoupled" in refused.stderr and "--streaming" in refused.stderr, refused.show()
+    before = triton.stats("stream5")
+    run = run_inferperf(
+        ["-m", "stream5", "-u", triton.grpc, "-i", "grpc", "--streaming", *token, *QUICK],
+        "triton-stream5",
+    )
+    delta = triton.stats("stream5") - before
+    assert_profiled(run, [1, 2])
+    assert delta.fail == 0, run.show()
+    assert "Responses per request: avg 5," in run.stdout, run.show()
+    for row in run.rows:
+        assert row["Responses per request"] == 5, run.show()
+        ratio = row["Response Throughput"] / row["Inferences/Second"]
+        assert abs(ratio - 5) < 0.01, run.show()
+        # The model sleeps 5 ms before each answer; Python adds a little.
+        assert 4_500 <= row["p50 inter-response latency"] <= 15_000, run.show()
+        assert row["p50 first response latency"] >= 4_500, run.show()
+        assert row["p50 latency"] >= 5 * 4_500, run.show()
+    gap = run.rows[0]["p50 inter-response latency"] / 1000
+    note(f"triton   stream5 grpc --streaming: {levels_text(run)}; p50 gap {gap:.2f} ms")

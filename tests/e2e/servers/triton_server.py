@@ -9,6 +9,8 @@ Models:
   identity  FP32 INPUT0 [16] -> OUTPUT0, max batch 8, dynamic batching (0.5 ms queue delay)
   add_sub   INT32 INPUT0, INPUT1 [16] -> OUTPUT0 = INPUT0 + INPUT1, OUTPUT1 = INPUT0 - INPUT1
   sleep10   FP32 INPUT0 [16] -> OUTPUT0, sleeps 10 ms per request; one instance, no batching
+  stream5   decoupled: FP32 INPUT0 [16] -> five answers OUTPUT0 = INPUT0, 5 ms apart, then the
+            end of the stream (the python backend's empty final response); no batching
 """
 
 import argparse
@@ -41,6 +43,13 @@ def sleep10(requests):
         time.sleep(0.01)
         answers.append({"OUTPUT0": request["INPUT0"]})
     return answers
+
+
+def stream5(requests):
+    """A decoupled model: each yield is one answer to every request of the call."""
+    for _ in range(5):
+        time.sleep(0.005)
+        yield [{"OUTPUT0": request["INPUT0"]} for request in requests]
 
 
 def main():
@@ -93,6 +102,13 @@ def main():
             inputs=[Tensor(name="INPUT0", dtype=np.float32, shape=(16,))],
             outputs=[Tensor(name="OUTPUT0", dtype=np.float32, shape=(16,))],
             config=ModelConfig(batching=False),
+        )
+        triton.bind(
+            model_name="stream5",
+            infer_func=stream5,
+            inputs=[Tensor(name="INPUT0", dtype=np.float32, shape=(16,))],
+            outputs=[Tensor(name="OUTPUT0", dtype=np.float32, shape=(16,))],
+            config=ModelConfig(batching=False, decoupled=True),
         )
         triton.serve()
 
