@@ -15,13 +15,15 @@ use super::kserve::answer::check_protobuf;
 use super::kserve::grpc::{config_facts, discovered};
 use super::memo::CheckedAnswers;
 use super::outcome::{ErrorKind, Exchange, Failure};
-use super::{elapsed_ns, Adapter, Connection, Discovered, Payload, Request, Target};
+use super::{
+    elapsed_ns, requested_outputs, Adapter, Connection, Discovered, Payload, Request, Target,
+};
 use crate::config::Config;
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
 use crate::server::{InferError, LocalServer};
-use crate::wire::{InferRequest, RequestedOutput};
+use crate::wire::InferRequest;
 
 /// The in-process adapter.
 #[derive(Debug, Clone)]
@@ -44,17 +46,9 @@ impl Adapter for Local {
     }
 
     fn encode(&self, _target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
-        let outputs = model
-            .outputs
-            .iter()
-            .map(|o| RequestedOutput {
-                name: o.name.clone(),
-                binary: false,
-            })
-            .collect();
         Ok(Payload::Local(Arc::new(InferRequest {
             inputs: entry.inputs.clone(),
-            outputs,
+            outputs: requested_outputs(model, false),
             ..Default::default()
         })))
     }

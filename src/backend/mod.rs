@@ -26,7 +26,7 @@ use crate::config::{Config, Protocol, ServiceKind};
 use crate::data::{Dataset, Entry};
 use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
-use crate::wire::InferRequest;
+use crate::wire::{InferRequest, RequestedOutput};
 pub use check::AnswerCheck;
 pub use outcome::{grpc_code_name, ErrorKind, Exchange, Failure, Malformation};
 
@@ -214,6 +214,18 @@ impl Target {
             })
             .collect()
     }
+}
+
+/// Every output the model declares, asked for (as binary data over HTTP when `binary`).
+pub fn requested_outputs(model: &ModelSpec, binary: bool) -> Vec<RequestedOutput> {
+    model
+        .outputs
+        .iter()
+        .map(|o| RequestedOutput {
+            name: o.name.clone(),
+            binary,
+        })
+        .collect()
 }
 
 /// The request timeout of one slot: a single timer that each request moves forward, so

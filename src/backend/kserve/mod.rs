@@ -15,12 +15,12 @@ use serde_json::Value;
 
 use super::h2::frame_message;
 use super::outcome::ErrorKind;
-use super::{Adapter, Connection, Discovered, Payload, Target};
+use super::{requested_outputs, Adapter, Connection, Discovered, Payload, Target};
 use crate::config::{Config, Protocol, TensorFormat};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
-use crate::wire::{self, InferRequest, RequestedOutput};
+use crate::wire::{self, InferRequest};
 
 /// The KServe v2 adapter, with the flags that shape its requests.
 #[derive(Debug, Clone)]
@@ -45,14 +45,7 @@ impl Kserve {
     fn request(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> InferRequest {
         let binary_output = target.protocol == Protocol::Http
             && effective_format(self.output_format, model) == TensorFormat::Binary;
-        let outputs = model
-            .outputs
-            .iter()
-            .map(|o| RequestedOutput {
-                name: o.name.clone(),
-                binary: binary_output,
-            })
-            .collect();
+        let outputs = requested_outputs(model, binary_output);
         let mut parameters = serde_json::Map::new();
         if self.streaming {
             parameters.insert(answer::ENABLE_EMPTY_FINAL.into(), Value::Bool(true));
