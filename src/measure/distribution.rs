@@ -8,12 +8,14 @@ use hdrhistogram::Histogram;
 /// Highest value the histograms hold: one hour in nanoseconds (values above are clamped).
 const MAX_TRACKED: u64 = 3_600_000_000_000;
 
-/// The histograms start covering 1 to 1,000,000 (3 significant digits) and grow to the
-/// largest value recorded, so a window of sub-millisecond answers costs tens of KiB, not the
-/// 256 KiB of a histogram sized for an hour.
+/// The histograms start at their smallest (1 to 2048 at 3 significant digits, 16 KiB) and grow
+/// to the largest value recorded, so a figure a run does not have (the gaps between answers
+/// of unary requests) or that stays small (answers per request) costs little, and a window
+/// of sub-millisecond latencies costs tens of KiB, not the 256 KiB of a histogram sized for
+/// an hour.
 fn new_histogram() -> Histogram<u64> {
     let mut histogram =
-        Histogram::new_with_bounds(1, 1_000_000, 3).expect("static histogram bounds are valid");
+        Histogram::new_with_bounds(1, 2048, 3).expect("static histogram bounds are valid");
     histogram.auto(true);
     histogram
 }
