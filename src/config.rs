@@ -261,27 +261,6 @@ impl Config {
     }
 }
 
-impl Config {
-    /// Periodic concurrency measures the answers of streams: it needs `--streaming`, and
-    /// takes neither a request count nor a warm-up.
-    fn check_periodic(&self) -> RunResult<()> {
-        if !matches!(self.load, LoadMode::Periodic(_)) {
-            return Ok(());
-        }
-        if !self.streaming {
-            return Err(RunError::bad_option(
-                "--periodic-concurrency-range counts the answers of streamed requests: add -i grpc --streaming.",
-            ));
-        }
-        if self.request_count.is_some() || self.warmup_request_count > 0 {
-            return Err(RunError::bad_option(
-                "--periodic-concurrency-range starts its own requests and measures them all in one window: drop --request-count and --warmup-request-count.",
-            ));
-        }
-        Ok(())
-    }
-}
-
 /// `--streaming` goes over gRPC (or in process, where the models stream directly).
 fn parse_streaming(streaming: bool, protocol: Protocol, kind: ServiceKind) -> RunResult<bool> {
     if streaming && protocol != Protocol::Grpc && kind != ServiceKind::Local {

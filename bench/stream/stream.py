@@ -160,6 +160,13 @@ def report(args, results, skipped):
             f"| {fmt(r['first'] / 1000, 2)} / {fmt(r['first99'] / 1000, 2)} "
             f"| {fmt(r['gap'] / 1000, 2)} / {fmt(r['gap99'] / 1000, 2)} | {fmt(r['p50'] / 1000, 2)} "
             f"| {r['requests']:,} / {r['answers']:,} | {fmt(r['cpu_us'], 1)} |")
+    ratios = []
+    for level in args.levels:
+        cpu = {r["tool"]: r.get("cpu_us") for r in results if r["level"] == level}
+        if cpu.get("inferperf") and cpu.get("perf_analyzer"):
+            ratios.append(f"c={level}: {cpu['inferperf'] / cpu['perf_analyzer']:.2f}")
+    if ratios:
+        lines += ["", "inferperf / perf_analyzer client CPU per request: " + ", ".join(ratios) + "."]
     lines += ["", "perf_analyzer writes neither first-response nor inter-response latency nor "
               "answers per request (shown as -): it times a request to its last answer only."]
     return "\n".join(lines) + "\n"

@@ -178,6 +178,25 @@ impl Config {
         Ok(())
     }
 
+    /// Periodic concurrency measures the answers of streams: it needs `--streaming`, and
+    /// takes neither a request count nor a warm-up.
+    pub(super) fn check_periodic(&self) -> RunResult<()> {
+        if !matches!(self.load, LoadMode::Periodic(_)) {
+            return Ok(());
+        }
+        if !self.streaming {
+            return Err(RunError::bad_option(
+                "--periodic-concurrency-range counts the answers of streamed requests: add -i grpc --streaming.",
+            ));
+        }
+        if self.request_count.is_some() || self.warmup_request_count > 0 {
+            return Err(RunError::bad_option(
+                "--periodic-concurrency-range starts its own requests and measures them all in one window: drop --request-count and --warmup-request-count.",
+            ));
+        }
+        Ok(())
+    }
+
     /// Load over time is reported per second: the options of stable levels do not apply.
     pub(super) fn check_timeline(&self) -> RunResult<()> {
         if self.load.timeline().is_none() {
