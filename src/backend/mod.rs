@@ -28,7 +28,7 @@ use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
 use crate::wire::{InferRequest, RequestedOutput};
 pub use check::AnswerCheck;
-pub use outcome::{grpc_code_name, ErrorKind, Exchange, Failure, Malformation};
+pub use outcome::{grpc_code_name, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens};
 
 /// What one API does for a run. Each adapter implements it; [`Api`] dispatches to them
 /// statically (an enum, not a trait object: a boxed future per request would cost an

@@ -108,6 +108,45 @@ impl From<ErrorKind> for Failure {
     }
 }
 
+/// How a request's output tokens were counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash, PartialOrd, Ord)]
+pub enum TokenSource {
+    /// The request produced no tokens (not a text generation).
+    #[default]
+    None,
+    /// From the `usage` the server sent.
+    Usage,
+    /// One per streamed event that carried content (the server sent no usage).
+    Events,
+    /// Whitespace-separated words of the content (no usage, no events).
+    Words,
+}
+
+impl TokenSource {
+    /// How the count was made, for reports.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TokenSource::None => "not counted",
+            TokenSource::Usage => "from the server's usage",
+            TokenSource::Events => "one per streamed event with content (the server sent no usage)",
+            TokenSource::Words => "as the words of the answer (the server sent no usage)",
+        }
+    }
+}
+
+/// The tokens of one generation: what it was given and what it produced, as the adapter
+/// counted them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tokens {
+    /// Output tokens (0 when the request generates none).
+    pub output: u32,
+    /// Input (prompt) tokens: the server's count when it sent one, else the dataset's.
+    pub input: u32,
+    pub source: TokenSource,
+    /// A stream was asked for but the server answered in one piece.
+    pub unstreamed: bool,
+}
+
 /// The timing of one request while it is answered: when it was sent, how long sending and
 /// receiving took, when each answer came. Adapters call [`Exchange::answer`] for every answer
 /// that carries outputs and [`Exchange::finish`] at the final one; the gaps between answers go
@@ -119,6 +158,10 @@ pub struct Exchange<'a> {
     pub send_ns: u32,
     /// Nanoseconds spent receiving and decoding the answer after its first byte.
     pub recv_ns: u32,
+    /// Nanoseconds spent opening the connection just before sending (0 when reused).
+    pub connect_ns: u32,
+    /// The tokens of a text generation, as its adapter counted them.
+    pub tokens: Tokens,
     first: Option<Instant>,
     last: Option<Instant>,
     done: Option<Instant>,
@@ -136,6 +179,8 @@ impl<'a> Exchange<'a> {
             sent,
             send_ns: 0,
             recv_ns: 0,
+            connect_ns: 0,
+            tokens: Tokens::default(),
             first: None,
             last: None,
             done: None,

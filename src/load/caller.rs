@@ -47,6 +47,8 @@ impl Caller {
         buffer: &SlotBuffer,
         watch: Option<&(dyn Fn(u32) + Sync)>,
     ) -> Called {
+        let opening = Instant::now();
+        let reused = self.connection.as_mut().is_some_and(|c| c.is_usable());
         let conn = match Connection::reuse_or_open(&mut self.connection, target, self.slot).await {
             Ok(conn) => conn,
             Err(kind) => {
@@ -58,6 +60,9 @@ impl Caller {
         let sent = Instant::now();
         let scheduled = scheduled.unwrap_or(sent);
         let mut ex = Exchange::new(sent, &mut self.gaps);
+        if !reused {
+            ex.connect_ns = crate::backend::nanos(sent.saturating_duration_since(opening));
+        }
         if let Some(watch) = watch {
             ex = ex.with_watch(watch);
         }

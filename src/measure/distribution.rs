@@ -26,6 +26,10 @@ pub struct Distribution {
     histogram: Histogram<u64>,
     count: u64,
     sum: u128,
+    /// Sum of squared values (for the standard deviation), and the exact extremes.
+    sum_sq: f64,
+    min: u64,
+    max: u64,
     /// Set once the histogram was dropped: (percentile, value) for the percentiles kept.
     kept: Option<Vec<(f64, f64)>>,
 }
@@ -36,6 +40,9 @@ impl Default for Distribution {
             histogram: new_histogram(),
             count: 0,
             sum: 0,
+            sum_sq: 0.0,
+            min: u64::MAX,
+            max: 0,
             kept: None,
         }
     }
@@ -48,6 +55,9 @@ impl Distribution {
         let _ = self.histogram.record(value);
         self.count += 1;
         self.sum += value as u128;
+        self.sum_sq += (value as f64) * (value as f64);
+        self.min = self.min.min(value);
+        self.max = self.max.max(value);
     }
 
     /// How many values were recorded.
@@ -67,6 +77,30 @@ impl Distribution {
         } else {
             self.sum as f64 / self.count as f64
         }
+    }
+
+    /// The smallest value recorded (0 when none).
+    pub fn min(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.min as f64
+        }
+    }
+
+    /// The largest value recorded (0 when none).
+    pub fn max(&self) -> f64 {
+        self.max as f64
+    }
+
+    /// The population standard deviation of the values (numpy's `std`; 0 with none).
+    pub fn std(&self) -> f64 {
+        if self.count == 0 {
+            return 0.0;
+        }
+        let n = self.count as f64;
+        let mean = self.mean();
+        (self.sum_sq / n - mean * mean).max(0.0).sqrt()
     }
 
     /// The value at percentile `p` (0 < p < 100): 0 when nothing was recorded, NaN (shown
@@ -91,6 +125,9 @@ impl Distribution {
         let _ = self.histogram.add(&other.histogram);
         self.count += other.count;
         self.sum += other.sum;
+        self.sum_sq += other.sum_sq;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
     }
 
     /// Drops the histogram, keeping the values at the percentiles `keep`, the count and the
@@ -135,5 +172,14 @@ mod tests {
         assert!((a.mean() - 50_500.0).abs() < 1e-9);
         assert!(a.resolution() < grown);
         assert_eq!(Distribution::default().percentile(99.0), 0.0);
+        assert_eq!((b.min(), b.max()), (0.0, 100_000.0));
+    }
+
+    #[test]
+    fn the_standard_deviation_is_numpys() {
+        let mut d = Distribution::default();
+        [2, 4, 4, 4, 5, 5, 7, 9].into_iter().for_each(|v| d.record(v));
+        assert!((d.std() - 2.0).abs() < 1e-12);
+        assert_eq!(Distribution::default().std(), 0.0);
     }
 }

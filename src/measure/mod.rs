@@ -12,4 +12,5 @@ pub mod server_stats;
 pub mod slo;
 pub mod stability;
 pub mod timeline;
+pub mod tokens;
 pub mod window;

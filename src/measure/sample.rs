@@ -7,7 +7,7 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::backend::{ErrorKind, Exchange, Failure};
+use crate::backend::{ErrorKind, Exchange, Failure, Tokens};
 
 /// Timestamps and outcome of one request. All instants come from the monotonic clock.
 #[derive(Debug, Clone, Copy)]
@@ -29,6 +29,10 @@ pub struct Sample {
     pub answers: u32,
     /// How many gaps between answers this sample put in its slot's list (answers − 1).
     pub gaps: u32,
+    /// Nanoseconds spent opening a connection for this request (0 when one was reused).
+    pub connect_ns: u32,
+    /// The tokens of a text generation (all zero for tensors).
+    pub tokens: Tokens,
     pub error: Option<ErrorKind>,
 }
 
@@ -44,6 +48,8 @@ impl Sample {
             done: ex.end(),
             answers: ex.answers(),
             gaps: ex.gaps().len() as u32,
+            connect_ns: ex.connect_ns,
+            tokens: ex.tokens,
             error: None,
         }
     }
@@ -59,6 +65,8 @@ impl Sample {
             done,
             answers: 1,
             gaps: 0,
+            connect_ns: 0,
+            tokens: Tokens::default(),
             error: None,
         }
     }
@@ -74,6 +82,8 @@ impl Sample {
             done: at,
             answers: 0,
             gaps: 0,
+            connect_ns: 0,
+            tokens: Tokens::default(),
             error: Some(kind),
         }
     }
@@ -258,6 +268,8 @@ mod tests {
             done,
             answers: gaps + 1,
             gaps,
+            connect_ns: 0,
+            tokens: Tokens::default(),
             error: None,
         }
     }

@@ -11,6 +11,7 @@ use super::distribution::Distribution;
 use super::metrics::MetricsWindow;
 use super::sample::{Drained, ErrorNote, Sample};
 use super::server_stats::ServerWindow;
+use super::tokens::{GoodputRule, TokenStats};
 use crate::backend::ErrorKind;
 
 /// A send later than this behind its schedule counts as late (perf_analyzer's tolerance).
@@ -64,6 +65,10 @@ pub struct WindowStats {
     pub server: Option<ServerWindow>,
     /// The server metrics scraped during the window, when asked for.
     pub metrics: Option<MetricsWindow>,
+    /// The figures of text generation, when the requests generated text.
+    pub tokens: Option<Box<TokenStats>>,
+    /// The per-request limits of goodput (from `--slo`).
+    pub goodput: GoodputRule,
     /// First (scheduled or actual) send and last answer among the requests added, which
     /// bound a finite run's single window.
     pub first_send: Option<Instant>,
@@ -71,6 +76,14 @@ pub struct WindowStats {
 }
 
 impl WindowStats {
+    /// An empty window whose generations count towards goodput under `rule`.
+    pub fn with_goodput(batch_size: u32, rule: GoodputRule) -> Self {
+        WindowStats {
+            goodput: rule,
+            ..WindowStats::new(batch_size)
+        }
+    }
+
     pub fn new(batch_size: u32) -> Self {
         WindowStats {
             duration: Duration::ZERO,
@@ -95,6 +108,8 @@ impl WindowStats {
             client_cpu: Duration::ZERO,
             server: None,
             metrics: None,
+            tokens: None,
+            goodput: GoodputRule::default(),
             first_send: None,
             last_done: None,
         }
@@ -147,6 +162,11 @@ impl WindowStats {
         }
         self.send_sum_ns += sample.send_ns as u128;
         self.recv_sum_ns += sample.recv_ns as u128;
+        if sample.tokens.source != crate::backend::TokenSource::None {
+            let goodput = self.goodput;
+            let tokens = self.tokens.get_or_insert_with(Default::default);
+            tokens.add(sample, gaps, &goodput);
+        }
     }
 
     /// Keeps a note when it is the first of its kind.
@@ -177,6 +197,9 @@ impl WindowStats {
     pub fn compact(&mut self, keep: &[f64]) {
         for distribution in self.distributions() {
             distribution.compact(keep);
+        }
+        if let Some(tokens) = &mut self.tokens {
+            tokens.compact(keep);
         }
     }
 
@@ -212,6 +235,10 @@ impl WindowStats {
         self.client_cpu += other.client_cpu;
         merge_option(&mut self.server, &other.server, ServerWindow::merge);
         merge_option(&mut self.metrics, &other.metrics, MetricsWindow::merge);
+        merge_option(&mut self.tokens, &other.tokens, |m, o| m.merge(o));
+        if !self.goodput.is_set() {
+            self.goodput = other.goodput;
+        }
         self.first_send = match (self.first_send, other.first_send) {
             (Some(mine), Some(theirs)) => Some(mine.min(theirs)),
             (mine, theirs) => mine.or(theirs),
@@ -263,6 +290,17 @@ impl WindowStats {
         } else {
             count / secs
         }
+    }
+
+    /// Output tokens of successful requests per second.
+    pub fn token_throughput(&self) -> f64 {
+        let tokens = self.tokens.as_ref().map_or(0, |t| t.output_tokens.sum());
+        self.per_second(tokens as f64)
+    }
+
+    /// Successful requests within every `--slo` limit, per second.
+    pub fn goodput(&self) -> f64 {
+        self.per_second(self.tokens.as_ref().map_or(0, |t| t.good) as f64)
     }
 
     /// Successful inferences per second (requests × batch / window length).

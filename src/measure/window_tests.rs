@@ -13,6 +13,8 @@ fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
         done,
         answers: 1,
         gaps: 0,
+        connect_ns: 0,
+        tokens: Default::default(),
         error,
     }
 }

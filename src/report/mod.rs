@@ -51,6 +51,8 @@ fn test_window(
         done: start + Duration::from_micros(latency_us),
         answers: 1,
         gaps: 0,
+        connect_ns: 0,
+        tokens: Default::default(),
         error,
     };
     let mut samples: Vec<Sample> = latencies_us.iter().map(|&l| sample(l, None)).collect();

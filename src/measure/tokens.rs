@@ -1,0 +1,226 @@
+//! The figures of text generation, per window: what a request to an LLM produced (output
+//! and input tokens) and how fast (time to second token, inter-token latency, tokens per
+//! second per user), the HTTP phases of each request, and how many requests met the
+//! `--slo` limits (goodput). Defined as GenAI-Perf defines them: inter-token latency is one
+//! value per request, `(request latency − time to first token) / (output tokens − 1)`, so an
+//! event that carries several tokens counts as that many; the raw gaps between events
+//! (inter-chunk latency) and time to first token are the window's `inter_response` and
+//! `first_response`.
+
+use super::distribution::Distribution;
+use super::sample::Sample;
+use crate::backend::TokenSource;
+
+/// Per-request limits a request must meet to count towards goodput (ns each; `None`: no
+/// limit on that figure). Built from the `--slo` conditions.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GoodputRule {
+    pub ttft_ns: Option<u64>,
+    pub itl_ns: Option<u64>,
+    pub latency_ns: Option<u64>,
+}
+
+impl GoodputRule {
+    /// Whether any limit is set.
+    pub fn is_set(&self) -> bool {
+        self.ttft_ns.is_some() || self.itl_ns.is_some() || self.latency_ns.is_some()
+    }
+
+    fn met(&self, ttft_ns: u64, itl_ns: Option<u64>, latency_ns: u64) -> bool {
+        let within = |limit: Option<u64>, value: u64| limit.is_none_or(|l| value <= l);
+        within(self.ttft_ns, ttft_ns)
+            && within(self.latency_ns, latency_ns)
+            && itl_ns.is_none_or(|itl| within(self.itl_ns, itl))
+    }
+}
+
+/// The generation figures of the successful requests of a window (or of merged windows).
+#[derive(Debug, Clone, Default)]
+pub struct TokenStats {
+    /// Output tokens per request.
+    pub output_tokens: Distribution,
+    /// Input (prompt) tokens per request.
+    pub input_tokens: Distribution,
+    /// From the first answer to the second, ns (requests with two answers or more).
+    pub second_token: Distribution,
+    /// Inter-token latency per request, ns (requests with two output tokens or more).
+    pub inter_token: Distribution,
+    /// Output tokens per second per user (1 / inter-token latency), in thousandths.
+    pub per_user_milli: Distribution,
+    /// HTTP phases per request, ns: opening a connection (0 when one was reused), sending,
+    /// waiting for the first byte, receiving from the first byte to the end.
+    pub connecting: Distribution,
+    pub sending: Distribution,
+    pub waiting: Distribution,
+    pub receiving: Distribution,
+    /// Requests within every `--slo` limit (only counted when a limit is set).
+    pub good: u64,
+    /// Requests per way their output tokens were counted.
+    pub by_usage: u64,
+    pub by_events: u64,
+    pub by_words: u64,
+    /// Requests asked to stream whose answer came in one piece.
+    pub unstreamed: u64,
+}
+
+impl TokenStats {
+    /// Adds one successful generation; `gaps` are the gaps between its answers.
+    pub fn add(&mut self, sample: &Sample, gaps: &[u64], goodput: &GoodputRule) {
+        let tokens = sample.tokens;
+        self.output_tokens.record(tokens.output as u64);
+        self.input_tokens.record(tokens.input as u64);
+        if let Some(&gap) = gaps.first() {
+            self.second_token.record(gap);
+        }
+        let itl = inter_token_ns(sample);
+        if let Some(itl) = itl {
+            self.inter_token.record(itl);
+            self.per_user_milli
+                .record((1e12 / itl.max(1) as f64).round() as u64);
+        }
+        let service = sample.latency_ns();
+        let (send, recv) = (sample.send_ns as u64, sample.recv_ns as u64);
+        self.connecting.record(sample.connect_ns as u64);
+        self.sending.record(send);
+        self.waiting.record(service.saturating_sub(send + recv));
+        self.receiving.record(recv);
+        if goodput.is_set()
+            && goodput.met(
+                sample.first_response_ns(),
+                itl,
+                sample.latency_from_schedule_ns(),
+            )
+        {
+            self.good += 1;
+        }
+        match tokens.source {
+            TokenSource::Usage => self.by_usage += 1,
+            TokenSource::Events => self.by_events += 1,
+            TokenSource::Words => self.by_words += 1,
+            TokenSource::None => {}
+        }
+        self.unstreamed += tokens.unstreamed as u64;
+    }
+
+    fn distributions(&mut self) -> [&mut Distribution; 9] {
+        [
+            &mut self.output_tokens,
+            &mut self.input_tokens,
+            &mut self.second_token,
+            &mut self.inter_token,
+            &mut self.per_user_milli,
+            &mut self.connecting,
+            &mut self.sending,
+            &mut self.waiting,
+            &mut self.receiving,
+        ]
+    }
+
+    /// Adds another window's figures; neither may be compacted.
+    pub fn merge(&mut self, other: &TokenStats) {
+        let mut theirs = other.clone();
+        for (mine, theirs) in self.distributions().into_iter().zip(theirs.distributions()) {
+            mine.merge(theirs);
+        }
+        self.good += other.good;
+        self.by_usage += other.by_usage;
+        self.by_events += other.by_events;
+        self.by_words += other.by_words;
+        self.unstreamed += other.unstreamed;
+    }
+
+    /// Keeps only the percentiles `keep` of each distribution (see `Distribution::compact`).
+    pub fn compact(&mut self, keep: &[f64]) {
+        for d in self.distributions() {
+            d.compact(keep);
+        }
+    }
+
+    /// The way most requests' output tokens were counted.
+    pub fn main_source(&self) -> TokenSource {
+        let counts = [
+            (self.by_usage, TokenSource::Usage),
+            (self.by_events, TokenSource::Events),
+            (self.by_words, TokenSource::Words),
+        ];
+        counts
+            .into_iter()
+            .filter(|(n, _)| *n > 0)
+            .max_by_key(|(n, _)| *n)
+            .map_or(TokenSource::None, |(_, s)| s)
+    }
+}
+
+/// `(latency − time to first token) / (output tokens − 1)` in ns, for a request of two
+/// output tokens or more.
+pub fn inter_token_ns(sample: &Sample) -> Option<u64> {
+    let tokens = sample.tokens.output;
+    if tokens < 2 {
+        return None;
+    }
+    let decode = sample.done.saturating_duration_since(sample.first).as_nanos() as u64;
+    Some(decode / (tokens as u64 - 1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Tokens;
+    use std::time::{Duration, Instant};
+
+    fn generation(first_ms: u64, done_ms: u64, output: u32) -> Sample {
+        let t = Instant::now();
+        Sample {
+            scheduled: t,
+            sent: t,
+            send_ns: 1_000,
+            recv_ns: 2_000,
+            first: t + Duration::from_millis(first_ms),
+            done: t + Duration::from_millis(done_ms),
+            answers: output.div_ceil(4),
+            gaps: output.div_ceil(4) - 1,
+            connect_ns: 0,
+            tokens: Tokens {
+                output,
+                input: 100,
+                source: TokenSource::Usage,
+                unstreamed: false,
+            },
+            error: None,
+        }
+    }
+
+    #[test]
+    fn events_of_several_tokens_count_every_token() {
+        // 20 tokens, 4 per event: 5 events 8 ms apart; the decode took 32 ms for 19 tokens.
+        let s = generation(40, 72, 20);
+        let mut stats = TokenStats::default();
+        stats.add(&s, &[8_000_000; 4], &GoodputRule::default());
+        let itl = stats.inter_token.mean();
+        assert!((itl - 32e6 / 19.0).abs() < 1.0, "{itl}");
+        assert!((stats.second_token.mean() - 8e6).abs() < 1.0);
+        assert!((stats.per_user_milli.mean() / 1000.0 - 19.0 / 0.032).abs() < 0.01);
+        assert_eq!(stats.output_tokens.sum(), 20);
+        assert_eq!(stats.main_source(), TokenSource::Usage);
+        assert_eq!(stats.good, 0, "no rule, no goodput count");
+    }
+
+    #[test]
+    fn goodput_counts_requests_within_every_limit() {
+        let rule = GoodputRule {
+            ttft_ns: Some(50_000_000),
+            itl_ns: Some(2_000_000),
+            latency_ns: None,
+        };
+        let mut stats = TokenStats::default();
+        stats.add(&generation(40, 72, 20), &[], &rule);
+        stats.add(&generation(60, 92, 20), &[], &rule);
+        stats.add(&generation(10, 100, 20), &[], &rule);
+        stats.add(&generation(10, 11, 1), &[], &rule);
+        assert_eq!(stats.good, 2, "late first token, slow decode: not good");
+        let mut merged = TokenStats::default();
+        merged.merge(&stats);
+        merged.merge(&stats);
+        assert_eq!((merged.good, merged.output_tokens.count()), (4, 8));
+    }
+}
