@@ -6,6 +6,9 @@
 
 use clap::{Args, Parser, Subcommand};
 
+mod llm;
+pub use llm::LlmArgs;
+
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.
 pub const DEFAULT_VALIDATION_TOLERANCE: f64 = 1e-5;
@@ -95,8 +98,9 @@ pub struct ProfileArgs {
     /// Protocol: http or grpc.
     #[arg(short = 'i', value_name = "PROTOCOL", default_value = "http")]
     pub protocol: String,
-    /// Backend kind: `triton` (any KServe v2 server, over -i http|grpc) or `local` (the
-    /// built-in models called in this process, no network; see --model).
+    /// Backend kind: `triton` (any KServe v2 server, over -i http|grpc), `openai` (an
+    /// OpenAI-compatible server, see --endpoint) or `local` (the built-in models called in
+    /// this process, no network; see --model).
     #[arg(long, value_name = "KIND", default_value = "triton")]
     pub service_kind: String,
     /// With --service-kind local: a built-in model, NAME=KIND[:key=value,...]; repeatable
@@ -249,6 +253,8 @@ pub struct ProfileArgs {
     /// Send every request over gRPC's bidirectional ModelStreamInfer (-i grpc), as
     /// perf_analyzer does; needed for decoupled models, whose every answer is then timed:
     /// first-response and inter-response latency, responses per request, response throughput.
+    /// With --service-kind openai: ask for server-sent events, every event with content
+    /// timed (time to first token, inter-token latency).
     #[arg(long)]
     pub streaming: bool,
     /// Float tolerance when answers are compared with the input data's validation_data:
@@ -312,6 +318,8 @@ pub struct ProfileArgs {
     /// omission); inferperf never does.
     #[arg(long = "sync", conflicts_with = "async_mode")]
     pub sync_mode: bool,
+    #[command(flatten)]
+    pub llm: LlmArgs,
 }
 
 /// Names that select a subcommand; anything else means `profile`.

@@ -1,9 +1,11 @@
 //! The validated run configuration. Every rule about how flags combine lives here: after
 //! `Config::from_args` succeeds, the rest of the program never re-checks a flag.
 
+mod llm;
 mod load;
 mod metrics;
 
+pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
 mod slo;
 mod timeline;
@@ -19,6 +21,8 @@ pub enum ServiceKind {
     Triton,
     /// The built-in models, called in this process.
     Local,
+    /// An OpenAI-compatible server (vLLM, SGLang, llama.cpp, …).
+    OpenAi,
 }
 
 impl ServiceKind {
@@ -27,6 +31,7 @@ impl ServiceKind {
         match self {
             ServiceKind::Triton => "TRITON",
             ServiceKind::Local => "LOCAL",
+            ServiceKind::OpenAi => "OPENAI",
         }
     }
 }
@@ -146,6 +151,8 @@ pub struct Config {
     pub streaming: bool,
     /// `--validation-tolerance`: how far a float output may be from `validation_data`.
     pub validation_tolerance: f64,
+    /// The LLM settings of `--service-kind openai`.
+    pub llm: Option<LlmConfig>,
 }
 
 use crate::cli::ProfileArgs;
@@ -211,6 +218,7 @@ impl Config {
             metrics: metrics::parse_metrics(args)?,
             streaming: parse_streaming(args.streaming, protocol, service_kind)?,
             validation_tolerance: parse_tolerance(args.validation_tolerance)?,
+            llm: parse_llm(args, service_kind, protocol)?,
         };
         config.check_request_count()?;
         config.check_periodic()?;
@@ -261,9 +269,34 @@ impl Config {
     }
 }
 
-/// `--streaming` goes over gRPC (or in process, where the models stream directly).
+/// The LLM flags: read for `--service-kind openai` (HTTP only), refused elsewhere.
+fn parse_llm(
+    args: &ProfileArgs,
+    kind: ServiceKind,
+    protocol: Protocol,
+) -> RunResult<Option<LlmConfig>> {
+    if kind != ServiceKind::OpenAi {
+        llm::refuse_without_openai(&args.llm)?;
+        return Ok(None);
+    }
+    if protocol != Protocol::Http {
+        return Err(RunError::bad_option(
+            "--service-kind openai speaks HTTP: drop -i grpc (and give the HTTP port in -u).",
+        ));
+    }
+    if args.batch_size != 1 {
+        return Err(RunError::bad_option(
+            "--service-kind openai sends one prompt per request: drop -b (or use -b 1).",
+        ));
+    }
+    LlmConfig::parse(&args.llm).map(Some)
+}
+
+/// `--streaming` goes over gRPC (or in process, where the models stream directly; or as
+/// server-sent events from an OpenAI-compatible server).
 fn parse_streaming(streaming: bool, protocol: Protocol, kind: ServiceKind) -> RunResult<bool> {
-    if streaming && protocol != Protocol::Grpc && kind != ServiceKind::Local {
+    let elsewhere = matches!(kind, ServiceKind::Local | ServiceKind::OpenAi);
+    if streaming && protocol != Protocol::Grpc && !elsewhere {
         return Err(RunError::bad_option(
             "--streaming sends over gRPC's ModelStreamInfer: add -i grpc (and a gRPC port in -u).",
         ));
@@ -309,8 +342,9 @@ fn parse_service_kind(text: &str) -> RunResult<ServiceKind> {
     match text {
         "triton" | "kserve" => Ok(ServiceKind::Triton),
         "local" => Ok(ServiceKind::Local),
+        "openai" => Ok(ServiceKind::OpenAi),
         _ => Err(RunError::bad_option(format!(
-            "--service-kind '{text}' is not supported: use triton (any KServe v2 server) or local (built-in models in this process)."
+            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), openai (an OpenAI-compatible server) or local (built-in models in this process)."
         ))),
     }
 }

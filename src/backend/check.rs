@@ -278,6 +278,7 @@ mod tests {
             timestamp_ms: None,
             expected,
             origin: "test".into(),
+            prompt: None,
         }
     }
 

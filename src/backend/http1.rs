@@ -88,6 +88,27 @@ struct Head {
     body: BodyKind,
     close: bool,
     header_len: Option<usize>,
+    /// `Content-Type: text/event-stream`.
+    event_stream: bool,
+}
+
+/// The head of a response whose body is read part by part ([`Http1Stream::next_part`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ResponseStart {
+    pub status: u16,
+    /// The body is server-sent events.
+    pub event_stream: bool,
+    /// When the first byte of the response was read.
+    pub first_byte: Instant,
+}
+
+/// What is left of a body being read part by part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Remaining {
+    Bytes(usize),
+    Chunks,
+    UntilClose,
+    Done,
 }
 
 /// One keep-alive HTTP/1.1 connection with its read buffer.
@@ -96,6 +117,10 @@ pub struct Http1Stream {
     buf: BytesMut,
     open: bool,
     last_used: Instant,
+    /// The body still to read of a response read part by part.
+    remaining: Remaining,
+    /// That response asked for the connection to close.
+    closing: bool,
 }
 
 impl Http1Stream {
@@ -106,6 +131,8 @@ impl Http1Stream {
             buf: BytesMut::with_capacity(READ_CHUNK),
             open: true,
             last_used: Instant::now(),
+            remaining: Remaining::Done,
+            closing: false,
         })
     }
 
@@ -162,6 +189,116 @@ impl Http1Stream {
             first_byte,
             trailing,
         })
+    }
+
+    /// Reads a response head and leaves its body to [`Http1Stream::next_part`].
+    pub async fn receive_head(&mut self) -> Result<ResponseStart, ErrorKind> {
+        let mut first_byte = None;
+        let head = loop {
+            let head = self.read_head(&mut first_byte).await?;
+            self.buf.advance(head.len);
+            if !(100..200).contains(&head.status) {
+                break head;
+            }
+        };
+        self.remaining = match head.body {
+            BodyKind::Empty | BodyKind::Length(0) => Remaining::Done,
+            BodyKind::Length(n) => Remaining::Bytes(n),
+            BodyKind::Chunked => Remaining::Chunks,
+            BodyKind::UntilClose => Remaining::UntilClose,
+        };
+        self.closing = head.close;
+        Ok(ResponseStart {
+            status: head.status,
+            event_stream: head.event_stream,
+            first_byte: first_byte.unwrap_or_else(Instant::now),
+        })
+    }
+
+    /// Appends the next part of the body to `out` as soon as it arrives (a whole chunk of a
+    /// chunked body); `Ok(false)` once the body has ended.
+    pub async fn next_part(&mut self, out: &mut BytesMut) -> Result<bool, ErrorKind> {
+        match self.remaining {
+            Remaining::Done => Ok(false),
+            Remaining::Bytes(left) => {
+                if self.buf.is_empty() {
+                    self.fill().await?;
+                }
+                let take = left.min(self.buf.len());
+                out.extend_from_slice(&self.buf.split_to(take));
+                self.remaining = match left - take {
+                    0 => self.body_done(),
+                    n => Remaining::Bytes(n),
+                };
+                Ok(true)
+            }
+            Remaining::Chunks => {
+                if !self.next_chunk(out).await? {
+                    self.remaining = self.body_done();
+                }
+                Ok(true)
+            }
+            Remaining::UntilClose => {
+                if self.buf.is_empty() && !self.fill_or_eof().await? {
+                    self.remaining = self.body_done();
+                    return Ok(false);
+                }
+                out.extend_from_slice(&self.buf.split());
+                Ok(true)
+            }
+        }
+    }
+
+    /// Reads what is left of the body being read part by part.
+    pub async fn rest_of_body(&mut self, out: &mut BytesMut) -> Result<(), ErrorKind> {
+        while self.next_part(out).await? {}
+        Ok(())
+    }
+
+    /// Leaves a response before its body ended: the connection cannot serve another.
+    pub fn abandon_body(&mut self) {
+        if self.remaining != Remaining::Done {
+            self.open = false;
+            self.remaining = Remaining::Done;
+        }
+    }
+
+    /// The body ended: the connection serves the next request unless the server closes it
+    /// or sent more than the body.
+    fn body_done(&mut self) -> Remaining {
+        if self.closing || !self.buf.is_empty() {
+            self.open = false;
+        }
+        self.last_used = Instant::now();
+        Remaining::Done
+    }
+
+    /// Appends one chunk of a chunked body to `out`; `Ok(false)` at the last (empty) one,
+    /// after its trailers.
+    async fn next_chunk(&mut self, out: &mut BytesMut) -> Result<bool, ErrorKind> {
+        let (line, size) = loop {
+            match httparse::parse_chunk_size(&self.buf) {
+                Ok(httparse::Status::Complete(found)) => break found,
+                Ok(httparse::Status::Partial) => self.fill().await?,
+                Err(_) => return Err(self.broken(UNREADABLE)),
+            }
+        };
+        let size = usize::try_from(size).map_err(|_| self.broken(UNREADABLE))?;
+        if size == 0 {
+            self.buf.advance(line);
+            self.skip_trailers().await?;
+            return Ok(false);
+        }
+        let needed = line + size + 2;
+        while self.buf.len() < needed {
+            self.fill().await?;
+        }
+        if &self.buf[needed - 2..needed] != b"\r\n" {
+            return Err(self.broken(UNREADABLE));
+        }
+        out.extend_from_slice(&self.buf[line..needed - 2]);
+        self.buf.advance(needed);
+        Ok(true)
     }
 
     /// Marks the connection unusable and passes `kind` on.
@@ -226,30 +363,8 @@ impl Http1Stream {
     /// Decodes a chunked body (trailers are read and dropped).
     async fn read_chunked(&mut self) -> Result<Bytes, ErrorKind> {
         let mut body = BytesMut::new();
-        loop {
-            let (line, size) = loop {
-                match httparse::parse_chunk_size(&self.buf) {
-                    Ok(httparse::Status::Complete(found)) => break found,
-                    Ok(httparse::Status::Partial) => self.fill().await?,
-                    Err(_) => return Err(self.broken(UNREADABLE)),
-                }
-            };
-            let size = usize::try_from(size).map_err(|_| self.broken(UNREADABLE))?;
-            if size == 0 {
-                self.buf.advance(line);
-                self.skip_trailers().await?;
-                return Ok(body.freeze());
-            }
-            let needed = line + size + 2;
-            while self.buf.len() < needed {
-                self.fill().await?;
-            }
-            if &self.buf[needed - 2..needed] != b"\r\n" {
-                return Err(self.broken(UNREADABLE));
-            }
-            body.extend_from_slice(&self.buf[line..needed - 2]);
-            self.buf.advance(needed);
-        }
+        while self.next_chunk(&mut body).await? {}
+        Ok(body.freeze())
     }
 
     /// Skips the trailer section after the last chunk, up to and including its blank line.
@@ -303,6 +418,7 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, ErrorKind> {
         body: BodyKind::UntilClose,
         close: response.version == Some(0),
         header_len: None,
+        event_stream: false,
     };
     let mut length = None;
     for header in response.headers.iter() {
@@ -323,6 +439,12 @@ fn parse_head(buf: &[u8]) -> Result<Option<Head>, ErrorKind> {
             } else if has_token(header.value, "keep-alive") {
                 head.close = false;
             }
+        } else if name.eq_ignore_ascii_case("content-type") {
+            head.event_stream = header
+                .value
+                .trim_ascii_start()
+                .get(..17)
+                .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"));
         } else if name.eq_ignore_ascii_case("inference-header-content-length") {
             head.header_len = number(header.value);
         }

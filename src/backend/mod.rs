@@ -11,6 +11,7 @@ pub mod http1;
 pub mod kserve;
 pub mod local;
 pub mod memo;
+pub mod openai;
 pub mod outcome;
 pub mod statistics;
 
@@ -28,7 +29,9 @@ use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
 use crate::wire::{InferRequest, RequestedOutput};
 pub use check::AnswerCheck;
-pub use outcome::{grpc_code_name, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens};
+pub use outcome::{
+    grpc_code_name, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens,
+};
 
 /// What one API does for a run. Each adapter implements it; [`Api`] dispatches to them
 /// statically (an enum, not a trait object: a boxed future per request would cost an
@@ -50,6 +53,8 @@ pub enum Api {
     Kserve(kserve::Kserve),
     /// The built-in models in this process.
     Local(local::Local),
+    /// OpenAI-compatible servers (chat, completions, embeddings).
+    OpenAi(openai::OpenAi),
 }
 
 impl Api {
@@ -58,6 +63,7 @@ impl Api {
         match cfg.service_kind {
             ServiceKind::Triton => Api::Kserve(kserve::Kserve::new(cfg)),
             ServiceKind::Local => Api::Local(local::Local::new(cfg)),
+            ServiceKind::OpenAi => Api::OpenAi(openai::OpenAi::new(cfg)),
         }
     }
 
@@ -65,6 +71,7 @@ impl Api {
         match self {
             Api::Kserve(a) => a.discover(target).await,
             Api::Local(a) => a.discover(target).await,
+            Api::OpenAi(a) => a.discover(target).await,
         }
     }
 
@@ -72,6 +79,7 @@ impl Api {
         match self {
             Api::Kserve(a) => a.encode(target, model, entry),
             Api::Local(a) => a.encode(target, model, entry),
+            Api::OpenAi(a) => a.encode(target, model, entry),
         }
     }
 
@@ -79,6 +87,7 @@ impl Api {
         match self {
             Api::Kserve(a) => a.open(target, slot).await,
             Api::Local(a) => a.open(target, slot).await,
+            Api::OpenAi(a) => a.open(target, slot).await,
         }
     }
 }
@@ -90,6 +99,8 @@ pub struct Request {
     pub index: usize,
     pub payload: Payload,
     pub check: AnswerCheck,
+    /// A prompt's input tokens as the dataset counts them (0 for tensors).
+    pub input_tokens: u32,
 }
 
 /// A request's bytes (or, in process, its value), ready to send.
@@ -210,6 +221,7 @@ impl Target {
                     index,
                     payload: self.api.encode(self, model, entry)?,
                     check: AnswerCheck::new(model, entry, self.tolerance),
+                    input_tokens: entry.prompt.as_ref().map_or(0, |p| p.input_tokens),
                 })
             })
             .collect()
@@ -259,6 +271,7 @@ pub enum Connection {
     KserveGrpc(kserve::unary::GrpcConn),
     KserveStream(kserve::stream::StreamConn),
     Local(local::LocalConn),
+    OpenAi(openai::conn::OpenAiConn),
 }
 
 impl Connection {
@@ -298,6 +311,7 @@ impl Connection {
                 Connection::KserveGrpc(c) => c.send(request, ex).await,
                 Connection::KserveStream(c) => c.send(request, ex).await,
                 Connection::Local(c) => c.send(request, ex).await,
+                Connection::OpenAi(c) => c.send(request, ex).await,
             }
         };
         tokio::select! {
@@ -314,6 +328,7 @@ impl Connection {
             Connection::KserveGrpc(c) => c.is_usable(),
             Connection::KserveStream(c) => c.is_usable(),
             Connection::Local(_) => true,
+            Connection::OpenAi(c) => c.is_usable(),
         }
     }
 }

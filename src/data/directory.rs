@@ -52,6 +52,7 @@ pub fn read(
         timestamp_ms: None,
         expected: (!expected.is_empty()).then_some(expected),
         origin: shown.clone(),
+        prompt: None,
     })
 }
 

@@ -24,6 +24,21 @@ pub struct Entry {
     pub expected: Option<Vec<Tensor>>,
     /// Where the entry comes from, for messages (`in.json data[2]`, or the directory).
     pub origin: String,
+    /// For a text-generation model: the prompt (then `inputs` is empty).
+    pub prompt: Option<Prompt>,
+}
+
+/// One prompt of an LLM run, protocol-free: its text and how long an answer to ask for —
+/// or, from perf_analyzer's OpenAI input format, a whole request body to send as given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prompt {
+    pub text: String,
+    /// Input tokens as inferperf counts them (words), when the server does not count them.
+    pub input_tokens: u32,
+    /// The answer's length to ask for; `None` lets the server decide.
+    pub max_tokens: Option<u32>,
+    /// A request body given by the user, sent as it is.
+    pub body: Option<String>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends
@@ -67,6 +82,7 @@ fn join(group: &[&Entry]) -> RunResult<Entry> {
         timestamp_ms: first.timestamp_ms,
         expected,
         origin: first.origin.clone(),
+        prompt: None,
     })
 }
 
@@ -300,6 +316,7 @@ mod tests {
             timestamp_ms: Some(value as f64),
             expected: None,
             origin: format!("data[{value}]"),
+            prompt: None,
         }
     }
 

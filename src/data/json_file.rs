@@ -231,6 +231,7 @@ impl Reader<'_> {
             timestamp_ms,
             expected,
             origin: format!("{} {at}", self.file),
+            prompt: None,
         })
     }
 

@@ -7,6 +7,7 @@ pub mod directory;
 pub mod entry;
 pub mod generate;
 pub mod json_file;
+pub mod prompts;
 pub mod shape;
 pub mod values;
 
@@ -14,7 +15,7 @@ use crate::config::{Config, InputData};
 use crate::error::{RunError, RunResult};
 use crate::model::{DataType, ModelSpec, TensorSpec};
 use crate::wire::Tensor;
-pub use entry::Entry;
+pub use entry::{Entry, Prompt};
 use generate::{element_count, tensor_bytes, GenerateOptions};
 
 /// The request data of a run, one entry per distinct request, in the order they are sent.
@@ -29,6 +30,9 @@ impl Dataset {
     /// Builds the run's request data: random or zero data is generated once and reused, as
     /// perf_analyzer does; user data is read and batched.
     pub fn build(cfg: &Config, model: &ModelSpec) -> RunResult<Dataset> {
+        if let Some(llm) = &cfg.llm {
+            return prompts::build(cfg, llm).map(|entries| Dataset { entries });
+        }
         let model = &with_declared_inputs(cfg, model)?;
         shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
         let entries = match load_entries(cfg, model)? {
@@ -121,6 +125,7 @@ fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
         timestamp_ms: None,
         expected: None,
         origin: format!("generated {} data", input_data_name(&cfg.input_data)),
+        prompt: None,
     })
 }
 

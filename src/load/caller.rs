@@ -53,7 +53,8 @@ impl Caller {
             Ok(conn) => conn,
             Err(kind) => {
                 let at = Instant::now();
-                buffer.push(Sample::failed(scheduled.unwrap_or(at), at, at, kind), &[]);
+                let sample = Sample::failed(scheduled.unwrap_or(at), at, at, kind);
+                buffer.push(sample.of_request(request.index), &[]);
                 return Called::NotConnected;
             }
         };
@@ -68,14 +69,15 @@ impl Caller {
         }
         match conn.exchange(request, &mut ex, &mut self.deadline).await {
             Ok(()) => {
-                let sample = Sample::answered(scheduled, &ex);
+                let sample = Sample::answered(scheduled, &ex).of_request(request.index);
                 buffer.push(sample, ex.gaps());
             }
             Err(failure) => {
                 if !failure.kind.leaves_connection_usable() {
                     self.connection = None;
                 }
-                let sample = Sample::failed(scheduled, sent, Instant::now(), failure.kind);
+                let sample = Sample::failed(scheduled, sent, Instant::now(), failure.kind)
+                    .of_request(request.index);
                 buffer.push_failure(sample, failure);
             }
         }

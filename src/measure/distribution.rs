@@ -178,7 +178,9 @@ mod tests {
     #[test]
     fn the_standard_deviation_is_numpys() {
         let mut d = Distribution::default();
-        [2, 4, 4, 4, 5, 5, 7, 9].into_iter().for_each(|v| d.record(v));
+        [2, 4, 4, 4, 5, 5, 7, 9]
+            .into_iter()
+            .for_each(|v| d.record(v));
         assert!((d.std() - 2.0).abs() < 1e-12);
         assert_eq!(Distribution::default().std(), 0.0);
     }

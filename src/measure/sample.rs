@@ -33,6 +33,8 @@ pub struct Sample {
     pub connect_ns: u32,
     /// The tokens of a text generation (all zero for tensors).
     pub tokens: Tokens,
+    /// The request's place in the dataset (for per-request exports).
+    pub request: u32,
     pub error: Option<ErrorKind>,
 }
 
@@ -50,6 +52,7 @@ impl Sample {
             gaps: ex.gaps().len() as u32,
             connect_ns: ex.connect_ns,
             tokens: ex.tokens,
+            request: 0,
             error: None,
         }
     }
@@ -67,6 +70,7 @@ impl Sample {
             gaps: 0,
             connect_ns: 0,
             tokens: Tokens::default(),
+            request: 0,
             error: None,
         }
     }
@@ -84,7 +88,16 @@ impl Sample {
             gaps: 0,
             connect_ns: 0,
             tokens: Tokens::default(),
+            request: 0,
             error: Some(kind),
+        }
+    }
+
+    /// The same sample, marked as the answer to dataset entry `request`.
+    pub fn of_request(self, request: usize) -> Sample {
+        Sample {
+            request: request as u32,
+            ..self
         }
     }
 
@@ -270,6 +283,7 @@ mod tests {
             gaps,
             connect_ns: 0,
             tokens: Tokens::default(),
+            request: 0,
             error: None,
         }
     }

@@ -158,7 +158,10 @@ pub fn inter_token_ns(sample: &Sample) -> Option<u64> {
     if tokens < 2 {
         return None;
     }
-    let decode = sample.done.saturating_duration_since(sample.first).as_nanos() as u64;
+    let decode = sample
+        .done
+        .saturating_duration_since(sample.first)
+        .as_nanos() as u64;
     Some(decode / (tokens as u64 - 1))
 }
 
@@ -180,6 +183,7 @@ mod tests {
             answers: output.div_ceil(4),
             gaps: output.div_ceil(4) - 1,
             connect_ns: 0,
+            request: 0,
             tokens: Tokens {
                 output,
                 input: 100,

@@ -14,6 +14,7 @@ fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
         answers: 1,
         gaps: 0,
         connect_ns: 0,
+        request: 0,
         tokens: Default::default(),
         error,
     }

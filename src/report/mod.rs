@@ -52,6 +52,7 @@ fn test_window(
         answers: 1,
         gaps: 0,
         connect_ns: 0,
+        request: 0,
         tokens: Default::default(),
         error,
     };

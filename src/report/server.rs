@@ -139,10 +139,18 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
     };
     let whose = match cfg.service_kind {
         ServiceKind::Local => " (client and in-process models together)",
-        ServiceKind::Triton => "",
+        ServiceKind::Triton | ServiceKind::OpenAi => "",
+    };
+    let tokens = w.tokens.as_ref().map_or(0, |t| t.output_tokens.sum());
+    let per_token = match tokens {
+        0 => String::new(),
+        n => format!(
+            "{:.1} usec per output token, ",
+            w.client_cpu.as_secs_f64() * 1e6 / n as f64
+        ),
     };
     let mut lines = vec![format!(
-        "    Client CPU: {:.1} usec per request, {}{whose}",
+        "    Client CPU: {:.1} usec per request, {per_token}{}{whose}",
         cost.usec_per_request,
         cost.usage(cfg)
     )];

@@ -133,6 +133,7 @@ mod tests {
         Request {
             index: 0,
             payload: Payload::Http(Bytes::new()),
+            input_tokens: 0,
             check: AnswerCheck {
                 outputs: vec![TensorSpec {
                     name: "OUT".into(),

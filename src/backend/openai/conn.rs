@@ -1,0 +1,301 @@
+//! One slot's HTTP/1.1 connection to an OpenAI-compatible server: it sends a prompt's
+//! request, times every event with content as an answer (or the whole answer when the
+//! server does not stream), counts the tokens, and leaves the connection ready for the next
+//! request. Also the discovery checks: the model is listed and the endpoint answers.
+
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use serde_json::Value;
+
+use super::events::{is_done, read_answer, read_chunk, ChunkFacts, EventReader};
+use super::OpenAi;
+use crate::backend::http1::{frame_request, Http1Stream, ResponseStart};
+use crate::backend::{
+    nanos, ErrorKind, Exchange, Failure, Malformation, Payload, Request, Target, TokenSource,
+    Tokens,
+};
+use crate::data::Prompt;
+use crate::error::{RunError, RunResult};
+
+/// How long the end of a body may take to come after `data: [DONE]` before the connection
+/// is given up (a server that keeps the stream open would otherwise hold the slot).
+const AFTER_DONE: Duration = Duration::from_millis(500);
+/// The most of an error answer quoted in a message.
+const QUOTED: usize = 200;
+
+/// A connection and the buffers its answers are read into.
+pub struct OpenAiConn {
+    io: Http1Stream,
+    events: EventReader,
+    body: BytesMut,
+    generates: bool,
+    streaming: bool,
+}
+
+/// What a streamed answer's events added up to.
+#[derive(Default)]
+struct StreamCount {
+    events: u32,
+    completion_tokens: Option<u32>,
+    prompt_tokens: Option<u32>,
+}
+
+impl StreamCount {
+    fn add(&mut self, facts: ChunkFacts) {
+        self.events += facts.content as u32;
+        self.completion_tokens = facts.completion_tokens.or(self.completion_tokens);
+        self.prompt_tokens = facts.prompt_tokens.or(self.prompt_tokens);
+    }
+}
+
+impl OpenAiConn {
+    pub async fn open(target: &Target, adapter: &OpenAi) -> Result<OpenAiConn, ErrorKind> {
+        Ok(OpenAiConn {
+            io: Http1Stream::connect(&target.addrs, target.timeout).await?,
+            events: EventReader::default(),
+            body: BytesMut::new(),
+            generates: adapter.llm.endpoint.generates(),
+            streaming: adapter.streaming,
+        })
+    }
+
+    pub fn is_usable(&mut self) -> bool {
+        self.io.is_usable()
+    }
+
+    /// Sends one prompt's request and reads its answer.
+    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let Payload::Http(bytes) = &request.payload else {
+            return Err(ErrorKind::Connection.into());
+        };
+        self.io.send(bytes).await?;
+        ex.send_ns = nanos(ex.sent.elapsed());
+        let head = self.io.receive_head().await?;
+        if head.status != 200 {
+            self.body.clear();
+            self.io.rest_of_body(&mut self.body).await?;
+            return Err(Failure::new(
+                ErrorKind::HttpStatus(head.status),
+                format!("HTTP {}: {}", head.status, quoted(&self.body)),
+            ));
+        }
+        let result = if head.event_stream {
+            self.read_events(request, ex, head).await
+        } else {
+            self.read_whole(request, ex, head).await
+        };
+        if result.is_err() {
+            self.io.abandon_body();
+        }
+        result
+    }
+
+    /// Reads server-sent events until `data: [DONE]`; each event with content is an answer.
+    async fn read_events(
+        &mut self,
+        request: &Request,
+        ex: &mut Exchange<'_>,
+        head: ResponseStart,
+    ) -> Result<(), Failure> {
+        self.events.clear();
+        let mut count = StreamCount::default();
+        let mut arrived = head.first_byte;
+        'body: loop {
+            while let Some(data) = self.events.next_event() {
+                if data.is_empty() {
+                    continue;
+                }
+                if is_done(&data) {
+                    break 'body;
+                }
+                let facts = read_chunk(&data)?;
+                if facts.content {
+                    ex.answer(arrived);
+                }
+                count.add(facts);
+            }
+            if !self.io.next_part(self.events.buffer()).await? {
+                return Err(Failure::bad(
+                    Malformation::Truncated,
+                    format!(
+                        "the event stream ended without data: [DONE], after {} events with content",
+                        count.events
+                    ),
+                ));
+            }
+            arrived = Instant::now();
+        }
+        let end = Instant::now();
+        ex.finish(end);
+        ex.recv_ns = nanos(end.saturating_duration_since(head.first_byte));
+        let (output, source) = match count.completion_tokens {
+            Some(n) => (n, TokenSource::Usage),
+            None => (count.events, TokenSource::Events),
+        };
+        ex.tokens = Tokens {
+            output,
+            input: count.prompt_tokens.unwrap_or(request.input_tokens),
+            source,
+            unstreamed: false,
+        };
+        self.finish_body().await;
+        Ok(())
+    }
+
+    /// Reads an answer that came in one piece.
+    async fn read_whole(
+        &mut self,
+        request: &Request,
+        ex: &mut Exchange<'_>,
+        head: ResponseStart,
+    ) -> Result<(), Failure> {
+        self.body.clear();
+        self.io.rest_of_body(&mut self.body).await?;
+        let done = Instant::now();
+        ex.recv_ns = nanos(done.saturating_duration_since(head.first_byte));
+        let facts = read_answer(&self.body, self.generates)?;
+        ex.answer(done);
+        ex.finish(done);
+        if self.generates {
+            let (output, source) = match facts.completion_tokens {
+                Some(n) => (n, TokenSource::Usage),
+                None => (facts.words, TokenSource::Words),
+            };
+            ex.tokens = Tokens {
+                output,
+                input: facts.prompt_tokens.unwrap_or(request.input_tokens),
+                source,
+                unstreamed: self.streaming,
+            };
+        }
+        Ok(())
+    }
+
+    /// Reads what follows `[DONE]` (the end of the chunked body) so that the connection
+    /// can serve the next request; a server that keeps the body open loses the connection.
+    async fn finish_body(&mut self) {
+        let mut rest = BytesMut::new();
+        let read = tokio::time::timeout(AFTER_DONE, self.io.rest_of_body(&mut rest)).await;
+        if !matches!(read, Ok(Ok(()))) {
+            self.io.abandon_body();
+        }
+    }
+}
+
+/// An answer's body for a message, cut short.
+fn quoted(body: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&body[..body.len().min(QUOTED)]);
+    let text = text.trim();
+    if text.is_empty() {
+        "(no body)".into()
+    } else {
+        format!("'{text}'")
+    }
+}
+
+/// Checks before the run that the server lists the model (when it lists models at all)
+/// and that the endpoint answers a one-token request.
+pub async fn check_model(target: &Target, adapter: &OpenAi) -> RunResult<()> {
+    let exchange = async {
+        let mut io = Http1Stream::connect(&target.addrs, target.timeout)
+            .await
+            .map_err(|_| target.unreachable("the connection was refused or timed out"))?;
+        check_listed(&mut io, target).await?;
+        probe(&mut io, target, adapter).await
+    };
+    tokio::time::timeout(target.timeout, exchange)
+        .await
+        .unwrap_or_else(|_| {
+            Err(target.unreachable(&format!(
+                "no answer within the request timeout ({:.0} s)",
+                target.timeout.as_secs_f64()
+            )))
+        })
+}
+
+fn user_headers(target: &Target) -> Vec<(&str, &str)> {
+    target
+        .headers
+        .iter()
+        .filter(|(n, _)| !matches!(n.as_str(), "host" | "content-length" | "content-type"))
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect()
+}
+
+/// `GET /v1/models`: the model must be among those listed (a server without the list is
+/// taken at its word).
+async fn check_listed(io: &mut Http1Stream, target: &Target) -> RunResult<()> {
+    let request = frame_request(
+        "GET",
+        "/v1/models",
+        &target.authority,
+        &user_headers(target),
+        b"",
+    );
+    let broken = |_| target.unreachable("the connection broke while reading /v1/models");
+    io.send(&request).await.map_err(broken)?;
+    let response = io.receive().await.map_err(broken)?;
+    if response.status != 200 {
+        return Ok(());
+    }
+    let Ok(list) = serde_json::from_slice::<Value>(&response.body) else {
+        return Ok(());
+    };
+    let Some(models) = list.get("data").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    let ids: Vec<&str> = models
+        .iter()
+        .filter_map(|m| m.get("id").and_then(Value::as_str))
+        .collect();
+    if ids.is_empty() || ids.contains(&target.model.as_str()) {
+        return Ok(());
+    }
+    let shown: Vec<&str> = ids.iter().take(10).copied().collect();
+    Err(RunError::bad_option(format!(
+        "Model '{}' is not among the models the server lists at /v1/models ({}): check -m.",
+        target.model,
+        shown.join(", ")
+    )))
+}
+
+/// One request of one output token: the endpoint must exist and take the model.
+async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunResult<()> {
+    let mut quiet = adapter.clone();
+    quiet.streaming = false;
+    quiet.llm.output_deterministic = false;
+    let prompt = Prompt {
+        text: "Hello".into(),
+        input_tokens: 1,
+        max_tokens: Some(1),
+        body: None,
+    };
+    let body = quiet.body(&target.model, &prompt).to_string();
+    let request = quiet.frame(target, body.as_bytes());
+    if !io.is_usable() {
+        *io = Http1Stream::connect(&target.addrs, target.timeout)
+            .await
+            .map_err(|_| target.unreachable("the connection was refused or timed out"))?;
+    }
+    let broken = |_| target.unreachable(&format!("the connection broke on POST {}", quiet.path()));
+    io.send(&request).await.map_err(broken)?;
+    let response = io.receive().await.map_err(broken)?;
+    let status = response.status;
+    if status == 200 {
+        return Ok(());
+    }
+    let sentence = format!(
+        "POST {} to model '{}' answered HTTP {status} {}",
+        quiet.path(),
+        target.model,
+        quoted(&response.body)
+    );
+    if matches!(status, 400 | 404 | 405 | 422) {
+        Err(RunError::bad_option(format!(
+            "{sentence}: check --endpoint and -m."
+        )))
+    } else {
+        Err(RunError::failed(format!("{sentence}.")))
+    }
+}

@@ -1,0 +1,49 @@
+//! The flags of LLM runs (`--service-kind openai`), with GenAI-Perf's and perf_analyzer's
+//! names: the endpoint, the synthetic prompts and output lengths, extra request fields and
+//! the artifact directory. Kept apart from the tensor flags so each stays readable.
+
+use clap::Args;
+
+/// Flags for OpenAI-compatible servers.
+#[derive(Debug, Clone, Args, Default)]
+pub struct LlmArgs {
+    /// With --service-kind openai: the API path appended to -u: v1/chat/completions,
+    /// v1/completions or v1/embeddings.
+    #[arg(long, value_name = "PATH")]
+    pub endpoint: Option<String>,
+    /// Words per synthetic prompt, on average (one word is counted as one input token when
+    /// the server does not count them).
+    #[arg(long, value_name = "N", default_value_t = 550)]
+    pub synthetic_input_tokens_mean: u32,
+    /// Standard deviation of the words per synthetic prompt.
+    #[arg(long, value_name = "N", default_value_t = 0.0)]
+    pub synthetic_input_tokens_stddev: f64,
+    /// The max_tokens of each request, on average (without it, max_tokens is not sent and
+    /// the server decides).
+    #[arg(long, value_name = "N")]
+    pub output_tokens_mean: Option<u32>,
+    /// Standard deviation of max_tokens.
+    #[arg(long, value_name = "N", default_value_t = 0.0)]
+    pub output_tokens_stddev: f64,
+    /// Also send min_tokens equal to max_tokens and ignore_eos, so that the server generates
+    /// exactly that many tokens (GenAI-Perf's flag).
+    #[arg(long)]
+    pub output_tokens_mean_deterministic: bool,
+    /// An extra field of every request body, key:value (the value is read as JSON when it
+    /// is JSON, else as a string); repeatable.
+    #[arg(long = "extra-inputs", value_name = "KEY:VALUE")]
+    pub extra_inputs: Vec<String>,
+    /// Where prompts come from: synthetic, or file (--input-file).
+    #[arg(long, value_name = "SOURCE", default_value = "synthetic")]
+    pub prompt_source: String,
+    /// With --prompt-source file: a JSON Lines file, one prompt per line as {"text": "..."}.
+    #[arg(long, value_name = "FILE")]
+    pub input_file: Option<std::path::PathBuf>,
+    /// Distinct synthetic prompts, sent in turn.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub num_prompts: usize,
+    /// Write GenAI-Perf's and AIPerf's exports per level into this directory, with
+    /// perf_analyzer's profile_export.json.
+    #[arg(long, value_name = "DIR")]
+    pub artifact_dir: Option<std::path::PathBuf>,
+}

@@ -1,0 +1,256 @@
+//! The settings of LLM runs (`--service-kind openai`): which OpenAI endpoint, where prompts
+//! come from, how long prompts and answers are, extra request fields, and where GenAI-Perf's
+//! and AIPerf's exports go. Every rule about these flags is here.
+
+use std::path::PathBuf;
+
+use crate::cli::LlmArgs;
+use crate::error::{RunError, RunResult};
+
+/// Largest mean prompt or answer length accepted (a prompt of a million words is a mistake).
+const MAX_TOKENS_MEAN: u32 = 1_000_000;
+/// Most distinct synthetic prompts.
+const MAX_PROMPTS: usize = 100_000;
+
+/// The OpenAI APIs inferperf speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Chat,
+    Completions,
+    Embeddings,
+}
+
+impl Endpoint {
+    /// The path, without a leading slash.
+    pub fn path(self) -> &'static str {
+        match self {
+            Endpoint::Chat => "v1/chat/completions",
+            Endpoint::Completions => "v1/completions",
+            Endpoint::Embeddings => "v1/embeddings",
+        }
+    }
+
+    /// GenAI-Perf's name of the endpoint type (used in artifact folder names).
+    pub fn kind_name(self) -> &'static str {
+        match self {
+            Endpoint::Chat => "chat",
+            Endpoint::Completions => "completions",
+            Endpoint::Embeddings => "embeddings",
+        }
+    }
+
+    /// Whether the endpoint generates text (and so has tokens to count and stream).
+    pub fn generates(self) -> bool {
+        self != Endpoint::Embeddings
+    }
+}
+
+/// Where prompts come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PromptSource {
+    Synthetic,
+    /// A JSON Lines file of `{"text": …}` objects.
+    File(PathBuf),
+}
+
+/// Validated LLM settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmConfig {
+    pub endpoint: Endpoint,
+    pub input_tokens_mean: u32,
+    pub input_tokens_stddev: f64,
+    /// `None`: `max_tokens` is not sent.
+    pub output_tokens_mean: Option<u32>,
+    pub output_tokens_stddev: f64,
+    /// Send `min_tokens` = `max_tokens` and `ignore_eos`.
+    pub output_deterministic: bool,
+    /// `--extra-inputs`, in order, values as JSON.
+    pub extra_inputs: Vec<(String, serde_json::Value)>,
+    pub prompt_source: PromptSource,
+    pub num_prompts: usize,
+    pub artifact_dir: Option<PathBuf>,
+}
+
+impl LlmConfig {
+    /// Reads the LLM flags of an `--service-kind openai` run.
+    pub fn parse(args: &LlmArgs) -> RunResult<LlmConfig> {
+        let endpoint = parse_endpoint(args.endpoint.as_deref())?;
+        let prompt_source = parse_prompt_source(&args.prompt_source, args.input_file.as_ref())?;
+        if args.output_tokens_mean_deterministic && args.output_tokens_mean.is_none() {
+            return Err(RunError::bad_option(
+                "--output-tokens-mean-deterministic needs --output-tokens-mean N.",
+            ));
+        }
+        Ok(LlmConfig {
+            endpoint,
+            input_tokens_mean: bounded(
+                args.synthetic_input_tokens_mean,
+                "--synthetic-input-tokens-mean",
+            )?,
+            input_tokens_stddev: stddev(
+                args.synthetic_input_tokens_stddev,
+                "--synthetic-input-tokens-stddev",
+            )?,
+            output_tokens_mean: args
+                .output_tokens_mean
+                .map(|n| bounded(n, "--output-tokens-mean"))
+                .transpose()?,
+            output_tokens_stddev: stddev(args.output_tokens_stddev, "--output-tokens-stddev")?,
+            output_deterministic: args.output_tokens_mean_deterministic,
+            extra_inputs: args
+                .extra_inputs
+                .iter()
+                .map(|e| parse_extra_input(e))
+                .collect::<RunResult<_>>()?,
+            prompt_source,
+            num_prompts: parse_num_prompts(args.num_prompts)?,
+            artifact_dir: args.artifact_dir.clone(),
+        })
+    }
+}
+
+/// Refuses the LLM flags on a run that is not `--service-kind openai`.
+pub fn refuse_without_openai(args: &LlmArgs) -> RunResult<()> {
+    let given = [
+        ("--endpoint", args.endpoint.is_some()),
+        ("--output-tokens-mean", args.output_tokens_mean.is_some()),
+        ("--extra-inputs", !args.extra_inputs.is_empty()),
+        ("--input-file", args.input_file.is_some()),
+        ("--artifact-dir", args.artifact_dir.is_some()),
+        (
+            "--output-tokens-mean-deterministic",
+            args.output_tokens_mean_deterministic,
+        ),
+    ];
+    match given.iter().find(|(_, on)| *on) {
+        Some((flag, _)) => Err(RunError::bad_option(format!(
+            "{flag} applies to OpenAI-compatible servers: add --service-kind openai."
+        ))),
+        None => Ok(()),
+    }
+}
+
+fn parse_endpoint(text: Option<&str>) -> RunResult<Endpoint> {
+    let Some(text) = text else {
+        return Err(RunError::bad_option(
+            "--service-kind openai needs --endpoint: v1/chat/completions, v1/completions or v1/embeddings.",
+        ));
+    };
+    match text.trim().trim_matches('/') {
+        "v1/chat/completions" | "chat" => Ok(Endpoint::Chat),
+        "v1/completions" | "completions" => Ok(Endpoint::Completions),
+        "v1/embeddings" | "embeddings" => Ok(Endpoint::Embeddings),
+        _ => Err(RunError::bad_option(format!(
+            "--endpoint '{text}' is not an OpenAI API inferperf speaks: use v1/chat/completions, v1/completions or v1/embeddings."
+        ))),
+    }
+}
+
+fn parse_prompt_source(text: &str, file: Option<&PathBuf>) -> RunResult<PromptSource> {
+    match (text, file) {
+        ("synthetic", None) => Ok(PromptSource::Synthetic),
+        ("synthetic", Some(_)) | ("file", Some(_)) => {
+            Ok(PromptSource::File(file.cloned().unwrap_or_default()))
+        }
+        ("file", None) => Err(RunError::bad_option(
+            "--prompt-source file needs --input-file FILE (JSON Lines of {\"text\": \"...\"}).",
+        )),
+        _ => Err(RunError::bad_option(format!(
+            "--prompt-source '{text}' is not a source: use synthetic or file."
+        ))),
+    }
+}
+
+fn bounded(value: u32, flag: &str) -> RunResult<u32> {
+    if value == 0 || value > MAX_TOKENS_MEAN {
+        return Err(RunError::bad_option(format!(
+            "{flag} {value} must be between 1 and {MAX_TOKENS_MEAN}."
+        )));
+    }
+    Ok(value)
+}
+
+fn stddev(value: f64, flag: &str) -> RunResult<f64> {
+    if !(value.is_finite() && value >= 0.0 && value <= MAX_TOKENS_MEAN as f64) {
+        return Err(RunError::bad_option(format!(
+            "{flag} {value} must be a number between 0 and {MAX_TOKENS_MEAN}."
+        )));
+    }
+    Ok(value)
+}
+
+fn parse_num_prompts(value: usize) -> RunResult<usize> {
+    if value == 0 || value > MAX_PROMPTS {
+        return Err(RunError::bad_option(format!(
+            "--num-prompts {value} must be between 1 and {MAX_PROMPTS}."
+        )));
+    }
+    Ok(value)
+}
+
+/// `key:value`; the value is JSON when it reads as JSON (`3`, `true`, `{"a":1}`), else text.
+fn parse_extra_input(text: &str) -> RunResult<(String, serde_json::Value)> {
+    let Some((key, value)) = text.split_once(':').filter(|(k, _)| !k.trim().is_empty()) else {
+        return Err(RunError::bad_option(format!(
+            "--extra-inputs '{text}' is not key:value (e.g. --extra-inputs temperature:0.7)."
+        )));
+    };
+    let value = serde_json::from_str(value).unwrap_or_else(|_| value.into());
+    Ok((key.trim().to_string(), value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> LlmArgs {
+        LlmArgs {
+            endpoint: Some("v1/chat/completions".into()),
+            synthetic_input_tokens_mean: 200,
+            prompt_source: "synthetic".into(),
+            num_prompts: 100,
+            ..LlmArgs::default()
+        }
+    }
+
+    #[test]
+    fn the_flags_become_settings() {
+        let mut a = args();
+        a.output_tokens_mean = Some(20);
+        a.output_tokens_mean_deterministic = true;
+        a.extra_inputs = vec!["temperature:0.5".into(), "user:abc".into()];
+        let cfg = LlmConfig::parse(&a).unwrap();
+        assert_eq!(cfg.endpoint, Endpoint::Chat);
+        assert_eq!(cfg.output_tokens_mean, Some(20));
+        assert_eq!(cfg.extra_inputs[0], ("temperature".into(), 0.5.into()));
+        assert_eq!(cfg.extra_inputs[1], ("user".into(), "abc".into()));
+    }
+
+    type Change = fn(&mut LlmArgs);
+
+    #[test]
+    fn bad_flags_get_one_sentence() {
+        let cases: [(Change, &str); 5] = [
+            (
+                |a| a.endpoint = Some("v1/nope".into()),
+                "--endpoint 'v1/nope'",
+            ),
+            (|a| a.endpoint = None, "needs --endpoint"),
+            (
+                |a| a.synthetic_input_tokens_mean = 0,
+                "--synthetic-input-tokens-mean 0",
+            ),
+            (
+                |a| a.output_tokens_mean_deterministic = true,
+                "needs --output-tokens-mean",
+            ),
+            (|a| a.extra_inputs = vec!["novalue".into()], "not key:value"),
+        ];
+        for (change, expected) in cases {
+            let mut a = args();
+            change(&mut a);
+            let message = LlmConfig::parse(&a).unwrap_err().to_string();
+            assert!(message.contains(expected), "{message}");
+        }
+    }
+}
