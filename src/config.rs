@@ -72,7 +72,9 @@ pub use load::{
     format_rate, Distribution, LoadLevel, LoadMode, PeriodicRange, RateRange,
     DEFAULT_REQUEST_PERIOD,
 };
-pub use slo::{parse_slo, SloCondition, SloMetric, STANDARD_PERCENTILES};
+pub use slo::{
+    parse_slo, SloCondition, SloFigure, SloMetric, LLM_PERCENTILES, STANDARD_PERCENTILES,
+};
 pub use timeline::{Segment, Timeline, TimelineKind};
 
 /// An inclusive `start:end:step` sweep of concurrency values.
@@ -224,6 +226,7 @@ impl Config {
         config.check_periodic()?;
         config.check_search()?;
         config.check_timeline()?;
+        config.check_llm_slo()?;
         Ok(config)
     }
 
@@ -289,7 +292,13 @@ fn parse_llm(
             "--service-kind openai sends one prompt per request: drop -b (or use -b 1).",
         ));
     }
-    LlmConfig::parse(&args.llm).map(Some)
+    let llm = LlmConfig::parse(&args.llm)?;
+    if args.streaming && !llm.endpoint.generates() {
+        return Err(RunError::bad_option(
+            "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.",
+        ));
+    }
+    Ok(Some(llm))
 }
 
 /// `--streaming` goes over gRPC (or in process, where the models stream directly; or as

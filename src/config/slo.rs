@@ -9,6 +9,8 @@ use crate::error::{RunError, RunResult};
 
 /// The percentiles perf_analyzer always reports, in ascending order.
 pub const STANDARD_PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
+/// The percentiles GenAI-Perf and AIPerf report for LLM runs.
+pub const LLM_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
 impl super::Config {
     /// The percentiles the reports of this run show, ascending: the standard four plus
@@ -16,17 +18,45 @@ impl super::Config {
     /// its histograms are dropped.
     pub fn reported_percentiles(&self) -> Vec<f64> {
         let mut percentiles = STANDARD_PERCENTILES.to_vec();
+        let llm = match self.llm {
+            Some(_) => &LLM_PERCENTILES[..],
+            None => &[],
+        };
         let slo = self.slo.iter().filter_map(|c| match c.metric {
             SloMetric::Percentile(p) => Some(p),
             SloMetric::Mean => None,
         });
-        for p in self.percentile.into_iter().chain(slo) {
+        let more = self.percentile.into_iter().chain(slo);
+        for p in llm.iter().copied().chain(more) {
             if !percentiles.contains(&p) {
                 percentiles.push(p);
             }
         }
         percentiles.sort_by(f64::total_cmp);
         percentiles
+    }
+}
+
+impl super::Config {
+    /// Time to first token needs answers that stream (or an LLM run); inter-token latency
+    /// needs tokens (an LLM run).
+    pub(super) fn check_llm_slo(&self) -> RunResult<()> {
+        for condition in &self.slo {
+            let refused = match condition.figure {
+                SloFigure::Latency => None,
+                SloFigure::Ttft if self.llm.is_none() && !self.streaming => Some(
+                    "time to first token is measured on streamed answers: add --streaming (or use --service-kind openai)",
+                ),
+                SloFigure::Itl if self.llm.is_none() => {
+                    Some("inter-token latency is measured on LLM runs: use --service-kind openai")
+                }
+                _ => None,
+            };
+            if let Some(why) = refused {
+                return Err(RunError::bad_option(format!("--slo '{condition}': {why}.")));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -39,9 +69,39 @@ pub enum SloMetric {
     Percentile(f64),
 }
 
-/// One condition: `METRIC <= LIMIT` (or `<`).
+/// Which figure's distribution a condition looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SloFigure {
+    /// Request latency (`p99`, `latency_p99`, `e2e_p99`).
+    Latency,
+    /// Time to first token / first answer (`ttft_p99`).
+    Ttft,
+    /// Inter-token latency per request (`itl_p99`), for LLM runs.
+    Itl,
+}
+
+impl SloFigure {
+    fn prefix(self) -> &'static str {
+        match self {
+            SloFigure::Latency => "",
+            SloFigure::Ttft => "ttft_",
+            SloFigure::Itl => "itl_",
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            SloFigure::Latency => "latency",
+            SloFigure::Ttft => "time to first token",
+            SloFigure::Itl => "inter-token latency",
+        }
+    }
+}
+
+/// One condition: `[FIGURE_]METRIC <= LIMIT` (or `<`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SloCondition {
+    pub figure: SloFigure,
     pub metric: SloMetric,
     /// `<` rather than `<=`.
     pub strict: bool,
@@ -49,11 +109,12 @@ pub struct SloCondition {
 }
 
 impl SloCondition {
-    /// The name of the figure as reports print it: `p99 latency`, `avg latency`.
+    /// The name of the figure as reports print it: `p99 latency`, `avg time to first token`.
     pub fn metric_label(&self) -> String {
+        let figure = self.figure.name();
         match self.metric {
-            SloMetric::Mean => "avg latency".into(),
-            SloMetric::Percentile(p) => format!("p{p} latency"),
+            SloMetric::Mean => format!("avg {figure}"),
+            SloMetric::Percentile(p) => format!("p{p} {figure}"),
         }
     }
 }
@@ -65,7 +126,8 @@ impl fmt::Display for SloCondition {
             SloMetric::Percentile(p) => format!("p{p}"),
         };
         let op = if self.strict { "<" } else { "<=" };
-        write!(f, "{metric}{op}{}", format_limit(self.limit_us))
+        let figure = self.figure.prefix();
+        write!(f, "{figure}{metric}{op}{}", format_limit(self.limit_us))
     }
 }
 
@@ -94,7 +156,7 @@ pub fn parse_slo(values: &[String]) -> RunResult<Vec<SloCondition>> {
 fn parse_condition(text: &str) -> RunResult<SloCondition> {
     let bad = || {
         RunError::bad_option(format!(
-            "--slo '{text}' is not a latency condition: write METRIC<=LIMIT with METRIC avg or pNN (e.g. p99, p99.9) and LIMIT in us, ms or s, as in --slo 'p99<=50ms,avg<=20ms'."
+            "--slo '{text}' is not a latency condition: write [FIGURE_]METRIC<=LIMIT with FIGURE latency, e2e, ttft or itl, METRIC avg or pNN (e.g. p99, p99.9) and LIMIT in us, ms or s, as in --slo 'p99<=50ms,ttft_p99<=200ms'."
         ))
     };
     let compact: String = text.chars().filter(|c| !c.is_whitespace()).collect();
@@ -105,13 +167,29 @@ fn parse_condition(text: &str) -> RunResult<SloCondition> {
     } else {
         return Err(bad());
     };
+    let (figure, metric) = parse_figure(metric).ok_or_else(bad)?;
     let metric = parse_metric(metric).ok_or_else(bad)?;
     let limit_us = parse_limit_us(limit).ok_or_else(bad)?;
     Ok(SloCondition {
+        figure,
         metric,
         strict,
         limit_us,
     })
+}
+
+/// Splits `ttft_p99` into its figure and metric (`p99` alone is request latency).
+fn parse_figure(text: &str) -> Option<(SloFigure, &str)> {
+    let Some((figure, metric)) = text.split_once('_') else {
+        return Some((SloFigure::Latency, text));
+    };
+    let figure = match figure.to_ascii_lowercase().as_str() {
+        "latency" | "e2e" | "request_latency" => SloFigure::Latency,
+        "ttft" => SloFigure::Ttft,
+        "itl" => SloFigure::Itl,
+        _ => return None,
+    };
+    Some((figure, metric))
 }
 
 fn parse_metric(text: &str) -> Option<SloMetric> {
@@ -168,6 +246,24 @@ mod tests {
         let list = parse_slo(&["p99<=50ms, avg<=20ms".into(), "p90<=30ms".into()]).unwrap();
         assert_eq!(list.len(), 3);
         assert_eq!(list[2].metric, SloMetric::Percentile(90.0));
+    }
+
+    #[test]
+    fn llm_figures_have_their_prefix() {
+        let c = one("ttft_p99<=200ms");
+        assert_eq!(
+            (c.figure, c.metric),
+            (SloFigure::Ttft, SloMetric::Percentile(99.0))
+        );
+        assert_eq!(one("itl_avg<=20ms").figure, SloFigure::Itl);
+        assert_eq!(one("e2e_p90<=1s").figure, SloFigure::Latency);
+        assert_eq!(one("latency_p99.9<=1s").metric, SloMetric::Percentile(99.9));
+        assert_eq!(one("ttft_p99<=200ms").to_string(), "ttft_p99<=200ms");
+        assert_eq!(
+            one("itl_p50<=5ms").metric_label(),
+            "p50 inter-token latency"
+        );
+        assert!(parse_condition("tpot_p99<=5ms").is_err());
     }
 
     #[test]

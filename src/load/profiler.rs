@@ -197,7 +197,7 @@ impl<'a> Profiler<'a> {
         self.monitors.restart(window_start).await;
         let mut windows: Vec<WindowStats> = Vec::new();
         let end = loop {
-            let mut window = WindowStats::new(self.cfg.batch_size);
+            let mut window = WindowStats::for_run(self.cfg);
             self.wait_window(window_start, &mut window).await;
             let boundary = Instant::now();
             self.cut_window(window_start, boundary, &mut window);
@@ -249,7 +249,7 @@ impl<'a> Profiler<'a> {
         let start = Instant::now();
         self.monitors.restart(start).await;
         self.driver.apply(self.cfg, &self.dataset, level)?;
-        let mut window = WindowStats::new(self.cfg.batch_size);
+        let mut window = WindowStats::for_run(self.cfg);
         while !self.driver.finished() && !self.interrupt.is_raised() {
             tokio::time::sleep(POLL).await;
             self.fold(Instant::now(), &mut window);

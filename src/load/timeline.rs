@@ -30,7 +30,7 @@ pub async fn run_timeline(
 ) -> TimelineOutcome {
     let mut outcome = TimelineOutcome {
         buckets: Vec::new(),
-        total: WindowStats::new(cfg.batch_size),
+        total: WindowStats::for_run(cfg),
         error: None,
     };
     let Some(plan) = cfg.load.timeline() else {
@@ -44,7 +44,7 @@ pub async fn run_timeline(
         target,
         interrupt,
         concurrency: 0,
-        current: WindowStats::new(cfg.batch_size),
+        current: WindowStats::for_run(cfg),
         scratch: Drained::default(),
         folded_at: Instant::now(),
     };
@@ -153,7 +153,7 @@ impl TimelineRun<'_> {
     /// The bucket `[from, to)` of the plan: every answer that arrived by `to`.
     fn cut(&mut self, start: Instant, from: Duration, to: Duration, after_end: bool) -> Bucket {
         self.fold(start + to);
-        let mut stats = std::mem::replace(&mut self.current, WindowStats::new(self.cfg.batch_size));
+        let mut stats = std::mem::replace(&mut self.current, WindowStats::for_run(self.cfg));
         stats.duration = to.saturating_sub(from).max(Duration::from_nanos(1));
         stats.windows = 1;
         self.driver.stamp_counters(&mut stats);

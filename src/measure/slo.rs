@@ -1,8 +1,9 @@
 //! Judging windows against `--slo` conditions: the figure a condition looks at, whether a
 //! window meets it, and whether a window is so far over it that the level ends at once.
 
+use super::distribution::Distribution;
 use super::window::WindowStats;
-use crate::config::{SloCondition, SloMetric};
+use crate::config::{SloCondition, SloFigure, SloMetric};
 
 /// A single window this many times over a limit ends its level at once: the level is
 /// clearly overloaded, and measuring it to the end would only grow the backlog.
@@ -21,10 +22,19 @@ pub trait SloCheck {
 
 impl SloCheck for SloCondition {
     fn value_us(&self, w: &WindowStats) -> f64 {
-        match self.metric {
-            SloMetric::Mean => w.mean_latency_us(),
-            SloMetric::Percentile(p) => w.percentile_us(p),
-        }
+        let distribution: Option<&Distribution> = match self.figure {
+            SloFigure::Latency => Some(&w.latency),
+            SloFigure::Ttft => Some(&w.first_response),
+            SloFigure::Itl => w.tokens.as_ref().map(|t| &t.inter_token),
+        };
+        let Some(d) = distribution else {
+            return 0.0;
+        };
+        let ns = match self.metric {
+            SloMetric::Mean => d.mean(),
+            SloMetric::Percentile(p) => d.percentile(p),
+        };
+        ns / 1000.0
     }
 
     fn met_by(&self, w: &WindowStats) -> bool {

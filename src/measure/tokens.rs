@@ -10,6 +10,7 @@
 use super::distribution::Distribution;
 use super::sample::Sample;
 use crate::backend::TokenSource;
+use crate::config::{SloCondition, SloFigure};
 
 /// Per-request limits a request must meet to count towards goodput (ns each; `None`: no
 /// limit on that figure). Built from the `--slo` conditions.
@@ -21,6 +22,22 @@ pub struct GoodputRule {
 }
 
 impl GoodputRule {
+    /// The strictest limit of each figure among the `--slo` conditions: a request is good
+    /// when each of its own figures is within them (as GenAI-Perf's `--goodput`).
+    pub fn from_slo(conditions: &[SloCondition]) -> GoodputRule {
+        let mut rule = GoodputRule::default();
+        for c in conditions {
+            let limit = Some((c.limit_us * 1000.0) as u64 - c.strict as u64);
+            let slot = match c.figure {
+                SloFigure::Latency => &mut rule.latency_ns,
+                SloFigure::Ttft => &mut rule.ttft_ns,
+                SloFigure::Itl => &mut rule.itl_ns,
+            };
+            *slot = (*slot).min(limit).or(limit);
+        }
+        rule
+    }
+
     /// Whether any limit is set.
     pub fn is_set(&self) -> bool {
         self.ttft_ns.is_some() || self.itl_ns.is_some() || self.latency_ns.is_some()
@@ -207,6 +224,17 @@ mod tests {
         assert_eq!(stats.output_tokens.sum(), 20);
         assert_eq!(stats.main_source(), TokenSource::Usage);
         assert_eq!(stats.good, 0, "no rule, no goodput count");
+    }
+
+    #[test]
+    fn the_rule_takes_the_strictest_limit_of_each_figure() {
+        let slo =
+            crate::config::parse_slo(&["ttft_p99<=200ms,ttft_avg<=100ms,itl_p99<20ms".into()]);
+        let rule = GoodputRule::from_slo(&slo.unwrap());
+        assert_eq!(rule.ttft_ns, Some(100_000_000));
+        assert_eq!(rule.itl_ns, Some(19_999_999));
+        assert_eq!(rule.latency_ns, None);
+        assert!(!GoodputRule::from_slo(&[]).is_set());
     }
 
     #[test]

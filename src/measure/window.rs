@@ -76,6 +76,11 @@ pub struct WindowStats {
 }
 
 impl WindowStats {
+    /// An empty window of a run: its batch size, and the goodput limits of its `--slo`.
+    pub fn for_run(cfg: &crate::config::Config) -> Self {
+        WindowStats::with_goodput(cfg.batch_size, GoodputRule::from_slo(&cfg.slo))
+    }
+
     /// An empty window whose generations count towards goodput under `rule`.
     pub fn with_goodput(batch_size: u32, rule: GoodputRule) -> Self {
         WindowStats {
