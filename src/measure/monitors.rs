@@ -30,10 +30,14 @@ impl Monitors {
     /// Opens the server statistics reader and (if asked) the metrics scraper.
     pub async fn start(cfg: &Config, target: &Target, model: &ModelSpec) -> StartedMonitors {
         let mut notes = Vec::new();
-        let server = ServerStatsReader::open(target, model)
-            .await
-            .map_err(|why| notes.push(why))
-            .ok();
+        // OpenAI-compatible servers have no statistics extension to read.
+        let server = match cfg.service_kind {
+            crate::config::ServiceKind::OpenAi => None,
+            _ => ServerStatsReader::open(target, model)
+                .await
+                .map_err(|why| notes.push(why))
+                .ok(),
+        };
         let metrics = match &cfg.metrics {
             Some(m) => MetricsScraper::start(m)
                 .await

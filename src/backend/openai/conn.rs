@@ -115,7 +115,9 @@ impl OpenAiConn {
                 }
                 count.add(facts);
             }
-            if !self.io.next_part(self.events.buffer()).await? {
+            // A body that ends, or a connection that breaks, before `[DONE]`: the answer
+            // was cut short.
+            if !matches!(self.io.next_part(self.events.buffer()).await, Ok(true)) {
                 return Err(Failure::bad(
                     Malformation::Truncated,
                     format!(
