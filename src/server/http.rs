@@ -311,7 +311,9 @@ async fn run_infer(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<HttpBody, InferError> {
-    if server.find(name, version)?.model.decoupled() {
+    let model = &server.find(name, version)?.model;
+    model.refuse_kserve()?;
+    if model.decoupled() {
         return Err(InferError::decoupled("HTTP end point"));
     }
     let bad = |e: wire::WireError| InferError::BadRequest(e.to_string());

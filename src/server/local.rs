@@ -110,6 +110,7 @@ impl LocalServer {
     ) -> Result<InferResponse, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
+        served.model.refuse_kserve()?;
         if served.model.decoupled() {
             return Err(InferError::Unsupported(format!(
                 "LocalServer::infer doesn't support models with decoupled transaction policy; \
@@ -131,6 +132,7 @@ impl LocalServer {
     ) -> Result<tokio::sync::mpsc::Receiver<Result<StreamAnswer, InferError>>, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
+        served.model.refuse_kserve()?;
         let job = served.model.check(request, arrival)?;
         if !served.model.decoupled() {
             let response = served.scheduler.submit(&served.model, job).await?;

@@ -30,7 +30,8 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use def::{
-    default_models, Dist, FailMode, ModelDef, ModelKind, FAIL_CODES, MAX_STREAM_RESPONSES,
+    default_models, Dist, FailMode, LlmTiming, ModelDef, ModelKind, FAIL_CODES,
+    MAX_STREAM_RESPONSES,
 };
 pub use error::InferError;
 pub use local::LocalServer;
