@@ -7,7 +7,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::kinds::KINDS;
-pub use super::kinds::{Dist, FailMode, LlmTiming, ModelKind, FAIL_CODES, MAX_STREAM_RESPONSES};
+pub use super::kinds::{
+    Dist, FailMode, LlmTiming, ModelKind, FAIL_CODES, MAX_LLM_TOKENS, MAX_STREAM_RESPONSES,
+};
 use crate::model::DataType;
 
 const COMMON: &str = "shape, max_batch, instances, queue_delay_us, preferred_batch";

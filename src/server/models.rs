@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use super::def::{Dist, FailMode, ModelDef, ModelKind};
 use super::error::InferError;
 use super::spoil::wrong_values;
-use super::stats::{nanos, Compute, ModelStats};
+use super::stats::{nanos, Compute, ModelStats, TokenStats};
 use crate::model::{DataType, TensorSpec};
 use crate::wire::{InferRequest, InferResponse, Tensor};
 
@@ -90,6 +90,8 @@ pub struct Model {
     pub inputs: Vec<TensorSpec>,
     pub outputs: Vec<TensorSpec>,
     pub stats: ModelStats,
+    /// What the OpenAI routes served (zero for the KServe kinds).
+    pub tokens: TokenStats,
 }
 
 impl Model {
@@ -124,6 +126,7 @@ impl Model {
             inputs,
             outputs,
             stats: ModelStats::new(def.kserve_max_batch(), counted_responses(&def.kind)),
+            tokens: TokenStats::default(),
             def,
         }
     }
