@@ -386,27 +386,34 @@ async fn a_batch_decodes_together_and_waiting_requests_take_slots_as_they_free()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_client_that_leaves_frees_its_slot() {
+async fn a_client_that_leaves_frees_its_slot_or_its_place_in_the_queue() {
     let _turn = ONE_AT_A_TIME.lock().await;
-    let server = start(&["x=llm:ttft_ms=5,itl_ms=5,max_batch=1"]).await;
+    let server = start(&["x=llm:ttft_ms=150,itl_ms=5,max_batch=1"]).await;
+    let addr = server.http_addr;
     let long = json!({"model": "x", "prompt": "p", "max_tokens": 1000, "stream": true});
-    let left = stream_n(server.http_addr, "/v1/completions", long, Some(2)).await;
+    let holder = tokio::spawn(stream_n(addr, "/v1/completions", long, Some(2)));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    // A second request waits for the one slot, and leaves.
+    let short = json!({"model": "x", "prompt": "p", "max_tokens": 2});
+    let waited = tokio::time::timeout(
+        Duration::from_millis(50),
+        post(&server, "/v1/completions", short.clone()),
+    );
+    assert!(waited.await.is_err(), "no slot was free");
+    // The holder leaves after two events; its slot frees at its next step, not after its
+    // 1000 tokens, and goes to the next request that is still there.
+    let left = holder.await.unwrap();
     assert_eq!(left.events.len(), 2);
     drop(left);
-    // The one slot frees at the left sequence's next step, not after its 1000 tokens.
     let started = Instant::now();
-    let body = json!({"model": "x", "prompt": "p", "max_tokens": 2});
-    let answer = post(&server, "/v1/completions", body).await;
+    let answer = post(&server, "/v1/completions", short).await;
     assert_eq!(answer.status, StatusCode::OK);
-    assert!(
-        started.elapsed() < Duration::from_millis(500),
-        "{:?}",
-        started.elapsed()
-    );
+    let took = ms(started.elapsed());
+    assert!((150.0..290.0).contains(&took), "{took} ms");
     let c = counts(&server, "x").await;
     assert_eq!(
         (&c["cancelled"], &c["completed"]),
-        (&json!(1), &json!(1)),
+        (&json!(2), &json!(1)),
         "{c}"
     );
 }

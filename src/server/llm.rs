@@ -491,7 +491,10 @@ impl Engine {
         let pool = self.pool.clone();
         let mut state = lock(&pool.state);
         for _ in 0..freed {
-            match state.waiting.pop_front() {
+            // A request whose client left while it waited is dropped, not started.
+            let next = std::iter::from_fn(|| state.waiting.pop_front())
+                .find(|seq| !self.drop_if_gone(seq));
+            match next {
                 Some(mut seq) => {
                     seq.admitted = at;
                     self.start_prefill(seq);
@@ -499,6 +502,13 @@ impl Engine {
                 None => state.free[self.me] += 1,
             }
         }
+    }
+
+    /// Whether the sequence's reader has gone (counted as cancelled).
+    fn drop_if_gone(&mut self, seq: &Seq) -> bool {
+        let gone = seq.progress.gone.load(Relaxed);
+        self.tally.cancelled += u64::from(gone);
+        gone
     }
 
     fn flush_tally(&mut self) {
