@@ -7,13 +7,18 @@ use std::fmt;
 use std::str::FromStr;
 
 use super::kinds::KINDS;
-pub use super::kinds::{Dist, FailMode, ModelKind, FAIL_CODES, MAX_STREAM_RESPONSES};
+pub use super::kinds::{
+    Dist, FailMode, LlmTiming, ModelKind, FAIL_CODES, MAX_LLM_TOKENS, MAX_STREAM_RESPONSES,
+};
 use crate::model::DataType;
 
 const COMMON: &str = "shape, max_batch, instances, queue_delay_us, preferred_batch";
 
 /// The most instances a model may have (each batching instance is a thread).
 pub const MAX_INSTANCES: u32 = 256;
+
+/// The most sequences one `llm` engine decodes together.
+pub const MAX_LLM_BATCH: u32 = 1_000_000;
 
 /// One served model: its kind, datatype, dimensions (without the batch dimension), maximum
 /// batch size (0 = the model does not batch), parallel instances and dynamic batching.
@@ -36,7 +41,8 @@ impl ModelDef {
     pub fn new(name: &str, kind: ModelKind) -> ModelDef {
         let (datatype, dims, max_batch) = match kind {
             ModelKind::AddSub => (DataType::Int32, vec![16], 0),
-            ModelKind::Echo => (DataType::Bytes, vec![1], 8),
+            ModelKind::Echo | ModelKind::Llm(_) => (DataType::Bytes, vec![1], 8),
+            ModelKind::Embeddings { .. } => (DataType::Bytes, vec![1], 0),
             _ => (DataType::Fp32, vec![16], 8),
         };
         ModelDef {
@@ -63,9 +69,20 @@ impl ModelDef {
         preferred.unwrap_or(self.max_batch).max(1)
     }
 
+    /// The maximum batch size KServe sees: `max_batch`, except for the OpenAI kinds, whose
+    /// requests carry no batch dimension (an `llm` model's `max_batch` counts the
+    /// sequences one engine decodes together).
+    pub fn kserve_max_batch(&self) -> u32 {
+        if self.kind.openai() {
+            0
+        } else {
+            self.max_batch
+        }
+    }
+
     /// The shape the metadata reports: `[-1] + dims` for a batching model, else `dims`.
     pub fn metadata_shape(&self) -> Vec<i64> {
-        if self.max_batch > 0 {
+        if self.kserve_max_batch() > 0 {
             std::iter::once(-1)
                 .chain(self.dims.iter().copied())
                 .collect()
@@ -77,6 +94,9 @@ impl ModelDef {
     /// Applies one `key=value` option.
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let bad = |what: &str| format!("option '{key}={value}' is not valid: {what}");
+        if self.kind.openai() {
+            return self.set_openai(key, value, &bad);
+        }
         match key {
             "datatype" => self.set_datatype(value).map_err(|e| bad(&e))?,
             "shape" => self.dims = parse_dims(value).map_err(|e| bad(&e))?,
@@ -95,6 +115,41 @@ impl ModelDef {
                 })?
             }
             _ => return self.set_kind_option(key, value, &bad),
+        }
+        Ok(())
+    }
+
+    /// Applies an option of an OpenAI kind: `instances`, `max_batch` (`llm`: sequences
+    /// decoded together, at least 1) and the kind's own; the tensor and dynamic batching
+    /// options do not apply.
+    fn set_openai(
+        &mut self,
+        key: &str,
+        value: &str,
+        bad: &dyn Fn(&str) -> String,
+    ) -> Result<(), String> {
+        let llm = matches!(self.kind, ModelKind::Llm(_));
+        let range = |low: u32, high: u32| {
+            (parse_num::<u32>(value).filter(|n| (low..=high).contains(n)))
+                .ok_or_else(|| bad(&format!("expected 1 to {high}")))
+        };
+        match key {
+            "instances" => self.instances = range(1, MAX_INSTANCES)?,
+            "max_batch" if llm => self.max_batch = range(1, MAX_LLM_BATCH)?,
+            _ => {
+                return self.kind.set(key, value, bad).unwrap_or_else(|| {
+                    let common = if llm {
+                        "instances, max_batch"
+                    } else {
+                        "instances"
+                    };
+                    Err(format!(
+                        "option '{key}' is not known for kind {}; it takes {common}{}",
+                        self.kind.name(),
+                        self.kind.own_options()
+                    ))
+                })
+            }
         }
         Ok(())
     }
@@ -247,6 +302,13 @@ impl fmt::Display for ModelDef {
     /// The definition in the form [`ModelDef::from_str`] reads back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}={}:", self.name, self.kind.name())?;
+        if self.kind.openai() {
+            write!(f, "instances={}", self.instances)?;
+            if matches!(self.kind, ModelKind::Llm(_)) {
+                write!(f, ",max_batch={}", self.max_batch)?;
+            }
+            return self.kind.write_options(f);
+        }
         if !matches!(self.kind, ModelKind::AddSub | ModelKind::Echo) {
             write!(f, "datatype={},", self.datatype)?;
         }

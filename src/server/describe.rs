@@ -100,7 +100,7 @@ pub fn config(model: &Model) -> ModelConfig {
         name: model.name().to_string(),
         platform: PLATFORM.to_string(),
         backend: PLATFORM.to_string(),
-        max_batch_size: i32::try_from(def.max_batch).unwrap_or(i32::MAX),
+        max_batch_size: i32::try_from(def.kserve_max_batch()).unwrap_or(i32::MAX),
         input: model.inputs.iter().map(input).collect(),
         output: model.outputs.iter().map(output).collect(),
         instance_group: vec![ModelInstanceGroup {

@@ -62,7 +62,9 @@ async fn infer_message(
 ) -> Result<ModelInferResponse, Status> {
     let name = std::mem::take(&mut msg.model_name);
     let version = std::mem::take(&mut msg.model_version);
-    if server.find(&name, &version)?.model.decoupled() {
+    let model = &server.find(&name, &version)?.model;
+    model.refuse_kserve()?;
+    if model.decoupled() {
         return Err(InferError::decoupled("ModelInfer RPC").into());
     }
     let request =
@@ -80,7 +82,7 @@ async fn start_stream(
 ) -> Result<mpsc::Receiver<Result<StreamAnswer, InferError>>, InferError> {
     let name = std::mem::take(&mut msg.model_name);
     let version = std::mem::take(&mut msg.model_version);
-    server.find(&name, &version)?;
+    server.find(&name, &version)?.model.refuse_kserve()?;
     let request =
         wire::from_grpc_request(msg).map_err(|e| InferError::BadRequest(e.to_string()))?;
     server.infer_stream(&name, &version, request).await

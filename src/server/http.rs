@@ -3,14 +3,19 @@
 //! routes are matched by hand on the path's segments — the inference route is the hot
 //! path, and a router framework cost measurable CPU per request there (see
 //! bench/server/README.md). Errors answer `{"error": "..."}` with Triton's status codes.
+//! Paths under `/v1/` go to the OpenAI routes ([`super::openai`]), whose streamed answers
+//! are the one kind of body that is not whole.
 
 use std::convert::Infallible;
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{CONTENT_LENGTH, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode};
+use http_body::{Body, Frame, SizeHint};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
@@ -22,6 +27,7 @@ use serde_json::{json, Value};
 use super::describe;
 use super::error::InferError;
 use super::local::LocalServer;
+use super::openai;
 use super::stats::statistics_json;
 use super::MAX_MESSAGE_BYTES;
 use crate::wire::{self, HttpBody, RequestedOutput};
@@ -30,7 +36,47 @@ const INFERENCE_HEADER: HeaderName = HeaderName::from_static("inference-header-c
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
 const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
 
-pub type Reply = Response<Full<Bytes>>;
+pub type Reply = Response<ReplyBody>;
+
+/// A reply's body: whole (every KServe answer, sent with its length), or a stream of
+/// frames produced over time (an OpenAI streamed answer).
+pub enum ReplyBody {
+    Full(Full<Bytes>),
+    Stream(Pin<Box<dyn Body<Data = Bytes, Error = Infallible> + Send>>),
+}
+
+impl Body for ReplyBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            ReplyBody::Full(full) => Pin::new(full).poll_frame(cx),
+            ReplyBody::Stream(stream) => stream.as_mut().poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ReplyBody::Full(full) => full.is_end_stream(),
+            ReplyBody::Stream(stream) => stream.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match self {
+            ReplyBody::Full(full) => full.size_hint(),
+            ReplyBody::Stream(stream) => stream.size_hint(),
+        }
+    }
+}
+
+fn whole(body: Bytes) -> Reply {
+    Response::new(ReplyBody::Full(Full::new(body)))
+}
 
 /// Serves the KServe v2 routes on the listener until `stop` completes, then lets open
 /// connections finish their requests for up to `grace`.
@@ -154,6 +200,9 @@ fn route(path: &str) -> Route<'_> {
 async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path();
+    if path.starts_with("/v1/") {
+        return Ok(openai::handle(&server, &parts.method, path, &parts.headers, body).await);
+    }
     let route = route(path);
     let reply = match (&parts.method, route) {
         (
@@ -181,7 +230,7 @@ async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, In
 }
 
 /// The body, at most [`MAX_MESSAGE_BYTES`] long; an HTTP status and message if not.
-async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, (u16, String)> {
+pub(super) async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, (u16, String)> {
     let too_big = || {
         (
             413,
@@ -251,19 +300,19 @@ pub fn no_route(path: &str) -> Reply {
 }
 
 fn empty(status: StatusCode) -> Reply {
-    let mut reply = Response::new(Full::new(Bytes::new()));
+    let mut reply = whole(Bytes::new());
     *reply.status_mut() = status;
     reply
 }
 
 pub fn body_reply(status: StatusCode, body: Bytes, content_type: HeaderValue) -> Reply {
-    let mut reply = Response::new(Full::new(body));
+    let mut reply = whole(body);
     *reply.status_mut() = status;
     reply.headers_mut().insert(CONTENT_TYPE, content_type);
     reply
 }
 
-fn json_reply(status: StatusCode, value: &Value) -> Reply {
+pub(super) fn json_reply(status: StatusCode, value: &Value) -> Reply {
     body_reply(status, Bytes::from(value.to_string()), JSON)
 }
 
@@ -311,7 +360,9 @@ async fn run_infer(
     headers: &HeaderMap,
     body: Bytes,
 ) -> Result<HttpBody, InferError> {
-    if server.find(name, version)?.model.decoupled() {
+    let model = &server.find(name, version)?.model;
+    model.refuse_kserve()?;
+    if model.decoupled() {
         return Err(InferError::decoupled("HTTP end point"));
     }
     let bad = |e: wire::WireError| InferError::BadRequest(e.to_string());

@@ -1,6 +1,6 @@
 //! The model kinds and the options only some kinds take (`sleep`'s service time, `fail`'s
-//! rate and mode, `stream`'s responses and timing), read from `key=value` text and printed
-//! back. Split from [`super::def`], which reads the options every kind shares, so each
+//! rate and mode, `stream`'s responses and timing, `llm`'s token timing and `embeddings`'
+//! size), read from `key=value` text and printed back. Split from [`super::def`], which reads the options every kind shares, so each
 //! file says one thing.
 
 use std::fmt;
@@ -70,6 +70,29 @@ pub const FAIL_CODES: [u16; 5] = [400, 404, 429, 500, 503];
 /// The most responses one request of a `stream` model may ask for.
 pub const MAX_STREAM_RESPONSES: u32 = 100_000;
 
+/// The most tokens one `llm` answer may have (`output_tokens`, or a request's `max_tokens`).
+pub const MAX_LLM_TOKENS: u32 = 1_000_000;
+
+/// The most numbers one `embeddings` vector may have.
+pub const MAX_EMBEDDING_DIMS: u32 = 65_536;
+
+/// How an `llm` model times its tokens (see [`super::llm`] for the scheduling).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LlmTiming {
+    /// From a request taking a slot to its first event, before the prompt's share.
+    pub ttft_ms: f64,
+    /// One decode step: every sequence in the batch gets its next event.
+    pub itl_ms: f64,
+    /// The answer's natural length (it stops there unless `ignore_eos`); `None`: it runs
+    /// to the request's `max_tokens`, or 16 without one.
+    pub output_tokens: Option<u32>,
+    /// The time to first token grows by this many microseconds per prompt token.
+    pub prefill_us_per_token: f64,
+    /// Tokens each step produces and each streamed event carries (the last may carry
+    /// fewer).
+    pub tokens_per_event: u32,
+}
+
 /// What a model does with a request.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ModelKind {
@@ -101,10 +124,16 @@ pub enum ModelKind {
     },
     /// Identity-shaped and doing no work.
     Noop,
+    /// An OpenAI-compatible text generator behind continuous batching, served on
+    /// `/v1/chat/completions` and `/v1/completions` only.
+    Llm(LlmTiming),
+    /// OpenAI-compatible embeddings of `dims` numbers after a service time of `ms` per
+    /// request, served on `/v1/embeddings` only.
+    Embeddings { dims: u32, ms: f64 },
 }
 
 /// The kinds, as error messages list them.
-pub const KINDS: &str = "identity, add_sub, echo, sleep, fail, stream, noop";
+pub const KINDS: &str = "identity, add_sub, echo, sleep, fail, stream, noop, llm, embeddings";
 
 impl ModelKind {
     pub fn name(&self) -> &'static str {
@@ -116,6 +145,8 @@ impl ModelKind {
             ModelKind::Fail { .. } => "fail",
             ModelKind::Stream { .. } => "stream",
             ModelKind::Noop => "noop",
+            ModelKind::Llm(_) => "llm",
+            ModelKind::Embeddings { .. } => "embeddings",
         }
     }
 
@@ -143,6 +174,14 @@ impl ModelKind {
                 spin: false,
             },
             "noop" => ModelKind::Noop,
+            "llm" => ModelKind::Llm(LlmTiming {
+                ttft_ms: 20.0,
+                itl_ms: 5.0,
+                output_tokens: None,
+                prefill_us_per_token: 0.0,
+                tokens_per_event: 1,
+            }),
+            "embeddings" => ModelKind::Embeddings { dims: 16, ms: 1.0 },
             _ => return None,
         })
     }
@@ -162,9 +201,18 @@ impl ModelKind {
         matches!(self, ModelKind::Stream { .. })
     }
 
+    /// Whether the model is served only on the OpenAI routes (`/v1/...`), not over KServe.
+    pub fn openai(&self) -> bool {
+        matches!(self, ModelKind::Llm(_) | ModelKind::Embeddings { .. })
+    }
+
     /// The options this kind takes beyond the common ones, as error messages list them.
     pub fn own_options(&self) -> &'static str {
         match self {
+            ModelKind::Llm(_) => {
+                ", ttft_ms, itl_ms, output_tokens, prefill_us_per_token, tokens_per_event"
+            }
+            ModelKind::Embeddings { .. } => ", dims, ms",
             ModelKind::Fail { .. } => ", rate, mode, code",
             ModelKind::Sleep { .. } => ", ms, dist, spin",
             ModelKind::Stream { .. } => ", responses, first_ms, interval_ms, dist, spin",
@@ -198,6 +246,12 @@ impl ModelKind {
                 "interval_ms" => Some(millis(value, bad).map(|v| *interval_ms = v)),
                 _ => set_timing(key, value, bad, dist, spin),
             },
+            ModelKind::Llm(timing) => set_llm(key, value, bad, timing),
+            ModelKind::Embeddings { dims, ms } => Some(match key {
+                "dims" => whole(value, 1, MAX_EMBEDDING_DIMS, bad).map(|n| *dims = n),
+                "ms" => millis(value, bad).map(|v| *ms = v),
+                _ => return None,
+            }),
             _ => None,
         }
     }
@@ -231,6 +285,38 @@ fn stream_responses(value: &str, bad: &dyn Fn(&str) -> String) -> Result<u32, St
                 "expected a whole number from 0 to {MAX_STREAM_RESPONSES}"
             ))
         })
+}
+
+/// A whole number from `low` to `high`.
+fn whole(value: &str, low: u32, high: u32, bad: &dyn Fn(&str) -> String) -> Result<u32, String> {
+    (value.trim().parse::<u32>().ok())
+        .filter(|n| (low..=high).contains(n))
+        .ok_or_else(|| bad(&format!("expected a whole number from {low} to {high}")))
+}
+
+fn set_llm(
+    key: &str,
+    value: &str,
+    bad: &dyn Fn(&str) -> String,
+    t: &mut LlmTiming,
+) -> Option<Result<(), String>> {
+    Some(match key {
+        "ttft_ms" => millis(value, bad).map(|v| t.ttft_ms = v),
+        "itl_ms" => millis(value, bad)
+            .and_then(|v| {
+                (v >= 0.01)
+                    .then_some(v)
+                    .ok_or_else(|| bad("a decode step takes at least 0.01 ms"))
+            })
+            .map(|v| t.itl_ms = v),
+        "output_tokens" => whole(value, 1, MAX_LLM_TOKENS, bad).map(|n| t.output_tokens = Some(n)),
+        "prefill_us_per_token" => (value.parse::<f64>().ok())
+            .filter(|v| v.is_finite() && (0.0..=1_000_000.0).contains(v))
+            .map(|v| t.prefill_us_per_token = v)
+            .ok_or_else(|| bad("expected microseconds ≥ 0, such as 50 or 0.5")),
+        "tokens_per_event" => whole(value, 1, MAX_LLM_TOKENS, bad).map(|n| t.tokens_per_event = n),
+        _ => return None,
+    })
 }
 
 /// The `dist` and `spin` options `sleep` and `stream` share.
@@ -313,6 +399,18 @@ impl ModelKind {
                 )?;
                 write_timing(f, *dist, *spin)
             }
+            ModelKind::Llm(t) => {
+                write!(f, ",ttft_ms={},itl_ms={}", t.ttft_ms, t.itl_ms)?;
+                if let Some(n) = t.output_tokens {
+                    write!(f, ",output_tokens={n}")?;
+                }
+                write!(
+                    f,
+                    ",prefill_us_per_token={},tokens_per_event={}",
+                    t.prefill_us_per_token, t.tokens_per_event
+                )
+            }
+            ModelKind::Embeddings { dims, ms } => write!(f, ",dims={dims},ms={ms}"),
             _ => Ok(()),
         }
     }

@@ -11,8 +11,10 @@ use std::time::Instant;
 use super::def::ModelDef;
 use super::describe;
 use super::error::InferError;
+use super::llm::Engines;
 use super::models::Model;
 use super::sched::Scheduler;
+use super::stats::TokenCounts;
 use super::stream::{self, StreamAnswer};
 use crate::proto::{ModelConfig, ModelMetadataResponse, ModelStatistics};
 use crate::wire::{InferRequest, InferResponse};
@@ -22,6 +24,24 @@ use crate::wire::{InferRequest, InferResponse};
 pub(crate) struct Served {
     pub model: Arc<Model>,
     scheduler: Scheduler,
+}
+
+impl Served {
+    /// An `llm` model's engines.
+    pub(crate) fn engines(&self) -> Option<&Engines> {
+        match &self.scheduler {
+            Scheduler::Llm(engines) => Some(engines),
+            _ => None,
+        }
+    }
+
+    /// An `embeddings` model's instances.
+    pub(crate) fn embedder(&self) -> Option<&tokio::sync::Semaphore> {
+        match &self.scheduler {
+            Scheduler::Embeddings(instances) => Some(instances),
+            _ => None,
+        }
+    }
 }
 
 /// The models by name; dropping it (with the last handle) drops the schedulers, which
@@ -110,6 +130,7 @@ impl LocalServer {
     ) -> Result<InferResponse, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
+        served.model.refuse_kserve()?;
         if served.model.decoupled() {
             return Err(InferError::Unsupported(format!(
                 "LocalServer::infer doesn't support models with decoupled transaction policy; \
@@ -131,6 +152,7 @@ impl LocalServer {
     ) -> Result<tokio::sync::mpsc::Receiver<Result<StreamAnswer, InferError>>, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
+        served.model.refuse_kserve()?;
         let job = served.model.check(request, arrival)?;
         if !served.model.decoupled() {
             let response = served.scheduler.submit(&served.model, job).await?;
@@ -145,6 +167,20 @@ impl LocalServer {
     pub fn statistics(&self, model: &str) -> Option<ModelStatistics> {
         let served = self.find(model, "").ok()?;
         Some(served.model.stats.snapshot(served.model.name()))
+    }
+
+    /// The models served on the OpenAI routes (`llm` and `embeddings`), sorted by name.
+    pub(crate) fn openai_models(&self) -> impl Iterator<Item = &Served> {
+        (self.inner.models.values()).filter(|s| s.model.def.kind.openai())
+    }
+
+    /// What each model served on the OpenAI routes, by name (the truth behind a load
+    /// tester's token figures; also `GET /v1/inferperf/stats`).
+    pub fn openai_statistics(&self) -> Vec<(String, TokenCounts)> {
+        let models = self.openai_models();
+        models
+            .map(|s| (s.model.name().to_string(), s.model.tokens.snapshot()))
+            .collect()
     }
 
     /// Every model's statistics, sorted by name.

@@ -4,6 +4,9 @@
 //! Triton-like schedulers ([`sched`]) and count Triton's statistics ([`stats`]); one
 //! [`LocalServer`] holds them and is the single way in, for the HTTP ([`http`]) and gRPC
 //! ([`grpc`]) front ends, the Prometheus page ([`metrics`]) and in-process callers alike.
+//! The `llm` and `embeddings` kinds are served OpenAI-style on the HTTP port
+//! ([`openai`], [`openai_wire`]), an `llm` model's requests batched continuously by its
+//! engines ([`llm`]), with what they served counted for the tests to check.
 //! [`start`] binds the ports and returns once they listen.
 
 mod def;
@@ -12,9 +15,12 @@ mod error;
 mod grpc;
 mod http;
 mod kinds;
+mod llm;
 mod local;
 mod metrics;
 mod models;
+mod openai;
+mod openai_wire;
 mod sched;
 mod spoil;
 mod stats;
@@ -30,11 +36,13 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use def::{
-    default_models, Dist, FailMode, ModelDef, ModelKind, FAIL_CODES, MAX_STREAM_RESPONSES,
+    default_models, Dist, FailMode, LlmTiming, ModelDef, ModelKind, FAIL_CODES,
+    MAX_STREAM_RESPONSES,
 };
 pub use error::InferError;
 pub use local::LocalServer;
 pub use metrics::{process_cpu_seconds, process_resident_bytes};
+pub use stats::TokenCounts;
 pub use stream::StreamAnswer;
 
 /// The largest HTTP body or gRPC message the server takes or sends.

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use super::def::{Dist, FailMode, ModelDef, ModelKind};
 use super::error::InferError;
 use super::spoil::wrong_values;
-use super::stats::{nanos, Compute, ModelStats};
+use super::stats::{nanos, Compute, ModelStats, TokenStats};
 use crate::model::{DataType, TensorSpec};
 use crate::wire::{InferRequest, InferResponse, Tensor};
 
@@ -90,6 +90,8 @@ pub struct Model {
     pub inputs: Vec<TensorSpec>,
     pub outputs: Vec<TensorSpec>,
     pub stats: ModelStats,
+    /// What the OpenAI routes served (zero for the KServe kinds).
+    pub tokens: TokenStats,
 }
 
 impl Model {
@@ -103,12 +105,45 @@ impl Model {
             };
             names[..count].iter().map(spec).collect()
         };
+        let (inputs, outputs) = match def.kind {
+            // Described as Triton's vLLM backend names its tensors, for discovery's sake;
+            // inference is refused (see `refuse_kserve`).
+            ModelKind::Llm(_) => (
+                vec![bytes_spec("text_input")],
+                vec![bytes_spec("text_output")],
+            ),
+            ModelKind::Embeddings { dims, .. } => (
+                vec![bytes_spec("input")],
+                vec![TensorSpec {
+                    name: "embedding".into(),
+                    datatype: DataType::Fp32,
+                    shape: vec![i64::from(dims)],
+                }],
+            ),
+            _ => (names(["INPUT0", "INPUT1"]), names(["OUTPUT0", "OUTPUT1"])),
+        };
         Model {
-            inputs: names(["INPUT0", "INPUT1"]),
-            outputs: names(["OUTPUT0", "OUTPUT1"]),
-            stats: ModelStats::new(def.max_batch, counted_responses(&def.kind)),
+            inputs,
+            outputs,
+            stats: ModelStats::new(def.kserve_max_batch(), counted_responses(&def.kind)),
+            tokens: TokenStats::default(),
             def,
         }
+    }
+
+    /// The refusal of KServe inference for a model served on the OpenAI routes only.
+    pub fn refuse_kserve(&self) -> Result<(), InferError> {
+        let route = match self.def.kind {
+            ModelKind::Llm(_) => "POST /v1/chat/completions or /v1/completions",
+            ModelKind::Embeddings { .. } => "POST /v1/embeddings",
+            _ => return Ok(()),
+        };
+        Err(InferError::Unsupported(format!(
+            "model '{}' is an OpenAI-style {} model that KServe inference does not serve; \
+             send it {route} on the HTTP port",
+            self.def.name,
+            self.def.kind.name()
+        )))
     }
 
     pub fn name(&self) -> &str {
@@ -352,6 +387,14 @@ impl Model {
             self.def.name
         );
         InferError::from_http_status(code, message)
+    }
+}
+
+fn bytes_spec(name: &str) -> TensorSpec {
+    TensorSpec {
+        name: name.into(),
+        datatype: DataType::Bytes,
+        shape: vec![1],
     }
 }
 

@@ -127,6 +127,9 @@ fn definitions_print_in_a_form_that_parses_back() {
         "s=stream",
         "s=stream:responses=0,first_ms=0.5,interval_ms=2,dist=exponential,spin=true",
         "s=stream:responses=100000,instances=2,max_batch=4,queue_delay_us=100",
+        "c=llm",
+        "c=llm:ttft_ms=0,itl_ms=0.5,output_tokens=64,prefill_us_per_token=2.5,tokens_per_event=4,instances=3,max_batch=10000",
+        "v=embeddings:dims=1024,ms=0,instances=4",
     ] {
         let d = def(s);
         assert_eq!(def(&d.to_string()), d, "{d}");
@@ -184,11 +187,54 @@ fn bad_definitions_name_the_bad_part() {
             "code= goes only with mode=error",
         ),
         ("x=magic", "stream"),
+        ("x=magic", "llm, embeddings"),
+        ("x=llm:itl_ms=-1", "'itl_ms=-1'"),
+        ("x=llm:itl_ms=0", "at least 0.01 ms"),
+        ("x=llm:ttft_ms=soon", "'ttft_ms=soon'"),
+        ("x=llm:output_tokens=0", "'output_tokens=0'"),
+        ("x=llm:tokens_per_event=0", "'tokens_per_event=0'"),
+        ("x=llm:prefill_us_per_token=-2", "'prefill_us_per_token=-2'"),
+        ("x=llm:max_batch=0", "'max_batch=0'"),
+        ("x=llm:instances=0", "'instances=0'"),
+        (
+            "x=llm:shape=4",
+            "option 'shape' is not known for kind llm; it takes instances, max_batch, ttft_ms",
+        ),
+        ("x=llm:ms=3", "option 'ms' is not known for kind llm"),
+        ("x=embeddings:dims=0", "'dims=0'"),
+        ("x=embeddings:ms=-1", "'ms=-1'"),
+        (
+            "x=embeddings:max_batch=4",
+            "option 'max_batch' is not known for kind embeddings; it takes instances, dims, ms",
+        ),
     ];
     for (text, expected) in cases {
         let err = text.parse::<ModelDef>().unwrap_err();
         assert!(err.contains(expected), "{text}: {err:?} lacks {expected:?}");
     }
+}
+
+#[test]
+fn openai_kinds_have_defaults_and_describe_no_kserve_batch() {
+    let d = def("c=llm");
+    let ModelKind::Llm(t) = &d.kind else {
+        panic!("{d}")
+    };
+    assert_eq!(
+        (t.ttft_ms, t.itl_ms, t.output_tokens, t.prefill_us_per_token),
+        (20.0, 5.0, None, 0.0)
+    );
+    assert_eq!((t.tokens_per_event, d.instances, d.max_batch), (1, 1, 8));
+    assert_eq!((d.kserve_max_batch(), d.metadata_shape()), (0, vec![1]));
+    let e = def("e=embeddings");
+    assert_eq!(e.kind, ModelKind::Embeddings { dims: 16, ms: 1.0 });
+    for d in [d, e] {
+        let model = Model::new(d);
+        let refused = model.refuse_kserve().unwrap_err();
+        assert!(matches!(refused, InferError::Unsupported(_)), "{refused:?}");
+        assert!(refused.message().contains("POST /v1/"), "{refused}");
+    }
+    assert!(Model::new(def("x=identity")).refuse_kserve().is_ok());
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //! and the queue delay is timed to the microsecond rather than the timer wheel's
 //! millisecond. A decoupled model's queue holds stream senders instead of one-answer
 //! replies, and its instance runs the whole stream ([`super::stream`]) before taking the
-//! next batch.
+//! next batch. The OpenAI kinds have schedulers of their own: an `llm` model's engines
+//! batch continuously ([`super::llm`]), an `embeddings` model's instances are a semaphore.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -19,7 +20,9 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{oneshot, Semaphore};
 
+use super::def::ModelKind;
 use super::error::InferError;
+use super::llm::Engines;
 use super::models::{Job, Model, Outcome};
 use super::stream::{self, StreamSender};
 
@@ -35,6 +38,10 @@ pub enum Scheduler {
     Queued(Arc<Queue<Once>>),
     /// Queues a decoupled model's requests for instance threads that stream the answers.
     Streamed(Arc<Queue<StreamSender>>),
+    /// An `llm` model's engines, batching continuously.
+    Llm(Engines),
+    /// An `embeddings` model's instances: each request holds one for its service time.
+    Embeddings(Semaphore),
 }
 
 /// Where the answers of a batch go, and how an instance thread executes the batch.
@@ -88,6 +95,15 @@ impl Scheduler {
     /// The scheduler the model needs; starts its instance threads if it has any.
     pub fn new(model: &Arc<Model>) -> anyhow::Result<Scheduler> {
         let def = &model.def;
+        match def.kind {
+            ModelKind::Llm(_) => return Ok(Scheduler::Llm(Engines::start(model)?)),
+            ModelKind::Embeddings { .. } => {
+                return Ok(Scheduler::Embeddings(Semaphore::new(
+                    def.instances as usize,
+                )))
+            }
+            _ => {}
+        }
         if !def.dynamic_batching() && !def.kind.blocks() {
             return Ok(Scheduler::Direct(Semaphore::new(def.instances as usize)));
         }
@@ -115,6 +131,9 @@ impl Scheduler {
             }
             Scheduler::Queued(queue) => queue.submit(job).await,
             Scheduler::Streamed(_) => Err(InferError::decoupled("one-answer inference")),
+            Scheduler::Llm(_) | Scheduler::Embeddings(_) => {
+                Err(model.refuse_kserve().err().unwrap_or_else(stopped))
+            }
         }
     }
 
@@ -134,6 +153,8 @@ impl Scheduler {
             Scheduler::Direct(instances) => instances.close(),
             Scheduler::Queued(queue) => queue.close(),
             Scheduler::Streamed(queue) => queue.close(),
+            Scheduler::Llm(engines) => engines.close(),
+            Scheduler::Embeddings(instances) => instances.close(),
         }
     }
 }

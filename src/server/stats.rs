@@ -6,6 +6,8 @@
 //! [`ModelStats::record_response`] for what each response's durations mean).
 //! Plain atomics, so recording takes no lock; a snapshot is what the HTTP and gRPC
 //! statistics endpoints, the Prometheus text and the in-process API all report.
+//! [`TokenStats`] counts what the OpenAI routes served (requests, tokens, streamed events),
+//! the truth a load tester's LLM figures are checked against.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -118,6 +120,67 @@ pub struct ModelStats {
     /// Index `i` holds the `i`-th responses of a decoupled model's requests (empty for
     /// other models).
     responses: Box<[ResponseCounters]>,
+}
+
+/// What an `llm` or `embeddings` model served, cumulative since start.
+#[derive(Debug, Default)]
+pub struct TokenStats {
+    pub requests: AtomicU64,
+    pub streamed: AtomicU64,
+    pub completed: AtomicU64,
+    pub cancelled: AtomicU64,
+    pub failed: AtomicU64,
+    pub prompt_tokens: AtomicU64,
+    pub completion_tokens: AtomicU64,
+    pub events: AtomicU64,
+    pub inputs: AtomicU64,
+}
+
+/// A snapshot of [`TokenStats`], as `GET /v1/inferperf/stats` writes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct TokenCounts {
+    /// Requests accepted (a well-formed request for this model).
+    pub requests: u64,
+    /// Of those, requests answered as a stream of events.
+    pub streamed: u64,
+    /// Requests answered in full.
+    pub completed: u64,
+    /// Requests whose client left before the answer was complete.
+    pub cancelled: u64,
+    /// Requests naming this model that were refused (400).
+    pub failed: u64,
+    /// Prompt tokens of the accepted requests (words, or token ids given as numbers).
+    pub prompt_tokens: u64,
+    /// Tokens generated (for a cancelled request, those generated before it left).
+    pub completion_tokens: u64,
+    /// Content events of the streamed answers (not the final, usage and `[DONE]` ones).
+    pub events: u64,
+    /// Embedding inputs (texts) answered.
+    pub inputs: u64,
+}
+
+impl TokenStats {
+    pub fn snapshot(&self) -> TokenCounts {
+        let read = |c: &AtomicU64| c.load(Relaxed);
+        TokenCounts {
+            requests: read(&self.requests),
+            streamed: read(&self.streamed),
+            completed: read(&self.completed),
+            cancelled: read(&self.cancelled),
+            failed: read(&self.failed),
+            prompt_tokens: read(&self.prompt_tokens),
+            completion_tokens: read(&self.completion_tokens),
+            events: read(&self.events),
+            inputs: read(&self.inputs),
+        }
+    }
+}
+
+/// Adds `n` to a counter.
+pub fn add(counter: &AtomicU64, n: u64) {
+    if n > 0 {
+        counter.fetch_add(n, Relaxed);
+    }
 }
 
 /// Nanoseconds in a duration, saturating.

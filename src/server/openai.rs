@@ -1,0 +1,334 @@
+//! The OpenAI-compatible routes of the embedded server's HTTP port, for the `llm` and
+//! `embeddings` kinds: `POST /v1/chat/completions`, `POST /v1/completions`,
+//! `POST /v1/embeddings`, `GET /v1/models[/NAME]`, and `GET /v1/inferperf/stats` with what
+//! each model served (the truth a load tester's LLM figures are checked against). A
+//! streamed answer is a server-sent event body that hands each event to hyper as the
+//! engine produces it ([`super::llm`]); errors answer OpenAI's error object.
+
+use std::convert::Infallible;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::task::{Context, Poll};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::{Bytes, BytesMut};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
+use http_body::{Body, Frame};
+use hyper::body::Incoming;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::def::ModelKind;
+use super::http::{json_reply, read_body, Reply, ReplyBody};
+use super::llm::{Ask, Produced, Ticket};
+use super::local::{LocalServer, Served};
+use super::openai_wire::{self as wire, Api, EmbeddingsRequest, Events, GenerateRequest};
+use super::stats::add;
+
+const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
+const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
+
+/// Numbers the answers' ids.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// An OpenAI error object with its status.
+fn error(status: StatusCode, message: &str, code: Option<&str>) -> Reply {
+    let kind = if status.is_server_error() {
+        "server_error"
+    } else {
+        "invalid_request_error"
+    };
+    let body = json!({"error": {"message": message, "type": kind, "param": null, "code": code}});
+    json_reply(status, &body)
+}
+
+fn bad_request(message: &str) -> Reply {
+    error(StatusCode::BAD_REQUEST, message, None)
+}
+
+fn unavailable() -> Reply {
+    let message = "the server is shutting down";
+    error(StatusCode::SERVICE_UNAVAILABLE, message, None)
+}
+
+/// Answers a request whose path starts with `/v1/`.
+pub async fn handle(
+    server: &LocalServer,
+    method: &Method,
+    path: &str,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Reply {
+    let post = method == Method::POST;
+    match path {
+        "/v1/chat/completions" if post => generate(server, Api::Chat, headers, body).await,
+        "/v1/completions" if post => generate(server, Api::Completions, headers, body).await,
+        "/v1/embeddings" if post => embeddings(server, headers, body).await,
+        "/v1/models" if method == Method::GET => models(server),
+        "/v1/inferperf/stats" if method == Method::GET => stats(server),
+        _ if method == Method::GET && path.starts_with("/v1/models/") => {
+            model(server, &path["/v1/models/".len()..])
+        }
+        "/v1/chat/completions" | "/v1/completions" | "/v1/embeddings" => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!("{path} takes POST"),
+            None,
+        ),
+        "/v1/models" | "/v1/inferperf/stats" => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!("{path} takes GET"),
+            None,
+        ),
+        _ => error(
+            StatusCode::NOT_FOUND,
+            &format!("inferperf serve has no endpoint {path}"),
+            None,
+        ),
+    }
+}
+
+fn model_object(name: &str) -> Value {
+    json!({"id": name, "object": "model", "created": 0, "owned_by": "inferperf"})
+}
+
+fn models(server: &LocalServer) -> Reply {
+    let data: Vec<Value> = (server.openai_models())
+        .map(|s| model_object(s.model.name()))
+        .collect();
+    json_reply(StatusCode::OK, &json!({"object": "list", "data": data}))
+}
+
+fn model(server: &LocalServer, name: &str) -> Reply {
+    match server.openai_models().find(|s| s.model.name() == name) {
+        Some(_) => json_reply(StatusCode::OK, &model_object(name)),
+        None => not_found(name, "an llm or embeddings"),
+    }
+}
+
+fn stats(server: &LocalServer) -> Reply {
+    let data: Vec<Value> = (server.openai_statistics().into_iter())
+        .map(|(name, counts)| {
+            let mut entry = json!(counts);
+            entry["model"] = json!(name);
+            entry
+        })
+        .collect();
+    json_reply(StatusCode::OK, &json!({"object": "list", "data": data}))
+}
+
+fn not_found(name: &str, kind: &str) -> Reply {
+    let message = format!(
+        "The model '{name}' does not exist: inferperf serve has no {kind} model of that name"
+    );
+    error(StatusCode::NOT_FOUND, &message, Some("model_not_found"))
+}
+
+/// The body read and parsed as `T`, or the error reply.
+async fn parse<T: DeserializeOwned>(
+    headers: &HeaderMap,
+    body: Incoming,
+    what: &str,
+) -> Result<T, Reply> {
+    let body = read_body(headers, body)
+        .await
+        .map_err(|(status, message)| {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+            error(status, &message, None)
+        })?;
+    serde_json::from_slice(&body)
+        .map_err(|e| bad_request(&format!("the body is not a valid {what} request: {e}")))
+}
+
+/// The served model of that name if it is of the kind `is` accepts.
+fn find<'a>(server: &'a LocalServer, name: &str, is: fn(&ModelKind) -> bool) -> Option<&'a Served> {
+    server.find(name, "").ok().filter(|s| is(&s.model.def.kind))
+}
+
+fn created() -> u64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH);
+    since.map_or(0, |d| d.as_secs())
+}
+
+async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Incoming) -> Reply {
+    let what = match api {
+        Api::Chat => "chat completions",
+        Api::Completions => "completions",
+    };
+    let request: GenerateRequest = match parse(headers, body, what).await {
+        Ok(request) => request,
+        Err(reply) => return reply,
+    };
+    let is_llm = |k: &ModelKind| matches!(k, ModelKind::Llm(_));
+    let Some(served) = find(server, &request.model, is_llm) else {
+        return not_found(&request.model, "llm");
+    };
+    let (model, ModelKind::Llm(timing)) = (&served.model, &served.model.def.kind) else {
+        return not_found(&request.model, "llm");
+    };
+    let Some(engines) = served.engines() else {
+        return unavailable();
+    };
+    let counters = &model.tokens;
+    let plan = match request.plan(api, timing) {
+        Ok(plan) => plan,
+        Err(message) => {
+            add(&counters.failed, 1);
+            return bad_request(&format!("model '{}': {message}", model.name()));
+        }
+    };
+    add(&counters.requests, 1);
+    add(&counters.streamed, u64::from(plan.stream));
+    add(&counters.prompt_tokens, u64::from(plan.prompt_tokens));
+    let ask = Ask {
+        prompt_tokens: plan.prompt_tokens,
+        tokens: plan.tokens,
+        stream: plan.stream,
+    };
+    let Ok(ticket) = engines.submit(ask) else {
+        return unavailable();
+    };
+    let id = format!("cmpl-{}", NEXT_ID.fetch_add(1, Relaxed));
+    let name = model.name();
+    if plan.stream {
+        let model_json = Value::from(name).to_string();
+        let events = Events::new(
+            api,
+            &id,
+            created(),
+            &model_json,
+            &plan,
+            timing.tokens_per_event,
+        );
+        return stream_reply(EventStream::new(ticket, events));
+    }
+    let created = created();
+    if !ticket.finished().await {
+        return unavailable();
+    }
+    json_reply(
+        StatusCode::OK,
+        &wire::answer(api, &id, created, name, &plan),
+    )
+}
+
+fn stream_reply(body: EventStream) -> Reply {
+    let mut reply = Response::new(ReplyBody::Stream(Box::pin(body)));
+    let headers = reply.headers_mut();
+    headers.insert(CONTENT_TYPE, EVENT_STREAM);
+    headers.insert(CACHE_CONTROL, NO_CACHE);
+    reply
+}
+
+/// A streamed answer's body: each event as the engine produces it (several in one frame
+/// when the reader fell behind), then the final, usage and `[DONE]` events with the last.
+struct EventStream {
+    ticket: Ticket,
+    events: Events,
+    sent: u32,
+    done: bool,
+}
+
+impl EventStream {
+    fn new(ticket: Ticket, events: Events) -> EventStream {
+        EventStream {
+            ticket,
+            events,
+            sent: 0,
+            done: false,
+        }
+    }
+
+    fn event(&self, i: u32) -> &Bytes {
+        match i {
+            1 => &self.events.first,
+            i if i == self.ticket.events => &self.events.last,
+            _ => &self.events.full,
+        }
+    }
+
+    /// Events `sent + 1 ..= upto`, with the tail after the last.
+    fn frame(&mut self, upto: u32) -> Bytes {
+        let total = self.ticket.events;
+        let upto = upto.min(total);
+        let from = self.sent + 1;
+        self.sent = upto;
+        if from == upto && upto < total {
+            return self.event(upto).clone();
+        }
+        let mut frame = BytesMut::new();
+        (from..=upto).for_each(|i| frame.extend_from_slice(self.event(i)));
+        if upto == total {
+            frame.extend_from_slice(&self.events.tail);
+            self.done = true;
+        }
+        frame.freeze()
+    }
+}
+
+impl Body for EventStream {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        let data = match this.ticket.poll_events(this.sent, cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Produced::Aborted) => {
+                this.done = true;
+                wire::error_event("the server stopped before the answer was complete")
+            }
+            Poll::Ready(Produced::Events(n)) => this.frame(n),
+        };
+        Poll::Ready(Some(Ok(Frame::data(data))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+}
+
+async fn embeddings(server: &LocalServer, headers: &HeaderMap, body: Incoming) -> Reply {
+    let request: EmbeddingsRequest = match parse(headers, body, "embeddings").await {
+        Ok(request) => request,
+        Err(reply) => return reply,
+    };
+    let is_embeddings = |k: &ModelKind| matches!(k, ModelKind::Embeddings { .. });
+    let Some(served) = find(server, &request.model, is_embeddings) else {
+        return not_found(&request.model, "embeddings");
+    };
+    let (model, ModelKind::Embeddings { dims, ms }) = (&served.model, &served.model.def.kind)
+    else {
+        return not_found(&request.model, "embeddings");
+    };
+    let counters = &model.tokens;
+    let checked =
+        (request.inputs()).and_then(|inputs| Ok((inputs, request.dims(*dims)?, request.base64()?)));
+    let (inputs, dims, base64) = match checked {
+        Ok(checked) => checked,
+        Err(message) => {
+            add(&counters.failed, 1);
+            return bad_request(&format!("model '{}': {message}", model.name()));
+        }
+    };
+    let tokens: u64 = inputs.iter().map(|i| i.tokens).sum();
+    add(&counters.requests, 1);
+    add(&counters.prompt_tokens, tokens);
+    let Some(instances) = served.embedder() else {
+        return unavailable();
+    };
+    let Ok(_instance) = instances.acquire().await else {
+        return unavailable();
+    };
+    tokio::time::sleep(Duration::from_secs_f64(ms / 1e3)).await;
+    let answer = wire::embeddings_answer(model.name(), &inputs, dims, base64);
+    add(&counters.inputs, inputs.len() as u64);
+    add(&counters.completed, 1);
+    json_reply(StatusCode::OK, &answer)
+}

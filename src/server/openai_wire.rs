@@ -1,0 +1,405 @@
+//! The OpenAI wire format of the `llm` and `embeddings` kinds: requests read with serde
+//! (prompt tokens counted as whitespace-separated words), how many tokens an answer gets,
+//! and the answers written — whole JSON bodies, and for a stream each event's bytes built
+//! once per request so that sending an event is a reference-count increment. Free of
+//! scheduling and of HTTP, which [`super::openai`] adds.
+
+use base64::Engine as _;
+use bytes::{Bytes, BytesMut};
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::def::{LlmTiming, MAX_LLM_TOKENS};
+
+/// The tokens an answer has when neither the model nor the request bounds it (as OpenAI's
+/// completions default `max_tokens`).
+pub const DEFAULT_TOKENS: u32 = 16;
+
+/// The text of one token: one word and a space, so that counting words counts tokens.
+pub const TOKEN: &str = "tok ";
+
+/// `/v1/chat/completions` or `/v1/completions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Chat,
+    Completions,
+}
+
+impl Api {
+    fn object(self, chunk: bool) -> &'static str {
+        match (self, chunk) {
+            (Api::Chat, false) => "chat.completion",
+            (Api::Chat, true) => "chat.completion.chunk",
+            (Api::Completions, _) => "text_completion",
+        }
+    }
+}
+
+/// A chat or completions request; fields it does not know (temperature, ...) are ignored.
+#[derive(Debug, Deserialize)]
+pub struct GenerateRequest {
+    pub model: String,
+    messages: Option<Vec<Message>>,
+    prompt: Option<Value>,
+    max_tokens: Option<u64>,
+    max_completion_tokens: Option<u64>,
+    min_tokens: Option<u64>,
+    ignore_eos: Option<bool>,
+    stream: Option<bool>,
+    stream_options: Option<StreamOptions>,
+    n: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    content: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StreamOptions {
+    include_usage: Option<bool>,
+}
+
+/// What an accepted request gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    pub prompt_tokens: u32,
+    /// Tokens generated.
+    pub tokens: u32,
+    /// "length" when the answer stops at the request's limit, "stop" at its natural end.
+    pub finish: &'static str,
+    pub stream: bool,
+    /// Whether a stream ends with a usage chunk.
+    pub usage: bool,
+}
+
+fn words(text: &str) -> u64 {
+    text.split_whitespace().count() as u64
+}
+
+/// The prompt tokens of a chat message's content: a string, or a list of parts whose
+/// `text` counts.
+fn content_tokens(content: &Value) -> Result<u64, String> {
+    match content {
+        Value::Null => Ok(0),
+        Value::String(s) => Ok(words(s)),
+        Value::Array(parts) => Ok(parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str))
+            .map(words)
+            .sum()),
+        _ => Err("a message's content must be a string or a list of content parts".into()),
+    }
+}
+
+/// The prompt tokens of a completions prompt: a string, a list of strings, a list of
+/// token ids or a list of such lists.
+fn prompt_tokens(prompt: &Value) -> Result<u64, String> {
+    let bad = || "prompt must be a string, a list of strings or a list of token ids".to_string();
+    let one = |v: &Value| match v {
+        Value::String(s) => Ok(words(s)),
+        Value::Number(_) => Ok(1),
+        Value::Array(ids) if ids.iter().all(Value::is_number) => Ok(ids.len() as u64),
+        _ => Err(bad()),
+    };
+    match prompt {
+        Value::Array(items) => items.iter().map(one).sum(),
+        Value::String(_) => one(prompt),
+        _ => Err(bad()),
+    }
+}
+
+impl GenerateRequest {
+    /// Whether the client wants a stream.
+    pub fn stream(&self) -> bool {
+        self.stream == Some(true)
+    }
+
+    /// Checks the request and works out its answer; the error is one sentence for a 400.
+    ///
+    /// The answer's natural length is the model's `output_tokens` (none: unbounded), and
+    /// it stops at the request's `max_completion_tokens` or `max_tokens` if sooner
+    /// (finish "length"); `ignore_eos` runs it to that limit; `min_tokens` lengthens it.
+    /// With neither length nor limit it has [`DEFAULT_TOKENS`].
+    pub fn plan(&self, api: Api, timing: &LlmTiming) -> Result<Plan, String> {
+        let prompt = match (api, &self.messages, &self.prompt) {
+            (Api::Chat, Some(messages), _) => (messages.iter())
+                .filter_map(|m| m.content.as_ref())
+                .map(content_tokens)
+                .sum::<Result<u64, String>>()?,
+            (Api::Chat, None, _) => return Err("a chat request needs 'messages'".into()),
+            (Api::Completions, _, Some(prompt)) => prompt_tokens(prompt)?,
+            (Api::Completions, _, None) => {
+                return Err("a completions request needs 'prompt'".into())
+            }
+        };
+        if self.n.is_some_and(|n| n != 1) {
+            return Err("inferperf serve answers one choice per request; n must be 1".into());
+        }
+        let limit = self.max_completion_tokens.or(self.max_tokens);
+        let limit = match limit {
+            Some(l) if l == 0 || l > u64::from(MAX_LLM_TOKENS) => {
+                return Err(format!(
+                    "max_tokens {l} is out of range; ask for 1 to {MAX_LLM_TOKENS} tokens"
+                ))
+            }
+            l => l.map(|l| l as u32),
+        };
+        let natural = timing
+            .output_tokens
+            .filter(|_| self.ignore_eos != Some(true));
+        let mut tokens = match (natural, limit) {
+            (Some(n), Some(l)) => n.min(l),
+            (Some(n), None) => n,
+            (None, Some(l)) => l,
+            (None, None) => DEFAULT_TOKENS,
+        };
+        if let Some(min) = self.min_tokens {
+            let most = limit.unwrap_or(MAX_LLM_TOKENS);
+            if min > u64::from(most) {
+                return Err(format!("min_tokens {min} is more than max_tokens {most}"));
+            }
+            tokens = tokens.max(min as u32);
+        }
+        let stopped_by_limit = limit == Some(tokens) || (natural.is_none() && limit.is_none());
+        let options = self.stream_options.as_ref();
+        Ok(Plan {
+            prompt_tokens: u32::try_from(prompt).unwrap_or(u32::MAX),
+            tokens,
+            finish: if stopped_by_limit { "length" } else { "stop" },
+            stream: self.stream(),
+            usage: options.and_then(|o| o.include_usage) == Some(true),
+        })
+    }
+}
+
+fn usage(prompt: u32, completion: u32) -> Value {
+    let total = u64::from(prompt) + u64::from(completion);
+    json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total})
+}
+
+/// The whole answer of a request that did not ask for a stream.
+pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Value {
+    let text = TOKEN.repeat(plan.tokens as usize);
+    let choice = match api {
+        Api::Chat => json!({
+            "index": 0,
+            "message": {"role": "assistant", "content": text},
+            "logprobs": null,
+            "finish_reason": plan.finish,
+        }),
+        Api::Completions => json!({
+            "index": 0,
+            "text": text,
+            "logprobs": null,
+            "finish_reason": plan.finish,
+        }),
+    };
+    json!({
+        "id": id,
+        "object": api.object(false),
+        "created": created,
+        "model": model,
+        "choices": [choice],
+        "usage": usage(plan.prompt_tokens, plan.tokens),
+    })
+}
+
+/// A stream's events as bytes: the first, a full one, the last, and what follows the
+/// last (the final chunk, the usage chunk if asked for, and `[DONE]`).
+#[derive(Debug, Clone)]
+pub struct Events {
+    pub first: Bytes,
+    pub full: Bytes,
+    pub last: Bytes,
+    pub tail: Bytes,
+}
+
+impl Events {
+    /// The events of a stream of `plan.tokens` tokens, `per_event` to an event.
+    /// `model_json` is the model's name as a JSON string.
+    pub fn new(
+        api: Api,
+        id: &str,
+        created: u64,
+        model_json: &str,
+        plan: &Plan,
+        per_event: u32,
+    ) -> Events {
+        let object = api.object(true);
+        let head = format!(
+            "data: {{\"id\":\"{id}\",\"object\":\"{object}\",\"created\":{created},\"model\":{model_json},\"choices\":["
+        );
+        let event = |choice: String| Bytes::from(format!("{head}{choice}]}}\n\n"));
+        let choice = |role: bool, tokens: u32, finish: &str| {
+            let text = TOKEN.repeat(tokens as usize);
+            match (api, role) {
+                (Api::Completions, _) => format!(
+                    "{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}"
+                ),
+                (Api::Chat, true) => format!(
+                    "{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}"
+                ),
+                (Api::Chat, false) => format!(
+                    "{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}"
+                ),
+            }
+        };
+        let per_event = per_event.max(1);
+        let events = plan.tokens.div_ceil(per_event).max(1);
+        let last_tokens = plan.tokens - (events - 1) * per_event;
+        let mut tail = BytesMut::new();
+        let finish = format!("\"{}\"", plan.finish);
+        tail.extend_from_slice(&event(choice(false, 0, &finish)));
+        if plan.usage {
+            let usage = usage(plan.prompt_tokens, plan.tokens);
+            tail.extend_from_slice(format!("{head}],\"usage\":{usage}}}\n\n").as_bytes());
+        }
+        tail.extend_from_slice(b"data: [DONE]\n\n");
+        Events {
+            first: event(choice(true, per_event.min(plan.tokens), "null")),
+            full: event(choice(false, per_event, "null")),
+            last: event(choice(false, last_tokens, "null")),
+            tail: tail.freeze(),
+        }
+    }
+}
+
+/// The event that ends a stream the server cut short.
+pub fn error_event(message: &str) -> Bytes {
+    let error = json!({"error": {"message": message, "type": "server_error", "code": null}});
+    Bytes::from(format!("data: {error}\n\n"))
+}
+
+/// An embeddings request.
+#[derive(Debug, Deserialize)]
+pub struct EmbeddingsRequest {
+    pub model: String,
+    input: Value,
+    encoding_format: Option<String>,
+    dimensions: Option<u64>,
+}
+
+/// One input to embed: its token count and a seed drawn from its content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Input {
+    pub tokens: u64,
+    seed: u64,
+}
+
+/// FNV-1a over bytes, continuing from `hash`.
+fn fnv(hash: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(hash, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn input_of(v: &Value) -> Option<Input> {
+    match v {
+        Value::String(s) => Some(Input {
+            tokens: words(s),
+            seed: fnv(FNV_START, s.as_bytes()),
+        }),
+        Value::Array(ids) if ids.iter().all(Value::is_number) => Some(Input {
+            tokens: ids.len() as u64,
+            seed: fnv(FNV_START, v.to_string().as_bytes()),
+        }),
+        _ => None,
+    }
+}
+
+impl EmbeddingsRequest {
+    /// The inputs: a string, a list of strings, a list of token ids or a list of such
+    /// lists; the error is one sentence for a 400.
+    pub fn inputs(&self) -> Result<Vec<Input>, String> {
+        let bad = || {
+            "input must be a string, a list of strings or a list of token ids, not empty"
+                .to_string()
+        };
+        let inputs = match &self.input {
+            Value::Array(items) if items.iter().all(Value::is_number) => {
+                input_of(&self.input).into_iter().collect()
+            }
+            Value::Array(items) => (items.iter().map(input_of))
+                .collect::<Option<Vec<Input>>>()
+                .ok_or_else(bad)?,
+            other => input_of(other).into_iter().collect::<Vec<_>>(),
+        };
+        if inputs.is_empty() || matches!(&self.input, Value::Array(a) if a.is_empty()) {
+            return Err(bad());
+        }
+        Ok(inputs)
+    }
+
+    /// The numbers per vector: the request's `dimensions` (at most the model's `dims`),
+    /// else `dims`.
+    pub fn dims(&self, dims: u32) -> Result<u32, String> {
+        match self.dimensions {
+            None => Ok(dims),
+            Some(d) if (1..=u64::from(dims)).contains(&d) => Ok(d as u32),
+            Some(d) => Err(format!(
+                "dimensions {d} is out of range; this model gives 1 to {dims}"
+            )),
+        }
+    }
+
+    /// Whether the vectors go as base64 of little-endian FP32 (else as JSON numbers).
+    pub fn base64(&self) -> Result<bool, String> {
+        match self.encoding_format.as_deref() {
+            None | Some("float") => Ok(false),
+            Some("base64") => Ok(true),
+            Some(other) => Err(format!(
+                "encoding_format '{other}' is not known; use float or base64"
+            )),
+        }
+    }
+}
+
+/// The vector of an input: `dims` numbers drawn from its seed, of unit length, so the
+/// same input always gets the same vector.
+pub fn embedding(input: &Input, dims: u32) -> Vec<f32> {
+    let mut state = input.seed;
+    let mut next = || {
+        // splitmix64
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    };
+    let raw: Vec<f32> = (0..dims)
+        .map(|_| (next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
+        .collect();
+    let norm = raw.iter().map(|x| x * x).sum::<f32>().sqrt();
+    let scale = if norm > 0.0 { 1.0 / norm } else { 1.0 };
+    raw.into_iter().map(|x| x * scale).collect()
+}
+
+/// The embeddings answer.
+pub fn embeddings_answer(model: &str, inputs: &[Input], dims: u32, base64: bool) -> Value {
+    let data: Vec<Value> = (inputs.iter().enumerate())
+        .map(|(index, input)| {
+            let vector = embedding(input, dims);
+            let encoded = if base64 {
+                let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
+                json!(base64::engine::general_purpose::STANDARD.encode(bytes))
+            } else {
+                json!(vector)
+            };
+            json!({"object": "embedding", "index": index, "embedding": encoded})
+        })
+        .collect();
+    let tokens: u64 = inputs.iter().map(|i| i.tokens).sum();
+    json!({
+        "object": "list",
+        "data": data,
+        "model": model,
+        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+    })
+}
+
+#[cfg(test)]
+#[path = "openai_wire_tests.rs"]
+mod tests;

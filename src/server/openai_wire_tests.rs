@@ -1,0 +1,225 @@
+//! Unit tests of the OpenAI wire format: prompt tokens, how many tokens an answer gets,
+//! the events of a stream and the embeddings.
+
+use super::*;
+
+fn timing(output_tokens: Option<u32>) -> LlmTiming {
+    LlmTiming {
+        ttft_ms: 20.0,
+        itl_ms: 5.0,
+        output_tokens,
+        prefill_us_per_token: 0.0,
+        tokens_per_event: 1,
+    }
+}
+
+fn request(body: Value) -> GenerateRequest {
+    serde_json::from_value(body).unwrap()
+}
+
+fn plan(api: Api, body: Value, output_tokens: Option<u32>) -> Result<Plan, String> {
+    request(body).plan(api, &timing(output_tokens))
+}
+
+#[test]
+fn prompt_tokens_are_words_of_every_message_or_prompt() {
+    let chat = json!({"model": "m", "messages": [
+        {"role": "system", "content": "you are  terse"},
+        {"role": "user", "content": [{"type": "text", "text": "two words"}, {"type": "image_url"}]},
+        {"role": "assistant", "content": null},
+    ]});
+    assert_eq!(plan(Api::Chat, chat, None).unwrap().prompt_tokens, 5);
+    let cases = [
+        (json!("one two three"), 3),
+        (json!(["a b", "c"]), 3),
+        (json!([1, 2, 3, 4]), 4),
+        (json!([[1, 2], [3]]), 3),
+        (json!(""), 0),
+    ];
+    for (prompt, expected) in cases {
+        let body = json!({"model": "m", "prompt": prompt});
+        let got = plan(Api::Completions, body, None).unwrap().prompt_tokens;
+        assert_eq!(got, expected, "{prompt}");
+    }
+}
+
+#[test]
+fn answer_length_follows_model_and_request() {
+    let body = |extra: Value| {
+        let mut b = json!({"model": "m", "prompt": "x"});
+        b.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        b
+    };
+    let tokens = |extra: Value, output: Option<u32>| {
+        let p = plan(Api::Completions, body(extra), output).unwrap();
+        (p.tokens, p.finish)
+    };
+    assert_eq!(tokens(json!({}), None), (16, "length"));
+    assert_eq!(tokens(json!({"max_tokens": 7}), None), (7, "length"));
+    assert_eq!(
+        tokens(json!({"max_tokens": 7, "max_completion_tokens": 9}), None),
+        (9, "length")
+    );
+    assert_eq!(tokens(json!({}), Some(5)), (5, "stop"));
+    assert_eq!(tokens(json!({"max_tokens": 10}), Some(5)), (5, "stop"));
+    assert_eq!(tokens(json!({"max_tokens": 3}), Some(5)), (3, "length"));
+    assert_eq!(
+        tokens(json!({"max_tokens": 10, "ignore_eos": true}), Some(5)),
+        (10, "length")
+    );
+    assert_eq!(
+        tokens(json!({"max_tokens": 10, "min_tokens": 8}), Some(5)),
+        (8, "stop")
+    );
+    let refused = [
+        json!({"max_tokens": 0}),
+        json!({"max_tokens": 5, "min_tokens": 6}),
+        json!({"n": 2}),
+    ];
+    for extra in refused {
+        let err = plan(Api::Completions, body(extra.clone()), None).unwrap_err();
+        assert!(!err.contains('\n') && err.len() > 10, "{extra}: {err}");
+    }
+    assert!(plan(Api::Chat, json!({"model": "m", "prompt": "x"}), None).is_err());
+    assert!(plan(
+        Api::Completions,
+        json!({"model": "m", "messages": []}),
+        None
+    )
+    .is_err());
+    assert!(serde_json::from_value::<GenerateRequest>(json!({"prompt": "x"})).is_err());
+    assert!(
+        serde_json::from_value::<GenerateRequest>(json!({"model": "m", "max_tokens": -1})).is_err()
+    );
+}
+
+/// The JSON objects of a stream's `data:` lines, and whether it ends with `[DONE]`.
+fn parse_events(bytes: &[u8]) -> (Vec<Value>, bool) {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let mut events = Vec::new();
+    let mut done = false;
+    for event in text.split_terminator("\n\n") {
+        let data = event.strip_prefix("data: ").unwrap();
+        if data == "[DONE]" {
+            done = true;
+        } else {
+            events.push(serde_json::from_str(data).unwrap());
+        }
+    }
+    (events, done)
+}
+
+#[test]
+fn stream_events_are_valid_chunks() {
+    let body = json!({"model": "m", "messages": [], "max_tokens": 7, "stream": true,
+                      "stream_options": {"include_usage": true}});
+    let p = plan(Api::Chat, body, None).unwrap();
+    assert!(p.stream && p.usage);
+    let events = Events::new(Api::Chat, "cmpl-3", 17, "\"m\\\"q\"", &p, 3);
+    let (first, _) = parse_events(&events.first);
+    assert_eq!(first[0]["id"], "cmpl-3");
+    assert_eq!(first[0]["model"], "m\"q");
+    assert_eq!(first[0]["object"], "chat.completion.chunk");
+    assert_eq!(first[0]["choices"][0]["delta"]["role"], "assistant");
+    assert_eq!(first[0]["choices"][0]["delta"]["content"], "tok tok tok ");
+    assert_eq!(first[0]["choices"][0]["finish_reason"], Value::Null);
+    let (full, _) = parse_events(&events.full);
+    assert_eq!(
+        full[0]["choices"][0]["delta"],
+        json!({"content": "tok tok tok "})
+    );
+    let (last, _) = parse_events(&events.last);
+    assert_eq!(last[0]["choices"][0]["delta"], json!({"content": "tok "}));
+    let (tail, done) = parse_events(&events.tail);
+    assert!(done);
+    assert_eq!(tail.len(), 2);
+    assert_eq!(tail[0]["choices"][0]["finish_reason"], "length");
+    assert_eq!(tail[0]["choices"][0]["delta"]["content"], "");
+    assert_eq!(tail[1]["choices"], json!([]));
+    assert_eq!(
+        tail[1]["usage"],
+        json!({"prompt_tokens": 0, "completion_tokens": 7, "total_tokens": 7})
+    );
+
+    let body = json!({"model": "m", "prompt": "a", "max_tokens": 2, "stream": true});
+    let p = plan(Api::Completions, body, None).unwrap();
+    let events = Events::new(Api::Completions, "cmpl-4", 17, "\"m\"", &p, 1);
+    let (first, _) = parse_events(&events.first);
+    assert_eq!(first[0]["object"], "text_completion");
+    assert_eq!(first[0]["choices"][0]["text"], "tok ");
+    let (tail, done) = parse_events(&events.tail);
+    assert!(done);
+    assert_eq!(tail.len(), 1, "no usage chunk unless asked");
+    assert_eq!(tail[0]["choices"][0]["text"], "");
+}
+
+#[test]
+fn whole_answers_carry_text_and_usage() {
+    let p = plan(
+        Api::Chat,
+        json!({"model": "m", "messages": [{"content": "a b"}], "max_tokens": 3}),
+        None,
+    )
+    .unwrap();
+    let a = answer(Api::Chat, "cmpl-1", 5, "m", &p);
+    assert_eq!(a["object"], "chat.completion");
+    assert_eq!(a["choices"][0]["message"]["content"], "tok tok tok ");
+    assert_eq!(a["choices"][0]["finish_reason"], "length");
+    assert_eq!(
+        a["usage"],
+        json!({"prompt_tokens": 2, "completion_tokens": 3, "total_tokens": 5})
+    );
+    let a = answer(Api::Completions, "cmpl-2", 5, "m", &p);
+    assert_eq!(a["object"], "text_completion");
+    assert_eq!(a["choices"][0]["text"], "tok tok tok ");
+}
+
+fn embeddings_request(body: Value) -> EmbeddingsRequest {
+    serde_json::from_value(body).unwrap()
+}
+
+#[test]
+fn embeddings_are_unit_vectors_fixed_by_their_input() {
+    let req = embeddings_request(json!({"model": "e", "input": ["a b c", "d", "a b c"]}));
+    let inputs = req.inputs().unwrap();
+    assert_eq!(
+        inputs.iter().map(|i| i.tokens).collect::<Vec<_>>(),
+        [3, 1, 3]
+    );
+    let vectors: Vec<Vec<f32>> = inputs.iter().map(|i| embedding(i, 8)).collect();
+    assert_eq!(vectors[0], vectors[2]);
+    assert_ne!(vectors[0], vectors[1]);
+    for v in &vectors {
+        let norm: f32 = v.iter().map(|x| x * x).sum();
+        assert!((norm - 1.0).abs() < 1e-5, "{v:?}");
+    }
+    let answer = embeddings_answer("e", &inputs, 8, false);
+    assert_eq!(answer["data"].as_array().unwrap().len(), 3);
+    assert_eq!(answer["data"][1]["index"], 1);
+    assert_eq!(answer["usage"]["prompt_tokens"], 7);
+    let encoded = embeddings_answer("e", &inputs[..1], 8, true);
+    let text = encoded["data"][0]["embedding"].as_str().unwrap();
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .unwrap();
+    assert_eq!(bytes.len(), 32);
+
+    assert_eq!(
+        embeddings_request(json!({"model": "e", "input": [5, 6]}))
+            .inputs()
+            .unwrap()
+            .len(),
+        1
+    );
+    for bad in [json!([]), json!(3), json!([["a"]]), json!({"x": 1})] {
+        let req = embeddings_request(json!({"model": "e", "input": bad}));
+        assert!(req.inputs().is_err(), "{:?}", req.input);
+    }
+    let req = embeddings_request(json!({"model": "e", "input": "x", "dimensions": 4}));
+    assert_eq!(req.dims(16), Ok(4));
+    assert!(req.dims(2).is_err());
+    let req = embeddings_request(json!({"model": "e", "input": "x", "encoding_format": "int8"}));
+    assert!(req.base64().is_err());
+}
