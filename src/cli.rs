@@ -73,8 +73,10 @@ pub struct ServeArgs {
     pub host: std::net::IpAddr,
     /// A model to serve, NAME=KIND[:key=value,...]; repeatable. KIND is identity, add_sub,
     /// echo, sleep, fail (mode=error|bad_body|wrong_values), stream (decoupled:
-    /// responses=N, first_ms=F, interval_ms=M) or noop. Without it: identity, add_sub and
-    /// noop.
+    /// responses=N, first_ms=F, interval_ms=M), noop, llm (OpenAI /v1/chat/completions and
+    /// /v1/completions, continuous batching: ttft_ms, itl_ms, output_tokens,
+    /// prefill_us_per_token, tokens_per_event, instances, max_batch) or embeddings
+    /// (/v1/embeddings: dims, ms). Without it: identity, add_sub and noop.
     #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
     pub models: Vec<String>,
     /// Neither list nor answer the statistics extension (as KServe and MLServer): to see
