@@ -77,7 +77,7 @@ async fn streamed_tokens_are_timed_against_the_models_truth() {
     // its second token comes one to two steps after its first.
     let second = ms(tokens.second_token.mean());
     assert!(
-        second >= 4.0 * 0.9 && second <= 8.0 * 1.1,
+        (4.0 * 0.9..=8.0 * 1.1).contains(&second),
         "TT2T {second} ms"
     );
     // The server counts the discovery probe (one token) too.
