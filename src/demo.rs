@@ -1,8 +1,8 @@
 //! `inferperf demo`: a first report with one command. It starts the embedded server inside
 //! the process on free loopback ports, profiles short sweeps that show what users come for —
 //! how throughput and latency grow with concurrency, how dynamic batching pays off, and every
-//! answer of a decoupled (streaming) model timed — prints perf_analyzer's report and writes
-//! the CSVs.
+//! answer of a decoupled (streaming) model timed, an LLM's tokens streamed over the OpenAI
+//! API — prints perf_analyzer's and GenAI-Perf's reports and writes the CSVs.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,11 +18,12 @@ use crate::measure::cpu::process_cpu_time;
 use crate::server::{self, ModelDef, RunningServer, ServeOptions};
 
 /// The models the demo serves.
-const DEMO_MODELS: [&str; 4] = [
+const DEMO_MODELS: [&str; 5] = [
     "identity=identity:datatype=FP32,shape=16,max_batch=8",
     "batched=sleep:ms=2,max_batch=8,queue_delay_us=500",
     "tokens=stream:responses=5,first_ms=10,interval_ms=4,instances=4",
     "noop=noop",
+    "chat=llm:ttft_ms=40,itl_ms=5,prefill_us_per_token=50,max_batch=8",
 ];
 
 /// One profile the demo runs: a title, the model, the protocol, the sweep.
@@ -34,9 +35,11 @@ struct Scenario {
     /// Over gRPC's ModelStreamInfer (`--streaming`).
     streaming: bool,
     csv: &'static str,
+    /// More flags, as typed.
+    extra: &'static [&'static str],
 }
 
-const SCENARIOS: [Scenario; 3] = [
+const SCENARIOS: [Scenario; 4] = [
     Scenario {
         title: "identity (16 x FP32) over HTTP: how latency grows with concurrency",
         model: "identity",
@@ -44,6 +47,7 @@ const SCENARIOS: [Scenario; 3] = [
         range: "1:16:5",
         streaming: false,
         csv: "identity_http.csv",
+        extra: &[],
     },
     Scenario {
         title: "a 2 ms model with dynamic batching (max 8) over gRPC: batching pays off",
@@ -52,6 +56,7 @@ const SCENARIOS: [Scenario; 3] = [
         range: "1:16:5",
         streaming: false,
         csv: "batched_grpc.csv",
+        extra: &[],
     },
     Scenario {
         title: "a decoupled model streaming 5 answers per request (the first after 10 ms, then every 4 ms; 4 instances): every answer timed",
@@ -60,6 +65,26 @@ const SCENARIOS: [Scenario; 3] = [
         range: "1:4:3",
         streaming: true,
         csv: "tokens_stream.csv",
+        extra: &[],
+    },
+    Scenario {
+        title: "an LLM over the OpenAI chat API (first token after 40 ms + 50 us per prompt token, then one every 5 ms, 8 sequences batched): TTFT, inter-token latency, tokens/s",
+        model: "chat",
+        protocol: "http",
+        range: "1:16:5",
+        streaming: true,
+        csv: "chat_openai.csv",
+        extra: &[
+            "--service-kind",
+            "openai",
+            "--endpoint",
+            "v1/chat/completions",
+            "--synthetic-input-tokens-mean",
+            "200",
+            "--output-tokens-mean",
+            "20",
+            "--output-tokens-mean-deterministic",
+        ],
     },
 ];
 
@@ -261,6 +286,7 @@ fn scenario_config(s: &Scenario, server: &RunningServer, args: &DemoArgs) -> Run
     if s.streaming {
         flags.push("--streaming");
     }
+    flags.extend_from_slice(s.extra);
     profile_config(&flags)
 }
 

@@ -14,26 +14,35 @@ pub const LLM_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 9
 
 impl super::Config {
     /// The percentiles the reports of this run show, ascending: the standard four plus
-    /// `--percentile` and those of `--slo` conditions, each once. A window keeps these when
-    /// its histograms are dropped.
+    /// `--percentile` and those of `--slo` conditions, each once.
     pub fn reported_percentiles(&self) -> Vec<f64> {
         let mut percentiles = STANDARD_PERCENTILES.to_vec();
-        let llm = match self.llm {
-            Some(_) => &LLM_PERCENTILES[..],
-            None => &[],
-        };
         let slo = self.slo.iter().filter_map(|c| match c.metric {
             SloMetric::Percentile(p) => Some(p),
             SloMetric::Mean => None,
         });
-        let more = self.percentile.into_iter().chain(slo);
-        for p in llm.iter().copied().chain(more) {
+        for p in self.percentile.into_iter().chain(slo) {
             if !percentiles.contains(&p) {
                 percentiles.push(p);
             }
         }
         percentiles.sort_by(f64::total_cmp);
         percentiles
+    }
+
+    /// The percentiles a window keeps when its histograms are dropped: those reported, and
+    /// for an LLM run GenAI-Perf's and AIPerf's too.
+    pub fn kept_percentiles(&self) -> Vec<f64> {
+        let mut kept = self.reported_percentiles();
+        if self.llm.is_some() {
+            for p in LLM_PERCENTILES {
+                if !kept.contains(&p) {
+                    kept.push(p);
+                }
+            }
+            kept.sort_by(f64::total_cmp);
+        }
+        kept
     }
 }
 

@@ -137,7 +137,7 @@ impl<'a> Profiler<'a> {
             let mut result = self.measure_level(level).await?;
             on_level(&result);
             for window in &mut result.windows {
-                window.compact(&self.cfg.reported_percentiles());
+                window.compact(&self.cfg.kept_percentiles());
             }
             results.push(result);
         }
@@ -207,7 +207,7 @@ impl<'a> Profiler<'a> {
             windows.push(window);
             // Only the last windows are judged and merged; older ones keep their figures.
             if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {
-                windows[old].compact(&self.cfg.reported_percentiles());
+                windows[old].compact(&self.cfg.kept_percentiles());
                 release_freed_memory();
             }
             if self.interrupt.is_raised() {

@@ -103,7 +103,7 @@ impl TimelineRun<'_> {
             check_reachable(&self.target, &bucket.stats)?;
             on_bucket(&bucket);
             outcome.total.merge(&bucket.stats);
-            bucket.stats.compact(&self.cfg.reported_percentiles());
+            bucket.stats.compact(&self.cfg.kept_percentiles());
             outcome.buckets.push(bucket);
             from = to;
             let idle = from >= total && self.driver.in_flight() == 0;

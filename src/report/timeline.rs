@@ -277,7 +277,7 @@ mod tests {
         let all = WindowStats::merged(buckets.iter().map(|b| &b.stats), 1);
         // Reported buckets keep only the percentiles the reports show.
         for b in &mut buckets {
-            b.stats.compact(&cfg.reported_percentiles());
+            b.stats.compact(&cfg.kept_percentiles());
         }
         let summary = timeline_summary(&cfg, &buckets, &all);
         assert!(

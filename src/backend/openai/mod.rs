@@ -98,10 +98,17 @@ impl OpenAi {
 impl Adapter for OpenAi {
     async fn discover(&self, target: &Target) -> RunResult<Discovered> {
         conn::check_model(target, self).await?;
+        // A streamed generation answers many times per request, as a decoupled model does
+        // (so reports add perf_analyzer's response throughput).
+        let facts = super::ConfigFacts {
+            decoupled: self.streaming,
+            ..Default::default()
+        };
         Ok(Discovered {
             name: target.model.clone(),
             version: String::new(),
             platform: format!("openai {}", self.llm.endpoint.path()),
+            config: Some(facts),
             ..Discovered::default()
         })
     }
