@@ -71,5 +71,6 @@ fn test_level(level: LoadLevel, latencies_us: &[u64], secs: f64, end: LevelEnd) 
         windows: vec![window],
         end,
         notes: Vec::new(),
+        requests: None,
     }
 }
