@@ -6,6 +6,7 @@
 //! request log. This module holds what the writers share: which distribution each figure
 //! is, in which unit, and how numbers are printed.
 
+pub mod aiperf;
 pub mod console;
 pub mod genai_perf;
 pub mod json;
