@@ -113,8 +113,7 @@ fn large_numbers_are_grouped_and_quoted_and_missing_ones_are_na() {
 
 #[test]
 fn embeddings_report_latency_throughput_and_count() {
-    let mut cfg = test_llm_config(&[]);
-    cfg.llm.as_mut().unwrap().endpoint = crate::config::Endpoint::Embeddings;
+    let cfg = test_llm_config(&["--endpoint", "v1/embeddings"]);
     let text = csv(&cfg, &test_llm_window());
     let names: Vec<&str> = lines(&text)
         .iter()

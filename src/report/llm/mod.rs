@@ -7,9 +7,13 @@
 //! is, in which unit, and how numbers are printed.
 
 pub mod aiperf;
+pub mod artifacts;
 pub mod console;
 pub mod genai_perf;
 pub mod json;
+pub mod profile_export;
+
+pub use artifacts::Artifacts;
 
 use crate::measure::distribution::Distribution;
 use crate::measure::window::WindowStats;
@@ -176,8 +180,8 @@ pub fn python_float(value: f64) -> String {
     }
 }
 
-/// An OpenAI chat run's settings (`-m test-model -u localhost:8000 --service-kind openai
-/// --endpoint v1/chat/completions`) with `extra` flags.
+/// An OpenAI run's settings (`-m test-model -u localhost:8000 --service-kind openai`, and
+/// `--endpoint v1/chat/completions` unless `extra` names one) with `extra` flags.
 #[cfg(test)]
 pub(crate) fn test_llm_config(extra: &[&str]) -> crate::config::Config {
     use clap::Parser;
@@ -190,9 +194,10 @@ pub(crate) fn test_llm_config(extra: &[&str]) -> crate::config::Config {
         "localhost:8000",
         "--service-kind",
         "openai",
-        "--endpoint",
-        "v1/chat/completions",
     ];
+    if !extra.contains(&"--endpoint") {
+        argv.extend(["--endpoint", "v1/chat/completions"]);
+    }
     argv.extend_from_slice(extra);
     let cli = crate::cli::Cli::try_parse_from(argv).expect("the flags parse");
     let crate::cli::Command::Profile(args) = cli.command else {
