@@ -28,8 +28,20 @@ struct RequestMetric {
     header: &'static str,
     unit: &'static str,
     figure: Figure,
+    /// The runs that have it.
+    runs: Runs,
+}
+
+/// Which runs a per-request metric is reported for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runs {
+    All,
     /// AIPerf has it only for streamed answers.
-    streaming_only: bool,
+    Streaming,
+    /// inferperf's figure means what AIPerf's does only for answers in one piece: its wait
+    /// ends at the response head, AIPerf's at the first body chunk, which for an event
+    /// stream is the first event.
+    NotStreaming,
 }
 
 const fn per_request(
@@ -37,14 +49,14 @@ const fn per_request(
     header: &'static str,
     unit: &'static str,
     figure: Figure,
-    streaming_only: bool,
+    runs: Runs,
 ) -> RequestMetric {
     RequestMetric {
         tag,
         header,
         unit,
         figure,
-        streaming_only,
+        runs,
     }
 }
 
@@ -58,105 +70,105 @@ const REQUEST_METRICS: [RequestMetric; 15] = [
         "Request Latency",
         "ms",
         Figure::Service,
-        false,
+        Runs::All,
     ),
     per_request(
         "time_to_first_token",
         "Time to First Token",
         "ms",
         Figure::FirstToken,
-        true,
+        Runs::Streaming,
     ),
     per_request(
         "time_to_second_token",
         "Time to Second Token",
         "ms",
         Figure::SecondToken,
-        true,
+        Runs::Streaming,
     ),
     per_request(
         "inter_token_latency",
         "Inter Token Latency",
         "ms",
         Figure::InterToken,
-        true,
+        Runs::Streaming,
     ),
     per_request(
         "output_token_throughput_per_user",
         "Output Token Throughput Per User",
         "tokens/sec/user",
         Figure::PerUser,
-        true,
+        Runs::Streaming,
     ),
     per_request(
         "output_sequence_length",
         "Output Sequence Length",
         "tokens",
         Figure::OutputTokens,
-        false,
+        Runs::All,
     ),
     per_request(
         "input_sequence_length",
         "Input Sequence Length",
         "tokens",
         Figure::InputTokens,
-        false,
+        Runs::All,
     ),
     per_request(
         "inter_chunk_latency",
         "Inter Chunk Latency",
         "ms",
         Figure::InterChunk,
-        true,
+        Runs::Streaming,
     ),
     per_request(
         "http_req_receiving",
         "HTTP Receiving",
         "ms",
         Figure::Receiving,
-        false,
+        Runs::NotStreaming,
     ),
     per_request(
         "http_req_connecting",
         "HTTP Connecting",
         "ms",
         Figure::Connecting,
-        false,
+        Runs::All,
     ),
     per_request(
         "http_req_sending",
         "HTTP Sending",
         "ms",
         Figure::Sending,
-        false,
+        Runs::All,
     ),
     per_request(
         "http_req_waiting",
         "HTTP Waiting (TTFB)",
         "ms",
         Figure::Waiting,
-        false,
+        Runs::NotStreaming,
     ),
     per_request(
         "http_req_duration",
         "HTTP Duration (excl. conn)",
         "ms",
         Figure::Service,
-        false,
+        Runs::All,
     ),
     per_request(
         "credit_to_start_latency",
         "Credit-to-Start Latency",
         "ms",
         Figure::SendLag,
-        false,
+        Runs::All,
     ),
     per_request(
         "effective_latency",
         "Effective Latency (CO-aware)",
         "ms",
         Figure::Latency,
-        false,
+        Runs::All,
     ),
 ];
 
@@ -275,7 +287,11 @@ fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
 fn request_rows<'w>(cfg: &Config, w: &'w WindowStats) -> Vec<(&'static RequestMetric, Stats<'w>)> {
     REQUEST_METRICS
         .iter()
-        .filter(|m| cfg.streaming || !m.streaming_only)
+        .filter(|m| match m.runs {
+            Runs::All => true,
+            Runs::Streaming => cfg.streaming,
+            Runs::NotStreaming => !cfg.streaming,
+        })
         .filter_map(|m| m.figure.stats(w).map(|stats| (m, stats)))
         .collect()
 }

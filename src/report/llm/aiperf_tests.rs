@@ -44,9 +44,7 @@ fn the_csv_rows_are_aiperfs_names_sorted_by_tag() {
             "Effective Latency (CO-aware) (ms)",
             "HTTP Connecting (ms)",
             "HTTP Duration (excl. conn) (ms)",
-            "HTTP Receiving (ms)",
             "HTTP Sending (ms)",
-            "HTTP Waiting (TTFB) (ms)",
             "Input Sequence Length (tokens)",
             "Inter Chunk Latency (ms)",
             "Inter Token Latency (ms)",
@@ -105,7 +103,7 @@ fn the_csv_values_have_two_decimals() {
 }
 
 #[test]
-fn without_streaming_or_errors_their_rows_are_left_out_and_goodput_comes_with_limits() {
+fn without_streaming_or_errors_their_rows_go_the_http_wait_comes_and_goodput_with_limits() {
     let cfg = test_llm_config(&[]);
     let mut w = test_llm_window();
     w.errors.clear();
@@ -123,6 +121,12 @@ fn without_streaming_or_errors_their_rows_are_left_out_and_goodput_comes_with_li
         "Error Request Count",
     ] {
         assert!(!got.iter().any(|n| n == streaming_only), "{streaming_only}");
+    }
+    for whole_answers_only in ["HTTP Receiving (ms)", "HTTP Waiting (TTFB) (ms)"] {
+        assert!(
+            got.iter().any(|n| n == whole_answers_only),
+            "{whole_answers_only}"
+        );
     }
     let goodput = got
         .iter()
@@ -166,7 +170,7 @@ fn the_json_has_aiperfs_sections_and_metric_fields() {
         "error_summary",
         "start_time",
         "end_time",
-        "http_req_receiving",
+        "http_req_connecting",
         "effective_latency",
     ];
     let at: Vec<usize> = order.iter().map(|k| position(k)).collect();
