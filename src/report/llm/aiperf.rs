@@ -10,7 +10,7 @@ use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::window::WindowStats;
 
 use super::json::{object, Json};
-use super::{csv_row, Figure, Stats, LLM_PERCENTILES};
+use super::{csv_row, iso_utc, Figure, Stats, LLM_PERCENTILES};
 
 /// The layout version of AIPerf's JSON that this file follows.
 const SCHEMA_VERSION: &str = "1.4";
@@ -562,39 +562,6 @@ fn error_summary(w: &WindowStats) -> Json {
             ])
         });
     Json::Array(errors.collect())
-}
-
-/// Nanoseconds since the epoch as an ISO 8601 date and time in UTC, without a zone, as
-/// Python's `datetime.isoformat()` writes one (`2026-11-24T00:06:12.567205`).
-pub fn iso_utc(epoch_ns: u64) -> String {
-    let secs = epoch_ns / 1_000_000_000;
-    let micros = (epoch_ns % 1_000_000_000) / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let (year, month, day) = civil_from_days(days as i64);
-    let time = format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    );
-    match micros {
-        0 => time,
-        us => format!("{time}.{us:06}"),
-    }
-}
-
-/// The Gregorian date of a day counted from 1970-01-01 (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]

@@ -219,13 +219,3 @@ fn the_json_has_aiperfs_sections_and_metric_fields() {
         "inferperf profile -m test-model"
     );
 }
-
-#[test]
-fn times_print_as_python_isoformat_in_utc() {
-    assert_eq!(
-        iso_utc(1_795_478_772_567_205_000),
-        "2026-11-24T00:06:12.567205"
-    );
-    assert_eq!(iso_utc(951_868_799_000_000_000), "2000-02-29T23:59:59");
-    assert_eq!(iso_utc(0), "1970-01-01T00:00:00");
-}
