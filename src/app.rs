@@ -79,10 +79,15 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     for note in notes {
         println!("{note}");
     }
+    let mut artifacts = report::llm::Artifacts::start(cfg, &prepared.dataset)?;
     let outcome = profiler
-        .sweep(|level| print!("{}", report::level_block(cfg, &prepared.model, level)))
+        .sweep(|level| {
+            print!("{}", report::level_block(cfg, &prepared.model, level));
+            artifacts.write_level(level);
+        })
         .await;
     finish(cfg, &prepared.model, &outcome.results)?;
+    artifacts.finish()?;
     if let Some(error) = outcome.error {
         return Err(error);
     }

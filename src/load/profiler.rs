@@ -17,6 +17,7 @@ use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::monitors::Monitors;
+use crate::measure::request_log::{RequestLog, WallClock};
 use crate::measure::sample::Drained;
 use crate::measure::stability::{merge_last, StabilityRule, Verdict, STABILITY_WINDOWS};
 use crate::measure::window::WindowStats;
@@ -77,6 +78,10 @@ pub struct Profiler<'a> {
     previous: Option<LoadLevel>,
     /// Samples on their way from the slots' buffers into a window.
     scratch: Drained,
+    /// The anchor of wall-clock times, when every request is logged (`--artifact-dir`).
+    wall_clock: Option<WallClock>,
+    /// Every request of the level being measured, when they are logged.
+    request_log: Option<RequestLog>,
 }
 
 impl<'a> Profiler<'a> {
@@ -103,6 +108,8 @@ impl<'a> Profiler<'a> {
             monitors: Monitors::default(),
             previous: None,
             scratch: Drained::default(),
+            wall_clock: logs_requests(cfg).then(WallClock::now),
+            request_log: None,
         }
     }
 
@@ -136,6 +143,9 @@ impl<'a> Profiler<'a> {
             }
             let mut result = self.measure_level(level).await?;
             on_level(&result);
+            // The per-request exports were written by `on_level`: one level's requests are
+            // held at a time.
+            result.requests = None;
             for window in &mut result.windows {
                 window.compact(&self.cfg.kept_percentiles());
             }
@@ -190,6 +200,7 @@ impl<'a> Profiler<'a> {
         self.previous = Some(level);
         self.driver.apply(self.cfg, &self.dataset, level)?;
         let mut window_start = Instant::now();
+        self.request_log = self.wall_clock.map(RequestLog::new);
         // Answers that belong to the previous level do not count here.
         self.driver
             .drain_until(window_start, &mut Drained::default());
@@ -233,6 +244,7 @@ impl<'a> Profiler<'a> {
             windows,
             end,
             notes: self.driver.notes(),
+            requests: self.request_log.take(),
         })
     }
 
@@ -247,6 +259,7 @@ impl<'a> Profiler<'a> {
             closed.set_budget(Some(count));
         }
         let start = Instant::now();
+        self.request_log = self.wall_clock.map(RequestLog::new);
         self.monitors.restart(start).await;
         self.driver.apply(self.cfg, &self.dataset, level)?;
         let mut window = WindowStats::for_run(self.cfg);
@@ -272,6 +285,7 @@ impl<'a> Profiler<'a> {
             windows: vec![window],
             end,
             notes: self.driver.notes(),
+            requests: self.request_log.take(),
         })
     }
 
@@ -311,6 +325,9 @@ impl<'a> Profiler<'a> {
     /// Adds the requests finished by `until` to `window`.
     fn fold(&mut self, until: Instant, window: &mut WindowStats) {
         self.driver.fold_until(until, window, &mut self.scratch);
+        if let Some(log) = &mut self.request_log {
+            log.add_drained(&self.scratch);
+        }
     }
 
     /// Closes `window` at `boundary`: its last requests, its length and the send counters.
@@ -324,6 +341,9 @@ impl<'a> Profiler<'a> {
         };
         window.windows = 1;
         self.driver.stamp_counters(window);
+        if let Some(log) = &mut self.request_log {
+            log.close_window(start, boundary);
+        }
     }
 
     fn check_reachable(&self, window: &WindowStats) -> RunResult<()> {
@@ -343,6 +363,13 @@ pub fn check_reachable(target: &Target, window: &WindowStats) -> RunResult<()> {
         )));
     }
     Ok(())
+}
+
+/// Whether every request is logged for a per-request export (`--artifact-dir`).
+fn logs_requests(cfg: &Config) -> bool {
+    cfg.llm
+        .as_ref()
+        .is_some_and(|llm| llm.artifact_dir.is_some())
 }
 
 /// Whether the run is one finite window from the first send to the last answer: a fixed

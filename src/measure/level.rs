@@ -1,6 +1,7 @@
 //! The result of one load level: every window measured, the merged last windows that are
 //! reported, and whether they met the stability rule.
 
+use super::request_log::RequestLog;
 use super::window::WindowStats;
 use crate::config::LoadLevel;
 
@@ -32,6 +33,9 @@ pub struct LevelResult {
     pub end: LevelEnd,
     /// What the driver said about the level beside its figures, one sentence each.
     pub notes: Vec<String>,
+    /// Every request of the level, when a per-request export was asked for
+    /// (`--artifact-dir`); the profiler drops it once the level has been handed on.
+    pub requests: Option<RequestLog>,
 }
 
 impl LevelResult {

@@ -169,10 +169,11 @@ impl TokenStats {
 }
 
 /// `(latency − time to first token) / (output tokens − 1)` in ns, for a request of two
-/// output tokens or more.
+/// output tokens or more that came in two answers or more (as GenAI-Perf requires): an
+/// answer in one piece has no decode time to share out, and would count as 0 ns per token.
 pub fn inter_token_ns(sample: &Sample) -> Option<u64> {
     let tokens = sample.tokens.output;
-    if tokens < 2 {
+    if tokens < 2 || sample.answers < 2 {
         return None;
     }
     let decode = sample
@@ -235,6 +236,15 @@ mod tests {
         assert_eq!(rule.itl_ns, Some(19_999_999));
         assert_eq!(rule.latency_ns, None);
         assert!(!GoodputRule::from_slo(&[]).is_set());
+    }
+
+    #[test]
+    fn an_answer_in_one_piece_has_no_inter_token_latency() {
+        let mut stats = TokenStats::default();
+        stats.add(&generation(40, 40, 3), &[], &GoodputRule::default());
+        assert_eq!(stats.output_tokens.sum(), 3);
+        assert_eq!(stats.inter_token.count(), 0);
+        assert_eq!(stats.per_user_milli.count(), 0);
     }
 
     #[test]

@@ -226,7 +226,7 @@ fn level_heading(cfg: &Config, level: &LoadLevel) -> String {
 }
 
 /// Request count, throughput, latency figures (every answer's, when streaming) and the
-/// protocol time split.
+/// protocol time split; for an LLM run, GenAI-Perf's table in place of the latency lines.
 fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String> {
     let mut lines = vec![
         format!("    Request count: {}", w.ok),
@@ -236,6 +236,11 @@ fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String>
         ),
     ];
     lines.extend(answers::response_throughput_line(model, w));
+    if cfg.llm.is_some() {
+        // GenAI-Perf's table stands for the latency lines of a tensor run.
+        lines.extend(super::llm::console::llm_lines(cfg, w));
+        return lines;
+    }
     lines.push(format!(
         "    Avg latency: {} usec (standard deviation {} usec)",
         usec(w.mean_latency_us()),

@@ -184,3 +184,22 @@ fn settings_block_matches_perf_analyzer() {
     cfg.request_count = Some(200);
     assert!(settings_block(&cfg, "TRITON").contains("Using exactly 200 requests"));
 }
+
+#[test]
+fn an_llm_level_shows_genai_perfs_table_in_place_of_the_latency_lines() {
+    let cfg = crate::report::llm::test_llm_config(&["--streaming"]);
+    let window = crate::report::llm::test_llm_window();
+    let mut level = test_level(LoadLevel::Concurrency(2), &[1000], 2.0, LevelEnd::Stable);
+    level.merged = window;
+    let block = level_block(&cfg, &ModelSpec::default(), &level);
+    let got = lines(&block);
+    assert_eq!(got[0], "Request concurrency: 2");
+    assert_eq!(got[2], "    Request count: 4");
+    assert_eq!(got[3], "    Throughput: 2 infer/sec");
+    assert_eq!(got[4].trim(), "inferperf | LLM Metrics");
+    assert!(!block.contains("Avg latency") && !block.contains("p99 latency"));
+    assert!(block.contains(" Time To First Token (ms) │  25.00 │"));
+    assert!(got
+        .iter()
+        .any(|l| l.starts_with("    Errors: 1 (20.00%): timeout × 1")));
+}

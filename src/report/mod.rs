@@ -8,6 +8,7 @@ pub mod console;
 pub mod csv;
 pub mod ensemble_csv;
 pub mod format;
+pub mod llm;
 pub mod metrics;
 pub mod open_loop;
 pub mod search;
@@ -71,5 +72,6 @@ fn test_level(level: LoadLevel, latencies_us: &[u64], secs: f64, end: LevelEnd) 
         windows: vec![window],
         end,
         notes: Vec::new(),
+        requests: None,
     }
 }

@@ -1,0 +1,569 @@
+//! AIPerf 0.13's exports of one level, `profile_export_aiperf.csv` and
+//! `profile_export_aiperf.json`, with AIPerf's metric tags, row names, units, row order
+//! (sorted by tag) and number format, filled with the inferperf figures that measure the
+//! same thing. A metric inferperf does not measure (DNS lookups, bytes and chunks on the
+//! wire, AIPerf's time-weighted "effective"/"active" figures, reasoning tokens) has no row,
+//! rather than a made-up one.
+
+use crate::config::{Config, Distribution, LoadLevel, LoadMode};
+use crate::measure::level::{LevelEnd, LevelResult};
+use crate::measure::window::WindowStats;
+
+use super::json::{object, Json};
+use super::{csv_row, iso_utc, Figure, Stats, LLM_PERCENTILES};
+
+/// The layout version of AIPerf's JSON that this file follows.
+const SCHEMA_VERSION: &str = "1.4";
+/// The AIPerf release whose files these copy.
+const AIPERF_VERSION: &str = "0.13.0";
+
+/// The statistics columns of the CSV's first block, after `Metric`.
+const CSV_STATS: [&str; 14] = [
+    "avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std",
+];
+
+/// A per-request metric: AIPerf's tag, header and unit, and the inferperf figure behind it.
+struct RequestMetric {
+    tag: &'static str,
+    header: &'static str,
+    unit: &'static str,
+    figure: Figure,
+    /// The runs that have it.
+    runs: Runs,
+}
+
+/// Which runs a per-request metric is reported for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Runs {
+    All,
+    /// AIPerf has it only for streamed answers.
+    Streaming,
+    /// inferperf's figure means what AIPerf's does only for answers in one piece: its wait
+    /// ends at the response head, AIPerf's at the first body chunk, which for an event
+    /// stream is the first event.
+    NotStreaming,
+}
+
+const fn per_request(
+    tag: &'static str,
+    header: &'static str,
+    unit: &'static str,
+    figure: Figure,
+    runs: Runs,
+) -> RequestMetric {
+    RequestMetric {
+        tag,
+        header,
+        unit,
+        figure,
+        runs,
+    }
+}
+
+/// AIPerf's per-request metrics that inferperf measures, in the order AIPerf's JSON lists
+/// them (the CSV sorts them by tag). Request latency and time to first token start at the
+/// send; Effective Latency starts at the scheduled send (inferperf's latency) and
+/// Credit-to-Start is how late the send was — AIPerf's credit is the moment a request may go.
+const REQUEST_METRICS: [RequestMetric; 15] = [
+    per_request(
+        "request_latency",
+        "Request Latency",
+        "ms",
+        Figure::Service,
+        Runs::All,
+    ),
+    per_request(
+        "time_to_first_token",
+        "Time to First Token",
+        "ms",
+        Figure::FirstToken,
+        Runs::Streaming,
+    ),
+    per_request(
+        "time_to_second_token",
+        "Time to Second Token",
+        "ms",
+        Figure::SecondToken,
+        Runs::Streaming,
+    ),
+    per_request(
+        "inter_token_latency",
+        "Inter Token Latency",
+        "ms",
+        Figure::InterToken,
+        Runs::Streaming,
+    ),
+    per_request(
+        "output_token_throughput_per_user",
+        "Output Token Throughput Per User",
+        "tokens/sec/user",
+        Figure::PerUser,
+        Runs::Streaming,
+    ),
+    per_request(
+        "output_sequence_length",
+        "Output Sequence Length",
+        "tokens",
+        Figure::OutputTokens,
+        Runs::All,
+    ),
+    per_request(
+        "input_sequence_length",
+        "Input Sequence Length",
+        "tokens",
+        Figure::InputTokens,
+        Runs::All,
+    ),
+    per_request(
+        "inter_chunk_latency",
+        "Inter Chunk Latency",
+        "ms",
+        Figure::InterChunk,
+        Runs::Streaming,
+    ),
+    per_request(
+        "http_req_receiving",
+        "HTTP Receiving",
+        "ms",
+        Figure::Receiving,
+        Runs::NotStreaming,
+    ),
+    per_request(
+        "http_req_connecting",
+        "HTTP Connecting",
+        "ms",
+        Figure::Connecting,
+        Runs::All,
+    ),
+    per_request(
+        "http_req_sending",
+        "HTTP Sending",
+        "ms",
+        Figure::Sending,
+        Runs::All,
+    ),
+    per_request(
+        "http_req_waiting",
+        "HTTP Waiting (TTFB)",
+        "ms",
+        Figure::Waiting,
+        Runs::NotStreaming,
+    ),
+    per_request(
+        "http_req_duration",
+        "HTTP Duration (excl. conn)",
+        "ms",
+        Figure::Service,
+        Runs::All,
+    ),
+    per_request(
+        "credit_to_start_latency",
+        "Credit-to-Start Latency",
+        "ms",
+        Figure::SendLag,
+        Runs::All,
+    ),
+    per_request(
+        "effective_latency",
+        "Effective Latency (CO-aware)",
+        "ms",
+        Figure::Latency,
+        Runs::All,
+    ),
+];
+
+/// A metric of the whole level, one value.
+struct LevelMetric {
+    tag: &'static str,
+    header: &'static str,
+    unit: &'static str,
+    value: f64,
+}
+
+/// The level metrics of `w`, in the order AIPerf's JSON lists them. Durations and
+/// throughputs are those of the measured windows (AIPerf's run is one window from the first
+/// send to the last answer).
+fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
+    let tokens = w.tokens.as_deref();
+    let isl = tokens.map_or(0.0, |t| t.input_tokens.sum() as f64);
+    let osl = tokens.map_or(0.0, |t| t.output_tokens.sum() as f64);
+    let secs = w.duration.as_secs_f64();
+    let per_second = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };
+    let metric = |tag, header, unit, value| LevelMetric {
+        tag,
+        header,
+        unit,
+        value,
+    };
+    let mut metrics = vec![metric(
+        "request_throughput",
+        "Request Throughput",
+        "requests/sec",
+        w.throughput(),
+    )];
+    metrics.push(metric(
+        "request_count",
+        "Request Count",
+        "requests",
+        w.ok as f64,
+    ));
+    if tokens.is_some() {
+        metrics.push(metric(
+            "output_token_throughput",
+            "Output Token Throughput",
+            "tokens/sec",
+            per_second(osl),
+        ));
+    }
+    metrics.push(metric(
+        "benchmark_duration",
+        "Benchmark Duration",
+        "sec",
+        secs,
+    ));
+    if tokens.is_some() {
+        metrics.push(metric(
+            "total_isl",
+            "Total Input Sequence Length",
+            "tokens",
+            isl,
+        ));
+        metrics.push(metric(
+            "total_osl",
+            "Total Output Sequence Length",
+            "tokens",
+            osl,
+        ));
+    }
+    if w.goodput.is_set() {
+        metrics.push(metric("goodput", "Goodput", "requests/sec", w.goodput()));
+        let good = tokens.map_or(0.0, |t| t.good as f64);
+        metrics.push(metric(
+            "good_request_count",
+            "Good Request Count",
+            "requests",
+            good,
+        ));
+    }
+    metrics.push(metric(
+        "request_error_rate",
+        "Request Error Rate",
+        "%",
+        w.error_rate() * 100.0,
+    ));
+    metrics.push(metric(
+        "completed_request_count",
+        "Completed Requests (Success + Error)",
+        "requests",
+        w.completed() as f64,
+    ));
+    if w.error_count() > 0 {
+        let errors = w.error_count() as f64;
+        metrics.push(metric(
+            "error_request_count",
+            "Error Request Count",
+            "requests",
+            errors,
+        ));
+    }
+    if tokens.is_some() {
+        metrics.push(metric(
+            "total_token_throughput",
+            "Total Token Throughput",
+            "tokens/sec",
+            per_second(isl + osl),
+        ));
+        metrics.push(metric(
+            "input_token_throughput",
+            "Input Token Throughput",
+            "tokens/sec",
+            per_second(isl),
+        ));
+    }
+    metrics
+}
+
+/// The per-request metrics with values in `w` (the streaming ones only when streaming).
+fn request_rows<'w>(cfg: &Config, w: &'w WindowStats) -> Vec<(&'static RequestMetric, Stats<'w>)> {
+    REQUEST_METRICS
+        .iter()
+        .filter(|m| match m.runs {
+            Runs::All => true,
+            Runs::Streaming => cfg.streaming,
+            Runs::NotStreaming => !cfg.streaming,
+        })
+        .filter_map(|m| m.figure.stats(w).map(|stats| (m, stats)))
+        .collect()
+}
+
+/// `Header (unit)`, without the unit when it is `count` or `requests`, as AIPerf's CSV
+/// names a row.
+fn row_name(header: &str, unit: &str) -> String {
+    match unit {
+        "count" | "requests" => header.to_string(),
+        _ => format!("{header} ({unit})"),
+    }
+}
+
+/// `profile_export_aiperf.csv`: per-request metrics sorted by tag, an empty line, the level
+/// metrics sorted by tag; numbers with two decimals; lines end in `\r\n`.
+pub fn csv(cfg: &Config, w: &WindowStats) -> String {
+    let mut header = vec!["Metric"];
+    header.extend(CSV_STATS);
+    let mut out = csv_row(&header);
+    let mut rows = request_rows(cfg, w);
+    rows.sort_by_key(|(m, _)| m.tag);
+    for (m, stats) in rows {
+        let mut row = vec![row_name(m.header, m.unit)];
+        row.extend(
+            CSV_STATS
+                .iter()
+                .map(|&stat| format!("{:.2}", stat_value(&stats, stat))),
+        );
+        out.push_str(&csv_row(&row));
+    }
+    out.push_str("\r\n");
+    out.push_str(&csv_row(&["Metric", "Value"]));
+    let mut metrics = level_metrics(w);
+    metrics.sort_by_key(|m| m.tag);
+    for m in metrics {
+        out.push_str(&csv_row(&[
+            row_name(m.header, m.unit),
+            format!("{:.2}", m.value),
+        ]));
+    }
+    out
+}
+
+/// One statistic by its CSV column name.
+fn stat_value(stats: &Stats<'_>, stat: &str) -> f64 {
+    match stat {
+        "avg" => stats.avg(),
+        "min" => stats.min(),
+        "max" => stats.max(),
+        "sum" => stats.sum(),
+        "std" => stats.std(),
+        p => stats.percentile(p[1..].parse().unwrap_or(50.0)),
+    }
+}
+
+/// What names the run in AIPerf's JSON: its id and the command line that started it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunLabels {
+    /// Twelve hex digits, as AIPerf's benchmark ids are.
+    pub benchmark_id: String,
+    pub cli_command: String,
+    /// Where the artifacts go.
+    pub artifact_dir: String,
+}
+
+/// `profile_export_aiperf.json`: AIPerf's header, every metric with a value as
+/// `{unit, avg, p1…p99, min, max, std, count, sum}` (per request) or `{unit, avg}` (per
+/// level), and the run's settings, outcome, errors and times.
+pub fn json(cfg: &Config, r: &LevelResult, labels: &RunLabels) -> Json {
+    let w = &r.merged;
+    let mut pairs: Vec<(String, Json)> = vec![
+        ("schema_version".into(), Json::from(SCHEMA_VERSION)),
+        ("aiperf_version".into(), Json::from(AIPERF_VERSION)),
+        (
+            "generated_by".into(),
+            Json::from(format!("inferperf {}", env!("CARGO_PKG_VERSION"))),
+        ),
+        (
+            "benchmark_id".into(),
+            Json::from(labels.benchmark_id.as_str()),
+        ),
+    ];
+    let mut metrics: Vec<(&str, Json)> = request_rows(cfg, w)
+        .into_iter()
+        .map(|(m, stats)| (m.tag, distribution_json(m.unit, &stats)))
+        .collect();
+    metrics.extend(level_metrics(w).into_iter().map(|m| {
+        let value = object([("unit", Json::from(m.unit)), ("avg", Json::from(m.value))]);
+        (m.tag, value)
+    }));
+    // AIPerf lists its headline metrics first, then the run, then the others.
+    let (first, rest): (Vec<_>, Vec<_>) = metrics
+        .into_iter()
+        .partition(|(tag, _)| HEADLINE_ORDER.contains(tag));
+    let mut first = first;
+    first.sort_by_key(|(tag, _)| HEADLINE_ORDER.iter().position(|t| t == tag));
+    pairs.extend(first.into_iter().map(|(tag, v)| (tag.to_string(), v)));
+    let interrupted = r.end == LevelEnd::Interrupted;
+    pairs.push(("input_config".into(), input_config(cfg, r.level, labels)));
+    pairs.push((
+        "run_info".into(),
+        object([
+            ("benchmark_id", Json::from(labels.benchmark_id.as_str())),
+            ("trial", Json::from(0u64)),
+            ("cli_command", Json::from(labels.cli_command.as_str())),
+        ]),
+    ));
+    pairs.push(("was_cancelled".into(), Json::from(interrupted)));
+    pairs.push(("is_complete".into(), Json::from(!interrupted)));
+    pairs.push(("error_summary".into(), error_summary(w)));
+    if let Some(log) = &r.requests {
+        let bounds = log.window_boundaries();
+        if let (Some(&start), Some(&end)) = (bounds.first(), bounds.last()) {
+            pairs.push(("start_time".into(), Json::from(iso_utc(start))));
+            pairs.push(("end_time".into(), Json::from(iso_utc(end))));
+        }
+    }
+    pairs.extend(rest.into_iter().map(|(tag, v)| (tag.to_string(), v)));
+    Json::Object(pairs)
+}
+
+/// The metrics AIPerf's JSON lists before `input_config`, in its order.
+const HEADLINE_ORDER: [&str; 16] = [
+    "request_throughput",
+    "request_latency",
+    "request_count",
+    "time_to_first_token",
+    "time_to_second_token",
+    "inter_token_latency",
+    "output_token_throughput",
+    "output_token_throughput_per_user",
+    "output_sequence_length",
+    "input_sequence_length",
+    "inter_chunk_latency",
+    "benchmark_duration",
+    "total_isl",
+    "total_osl",
+    "goodput",
+    "good_request_count",
+];
+
+fn distribution_json(unit: &str, stats: &Stats<'_>) -> Json {
+    let mut pairs = vec![
+        ("unit".to_string(), Json::from(unit)),
+        ("avg".to_string(), Json::from(stats.avg())),
+    ];
+    for p in LLM_PERCENTILES {
+        pairs.push((format!("p{p}"), Json::from(stats.percentile(p))));
+    }
+    pairs.push(("min".into(), Json::from(stats.min())));
+    pairs.push(("max".into(), Json::from(stats.max())));
+    pairs.push(("std".into(), Json::from(stats.std())));
+    pairs.push(("count".into(), Json::from(stats.count())));
+    pairs.push(("sum".into(), Json::from(stats.sum())));
+    Json::Object(pairs)
+}
+
+/// The run's settings under AIPerf's section names (`models`, `endpoint`, `datasets`,
+/// `phases`, `artifacts`); only what inferperf has.
+fn input_config(cfg: &Config, level: LoadLevel, labels: &RunLabels) -> Json {
+    let mut endpoint = vec![(
+        "urls",
+        Json::Array(vec![Json::from(format!("http://{}", cfg.url))]),
+    )];
+    let mut datasets = Vec::new();
+    if let Some(llm) = &cfg.llm {
+        endpoint.push(("type", Json::from(llm.endpoint.kind_name())));
+        let source = match llm.prompt_source {
+            crate::config::PromptSource::Synthetic => "synthetic",
+            crate::config::PromptSource::File(_) => "file",
+        };
+        let osl = match llm.output_tokens_mean {
+            Some(mean) => object([
+                ("mean", Json::from(mean as f64)),
+                ("stddev", Json::from(llm.output_tokens_stddev)),
+            ]),
+            None => Json::Null,
+        };
+        datasets.push(object([
+            ("name", Json::from("main")),
+            ("type", Json::from(source)),
+            ("entries", Json::from(llm.num_prompts as u64)),
+            (
+                "prompts",
+                object([
+                    (
+                        "isl",
+                        object([
+                            ("mean", Json::from(llm.input_tokens_mean as f64)),
+                            ("stddev", Json::from(llm.input_tokens_stddev)),
+                        ]),
+                    ),
+                    ("osl", osl),
+                ]),
+            ),
+        ]));
+    }
+    if cfg.streaming {
+        endpoint.push(("streaming", Json::from(true)));
+    }
+    let mut phase = vec![
+        ("name", Json::from("profiling")),
+        ("kind", Json::from("profiling")),
+        ("type", Json::from(phase_type(cfg, level))),
+    ];
+    if let Some(n) = cfg.request_count {
+        phase.push(("requests", Json::from(n)));
+    }
+    phase.push(match level {
+        LoadLevel::Concurrency(c) => ("concurrency", Json::from(c)),
+        LoadLevel::Rate(rate) => ("rate", Json::from(rate)),
+    });
+    object([
+        (
+            "models",
+            object([(
+                "items",
+                Json::Array(vec![object([(
+                    "name",
+                    Json::from(cfg.model_name.as_str()),
+                )])]),
+            )]),
+        ),
+        ("endpoint", object(endpoint)),
+        ("datasets", Json::Array(datasets)),
+        ("phases", Json::Array(vec![object(phase)])),
+        (
+            "artifacts",
+            object([("dir", Json::from(labels.artifact_dir.as_str()))]),
+        ),
+    ])
+}
+
+/// AIPerf's name of the phase's timing: `concurrency`, or the arrival pattern of a rate.
+fn phase_type(cfg: &Config, level: LoadLevel) -> &'static str {
+    match (level, &cfg.load) {
+        (LoadLevel::Concurrency(_), _) => "concurrency",
+        (_, LoadMode::RequestRate { distribution, .. }) => match distribution {
+            Distribution::Constant => "constant",
+            Distribution::Poisson => "poisson",
+        },
+        (_, LoadMode::FixedSchedule) => "fixed_schedule",
+        (_, _) => "request_rate",
+    }
+}
+
+/// AIPerf's `error_summary`: per kind of error, its details and count.
+fn error_summary(w: &WindowStats) -> Json {
+    let errors = w
+        .errors
+        .iter()
+        .filter(|(_, &n)| n > 0)
+        .map(|(kind, &count)| {
+            let mut details = Vec::new();
+            if let crate::backend::ErrorKind::HttpStatus(code) = kind {
+                details.push(("code", Json::from(*code as u64)));
+            }
+            details.push(("type", Json::from(kind.to_string())));
+            let message = w
+                .notes
+                .iter()
+                .find(|n| n.kind == *kind)
+                .map_or_else(|| kind.to_string(), |n| n.text.clone());
+            details.push(("message", Json::from(message)));
+            object([
+                ("error_details", object(details)),
+                ("count", Json::from(count)),
+            ])
+        });
+    Json::Array(errors.collect())
+}
+
+#[cfg(test)]
+#[path = "aiperf_tests.rs"]
+mod tests;

@@ -1,0 +1,146 @@
+//! Tests of the artifact folders: GenAI-Perf's folder names, every file of a level written
+//! where it belongs, nothing without `--artifact-dir`, and one sentence per failed write.
+
+use super::*;
+use crate::data::{Entry, Prompt};
+use crate::error::EXIT_GENERIC;
+use crate::measure::level::LevelEnd;
+use crate::report::llm::{test_llm_config, test_llm_window};
+
+fn level(level: LoadLevel) -> LevelResult {
+    LevelResult {
+        level,
+        merged: test_llm_window(),
+        windows: Vec::new(),
+        end: LevelEnd::Stable,
+        notes: Vec::new(),
+        requests: None,
+    }
+}
+
+fn dataset() -> Dataset {
+    let prompt = Prompt {
+        text: "hello".into(),
+        input_tokens: 1,
+        max_tokens: None,
+        body: None,
+    };
+    Dataset {
+        entries: vec![Entry {
+            inputs: Vec::new(),
+            timestamp_ms: None,
+            expected: None,
+            origin: "test".into(),
+            prompt: Some(prompt),
+        }],
+    }
+}
+
+#[test]
+fn folders_are_named_as_genai_perf_names_them() {
+    let cfg = test_llm_config(&[]);
+    assert_eq!(
+        level_folder_name(&cfg, LoadLevel::Concurrency(4)),
+        "test-model-openai-chat-concurrency4"
+    );
+    assert_eq!(
+        level_folder_name(&cfg, LoadLevel::Rate(10.0)),
+        "test-model-openai-chat-request_rate10.0"
+    );
+    assert_eq!(
+        level_folder_name(&cfg, LoadLevel::Rate(2.5)),
+        "test-model-openai-chat-request_rate2.5"
+    );
+    let mut cfg = test_llm_config(&["--endpoint", "v1/completions"]);
+    assert_eq!(
+        level_folder_name(&cfg, LoadLevel::Concurrency(1)),
+        "test-model-openai-completions-concurrency1"
+    );
+    cfg.model_name = "meta-llama/Llama-3.1-8B".into();
+    assert_eq!(
+        level_folder_name(&cfg, LoadLevel::Concurrency(1)),
+        "meta-llama_Llama-3.1-8B-openai-completions-concurrency1"
+    );
+}
+
+#[test]
+fn each_level_gets_a_folder_with_every_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("artifacts");
+    let cfg = test_llm_config(&["--streaming", "--artifact-dir", dir.to_str().unwrap()]);
+    let mut artifacts = Artifacts::start(&cfg, &dataset()).unwrap();
+    let inputs = std::fs::read_to_string(dir.join("inputs.json")).unwrap();
+    assert!(inputs.contains("\"content\": \"hello\""), "{inputs}");
+    artifacts.write_level(&level(LoadLevel::Concurrency(1)));
+    artifacts.write_level(&level(LoadLevel::Concurrency(2)));
+    artifacts.finish().unwrap();
+    for c in [1, 2] {
+        let folder = dir.join(format!("test-model-openai-chat-concurrency{c}"));
+        for file in [
+            "profile_export_genai_perf.csv",
+            "profile_export_genai_perf.json",
+            "profile_export_aiperf.csv",
+            "profile_export_aiperf.json",
+            "profile_export.json",
+        ] {
+            let text = std::fs::read_to_string(folder.join(file)).unwrap();
+            assert!(!text.is_empty(), "{file}");
+            if file.ends_with(".json") {
+                serde_json::from_str::<serde_json::Value>(&text).expect(file);
+            }
+        }
+    }
+    let csv = std::fs::read_to_string(
+        dir.join("test-model-openai-chat-concurrency2/profile_export_genai_perf.csv"),
+    )
+    .unwrap();
+    assert!(csv.starts_with("Metric,avg,min,max,p99,"));
+}
+
+#[test]
+fn without_an_artifact_dir_nothing_is_written() {
+    let cfg = test_llm_config(&[]);
+    let mut artifacts = Artifacts::start(&cfg, &dataset()).unwrap();
+    artifacts.write_level(&level(LoadLevel::Concurrency(1)));
+    assert!(artifacts.finish().is_ok());
+}
+
+#[test]
+fn a_write_that_fails_is_one_sentence_naming_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let blocker = tmp.path().join("a-file");
+    std::fs::write(&blocker, "").unwrap();
+    let under_a_file = blocker.join("artifacts");
+    let cfg = test_llm_config(&["--artifact-dir", under_a_file.to_str().unwrap()]);
+    let Err(err) = Artifacts::start(&cfg, &dataset()) else {
+        panic!("a folder under a file cannot be made");
+    };
+    assert_eq!(err.exit_code(), EXIT_GENERIC);
+    let message = err.to_string();
+    assert!(
+        message.starts_with("Cannot write the LLM artifacts to "),
+        "{message}"
+    );
+    assert!(message.contains("a-file"), "{message}");
+
+    let dir = tmp.path().join("ok");
+    let cfg = test_llm_config(&["--artifact-dir", dir.to_str().unwrap()]);
+    let mut artifacts = Artifacts::start(&cfg, &dataset()).unwrap();
+    std::fs::write(dir.join("test-model-openai-chat-concurrency3"), "").unwrap();
+    artifacts.write_level(&level(LoadLevel::Concurrency(3)));
+    artifacts.write_level(&level(LoadLevel::Concurrency(4)));
+    let err = artifacts.finish().unwrap_err();
+    assert!(err.to_string().contains("concurrency3"), "{err}");
+    assert!(
+        !dir.join("test-model-openai-chat-concurrency4").exists(),
+        "no more writes after one failed"
+    );
+}
+
+#[test]
+fn arguments_are_quoted_for_a_shell() {
+    assert_eq!(shell_quoted("--url"), "--url");
+    assert_eq!(shell_quoted("localhost:8000"), "localhost:8000");
+    assert_eq!(shell_quoted("a b"), "'a b'");
+    assert_eq!(shell_quoted("it's"), "'it'\\''s'");
+}

@@ -1,0 +1,123 @@
+//! The console report of an LLM level: GenAI-Perf's table (Statistic | avg | min | max |
+//! p99 | p90 | p75, the level's figures as rows, the system figures with `N/A` beside
+//! their value), then what GenAI-Perf does not show and a reader of inferperf needs: the
+//! gaps between streamed events, the HTTP phases, how the output tokens were counted, and
+//! whether the server streamed when asked to. It stands where a tensor run's latency lines
+//! stand in the level block.
+
+use crate::config::Config;
+use crate::measure::window::WindowStats;
+
+use super::genai_perf::{shown_metrics, stat_cell, system_metrics};
+use super::{grouped_two_decimals, Figure};
+
+/// The statistics columns of GenAI-Perf's console table.
+const COLUMNS: [&str; 6] = ["avg", "min", "max", "p99", "p90", "p75"];
+
+/// Spaces before every line of the table, so that it sits inside the level's block.
+const INDENT: &str = "    ";
+
+/// The table and the lines under it.
+pub fn llm_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
+    let mut lines = table(cfg, w);
+    lines.extend(detail_lines(cfg, w));
+    lines
+}
+
+/// GenAI-Perf's table, drawn as its `rich` table is: a title, a heavy header, light rows.
+fn table(cfg: &Config, w: &WindowStats) -> Vec<String> {
+    let mut rows: Vec<Vec<String>> = shown_metrics(cfg)
+        .iter()
+        .map(|m| {
+            let mut row = vec![m.name.to_string()];
+            row.extend(COLUMNS.iter().map(|stat| stat_cell(m, w, stat)));
+            row
+        })
+        .collect();
+    for m in system_metrics(cfg, w) {
+        let mut row = vec![m.name.to_string(), grouped_two_decimals(m.value)];
+        row.extend(std::iter::repeat_n("N/A".to_string(), COLUMNS.len() - 1));
+        rows.push(row);
+    }
+    let mut header = vec!["Statistic".to_string()];
+    header.extend(COLUMNS.iter().map(|c| c.to_string()));
+    let widths: Vec<usize> = (0..header.len())
+        .map(|i| {
+            rows.iter()
+                .chain(std::iter::once(&header))
+                .map(|r| r[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let rule = |left: &str, fill: &str, join: &str, right: &str| {
+        let parts: Vec<String> = widths.iter().map(|w| fill.repeat(w + 2)).collect();
+        format!("{INDENT}{left}{}{right}", parts.join(join))
+    };
+    let line = |cells: &[String], bar: &str| {
+        let parts: Vec<String> = cells
+            .iter()
+            .zip(&widths)
+            .map(|(cell, &width)| format!(" {cell:>width$} "))
+            .collect();
+        format!("{INDENT}{bar}{}{bar}", parts.join(bar))
+    };
+    let total: usize = widths.iter().map(|w| w + 3).sum::<usize>() + 1;
+    let title = "inferperf | LLM Metrics";
+    let mut lines = vec![
+        format!("{INDENT}{:^total$}", title, total = total.max(title.len()))
+            .trim_end()
+            .to_string(),
+    ];
+    lines.push(rule("┏", "━", "┳", "┓"));
+    lines.push(line(&header, "┃"));
+    lines.push(rule("┡", "━", "╇", "┩"));
+    lines.extend(rows.iter().map(|r| line(r, "│")));
+    lines.push(rule("└", "─", "┴", "┘"));
+    lines
+}
+
+/// Inter-chunk latency, the HTTP phases, the token count's source and the unstreamed note.
+fn detail_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
+    let mut lines = Vec::new();
+    if cfg.streaming {
+        lines.push(match Figure::InterChunk.stats(w) {
+            Some(gaps) => format!(
+                "{INDENT}Inter chunk latency (between streamed events): p50 {} ms, p99 {} ms",
+                grouped_two_decimals(gaps.percentile(50.0)),
+                grouped_two_decimals(gaps.percentile(99.0))
+            ),
+            None => format!("{INDENT}Inter chunk latency: none (one event per request)"),
+        });
+    }
+    let avg = |f: Figure| f.stats(w).map_or(0.0, |s| s.avg());
+    if Figure::Sending.stats(w).is_some() {
+        lines.push(format!(
+            "{INDENT}HTTP phases (avg): connecting {} ms, sending {} ms, waiting for the response head {} ms, receiving {} ms",
+            grouped_two_decimals(avg(Figure::Connecting)),
+            grouped_two_decimals(avg(Figure::Sending)),
+            grouped_two_decimals(avg(Figure::Waiting)),
+            grouped_two_decimals(avg(Figure::Receiving)),
+        ));
+    }
+    if let Some(tokens) = &w.tokens {
+        lines.push(format!(
+            "{INDENT}Output tokens counted {}",
+            tokens.main_source().describe()
+        ));
+        if tokens.unstreamed > 0 {
+            let (n, were) = match tokens.unstreamed {
+                1 => ("1 request".to_string(), "was"),
+                n => (format!("{n} requests"), "were"),
+            };
+            lines.push(format!(
+                "{INDENT}Note: {n} {were} asked to stream but the server answered in one piece; each was measured as one answer."
+            ));
+        }
+    }
+    lines
+}
+
+#[cfg(test)]
+#[path = "console_tests.rs"]
+mod tests;
