@@ -101,6 +101,9 @@ impl OpenAiConn {
         self.events.clear();
         let mut count = StreamCount::default();
         let mut arrived = head.first_byte;
+        // Receiving starts with the first part of the body, as for k6 and AIPerf (a server
+        // sends the head of a stream before its first token).
+        let mut body_start = None;
         'body: loop {
             while let Some(data) = self.events.next_event() {
                 if data.is_empty() {
@@ -127,10 +130,12 @@ impl OpenAiConn {
                 ));
             }
             arrived = Instant::now();
+            body_start.get_or_insert(arrived);
         }
         let end = Instant::now();
         ex.finish(end);
-        ex.recv_ns = nanos(end.saturating_duration_since(head.first_byte));
+        let body_start = body_start.unwrap_or(head.first_byte);
+        ex.recv_ns = nanos(end.saturating_duration_since(body_start));
         let (output, source) = match count.completion_tokens {
             Some(n) => (n, TokenSource::Usage),
             None => (count.events, TokenSource::Events),

@@ -38,10 +38,6 @@ enum Runs {
     All,
     /// AIPerf has it only for streamed answers.
     Streaming,
-    /// inferperf's figure means what AIPerf's does only for answers in one piece: its wait
-    /// ends at the response head, AIPerf's at the first body chunk, which for an event
-    /// stream is the first event.
-    NotStreaming,
 }
 
 const fn per_request(
@@ -126,7 +122,7 @@ const REQUEST_METRICS: [RequestMetric; 15] = [
         "HTTP Receiving",
         "ms",
         Figure::Receiving,
-        Runs::NotStreaming,
+        Runs::All,
     ),
     per_request(
         "http_req_connecting",
@@ -147,7 +143,7 @@ const REQUEST_METRICS: [RequestMetric; 15] = [
         "HTTP Waiting (TTFB)",
         "ms",
         Figure::Waiting,
-        Runs::NotStreaming,
+        Runs::All,
     ),
     per_request(
         "http_req_duration",
@@ -290,7 +286,6 @@ fn request_rows<'w>(cfg: &Config, w: &'w WindowStats) -> Vec<(&'static RequestMe
         .filter(|m| match m.runs {
             Runs::All => true,
             Runs::Streaming => cfg.streaming,
-            Runs::NotStreaming => !cfg.streaming,
         })
         .filter_map(|m| m.figure.stats(w).map(|stats| (m, stats)))
         .collect()

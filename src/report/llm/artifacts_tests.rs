@@ -144,3 +144,27 @@ fn arguments_are_quoted_for_a_shell() {
     assert_eq!(shell_quoted("a b"), "'a b'");
     assert_eq!(shell_quoted("it's"), "'it'\\''s'");
 }
+
+#[test]
+fn header_values_never_reach_the_files() {
+    let args = [
+        "inferperf",
+        "-H",
+        "Authorization: Bearer sk-123",
+        "-HX-Key:abc",
+        "-m",
+        "m",
+    ];
+    let shown = without_header_values(args.iter().map(|a| a.to_string()));
+    assert_eq!(
+        shown,
+        [
+            "inferperf",
+            "-H",
+            "Authorization: <hidden>",
+            "-HX-Key: <hidden>",
+            "-m",
+            "m"
+        ]
+    );
+}
