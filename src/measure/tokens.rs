@@ -65,7 +65,8 @@ pub struct TokenStats {
     /// Output tokens per second per user (1 / inter-token latency), in thousandths.
     pub per_user_milli: Distribution,
     /// HTTP phases per request, ns: opening a connection (0 when one was reused), sending,
-    /// waiting for the first byte, receiving from the first byte to the end.
+    /// waiting for the first byte of the body (of a stream: its first event), receiving
+    /// from there to the end.
     pub connecting: Distribution,
     pub sending: Distribution,
     pub waiting: Distribution,

@@ -93,7 +93,7 @@ fn detail_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
     let avg = |f: Figure| f.stats(w).map_or(0.0, |s| s.avg());
     if Figure::Sending.stats(w).is_some() {
         lines.push(format!(
-            "{INDENT}HTTP phases (avg): connecting {} ms, sending {} ms, waiting for the response head {} ms, receiving {} ms",
+            "{INDENT}HTTP phases (avg): connecting {} ms, sending {} ms, waiting (to the first body byte) {} ms, receiving {} ms",
             grouped_two_decimals(avg(Figure::Connecting)),
             grouped_two_decimals(avg(Figure::Sending)),
             grouped_two_decimals(avg(Figure::Waiting)),

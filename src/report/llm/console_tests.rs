@@ -63,7 +63,7 @@ fn the_table_has_genai_perfs_columns_and_rows() {
     );
     assert_eq!(
         lines[16],
-        "    HTTP phases (avg): connecting 0.75 ms, sending 1.00 ms, waiting for the response head 42.00 ms, receiving 2.00 ms"
+        "    HTTP phases (avg): connecting 0.75 ms, sending 1.00 ms, waiting (to the first body byte) 42.00 ms, receiving 2.00 ms"
     );
     assert_eq!(
         lines[17],
