@@ -2,7 +2,7 @@
 """Streamed LLM answers: inferperf beside AIPerf 0.13 on the embedded `llm` model, client cost.
 
 Why this exists: an LLM benchmark reads tens of thousands of server-sent events a second, and a
-client that spends a millisecond of CPU per event, or that cannot keep the asked number of
+client that spends tens of microseconds of CPU per event, or that cannot keep the asked number of
 streams open, measures itself instead of the server. Both tools drive the same embedded server
 (`inferperf serve --model chat=llm:...`, one event per token, `itl_ms` apart) at the same
 concurrency, prompt size and answer length for the same time, one after the other. For each
@@ -438,8 +438,10 @@ def soak(binary, server, level, args, tmp):
     shape = argparse.Namespace(**vars(args))
     shape.seconds = args.soak_seconds
     argv = inferperf_argv(binary, server, level, shape)
-    run = run_client(argv, args.soak_seconds + 120, os.path.join(tmp, f"soak-c{level}"), server,
-                     every=1.0)
+    stem = os.path.join(tmp, f"soak-c{level}")
+    run = run_client(argv, args.soak_seconds + 120, stem, server, every=1.0)
+    with open(stem + ".samples.json", "w") as f:
+        json.dump(run["samples"], f)
     server.settle()
     run["soak_seconds"] = args.soak_seconds
     return run
@@ -546,34 +548,52 @@ def report(args, results, soak_run, skipped, load_before, load_after):
 
 
 def soak_lines(run, level):
-    rss = [(s["t"], s["rss"] / 1024) for s in run["samples"] if s["rss"]]
-    conns = [(s["t"], s["conns"]) for s in run["samples"] if s["conns"] is not None]
-    if not rss:
+    samples = [s for s in run["samples"] if s["rss"]]
+    if not samples:
         return ["", f"RSS run at c={level:,}: no samples."]
+    # While it ran: up to the last second with (nearly) all its connections open; after
+    # that it is closing them and freeing memory.
+    most = max((s["conns"] or 0 for s in samples), default=0)
+    last_full = max((i for i, s in enumerate(samples) if (s["conns"] or 0) >= 0.99 * most),
+                    default=len(samples) - 1) if most else len(samples) - 1
+    running = samples[:last_full + 1]
+    rss = [(s["t"], s["rss"] / 1024) for s in running]
     values = [v for _, v in rss]
     lines = ["", f"## inferperf's RSS at c={level:,}", "",
              f"One inferperf process at c={level:,} for {run['soak_seconds']} s "
              f"(`-p {run['soak_seconds'] * 1000 // 3} -s 999 -r 3`, wall {run['wall']:.0f} s, "
-             f"exit {run['exit']}), RSS (VmRSS) sampled every second ({len(values)} samples): "
-             f"first {values[0]:.1f} MiB, min {min(values):.1f}, max {max(values):.1f}, last "
-             f"{values[-1]:.1f}; peak (VmHWM) {run['maxrss_kib'] / 1024:.1f} MiB.",
-             ""]
-    half = [v for t, v in rss if t >= rss[-1][0] - 30]
-    if len(half) > 1:
-        lines.append(f"Last 30 s: {min(half):.1f}–{max(half):.1f} MiB "
-                     f"({half[-1] - half[0]:+.1f} MiB from its start to its end).")
+             f"exit {run['exit']}), RSS (VmRSS) sampled every second.", "",
+             f"- While it ran "
+             f"({len(values)} samples, up to t = {rss[-1][0]:.0f} s): first {values[0]:.1f} MiB, "
+             f"min {min(values):.1f}, max {max(values):.1f}, last {values[-1]:.1f}; peak "
+             f"(VmHWM) {run['maxrss_kib'] / 1024:.1f} MiB."]
+    if len(samples) > len(running):
+        lines[-1] += (f" Then, closing its connections, {samples[-1]['rss'] / 1024:.1f} MiB "
+                      f"at t = {samples[-1]['t']:.0f} s.")
+    tail = [s for s in running if s["t"] >= running[-1]["t"] - 30]
+    if len(tail) > 1:
+        a, b = tail[0], tail[-1]
+        grew = (b["rss"] - a["rss"]) / 1024
+        line = (f"- Last 30 s of the run (t = {a['t']:.0f}–{b['t']:.0f} s): "
+                f"{min(s['rss'] for s in tail) / 1024:.1f}–{max(s['rss'] for s in tail) / 1024:.1f}"
+                f" MiB, {grew:+.1f} MiB ({grew / (b['t'] - a['t']):+.2f} MiB/s)")
+        if a.get("stats") and b.get("stats"):
+            done = b["stats"]["completed"] - a["stats"]["completed"]
+            if done:
+                line += (f" while the server completed {done:,} requests "
+                         f"({(b['rss'] - a['rss']) * 1024 / done:+.0f} bytes per request)")
+        lines.append(line + ".")
+    conns = [(s["t"], s["conns"]) for s in samples if s["conns"] is not None]
     if conns:
         full = next((t for t, c in conns if c >= level), None)
-        lines.append(f"Server-side established connections: first sample {conns[0][1]:,}, "
-                     f"max {max(c for _, c in conns):,}, last {conns[-1][1]:,}; "
+        lines.append(f"- Server-side established connections: most {most:,}; "
                      + (f"all {level:,} open from t = {full:.0f} s." if full is not None
                         else f"never all {level:,} at once."))
-    lines += ["", "| t s | " + " | ".join(f"{t:.0f}" for t, _ in rss[::5]) + " |",
-              "|---|" + "---:|" * len(rss[::5]),
-              "| RSS MiB | " + " | ".join(f"{v:.1f}" for _, v in rss[::5]) + " |"]
-    if conns:
-        by_t = dict(conns)
-        lines.append("| conns | " + " | ".join(fmt(by_t.get(t)) for t, _ in rss[::5]) + " |")
+    shown = samples[::5]
+    lines += ["", "| t s | " + " | ".join(f"{s['t']:.0f}" for s in shown) + " |",
+              "|---|" + "---:|" * len(shown),
+              "| RSS MiB | " + " | ".join(f"{s['rss'] / 1024:.1f}" for s in shown) + " |",
+              "| conns | " + " | ".join(fmt(s["conns"]) for s in shown) + " |"]
     return lines
 
 
