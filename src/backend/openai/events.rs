@@ -20,8 +20,9 @@ pub struct EventReader {
 }
 
 impl EventReader {
+    /// Empties the reader for the next stream (giving back the room a burst took).
     pub fn clear(&mut self) {
-        self.pending.clear();
+        reset(&mut self.pending);
     }
 
     /// The buffer the next part of the body goes into.
@@ -51,6 +52,15 @@ impl EventReader {
     /// Bytes that came after the last whole event.
     pub fn leftover(&self) -> &[u8] {
         &self.pending
+    }
+}
+
+/// Empties a buffer, and drops it when a burst grew it past what a connection keeps idle.
+pub fn reset(buffer: &mut BytesMut) {
+    if buffer.capacity() > crate::backend::http1::MAX_IDLE_BUFFER {
+        *buffer = BytesMut::new();
+    } else {
+        buffer.clear();
     }
 }
 
