@@ -34,10 +34,10 @@ impl EventReader {
     /// newlines; an event without data — a comment, a keep-alive — gives an empty one).
     pub fn next_event(&mut self) -> Option<Vec<u8>> {
         let (end, separator) = blank_line(&self.pending)?;
-        let block = self.pending.split_to(end);
-        self.pending.advance(separator);
         let mut data: Vec<u8> = Vec::new();
-        for line in block[..].split(|&b| b == b'\n') {
+        // Read in place and advance past it (splitting the buffer would share it, and a
+        // shared buffer cannot be reused for the next event).
+        for line in self.pending[..end].split(|&b| b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if let Some(value) = line.strip_prefix(b"data:") {
                 if !data.is_empty() {
@@ -46,6 +46,7 @@ impl EventReader {
                 data.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
             }
         }
+        self.pending.advance(end + separator);
         Some(data)
     }
 
