@@ -90,6 +90,9 @@ class ServerTruth:
     prompt_ms_p50: float  # over the requests whose prompt decode was timed
     prompt_timed: int
     ms_per_token_p50: float  # eval_ms / eval_runs
+    # (total - prompt decode) / tokens: per output token, its decode and all the server did
+    # around it (sampling, the event); an upper bound of the gap between two tokens.
+    ms_per_token_all_p50: float
     total_ms_p50: float
     # Requests whose whole prompt was in the server's cache (the previous request had the
     # same prompt): llama.cpp decoded at most one prompt token for them.
@@ -106,6 +109,9 @@ class ServerTruth:
             prompt_ms_p50=statistics.median(t.prompt_ms for t in timed) if timed else float("nan"),
             prompt_timed=len(timed),
             ms_per_token_p50=statistics.median(evals) if evals else float("nan"),
+            ms_per_token_all_p50=statistics.median(
+                (t.total_ms - t.prompt_ms) / (t.eval_runs + 1) for t in timed
+            ) if timed else float("nan"),
             total_ms_p50=statistics.median(t.total_ms for t in timings),
             cached=sum(1 for t in timings if t.prefix_hit > 0 and t.prompt_tokens <= 1),
         )
@@ -115,7 +121,8 @@ class ServerTruth:
         return (
             f"server: {self.requests} requests, prompt decode p50 {self.prompt_ms_p50:.1f} ms "
             f"({self.prompt_timed} timed{cached}), {self.ms_per_token_p50:.2f} ms per token "
-            f"p50, total p50 {self.total_ms_p50:.1f} ms"
+            f"p50 ({self.ms_per_token_all_p50:.2f} with sampling and sending), total p50 "
+            f"{self.total_ms_p50:.1f} ms"
         )
 
 
@@ -275,6 +282,7 @@ def run_aiperf(
     input_file=None,
     output_tokens=16,
     input_tokens=16,
+    extra_inputs=None,
     timeout=300,
 ):
     """One `aiperf profile` run as real-servers.md says to run it offline, into its own
@@ -304,6 +312,8 @@ def run_aiperf(
     if request_rate is not None:
         # perf_analyzer's and inferperf's default schedule is constant; AIPerf's is Poisson.
         cmd += ["--request-rate", request_rate, "--arrival-pattern", "constant"]
+    if extra_inputs:
+        cmd += ["--extra-inputs", json.dumps(extra_inputs)]
     if input_file is not None:
         cmd += ["--input-file", input_file, "--custom-dataset-type", "single_turn"]
     else:

@@ -25,6 +25,7 @@ import json
 import math
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -43,6 +44,7 @@ AIPERF_LEVELS = (("concurrency", 2), ("request_rate", RATE))
 AIPERF_REQUESTS = 24
 SERVER_TOLERANCE = 0.10
 PEER_TOLERANCE = 0.05
+RAW_PEER_TOLERANCE = 0.15
 
 
 def level_id(kind, value):
@@ -146,6 +148,8 @@ def aiperf_levels(llama, tokenizer, prompts):
             request_rate=value if kind == "request_rate" else None,
             input_file=prompts,
             output_tokens=OUTPUT_TOKENS,
+            # The request bodies inferperf sends with --output-tokens-mean-deterministic.
+            extra_inputs={"ignore_eos": True, "min_tokens": OUTPUT_TOKENS},
         )
         levels[(kind, value)] = Level(run, export, ServerTruth.of(llama.timings(mark)), export.folder)
         note(f"aiperf  chat stream {level_id(kind, value)}: {export.summary()}; "
@@ -185,6 +189,37 @@ def assert_tokens(level, streaming):
             assert tag in export.metrics, f"{level.folder}: no {tag}"
 
 
+def assert_request_log(level, streaming):
+    """perf_analyzer's profile_export.json of the level: every request had 16 tokens (16
+    answers with content when streamed), and no prompt went twice. A level sends fewer
+    requests than there are prompts (64 in the file, 100 synthetic), so a prompt sent twice
+    means the load tester repeats prompts: a server with a prompt cache (llama.cpp, vLLM)
+    then skips their prompt decode, and the level measures a lighter load than it claims."""
+    with open(level.folder / "profile_export.json") as handle:
+        document = json.load(handle)
+    requests = [r for experiment in document["experiments"] for r in experiment["requests"]]
+    assert requests, f"{level.folder}/profile_export.json lists no request"
+    for request in requests:
+        assert request.get("output_tokens", OUTPUT_TOKENS) == OUTPUT_TOKENS, request
+        if streaming:
+            assert len(request["response_timestamps"]) == OUTPUT_TOKENS, request
+    prompts = [_prompt_of(r["request_inputs"]["payload"]) for r in requests]
+    repeated = {p: n for p, n in Counter(prompts).items() if n > 1}
+    assert not repeated, (
+        f"{level.folder}/profile_export.json: {len(repeated)} of the {len(set(prompts))} "
+        f"distinct prompts of its {len(requests)} requests went more than once (up to "
+        f"{max(repeated.values())} times), e.g. {next(iter(repeated))[:60]!r}; the server's "
+        f"log: {level.truth.text()}"
+    )
+
+
+def _prompt_of(payload):
+    body = json.loads(payload) if isinstance(payload, str) else payload
+    if "messages" in body:
+        return json.dumps(body["messages"])
+    return json.dumps(body.get("prompt"))
+
+
 def assert_close(what, measured, truth, tolerance, evidence):
     assert math.isfinite(measured) and math.isfinite(truth), f"{what}: {measured} vs {truth}"
     error = abs(measured - truth) / truth
@@ -194,14 +229,36 @@ def assert_close(what, measured, truth, tolerance, evidence):
     )
 
 
-def assert_agrees_with_server(level, kind, value, streaming=True, itl_tolerance=SERVER_TOLERANCE):
-    """The level's figures against llama.cpp's own timing lines of the same requests. The
-    server decodes one request at a time, so:
-    - ITL = its per-token decode at every level;
-    - concurrency 1: TTFT = its prompt decode;
-    - concurrency 2: a request waits for the whole other request, so TTFT = its total time +
-      the prompt decode, and the server never idles: throughput = 1 / its total time;
-    - request rate R below its capacity: throughput = R."""
+def expectations(level, kind, value, streaming=True):
+    """What the server's log of the level's requests says each figure must be: a list of
+    (tag, stat, expected value, tolerance). The server decodes one request at a time, so:
+    - ITL = its per-token decode ("eval time" / runs), at every level;
+    - concurrency 1: TTFT = its prompt decode ("prompt eval time");
+    - concurrency 2: each request waits for the whole other request, so TTFT = its total
+      time + the prompt decode, and it never idles: throughput = 1 / its total time;
+    - a request rate below its capacity (a request takes about 0.2 s, they come 1/R apart):
+      no request waits, so TTFT = the prompt decode, and throughput = the rate."""
+    truth = level.truth
+    expected = []
+    if streaming:
+        expected.append(("inter_token_latency", "p50", truth.ms_per_token_p50, SERVER_TOLERANCE))
+    if kind == "concurrency":
+        if streaming:
+            waited = truth.total_ms_p50 if value == 2 else 0.0
+            expected.append(
+                ("time_to_first_token", "p50", waited + truth.prompt_ms_p50, SERVER_TOLERANCE)
+            )
+        if value == 2:
+            expected.append(("request_throughput", "avg", 1000.0 / truth.total_ms_p50, SERVER_TOLERANCE))
+    else:
+        if streaming:
+            # Arrivals 1/R apart, each served in less than that: no request waits.
+            expected.append(("time_to_first_token", "p50", truth.prompt_ms_p50, SERVER_TOLERANCE))
+        expected.append(("request_throughput", "avg", float(value), PEER_TOLERANCE))
+    return expected
+
+
+def assert_agrees_with_server(level, kind, value, streaming=True):
     export, truth = level.export, level.truth
     evidence = f"{level.folder}: {export.summary()}\n{truth.text()}"
     # A prompt sent twice in a row is served from the server's prompt cache: no prompt
@@ -210,41 +267,15 @@ def assert_agrees_with_server(level, kind, value, streaming=True, itl_tolerance=
         f"{truth.cached} of the {truth.requests} requests repeated the previous request's "
         f"prompt, which the server then took whole from its cache\n{evidence}"
     )
-    if streaming:
-        assert_close(
-            f"ITL p50 at {level_id(kind, value)}",
-            export.get("inter_token_latency", "p50"),
-            truth.ms_per_token_p50,
-            itl_tolerance,
-            evidence,
-        )
-    if kind == "concurrency":
-        if streaming:
-            assert truth.prompt_timed >= WINDOW_REQUESTS, evidence
-            waited = truth.total_ms_p50 if value == 2 else 0.0
-            assert_close(
-                f"TTFT p50 at {level_id(kind, value)}",
-                export.get("time_to_first_token", "p50"),
-                waited + truth.prompt_ms_p50,
-                SERVER_TOLERANCE,
-                evidence,
-            )
-        if value == 2:
-            assert_close(
-                "request throughput at concurrency 2",
-                export.get("request_throughput"),
-                1000.0 / truth.total_ms_p50,
-                SERVER_TOLERANCE,
-                evidence,
-            )
-    else:
-        assert_close(
-            f"request throughput at {level_id(kind, value)}",
-            export.get("request_throughput"),
-            value,
-            PEER_TOLERANCE,
-            evidence,
-        )
+    if streaming and kind == "concurrency":
+        assert truth.prompt_timed >= WINDOW_REQUESTS, evidence
+    failures = []
+    for tag, stat, expected, tolerance in expectations(level, kind, value, streaming):
+        try:
+            assert_close(f"{tag} {stat}", export.get(tag, stat), expected, tolerance, "")
+        except AssertionError as error:
+            failures.append(str(error).splitlines()[0])
+    assert not failures, "\n".join(failures) + "\n" + evidence
 
 
 def test_llama_server_generates_exactly_16_tokens(llama):
@@ -256,39 +287,75 @@ def test_llama_server_generates_exactly_16_tokens(llama):
     assert all(t.eval_runs in (15, 16) for t in timings), timings
 
 
+def each_level(levels, check):
+    """Runs check(kind, value, level) on every level and fails with all that failed, so that
+    one failing level does not hide the others."""
+    failures = []
+    for (kind, value), level in levels.items():
+        try:
+            check(kind, value, level)
+        except AssertionError as error:
+            failures.append(f"--- {level_id(kind, value)} ({level.folder})\n{error}")
+    assert not failures, "\n".join(failures)
+
+
 def test_aiperf_against_the_server(aiperf_levels):
     """AIPerf's own figures, read with the same reader, against the server's log: the check
     that the truth the inferperf tests use is one a second tool also meets."""
-    for (kind, value), level in aiperf_levels.items():
+
+    def check(kind, value, level):
         assert_tokens(level, streaming=True)
         assert_agrees_with_server(level, kind, value)
+
+    each_level(aiperf_levels, check)
 
 
 def test_inferperf_chat_stream_against_the_server(inferperf_chat_stream):
-    for (kind, value), level in inferperf_chat_stream.items():
+    def check(kind, value, level):
         assert_tokens(level, streaming=True)
+        assert_request_log(level, streaming=True)
         assert_agrees_with_server(level, kind, value)
+
+    each_level(inferperf_chat_stream, check)
 
 
 @pytest.mark.parametrize("kind,value", AIPERF_LEVELS, ids=[level_id(*l) for l in AIPERF_LEVELS])
 def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, value):
+    """Request throughput, TTFT p50 and ITL p50 of both tools at the same level, each taken
+    against what the server's log says it must be for the requests of that tool's run.
+
+    Why against the server and not raw: on 2 cores the tools share the CPU with the server,
+    and AIPerf's processes take more of it (in --concurrency mode its timing loop polls a
+    slot without pause, near 100 % of a core; see /work/aiperf-samples/FACTS.md), so the
+    server itself runs slower during AIPerf's runs: its own log shows a longer prompt and
+    token decode then (e.g. 138.6 against 130.1 ms prompt, 7.19 against 6.77 ms per token at
+    rate 3). Raw figures then differ by that slowdown, which is the server's, not a difference
+    in measuring. The raw figures are printed in the summary and must still be within 15 %."""
     ours, theirs = inferperf_chat_stream[(kind, value)], aiperf_levels[(kind, value)]
     evidence = (
         f"inferperf {ours.folder}: {ours.export.summary()}; {ours.truth.text()}\n"
         f"aiperf    {theirs.folder}: {theirs.export.summary()}; {theirs.truth.text()}"
     )
+    mine = {(t, s): (e, tol) for t, s, e, tol in expectations(ours, kind, value)}
+    yours = {(t, s): (e, tol) for t, s, e, tol in expectations(theirs, kind, value)}
+    failures, lines = [], []
     for tag, stat in (
         ("request_throughput", "avg"),
         ("time_to_first_token", "p50"),
         ("inter_token_latency", "p50"),
     ):
-        assert_close(
-            f"{tag} {stat} at {level_id(kind, value)}, inferperf vs AIPerf",
-            ours.export.get(tag, stat),
-            theirs.export.get(tag, stat),
-            PEER_TOLERANCE,
-            evidence,
-        )
+        a, b = ours.export.get(tag, stat), theirs.export.get(tag, stat)
+        line = f"{tag} {stat}: inferperf {a:.2f}, AIPerf {b:.2f} ({(a - b) / b:+.1%})"
+        if (tag, stat) in mine and (tag, stat) in yours:
+            ra, rb = a / mine[(tag, stat)][0], b / yours[(tag, stat)][0]
+            line += f"; against the server: inferperf x{ra:.3f}, AIPerf x{rb:.3f}"
+            if abs(ra - rb) / rb > PEER_TOLERANCE:
+                failures.append(line)
+        if abs(a - b) / b > RAW_PEER_TOLERANCE:
+            failures.append(line + " (raw)")
+        lines.append(line)
+    note(f"side by side {level_id(kind, value)}: " + "; ".join(lines))
+    assert not failures, "\n".join(failures) + "\n" + evidence
 
 
 @pytest.mark.parametrize(
@@ -298,13 +365,18 @@ def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, va
 )
 def test_inferperf_profiles_llama(llama, inferperf_bin, endpoint, streaming):
     """The other three ways, with inferperf's synthetic prompts (16 words each)."""
+    levels = {}
     for kind, value in LEVELS:
         level = profile(llama, endpoint, streaming, kind, value)
+        levels[(kind, value)] = level
         note(f"inferperf {endpoint} {'stream' if streaming else 'plain'} {level_id(kind, value)}: "
              f"{level.export.summary()}; {level.truth.text()}; {level.run.seconds:.1f} s")
+
+    def check(kind, value, level):
         assert_tokens(level, streaming)
-        assert_agrees_with_server(level, kind, value, streaming)
-        for export_file in ("profile_export_genai_perf.csv", "profile_export_genai_perf.json", "profile_export.json"):
+        for export_file in ("profile_export_genai_perf.csv", "profile_export_genai_perf.json"):
             assert (level.folder / export_file).is_file(), f"{level.folder} has no {export_file}"
-        with open(level.folder / "profile_export.json") as handle:
-            assert json.load(handle), f"{level.folder}/profile_export.json is empty"
+        assert_request_log(level, streaming)
+        assert_agrees_with_server(level, kind, value, streaming)
+
+    each_level(levels, check)
