@@ -415,6 +415,10 @@ class LlamaServer:
         self.process = process
         self.model_path = model_path
 
+    @property
+    def pid(self):
+        return self.process.proc.pid
+
     def mark(self):
         return self.process.log_path.stat().st_size
 

@@ -10,6 +10,7 @@ import random
 import re
 import shutil
 import statistics
+import time
 from pathlib import Path
 
 from e2e_lib import ARTIFACTS, VENVS, run_tool
@@ -124,6 +125,62 @@ class ServerTruth:
             f"p50 ({self.ms_per_token_all_p50:.2f} with sampling and sending), total p50 "
             f"{self.total_ms_p50:.1f} ms"
         )
+
+
+# ---------------------------------------------------------------------------------------
+# other work on the machine
+
+TICK = os.sysconf("SC_CLK_TCK")
+# Average cores that processes other than the server and the tool may take during a level
+# for its timing to be judged.
+FOREIGN_LOAD_LIMIT = 0.25
+
+
+def machine_busy_seconds():
+    """CPU seconds all processes of the machine have spent so far (user, nice, system, irq)."""
+    with open("/proc/stat") as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / TICK
+
+
+def process_cpu_seconds(pid):
+    """CPU seconds of one process (all its threads) so far."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICK
+
+
+class ForeignLoad:
+    """How much CPU processes other than the server and the tool took during a run, in
+    average cores: `with ForeignLoad(server_pid) as load: run = ...; load.tool(run)`."""
+
+    def __init__(self, server_pid):
+        self.server_pid = server_pid
+        self.cores = None
+
+    def __enter__(self):
+        self.started = time.monotonic()
+        self.machine = machine_busy_seconds()
+        self.server = process_cpu_seconds(self.server_pid)
+        self.tool_seconds = 0.0
+        return self
+
+    def tool(self, run):
+        self.tool_seconds += run.cpu_seconds
+
+    def __exit__(self, *exc):
+        wall = time.monotonic() - self.started
+        machine = machine_busy_seconds() - self.machine
+        server = process_cpu_seconds(self.server_pid) - self.server
+        self.cores = max(0.0, machine - server - self.tool_seconds) / max(wall, 1e-9)
+
+    @property
+    def quiet(self):
+        return self.cores is not None and self.cores <= FOREIGN_LOAD_LIMIT
+
+    def text(self):
+        return f"other processes took {self.cores:.2f} cores"
 
 
 # ---------------------------------------------------------------------------------------

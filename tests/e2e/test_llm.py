@@ -2,23 +2,29 @@
 the fixture), checked against the server's own timing log and side by side with AIPerf 0.13.
 
 The server decodes one request at a time and every request gets exactly 16 output tokens,
-each in its own event. What is true, and so what is checked:
+each in its own event. What is true, and so what is checked, level by level (concurrency 1,
+2 and a request rate; /v1/chat/completions and /v1/completions, streamed and not):
 - Output tokens: 16 per request (the server's usage says 16 for every non-streamed answer:
-  the fixture checks it, and the model cannot end a text early), so every level's Output
-  Sequence Length is 16 for every request, min = max = 16.
-- TTFT at concurrency 1 = the server's prompt decode (llama.cpp's "prompt eval time") plus
-  what surrounds it on both sides (HTTP, the chat template, the first token's sampling and
-  event): within 10 % of the server's median prompt decode.
-- ITL (AIPerf's definition: (latency - TTFT) / (tokens - 1), per request) = the server's
-  per-token decode ("eval time" / runs) plus per-token sampling and sending: within 10 % of the
-  server's median at every level (a level's requests are decoded one by one, so concurrency
-  does not change it).
-- Side by side with AIPerf at the same settings (streaming chat, the same prompts file, the
-  same levels), request throughput, TTFT p50 and ITL p50 within 5 %.
+  the fixture checks it, and the model cannot end a text early), so Output Sequence Length is
+  16 for every request, and perf_analyzer's export lists 16 answers per streamed request.
+- Each prompt is sent once: a repeated prompt is served from the server's prompt cache
+  without its decode, and the level then measures a lighter load than it claims.
+- Against llama.cpp's timing lines of the level's own requests (see `expectations`): TTFT
+  p50 = prompt decode (+ the other request's whole time at concurrency 2), ITL p50 =
+  per-token decode, throughput = 1 / the request's time at concurrency 2 and = the rate at
+  the rate, within 10 % (5 % for the rate). What the server does around the decode (HTTP, the
+  chat template, sampling, the event) is in the 10 %: about 4-5 % on a quiet machine.
+- Side by side with AIPerf at the same settings (streaming chat, the same prompts file and
+  request bodies, concurrency 2 and the rate): request throughput, TTFT p50 and ITL p50, each
+  taken against the server's log of that tool's own run, within 5 %; raw within 15 % (see
+  test_side_by_side_with_aiperf for why not raw within 5 %).
+
+Timing needs a quiet machine: on 2 cores, other busy processes (a compiler) slow the server's
+token decode two- to three-fold, more than any tolerance here.
 
 Each level is its own inferperf run, so that the server's log lines between two marks are that
-level's requests. The AIPerf runs (7-10 s of fixed cost each) are two: concurrency 2 and the
-request rate, in one module-scoped fixture.
+level's requests. The AIPerf runs (10-20 s each, most of it start-up) are two: concurrency 2
+and the request rate, in one module-scoped fixture.
 """
 
 import json
@@ -31,7 +37,7 @@ from pathlib import Path
 import pytest
 
 from e2e_lib import ARTIFACTS, INFERPERF, SERVERS, VENVS, note, run_tool
-from llm_lib import ServerTruth, read_export, run_aiperf, write_prompts
+from llm_lib import ForeignLoad, ServerTruth, read_export, run_aiperf, write_prompts
 
 ENDPOINTS = {"chat": "v1/chat/completions", "completions": "v1/completions"}
 OUTPUT_TOKENS = 16
@@ -69,13 +75,18 @@ def tokenizer():
 
 
 class Level:
-    """One profiled level: the tool's run, its export, and the server's truth for its requests."""
+    """One profiled level: the tool's run, its export, the server's truth for its requests,
+    and how busy the rest of the machine was meanwhile."""
 
-    def __init__(self, run, export, truth, folder):
+    def __init__(self, run, export, truth, folder, load):
         self.run = run
         self.export = export
         self.truth = truth
         self.folder = folder
+        self.load = load
+
+    def text(self):
+        return f"{self.export.summary()}; {self.truth.text()}; {self.load.text()}; {self.run.seconds:.1f} s"
 
 
 def profile(llama, endpoint, streaming, kind, value, prompts=None):
@@ -104,11 +115,13 @@ def profile(llama, endpoint, streaming, kind, value, prompts=None):
     else:
         args += ["--prompt-source", "file", "--input-file", prompts]
     mark = llama.mark()
-    run = run_tool(args, name, timeout=300)
+    with ForeignLoad(llama.pid) as load:
+        run = run_tool(args, name, timeout=300)
+        load.tool(run)
     truth = ServerTruth.of(llama.timings(mark))
     assert run.returncode in (0, 2), run.show()
     folder = level_folder(artifact_dir, llama.model, endpoint, kind, value)
-    return Level(run, read_export(folder), truth, folder)
+    return Level(run, read_export(folder), truth, folder, load)
 
 
 def level_folder(artifact_dir, model, endpoint, kind, value):
@@ -136,24 +149,26 @@ def aiperf_levels(llama, tokenizer, prompts):
     levels = {}
     for kind, value in AIPERF_LEVELS:
         mark = llama.mark()
-        run, export = run_aiperf(
-            f"chat-stream-{level_id(kind, value)}",
-            url=llama.address,
-            model=llama.model,
-            tokenizer=tokenizer,
-            endpoint_type="chat",
-            streaming=True,
-            request_count=AIPERF_REQUESTS,
-            concurrency=value if kind == "concurrency" else None,
-            request_rate=value if kind == "request_rate" else None,
-            input_file=prompts,
-            output_tokens=OUTPUT_TOKENS,
-            # The request bodies inferperf sends with --output-tokens-mean-deterministic.
-            extra_inputs={"ignore_eos": True, "min_tokens": OUTPUT_TOKENS},
-        )
-        levels[(kind, value)] = Level(run, export, ServerTruth.of(llama.timings(mark)), export.folder)
-        note(f"aiperf  chat stream {level_id(kind, value)}: {export.summary()}; "
-             f"{levels[(kind, value)].truth.text()}; {run.seconds:.1f} s")
+        with ForeignLoad(llama.pid) as load:
+            run, export = run_aiperf(
+                f"chat-stream-{level_id(kind, value)}",
+                url=llama.address,
+                model=llama.model,
+                tokenizer=tokenizer,
+                endpoint_type="chat",
+                streaming=True,
+                request_count=AIPERF_REQUESTS,
+                concurrency=value if kind == "concurrency" else None,
+                request_rate=value if kind == "request_rate" else None,
+                input_file=prompts,
+                output_tokens=OUTPUT_TOKENS,
+                # The request bodies inferperf sends with --output-tokens-mean-deterministic.
+                extra_inputs={"ignore_eos": True, "min_tokens": OUTPUT_TOKENS},
+            )
+            load.tool(run)
+        level = Level(run, export, ServerTruth.of(llama.timings(mark)), export.folder, load)
+        levels[(kind, value)] = level
+        note(f"aiperf  chat stream {level_id(kind, value)}: {level.text()}")
     return levels
 
 
@@ -165,8 +180,7 @@ def inferperf_chat_stream(llama, inferperf_bin, prompts, aiperf_levels):
     for kind, value in LEVELS:
         level = profile(llama, "chat", True, kind, value, prompts=prompts)
         levels[(kind, value)] = level
-        note(f"inferperf chat stream {level_id(kind, value)}: {level.export.summary()}; "
-             f"{level.truth.text()}; {level.run.seconds:.1f} s")
+        note(f"inferperf chat stream {level_id(kind, value)}: {level.text()}")
     return levels
 
 
@@ -299,24 +313,41 @@ def each_level(levels, check):
     assert not failures, "\n".join(failures)
 
 
+def skip_unjudged(levels):
+    """Skips (after the other checks passed) when some level's timing was not judged because
+    other processes kept the machine busy during it."""
+    busy = [f"{level_id(k, v)}: {level.load.text()}" for (k, v), level in levels.items() if not level.load.quiet]
+    if busy:
+        pytest.skip(
+            "timing not judged, the machine was busy (" + "; ".join(busy) + "); the rest passed"
+        )
+
+
+def judge_timing(level, kind, value, streaming=True):
+    if level.load.quiet:
+        assert_agrees_with_server(level, kind, value, streaming)
+
+
 def test_aiperf_against_the_server(aiperf_levels):
     """AIPerf's own figures, read with the same reader, against the server's log: the check
     that the truth the inferperf tests use is one a second tool also meets."""
 
     def check(kind, value, level):
         assert_tokens(level, streaming=True)
-        assert_agrees_with_server(level, kind, value)
+        judge_timing(level, kind, value)
 
     each_level(aiperf_levels, check)
+    skip_unjudged(aiperf_levels)
 
 
 def test_inferperf_chat_stream_against_the_server(inferperf_chat_stream):
     def check(kind, value, level):
         assert_tokens(level, streaming=True)
         assert_request_log(level, streaming=True)
-        assert_agrees_with_server(level, kind, value)
+        judge_timing(level, kind, value)
 
     each_level(inferperf_chat_stream, check)
+    skip_unjudged(inferperf_chat_stream)
 
 
 @pytest.mark.parametrize("kind,value", AIPERF_LEVELS, ids=[level_id(*l) for l in AIPERF_LEVELS])
@@ -332,6 +363,7 @@ def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, va
     rate 3). Raw figures then differ by that slowdown, which is the server's, not a difference
     in measuring. The raw figures are printed in the summary and must still be within 15 %."""
     ours, theirs = inferperf_chat_stream[(kind, value)], aiperf_levels[(kind, value)]
+    skip_unjudged({("inferperf at ", level_id(kind, value)): ours, ("AIPerf at ", level_id(kind, value)): theirs})
     evidence = (
         f"inferperf {ours.folder}: {ours.export.summary()}; {ours.truth.text()}\n"
         f"aiperf    {theirs.folder}: {theirs.export.summary()}; {theirs.truth.text()}"
@@ -370,13 +402,14 @@ def test_inferperf_profiles_llama(llama, inferperf_bin, endpoint, streaming):
         level = profile(llama, endpoint, streaming, kind, value)
         levels[(kind, value)] = level
         note(f"inferperf {endpoint} {'stream' if streaming else 'plain'} {level_id(kind, value)}: "
-             f"{level.export.summary()}; {level.truth.text()}; {level.run.seconds:.1f} s")
+             f"{level.text()}")
 
     def check(kind, value, level):
         assert_tokens(level, streaming)
         for export_file in ("profile_export_genai_perf.csv", "profile_export_genai_perf.json"):
             assert (level.folder / export_file).is_file(), f"{level.folder} has no {export_file}"
         assert_request_log(level, streaming)
-        assert_agrees_with_server(level, kind, value, streaming)
+        judge_timing(level, kind, value, streaming)
 
     each_level(levels, check)
+    skip_unjudged(levels)
