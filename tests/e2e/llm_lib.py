@@ -59,6 +59,17 @@ class LlamaTiming:
     def ms_per_eval(self):
         return self.eval_ms / self.eval_runs if self.eval_runs else None
 
+    @property
+    def ms_per_token_served(self):
+        """The server's time between two output tokens, decode + what it does per token
+        around it (sampling, detokenizing, the event: llama-cpp-python runs each step of the
+        generation in a thread-pool hop), from its own totals. With n = runs + 1 tokens, a
+        decode time E per run and a cost s per token: total - prompt = 15 E + 16 s + (a
+        little before the prompt), and a client sees the tokens E + s apart; so
+        E + s = (total - prompt + E) / n, plus the little before the prompt spread over n."""
+        tokens = self.eval_runs + 1
+        return (self.total_ms - self.prompt_ms + self.ms_per_eval) / tokens
+
 
 def parse_llama_timings(text):
     """Every request's timing block in a llama-cpp-python server log, in order."""
@@ -90,10 +101,10 @@ class ServerTruth:
     requests: int
     prompt_ms_p50: float  # over the requests whose prompt decode was timed
     prompt_timed: int
-    ms_per_token_p50: float  # eval_ms / eval_runs
-    # (total - prompt decode) / tokens: per output token, its decode and all the server did
-    # around it (sampling, the event); an upper bound of the gap between two tokens.
-    ms_per_token_all_p50: float
+    ms_per_token_p50: float  # eval_ms / eval_runs: the decode alone
+    # The gap between two output tokens as the server spent it: decode + sampling + sending
+    # the event (see LlamaTiming.ms_per_token_served).
+    ms_per_token_served_p50: float
     total_ms_p50: float
     # Requests whose whole prompt was in the server's cache (the previous request had the
     # same prompt): llama.cpp decoded at most one prompt token for them.
@@ -110,9 +121,9 @@ class ServerTruth:
             prompt_ms_p50=statistics.median(t.prompt_ms for t in timed) if timed else float("nan"),
             prompt_timed=len(timed),
             ms_per_token_p50=statistics.median(evals) if evals else float("nan"),
-            ms_per_token_all_p50=statistics.median(
-                (t.total_ms - t.prompt_ms) / (t.eval_runs + 1) for t in timed
-            ) if timed else float("nan"),
+            ms_per_token_served_p50=statistics.median(t.ms_per_token_served for t in timed)
+            if timed
+            else float("nan"),
             total_ms_p50=statistics.median(t.total_ms for t in timings),
             cached=sum(1 for t in timings if t.prefix_hit > 0 and t.prompt_tokens <= 1),
         )
@@ -121,8 +132,8 @@ class ServerTruth:
         cached = f", {self.cached} prompts whole from the cache" if self.cached else ""
         return (
             f"server: {self.requests} requests, prompt decode p50 {self.prompt_ms_p50:.1f} ms "
-            f"({self.prompt_timed} timed{cached}), {self.ms_per_token_p50:.2f} ms per token "
-            f"p50 ({self.ms_per_token_all_p50:.2f} with sampling and sending), total p50 "
+            f"({self.prompt_timed} timed{cached}), per token p50 {self.ms_per_token_p50:.2f} ms "
+            f"decoding, {self.ms_per_token_served_p50:.2f} ms served, total p50 "
             f"{self.total_ms_p50:.1f} ms"
         )
 

@@ -10,8 +10,8 @@ each in its own event. What is true, and so what is checked, level by level (con
 - Each prompt is sent once: a repeated prompt is served from the server's prompt cache
   without its decode, and the level then measures a lighter load than it claims.
 - Against llama.cpp's timing lines of the level's own requests (see `expectations`): TTFT
-  p50 = prompt decode (+ the other request's whole time at concurrency 2), ITL p50 =
-  per-token decode, throughput = 1 / the request's time at concurrency 2 and = the rate at
+  p50 = prompt decode (+ the other request's whole time at concurrency 2), ITL p50 = the
+  server's time per token (decode, sampling, event), throughput = 1 / the request's time at concurrency 2 and = the rate at
   the rate, within 10 % (5 % for the rate). What the server does around the decode (HTTP, the
   chat template, sampling, the event) is in the 10 %: about 4-5 % on a quiet machine.
 - Side by side with AIPerf at the same settings (streaming chat, the same prompts file and
@@ -245,36 +245,52 @@ def assert_close(what, measured, truth, tolerance, evidence):
 
 def expectations(level, kind, value, streaming=True):
     """What the server's log of the level's requests says each figure must be: a list of
-    (tag, stat, expected value, tolerance). The server decodes one request at a time, so:
-    - ITL = its per-token decode ("eval time" / runs), at every level;
+    (tag, stat, expected value, tolerance, judged on a busy machine too). The server decodes
+    one request at a time, so:
+    - ITL = the time it spends per output token after the first: its decode ("eval time" /
+      runs) and the sampling and event around it, from its "total time"
+      (LlamaTiming.ms_per_token_served); at every level. The decode alone is about 10 % less
+      (5.74 against 6.33 ms at concurrency 1 here): llama-cpp-python's per-token work is real
+      server time that every client sees. Both sides slow down together when other processes
+      take the CPU, so this holds on a busy machine too (within 2 % beside 1.4 busy cores);
     - concurrency 1: TTFT = its prompt decode ("prompt eval time");
     - concurrency 2: each request waits for the whole other request, so TTFT = its total
       time + the prompt decode, and it never idles: throughput = 1 / its total time;
     - a request rate below its capacity (a request takes about 0.2 s, they come 1/R apart):
-      no request waits, so TTFT = the prompt decode, and throughput = the rate."""
+      no request waits, so TTFT = the prompt decode, and throughput = the rate.
+    The last three need a quiet machine: what surrounds the decode (HTTP, the chat template,
+    the client's own scheduling) is not in the log and grows when the CPU is shared."""
     truth = level.truth
     expected = []
     if streaming:
-        expected.append(("inter_token_latency", "p50", truth.ms_per_token_p50, SERVER_TOLERANCE))
+        expected.append(
+            ("inter_token_latency", "p50", truth.ms_per_token_served_p50, SERVER_TOLERANCE, True)
+        )
     if kind == "concurrency":
         if streaming:
             waited = truth.total_ms_p50 if value == 2 else 0.0
             expected.append(
-                ("time_to_first_token", "p50", waited + truth.prompt_ms_p50, SERVER_TOLERANCE)
+                ("time_to_first_token", "p50", waited + truth.prompt_ms_p50, SERVER_TOLERANCE, False)
             )
         if value == 2:
-            expected.append(("request_throughput", "avg", 1000.0 / truth.total_ms_p50, SERVER_TOLERANCE))
+            expected.append(
+                ("request_throughput", "avg", 1000.0 / truth.total_ms_p50, SERVER_TOLERANCE, False)
+            )
     else:
         if streaming:
             # Arrivals 1/R apart, each served in less than that: no request waits.
-            expected.append(("time_to_first_token", "p50", truth.prompt_ms_p50, SERVER_TOLERANCE))
-        expected.append(("request_throughput", "avg", float(value), PEER_TOLERANCE))
+            expected.append(
+                ("time_to_first_token", "p50", truth.prompt_ms_p50, SERVER_TOLERANCE, False)
+            )
+        expected.append(("request_throughput", "avg", float(value), PEER_TOLERANCE, False))
     return expected
 
 
 def assert_agrees_with_server(level, kind, value, streaming=True):
+    """The level's figures against `expectations`; those that need a quiet machine only when
+    it was quiet (see skip_unjudged)."""
     export, truth = level.export, level.truth
-    evidence = f"{level.folder}: {export.summary()}\n{truth.text()}"
+    evidence = f"{level.folder}: {export.summary()}\n{truth.text()}; {level.load.text()}"
     # A prompt sent twice in a row is served from the server's prompt cache: no prompt
     # decode, a shorter request, a higher throughput than the load it stands for.
     assert truth.cached == 0, (
@@ -283,8 +299,13 @@ def assert_agrees_with_server(level, kind, value, streaming=True):
     )
     if streaming and kind == "concurrency":
         assert truth.prompt_timed >= WINDOW_REQUESTS, evidence
+    if streaming:
+        # No client sees tokens come faster than the server decodes them.
+        assert export.get("inter_token_latency", "p50") >= 0.97 * truth.ms_per_token_p50, evidence
     failures = []
-    for tag, stat, expected, tolerance in expectations(level, kind, value, streaming):
+    for tag, stat, expected, tolerance, robust in expectations(level, kind, value, streaming):
+        if not (robust or level.load.quiet):
+            continue
         try:
             assert_close(f"{tag} {stat}", export.get(tag, stat), expected, tolerance, "")
         except AssertionError as error:
@@ -314,18 +335,19 @@ def each_level(levels, check):
 
 
 def skip_unjudged(levels):
-    """Skips (after the other checks passed) when some level's timing was not judged because
-    other processes kept the machine busy during it."""
-    busy = [f"{level_id(k, v)}: {level.load.text()}" for (k, v), level in levels.items() if not level.load.quiet]
+    """Skips (after the other checks passed) when some level's TTFT and throughput were not
+    judged because other processes kept the machine busy during it."""
+    busy = [
+        f"{name if isinstance(name, str) else level_id(*name)}: {level.load.text()}"
+        for name, level in levels.items()
+        if not level.load.quiet
+    ]
     if busy:
         pytest.skip(
-            "timing not judged, the machine was busy (" + "; ".join(busy) + "); the rest passed"
+            "TTFT and throughput not judged, the machine was busy ("
+            + "; ".join(busy)
+            + "); the rest passed"
         )
-
-
-def judge_timing(level, kind, value, streaming=True):
-    if level.load.quiet:
-        assert_agrees_with_server(level, kind, value, streaming)
 
 
 def test_aiperf_against_the_server(aiperf_levels):
@@ -334,7 +356,7 @@ def test_aiperf_against_the_server(aiperf_levels):
 
     def check(kind, value, level):
         assert_tokens(level, streaming=True)
-        judge_timing(level, kind, value)
+        assert_agrees_with_server(level, kind, value)
 
     each_level(aiperf_levels, check)
     skip_unjudged(aiperf_levels)
@@ -344,7 +366,7 @@ def test_inferperf_chat_stream_against_the_server(inferperf_chat_stream):
     def check(kind, value, level):
         assert_tokens(level, streaming=True)
         assert_request_log(level, streaming=True)
-        judge_timing(level, kind, value)
+        assert_agrees_with_server(level, kind, value)
 
     each_level(inferperf_chat_stream, check)
     skip_unjudged(inferperf_chat_stream)
@@ -353,23 +375,24 @@ def test_inferperf_chat_stream_against_the_server(inferperf_chat_stream):
 @pytest.mark.parametrize("kind,value", AIPERF_LEVELS, ids=[level_id(*l) for l in AIPERF_LEVELS])
 def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, value):
     """Request throughput, TTFT p50 and ITL p50 of both tools at the same level, each taken
-    against what the server's log says it must be for the requests of that tool's run.
+    against what the server's log says it must be for the requests of that tool's own run,
+    within 5 % of each other; raw within 15 %.
 
-    Why against the server and not raw: on 2 cores the tools share the CPU with the server,
-    and AIPerf's processes take more of it (in --concurrency mode its timing loop polls a
-    slot without pause, near 100 % of a core; see /work/aiperf-samples/FACTS.md), so the
-    server itself runs slower during AIPerf's runs: its own log shows a longer prompt and
-    token decode then (e.g. 138.6 against 130.1 ms prompt, 7.19 against 6.77 ms per token at
-    rate 3). Raw figures then differ by that slowdown, which is the server's, not a difference
-    in measuring. The raw figures are printed in the summary and must still be within 15 %."""
+    Why against the server and not raw within 5 %: on 2 cores the tools share the CPU with the
+    server, and AIPerf's processes take more of it (in --concurrency mode its timing loop polls
+    for a free slot without pause, near 100 % of a core; see /work/aiperf-samples/FACTS.md),
+    so the server itself runs slower during AIPerf's runs: its own log shows a longer prompt
+    and token decode then (for example 138.6 against 130.1 ms prompt decode, 7.19 against
+    6.77 ms per token at rate 3). Raw figures then differ by that slowdown, which is the
+    server's, not a difference in measuring; the ratios to the server do not."""
     ours, theirs = inferperf_chat_stream[(kind, value)], aiperf_levels[(kind, value)]
-    skip_unjudged({("inferperf at ", level_id(kind, value)): ours, ("AIPerf at ", level_id(kind, value)): theirs})
+    quiet = ours.load.quiet and theirs.load.quiet
     evidence = (
-        f"inferperf {ours.folder}: {ours.export.summary()}; {ours.truth.text()}\n"
-        f"aiperf    {theirs.folder}: {theirs.export.summary()}; {theirs.truth.text()}"
+        f"inferperf {ours.folder}: {ours.text()}\n"
+        f"aiperf    {theirs.folder}: {theirs.text()}"
     )
-    mine = {(t, s): (e, tol) for t, s, e, tol in expectations(ours, kind, value)}
-    yours = {(t, s): (e, tol) for t, s, e, tol in expectations(theirs, kind, value)}
+    mine = {(t, s): (e, robust) for t, s, e, _, robust in expectations(ours, kind, value)}
+    yours = {(t, s): e for t, s, e, _, _ in expectations(theirs, kind, value)}
     failures, lines = [], []
     for tag, stat in (
         ("request_throughput", "avg"),
@@ -378,16 +401,19 @@ def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, va
     ):
         a, b = ours.export.get(tag, stat), theirs.export.get(tag, stat)
         line = f"{tag} {stat}: inferperf {a:.2f}, AIPerf {b:.2f} ({(a - b) / b:+.1%})"
-        if (tag, stat) in mine and (tag, stat) in yours:
-            ra, rb = a / mine[(tag, stat)][0], b / yours[(tag, stat)][0]
-            line += f"; against the server: inferperf x{ra:.3f}, AIPerf x{rb:.3f}"
-            if abs(ra - rb) / rb > PEER_TOLERANCE:
-                failures.append(line)
-        if abs(a - b) / b > RAW_PEER_TOLERANCE:
-            failures.append(line + " (raw)")
+        expected, robust = mine[(tag, stat)]
+        ra, rb = a / expected, b / yours[(tag, stat)]
+        line += f"; against the server: inferperf x{ra:.3f}, AIPerf x{rb:.3f}"
         lines.append(line)
+        if not (robust or quiet):
+            continue
+        if abs(ra - rb) / rb > PEER_TOLERANCE:
+            failures.append(line)
+        if quiet and abs(a - b) / b > RAW_PEER_TOLERANCE:
+            failures.append(line + " (raw)")
     note(f"side by side {level_id(kind, value)}: " + "; ".join(lines))
     assert not failures, "\n".join(failures) + "\n" + evidence
+    skip_unjudged({f"inferperf at {level_id(kind, value)}": ours, f"AIPerf at {level_id(kind, value)}": theirs})
 
 
 @pytest.mark.parametrize(
@@ -409,7 +435,7 @@ def test_inferperf_profiles_llama(llama, inferperf_bin, endpoint, streaming):
         for export_file in ("profile_export_genai_perf.csv", "profile_export_genai_perf.json"):
             assert (level.folder / export_file).is_file(), f"{level.folder} has no {export_file}"
         assert_request_log(level, streaming)
-        judge_timing(level, kind, value, streaming)
+        assert_agrees_with_server(level, kind, value, streaming)
 
     each_level(levels, check)
     skip_unjudged(levels)
