@@ -17,6 +17,7 @@ import subprocess
 import sysconfig
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -422,12 +423,16 @@ class LlamaServer:
     def mark(self):
         return self.process.log_path.stat().st_size
 
-    def timings(self, mark):
+    def timings(self, mark, keep=None):
+        """The timing blocks logged since `mark`; `keep`: a path to copy those log lines to."""
         from llm_lib import parse_llama_timings
 
         with open(self.process.log_path, "rb") as log:
             log.seek(mark)
-            return parse_llama_timings(log.read().decode(errors="replace"))
+            text = log.read().decode(errors="replace")
+        if keep is not None:
+            Path(keep).write_text(text)
+        return parse_llama_timings(text)
 
     def check(self):
         """Answers of both endpoints, streamed and not, have exactly 16 printable tokens; the
