@@ -176,8 +176,8 @@ def aiperf_levels(llama, tokenizer, prompts):
 
 @pytest.fixture(scope="module")
 def inferperf_chat_stream(llama, inferperf_bin, prompts, aiperf_levels):
-    """inferperf, streaming chat with the same prompts file as AIPerf, at every level (run
-    right after AIPerf's runs, so that both see the server in the same state)."""
+    """inferperf, streaming chat with the same prompts file as AIPerf, at every level, right
+    after AIPerf's runs (close in time, on the same warm server)."""
     levels = {}
     for kind, value in LEVELS:
         level = profile(llama, "chat", True, kind, value, prompts=prompts)
