@@ -15,6 +15,7 @@ use crate::backend::{ErrorKind, Request, Target};
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
+use crate::measure::distribution::Compaction;
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::monitors::Monitors;
 use crate::measure::request_log::{RequestLog, WallClock};
@@ -82,6 +83,8 @@ pub struct Profiler<'a> {
     wall_clock: Option<WallClock>,
     /// Every request of the level being measured, when they are logged.
     request_log: Option<RequestLog>,
+    /// What a window keeps once it will only be reported.
+    compaction: Compaction,
 }
 
 impl<'a> Profiler<'a> {
@@ -110,6 +113,7 @@ impl<'a> Profiler<'a> {
             scratch: Drained::default(),
             wall_clock: logs_requests(cfg).then(WallClock::now),
             request_log: None,
+            compaction: Compaction::for_run(cfg),
         }
     }
 
@@ -147,7 +151,7 @@ impl<'a> Profiler<'a> {
             // held at a time.
             result.requests = None;
             for window in &mut result.windows {
-                window.compact(&self.cfg.kept_percentiles());
+                window.compact(&self.compaction);
             }
             results.push(result);
         }
@@ -218,7 +222,7 @@ impl<'a> Profiler<'a> {
             windows.push(window);
             // Only the last windows are judged and merged; older ones keep their figures.
             if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {
-                windows[old].compact(&self.cfg.kept_percentiles());
+                windows[old].compact(&self.compaction);
                 release_freed_memory();
             }
             if self.interrupt.is_raised() {
@@ -340,6 +344,7 @@ impl<'a> Profiler<'a> {
             false => boundary - start,
         };
         window.windows = 1;
+        window.bounds = Some((start, boundary));
         self.driver.stamp_counters(window);
         if let Some(log) = &mut self.request_log {
             log.close_window(start, boundary);

@@ -1,6 +1,7 @@
 //! Tests of the window: counting, merging, compacting, and the figures of streamed answers.
 
 use super::*;
+use crate::measure::distribution::Compaction;
 
 fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
     let done = at + Duration::from_micros(latency_us);
@@ -44,7 +45,7 @@ fn a_compacted_window_keeps_its_reported_figures_and_drops_its_histograms() {
     let before: Vec<f64> = kept.iter().map(|&p| w.percentile_us(p)).collect();
     let (mean, std, late) = (w.mean_latency_us(), w.std_latency_us(), w.late_share());
     let grown = w.latency.resolution();
-    w.compact(&kept);
+    w.compact(&Compaction::percentiles(&kept));
     let after: Vec<f64> = kept.iter().map(|&p| w.percentile_us(p)).collect();
     assert_eq!(before, after);
     assert_eq!((w.mean_latency_us(), w.std_latency_us()), (mean, std));
