@@ -83,7 +83,8 @@ pub struct Profiler<'a> {
     wall_clock: Option<WallClock>,
     /// Every request of the level being measured, when they are logged.
     request_log: Option<RequestLog>,
-    /// What a window keeps once it will only be reported.
+    /// What a window keeps once it will only be reported: while its level is measured, its
+    /// histograms too when a results file is written (the level is not recorded yet).
     compaction: Compaction,
 }
 
@@ -148,10 +149,12 @@ impl<'a> Profiler<'a> {
             let mut result = self.measure_level(level).await?;
             on_level(&result);
             // The per-request exports were written by `on_level`: one level's requests are
-            // held at a time.
+            // held at a time. So was the results file's record of the level, with every
+            // histogram: the windows keep only what the console and CSV show.
             result.requests = None;
+            let reported = Compaction::percentiles(&self.compaction.percentiles);
             for window in &mut result.windows {
-                window.compact(&self.compaction);
+                window.compact(&reported);
             }
             results.push(result);
         }

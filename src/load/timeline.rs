@@ -48,7 +48,7 @@ pub async fn run_timeline(
         current: WindowStats::for_run(cfg),
         scratch: Drained::default(),
         folded_at: Instant::now(),
-        compaction: Compaction::for_run(cfg),
+        compaction: Compaction::percentiles(&cfg.kept_percentiles()),
     };
     if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
         outcome.error = Some(e);
@@ -70,7 +70,8 @@ struct TimelineRun<'a> {
     current: WindowStats,
     scratch: Drained,
     folded_at: Instant,
-    /// What a bucket keeps once reported.
+    /// What a bucket keeps once reported (its histograms were handed to `on_bucket`, which
+    /// writes them into the results file).
     compaction: Compaction,
 }
 

@@ -53,8 +53,9 @@ pub struct Compaction {
 }
 
 impl Compaction {
-    /// What the windows of a run keep: the percentiles its reports show, and the
-    /// histograms when it writes a results file (`--report-dir`, `--results-file`).
+    /// What the windows of a level keep while it is measured: the percentiles its reports
+    /// show, and the histograms when the run writes a results file (`--report-dir`,
+    /// `--results-file`), which records the level only once it is done.
     pub fn for_run(cfg: &crate::config::Config) -> Compaction {
         Compaction {
             percentiles: cfg.kept_percentiles(),

@@ -201,9 +201,10 @@ impl WindowStats {
 
     /// Drops the distributions' histograms, keeping their values at the percentiles of
     /// `keep`, every count and sum, and the histograms encoded if `keep` asks: a window that
-    /// will only be reported, never merged again, then costs a few hundred bytes (about
-    /// 1.5 KiB more with the histograms), so that memory stays flat however many windows or
-    /// seconds a run has.
+    /// will only be reported, never merged again, then costs a few hundred bytes (with the
+    /// histograms, from 0.5 KiB for a steady service time to 17 KiB for 50,000 latencies
+    /// spread over three decades), so that memory stays flat however many windows or seconds
+    /// a run has.
     pub fn compact(&mut self, keep: &Compaction) {
         for distribution in self.distributions() {
             distribution.compact(keep);

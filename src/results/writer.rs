@@ -197,14 +197,15 @@ fn knee(cfg: &Config, levels: &[LevelRecord]) -> Option<usize> {
 
 /// Creates the folder the file goes in and tries writing a file there.
 fn check_writable(cfg: &Config, path: &Path) -> RunResult<()> {
-    let flag = match cfg.report_dir {
-        Some(_) => "--report-dir",
-        None => "--results-file",
+    let (flag, named) = match &cfg.report_dir {
+        Some(dir) => ("--report-dir", dir.as_path()),
+        None => ("--results-file", path),
     };
-    let refuse = |what: String| RunError::bad_option(format!("{flag} {what}."));
+    let refuse =
+        |what: String| RunError::bad_option(format!("{flag} {}: {what}.", named.display()));
     if path.is_dir() {
         return Err(refuse(format!(
-            "{}: is a folder; name a file, e.g. {}",
+            "{} is a folder; name a file, e.g. {}",
             path.display(),
             path.join("results.json").display()
         )));
@@ -212,15 +213,14 @@ fn check_writable(cfg: &Config, path: &Path) -> RunResult<()> {
     let folder = parent(path);
     std::fs::create_dir_all(folder).map_err(|e| {
         refuse(format!(
-            "{}: cannot create the folder {}: {e}",
-            path.display(),
+            "cannot create the folder {}: {e}",
             folder.display()
         ))
     })?;
     let probe = temporary_path(path);
     File::create(&probe)
         .and_then(|_| std::fs::remove_file(&probe))
-        .map_err(|e| refuse(format!("{}: cannot write there: {e}", folder.display())))
+        .map_err(|e| refuse(format!("cannot write in {}: {e}", folder.display())))
 }
 
 fn parent(path: &Path) -> &Path {
