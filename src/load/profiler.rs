@@ -150,7 +150,8 @@ impl<'a> Profiler<'a> {
             on_level(&result);
             // The per-request exports were written by `on_level`: one level's requests are
             // held at a time. So was the results file's record of the level, with every
-            // histogram: the windows keep only what the console and CSV show.
+            // histogram: the windows keep only what the console and CSV show (those compacted
+            // during the level let their encoded histograms go).
             result.requests = None;
             let reported = Compaction::percentiles(&self.compaction.percentiles);
             for window in &mut result.windows {

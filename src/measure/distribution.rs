@@ -183,9 +183,13 @@ impl Distribution {
 
     /// Drops the histogram, keeping the values at the percentiles of `keep`, the count, the
     /// sum and, if `keep` asks, the histogram encoded: a window that will only be reported
-    /// then costs a few hundred bytes.
+    /// then costs a few hundred bytes. Compacting again without keeping histograms drops an
+    /// encoded one.
     pub fn compact(&mut self, keep: &Compaction) {
         if self.kept.is_some() {
+            if !keep.keep_histograms {
+                self.encoded = None;
+            }
             return;
         }
         if keep.keep_histograms {
@@ -383,6 +387,10 @@ mod tests {
             back.percentile(99.9) > 0.0,
             "every percentile answers again"
         );
+        // Once the histogram is written elsewhere, compacting again lets it go.
+        kept.compact(&Compaction::percentiles(&[50.0]));
+        assert_eq!(kept.encoded_len(), 0);
+        assert_eq!(back.percentile(50.0), kept.percentile(50.0));
     }
 
     #[test]
