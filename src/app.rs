@@ -16,6 +16,7 @@ use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
 use crate::report;
+use crate::results::{ResultsWriter, RunEnd};
 
 /// The target, model, dataset and encoded requests of a run, ready to drive.
 pub struct Prepared {
@@ -68,14 +69,28 @@ pub struct ProfileOutcome {
     pub exit_code: i32,
 }
 
-/// Runs a profile, printing perf_analyzer's report as it goes and writing the CSV.
+/// Runs a profile, printing perf_analyzer's report as it goes and writing the CSV and the
+/// results file (`--report-dir`, `--results-file`: first when the model is known, then after
+/// every level, and completed however the run ends).
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
-    let prepared = prepare(cfg).await?;
+    // An unusable results path stops the run before anything is measured.
+    let mut results = ResultsWriter::start(cfg)?;
+    let prepared = match prepare(cfg).await {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            let _ = results.finish(RunEnd {
+                error: Some(&error),
+                ..RunEnd::default()
+            });
+            return Err(error);
+        }
+    };
+    results.set_model(&prepared.model);
     print_preamble(cfg, &prepared.model);
     if cfg.load.timeline().is_some() {
-        return follow_timeline(cfg, &prepared, interrupt).await;
+        return follow_timeline(cfg, &prepared, interrupt, &mut results).await;
     }
-    let (profiler, notes) = prepared.profiler(cfg, interrupt).await;
+    let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
     for note in notes {
         println!("{note}");
     }
@@ -84,10 +99,17 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         .sweep(|level| {
             print!("{}", report::level_block(cfg, &prepared.model, level));
             artifacts.write_level(level);
+            results.add_level(level);
         })
         .await;
+    let written = results.finish(RunEnd {
+        interrupted: interrupt.is_raised(),
+        error: outcome.error.as_ref(),
+        timeline_total: None,
+    });
     finish(cfg, &prepared.model, &outcome.results)?;
     artifacts.finish()?;
+    written?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -118,6 +140,7 @@ async fn follow_timeline(
     cfg: &Config,
     prepared: &Prepared,
     interrupt: Arc<Interrupt>,
+    results: &mut ResultsWriter<'_>,
 ) -> RunResult<ProfileOutcome> {
     print!("{}", report::timeline_header(cfg));
     let outcome = run_timeline(
@@ -125,11 +148,20 @@ async fn follow_timeline(
         prepared.target.clone(),
         prepared.dataset.clone(),
         prepared.requests.clone(),
-        interrupt,
-        |bucket| print!("{}", report::bucket_line(cfg, bucket)),
+        interrupt.clone(),
+        |bucket| {
+            print!("{}", report::bucket_line(cfg, bucket));
+            results.add_bucket(bucket);
+        },
     )
     .await;
+    let written = results.finish(RunEnd {
+        interrupted: interrupt.is_raised(),
+        error: outcome.error.as_ref(),
+        timeline_total: (!outcome.buckets.is_empty()).then_some(&outcome.total),
+    });
     finish_timeline(cfg, &outcome.buckets, &outcome.total)?;
+    written?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -145,8 +177,8 @@ fn finish_timeline(cfg: &Config, buckets: &[Bucket], total: &WindowStats) -> Run
     }
     println!();
     print!("{}", report::timeline_summary(cfg, buckets, total));
-    if let Some(path) = &cfg.csv_file {
-        report::write_timeline_csv(cfg, buckets, path).map_err(|e| csv_error(path, e))?;
+    for path in cfg.csv_paths() {
+        report::write_timeline_csv(cfg, buckets, &path).map_err(|e| csv_error(&path, e))?;
     }
     Ok(())
 }
@@ -196,8 +228,8 @@ fn finish(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> RunResult
         println!();
         print!("{block}");
     }
-    if let Some(path) = &cfg.csv_file {
-        report::write_csv(cfg, model, results, path).map_err(|e| csv_error(path, e))?;
+    for path in cfg.csv_paths() {
+        report::write_csv(cfg, model, results, &path).map_err(|e| csv_error(&path, e))?;
     }
     Ok(())
 }
