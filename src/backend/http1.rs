@@ -59,6 +59,14 @@ pub fn frame_request(
     Bytes::from(out)
 }
 
+/// The `-H` headers, except those the framing writes itself.
+pub fn user_headers(headers: &[(String, String)]) -> impl Iterator<Item = (&str, &str)> {
+    headers
+        .iter()
+        .filter(|(name, _)| !matches!(name.as_str(), "host" | "content-length"))
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+}
+
 /// One response as read from the connection.
 #[derive(Debug)]
 pub struct Response {

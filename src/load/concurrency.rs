@@ -2,7 +2,7 @@
 //! next request as soon as its previous one is answered (all of its answers, for a stream).
 //! Samples go into the slot's own buffer; the profiler cuts windows from those buffers.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -51,6 +51,11 @@ pub struct ClosedLoop {
     threads: Arc<ClientThreads>,
     /// When set, the number of requests still allowed to start (request-count and warm-up).
     budget: Option<Arc<AtomicI64>>,
+    /// Which request of the list goes next, shared by the slots: each request of the list is
+    /// sent once before any is sent again (a slot stepping through the list on its own
+    /// would send each one as many times in a row as there are slots, which a server's
+    /// cache of prompts or answers then serves for free).
+    next_request: Arc<AtomicUsize>,
 }
 
 impl ClosedLoop {
@@ -65,6 +70,7 @@ impl ClosedLoop {
             slots: Vec::new(),
             threads,
             budget: None,
+            next_request: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -104,6 +110,7 @@ impl ClosedLoop {
             target: self.target.clone(),
             requests: self.requests.clone(),
             budget: self.budget.clone(),
+            next_request: self.next_request.clone(),
         };
         let lane = self.target.lane(index);
         self.threads.handle(lane).spawn(slot.run())
@@ -159,12 +166,15 @@ struct SlotTask {
     target: Arc<Target>,
     requests: Arc<Vec<Request>>,
     budget: Option<Arc<AtomicI64>>,
+    next_request: Arc<AtomicUsize>,
 }
 
 impl SlotTask {
     async fn run(self) {
         let mut caller = Caller::new(self.index, &self.target);
-        let mut next = self.index % self.requests.len().max(1);
+        let take =
+            || self.next_request.fetch_add(1, Ordering::Relaxed) % self.requests.len().max(1);
+        let mut next = take();
         let mut backoff = Duration::from_millis(1);
         loop {
             match self.shared.state.load(Ordering::Relaxed) {
@@ -193,7 +203,7 @@ impl SlotTask {
                 continue;
             }
             backoff = Duration::from_millis(1);
-            next = (next + 1) % self.requests.len();
+            next = take();
         }
     }
 

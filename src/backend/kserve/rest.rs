@@ -11,7 +11,7 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::answer::check_http;
-use crate::backend::http1::{frame_request, Http1Stream, Response};
+use crate::backend::http1::{frame_request, user_headers, Http1Stream, Response};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::backend::{nanos, server_datatype, ConfigFacts, Discovered, Payload, Request, Target};
@@ -41,14 +41,6 @@ pub fn infer_request(target: &Target, body: &[u8], header_len: Option<usize>) ->
         None => headers.push(("content-type", "application/json")),
     }
     frame_request("POST", &path, &target.authority, &headers, body)
-}
-
-/// The `-H` headers, except those the framing writes itself.
-fn user_headers(headers: &[(String, String)]) -> impl Iterator<Item = (&str, &str)> {
-    headers
-        .iter()
-        .filter(|(name, _)| !matches!(name.as_str(), "host" | "content-length"))
-        .map(|(name, value)| (name.as_str(), value.as_str()))
 }
 
 /// One HTTP/1.1 connection to the server.

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::events::{is_done, read_answer, read_chunk, reset, ChunkFacts, EventReader};
 use super::OpenAi;
-use crate::backend::http1::{frame_request, Http1Stream, ResponseStart};
+use crate::backend::http1::{frame_request, user_headers, Http1Stream, ResponseStart};
 use crate::backend::{
     nanos, ErrorKind, Exchange, Failure, Malformation, Payload, Request, Target, TokenSource,
     Tokens,
@@ -221,15 +221,6 @@ pub async fn check_model(target: &Target, adapter: &OpenAi) -> RunResult<()> {
         })
 }
 
-fn user_headers(target: &Target) -> Vec<(&str, &str)> {
-    target
-        .headers
-        .iter()
-        .filter(|(n, _)| !matches!(n.as_str(), "host" | "content-length" | "content-type"))
-        .map(|(n, v)| (n.as_str(), v.as_str()))
-        .collect()
-}
-
 /// `GET /v1/models`: the model must be among those listed (a server without the list is
 /// taken at its word).
 async fn check_listed(io: &mut Http1Stream, target: &Target) -> RunResult<()> {
@@ -237,7 +228,7 @@ async fn check_listed(io: &mut Http1Stream, target: &Target) -> RunResult<()> {
         "GET",
         "/v1/models",
         &target.authority,
-        &user_headers(target),
+        &user_headers(&target.headers).collect::<Vec<_>>(),
         b"",
     );
     let broken = |_| target.unreachable("the connection broke while reading /v1/models");

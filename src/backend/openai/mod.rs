@@ -10,7 +10,7 @@ pub mod events;
 
 use serde_json::{json, Map, Value};
 
-use super::http1::frame_request;
+use super::http1::{frame_request, user_headers};
 use super::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
 use crate::config::{Config, Endpoint, LlmConfig};
 use crate::data::{Entry, Prompt};
@@ -81,13 +81,10 @@ impl OpenAi {
 
     /// The whole HTTP request for a body.
     fn frame(&self, target: &Target, body: &[u8]) -> bytes::Bytes {
-        let mut headers: Vec<(&str, &str)> = target
-            .headers
-            .iter()
-            .filter(|(n, _)| !matches!(n.as_str(), "host" | "content-length" | "content-type"))
-            .map(|(n, v)| (n.as_str(), v.as_str()))
-            .collect();
-        headers.push(("content-type", "application/json"));
+        let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
+        if !headers.iter().any(|(n, _)| *n == "content-type") {
+            headers.push(("content-type", "application/json"));
+        }
         if self.streaming {
             headers.push(("accept", "text/event-stream"));
         }
