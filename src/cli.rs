@@ -48,8 +48,9 @@ pub enum Command {
 /// The noise rule of `inferperf compare`, as its `--help` states it.
 pub const COMPARE_RULE: &str = "\
 Levels are matched by their load (the same concurrency or request rate); a level present in \
-only one run is listed as unmatched. Change = (B - A) / A for each figure of the level's \
-merged windows. Noise rule: a run's noise for a figure at a level is the relative half-range \
+only one run is listed as unmatched. Figures: throughput, the client latency's p50 and p99, the \
+baseline's --percentile, and any figure a --fail-on limit names. Change = (B - A) / A for each \
+figure of the level's merged windows. Noise rule: a run's noise for a figure at a level is the relative half-range \
 of that figure across the windows merged into the level, (max - min) / 2 / mean; a level \
 measured in one window has no spread to read, so its noise is the run's stability \
 percentage (-s, 10% by default). A change is beyond noise when |change| > noise(A) + \
@@ -386,6 +387,20 @@ mod tests {
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         let args = normalize_args(args.iter().map(|s| s.to_string()).collect());
         Cli::try_parse_from(args)
+    }
+
+    #[test]
+    fn compare_is_a_subcommand() {
+        let cli = parse(&["inferperf", "compare", "a", "b/", "--fail-on", "p99>+10%"]).unwrap();
+        let Command::Compare(args) = cli.command else {
+            panic!("compare must parse as compare");
+        };
+        assert_eq!(args.runs.len(), 2);
+        assert_eq!(args.fail_on.as_deref(), Some("p99>+10%"));
+        assert!(
+            parse(&["inferperf", "compare", "a"]).is_err(),
+            "two runs at least"
+        );
     }
 
     #[test]
