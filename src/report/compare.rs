@@ -242,6 +242,17 @@ pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
     let mut warnings = Vec::new();
     let mut failures = Vec::new();
     for run in runs {
+        if run.file.levels.is_empty() {
+            warnings.push(format!(
+                "{} has no levels to compare{}.",
+                run.name,
+                if run.file.timeline.is_some() {
+                    " (a --ramp / --load-steps run has a timeline instead)"
+                } else {
+                    ""
+                }
+            ));
+        }
         if !run.file.finished {
             warnings.push(format!(
                 "{} is not finished (the run was still going or stopped early): its levels are compared as they are.",
