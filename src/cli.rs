@@ -21,7 +21,8 @@ pub const DEFAULT_VALIDATION_TOLERANCE: f64 = 1e-5;
     about = "Measure the throughput and latency of an inference server (perf_analyzer-compatible).",
     after_help = "Subcommands: `inferperf profile ...` (the default; the flags above), \
                   `inferperf serve --help` (the embedded reference server), \
-                  `inferperf demo` (a full report against the embedded server, nothing else needed)."
+                  `inferperf demo` (a full report against the embedded server, nothing else needed), \
+                  `inferperf compare A B` (two or more results files side by side, with a verdict per figure)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,6 +39,38 @@ pub enum Command {
     /// Start the embedded server in-process, profile a short sweep, print the report and
     /// write the CSVs: a full report with one command and nothing else installed.
     Demo(DemoArgs),
+    /// Compare results files level by level: the change of each figure against the first
+    /// run, better, worse or within noise, and a regression gate (--fail-on).
+    #[command(after_help = COMPARE_RULE)]
+    Compare(CompareArgs),
+}
+
+/// The noise rule of `inferperf compare`, as its `--help` states it.
+pub const COMPARE_RULE: &str = "\
+Levels are matched by their load (the same concurrency or request rate); a level present in \
+only one run is listed as unmatched. Figures: throughput, the client latency's p50 and p99, the \
+baseline's --percentile, and any figure a --fail-on limit names. Change = (B - A) / A for each \
+figure of the level's merged windows. Noise rule: a run's noise for a figure at a level is the relative half-range \
+of that figure across the windows merged into the level, (max - min) / 2 / mean; a level \
+measured in one window has no spread to read, so its noise is the run's stability \
+percentage (-s, 10% by default). A change is beyond noise when |change| > noise(A) + \
+noise(B); then it is better (throughput up, latency down) or worse, else within noise. \
+--fail-on exits 1 when a figure moved past its limit and beyond noise, 0 otherwise; a \
+results file that cannot be read or a bad --fail-on is exit 3.";
+
+/// Flags of `inferperf compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Results files (results.json) or --report-dir folders; the first is the baseline,
+    /// each other run is compared with it.
+    #[arg(value_name = "RUN", num_args = 2.., required = true)]
+    pub runs: Vec<std::path::PathBuf>,
+    /// Limits that fail the comparison (exit 1) when a figure moves past them beyond noise,
+    /// comma-separated: FIGURE<-N% for a drop, FIGURE>+N% for a rise; FIGURE is
+    /// throughput, avg (mean latency) or pNN (latency percentile: p50, p90, p95, p99, p99.9).
+    /// E.g. 'throughput<-5%,p99>+10%'.
+    #[arg(long, value_name = "LIMITS")]
+    pub fail_on: Option<String>,
 }
 
 /// Flags of `inferperf demo`.
@@ -334,7 +367,7 @@ pub struct ProfileArgs {
 }
 
 /// Names that select a subcommand; anything else means `profile`.
-const SUBCOMMANDS: [&str; 4] = ["profile", "serve", "demo", "help"];
+const SUBCOMMANDS: [&str; 5] = ["profile", "serve", "demo", "compare", "help"];
 
 /// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
@@ -354,6 +387,20 @@ mod tests {
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         let args = normalize_args(args.iter().map(|s| s.to_string()).collect());
         Cli::try_parse_from(args)
+    }
+
+    #[test]
+    fn compare_is_a_subcommand() {
+        let cli = parse(&["inferperf", "compare", "a", "b/", "--fail-on", "p99>+10%"]).unwrap();
+        let Command::Compare(args) = cli.command else {
+            panic!("compare must parse as compare");
+        };
+        assert_eq!(args.runs.len(), 2);
+        assert_eq!(args.fail_on.as_deref(), Some("p99>+10%"));
+        assert!(
+            parse(&["inferperf", "compare", "a"]).is_err(),
+            "two runs at least"
+        );
     }
 
     #[test]

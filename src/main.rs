@@ -45,6 +45,9 @@ async fn run(command: Command) -> Result<i32, RunError> {
         }
         Command::Serve(args) => serve(args).await,
         Command::Demo(args) => inferperf::demo::run(&args).await,
+        Command::Compare(args) => {
+            inferperf::report::compare::run(&args.runs, args.fail_on.as_deref())
+        }
     }
 }
 

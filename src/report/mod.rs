@@ -4,6 +4,7 @@
 //! [`LevelResult`](crate::measure::level::LevelResult)s, and never measure anything.
 
 pub mod answers;
+pub mod compare;
 pub mod console;
 pub mod csv;
 pub mod ensemble_csv;

@@ -1,0 +1,479 @@
+//! `inferperf compare A B [C …]`: results files side by side, level by level (matched by
+//! load), with the change of each figure against the first run and a verdict that accounts
+//! for noise, and `--fail-on` limits that make it a regression gate.
+//!
+//! The noise rule (also in `inferperf compare --help`, [`crate::cli::COMPARE_RULE`]): a run's
+//! noise for a figure at a level is the relative half-range of that figure across the
+//! windows merged into the level, (max − min) / 2 / mean; with a single window it is the
+//! run's stability percentage. A change is beyond noise when |change| > noise(A) + noise(B).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::error::{RunError, RunResult};
+use crate::results::{self, LevelLoad, LevelRecord, ResultsFile, WindowRecord};
+
+/// A figure compared: throughput, mean latency, or a latency percentile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Figure {
+    Throughput,
+    Avg,
+    Percentile(f64),
+}
+
+impl Figure {
+    pub fn name(&self) -> String {
+        match self {
+            Figure::Throughput => "throughput".to_string(),
+            Figure::Avg => "avg".to_string(),
+            Figure::Percentile(p) => format!("p{p}"),
+        }
+    }
+
+    /// Whether a rise of this figure is an improvement.
+    fn higher_is_better(&self) -> bool {
+        matches!(self, Figure::Throughput)
+    }
+
+    /// The figure of a window: infer/s, or latency in µs. None when it cannot be read.
+    fn value(&self, w: &WindowRecord) -> Option<f64> {
+        match self {
+            Figure::Throughput => Some(w.throughput),
+            Figure::Avg => Some(w.latency.mean / 1000.0),
+            Figure::Percentile(p) => match w.latency.percentiles.get(*p) {
+                Some(v) => Some(v / 1000.0),
+                None => w
+                    .latency
+                    .distribution()
+                    .ok()
+                    .map(|d| d.percentile(*p) / 1000.0)
+                    .filter(|v| v.is_finite()),
+            },
+        }
+    }
+
+    fn unit(&self) -> &'static str {
+        match self {
+            Figure::Throughput => "infer/s",
+            _ => "usec",
+        }
+    }
+}
+
+/// One `--fail-on` limit: the figure, and the change in percent past which it fails
+/// (negative: a drop below it, positive: a rise above it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limit {
+    pub figure: Figure,
+    pub percent: f64,
+}
+
+impl Limit {
+    fn passed(&self, change: f64) -> bool {
+        if self.percent < 0.0 {
+            change < self.percent
+        } else {
+            change > self.percent
+        }
+    }
+
+    fn text(&self) -> String {
+        let op = if self.percent < 0.0 { '<' } else { '>' };
+        format!("{}{op}{:+}%", self.figure.name(), self.percent)
+    }
+}
+
+/// Parses `--fail-on`: `throughput<-5%,p99>+10%`.
+pub fn parse_fail_on(text: &str) -> Result<Vec<Limit>, String> {
+    let usage = "each limit is FIGURE<-N% (a drop) or FIGURE>+N% (a rise), FIGURE being throughput, avg or pNN (p50, p99, p99.9), e.g. 'throughput<-5%,p99>+10%'";
+    let mut limits = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        let bad = |why: &str| format!("--fail-on '{text}': '{item}' {why}; {usage}.");
+        let Some(at) = item.find(['<', '>']) else {
+            return Err(bad("has no < or >"));
+        };
+        let (name, rest) = item.split_at(at);
+        let name = name.trim().to_ascii_lowercase();
+        let drop = rest.starts_with('<');
+        let figure = match name.as_str() {
+            "throughput" => Figure::Throughput,
+            "avg" => Figure::Avg,
+            _ => match name.strip_prefix('p').and_then(|p| p.parse::<f64>().ok()) {
+                Some(p) if p > 0.0 && p < 100.0 => Figure::Percentile(p),
+                _ => return Err(bad(&format!("names no figure ('{name}')"))),
+            },
+        };
+        let number = rest[1..].trim();
+        let Some(number) = number.strip_suffix('%') else {
+            return Err(bad("has no percentage ending in %"));
+        };
+        let percent: f64 = match number.trim().parse() {
+            Ok(v) if f64::is_finite(v) => v,
+            _ => return Err(bad(&format!("has no number ('{number}')"))),
+        };
+        if drop && percent >= 0.0 {
+            return Err(bad("uses < with a percentage that is not negative"));
+        }
+        if !drop && percent <= 0.0 {
+            return Err(bad("uses > with a percentage that is not positive"));
+        }
+        limits.push(Limit { figure, percent });
+    }
+    Ok(limits)
+}
+
+/// The verdict on one figure's change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    Better,
+    Worse,
+    WithinNoise,
+}
+
+impl Verdict {
+    pub fn text(&self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::WithinNoise => "within noise",
+        }
+    }
+}
+
+/// The rule: a change (percent) is beyond noise when |change| > noise_a + noise_b
+/// (percent); then it is better or worse by the figure's direction.
+pub fn verdict(figure: Figure, change: f64, noise_a: f64, noise_b: f64) -> Verdict {
+    if !change.is_finite() || change.abs() <= noise_a + noise_b {
+        return Verdict::WithinNoise;
+    }
+    if (change > 0.0) == figure.higher_is_better() {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    }
+}
+
+/// The relative half-range, in percent, of the values: (max − min) / 2 / mean.
+pub fn half_range(values: &[f64]) -> Option<f64> {
+    if values.len() < 2 {
+        return None;
+    }
+    let max = values.iter().copied().fold(f64::MIN, f64::max);
+    let min = values.iter().copied().fold(f64::MAX, f64::min);
+    let mean = values.iter().sum::<f64>() / values.len() as f64;
+    (mean > 0.0).then(|| (max - min) / 2.0 / mean * 100.0)
+}
+
+/// A run's noise for a figure at a level, percent: the half-range across its merged
+/// windows, or the stability percentage when there is one window (or none to read).
+fn noise(level: &LevelRecord, figure: Figure, stability: f64) -> f64 {
+    let values: Vec<f64> = level
+        .merged_windows
+        .iter()
+        .filter_map(|&i| level.windows.get(i))
+        .filter_map(|w| figure.value(w))
+        .collect();
+    half_range(&values).unwrap_or(stability)
+}
+
+fn same_load(a: &LevelLoad, b: &LevelLoad) -> bool {
+    match (a, b) {
+        (LevelLoad::Concurrency(x), LevelLoad::Concurrency(y)) => x == y,
+        (LevelLoad::RequestRate(x), LevelLoad::RequestRate(y)) => {
+            (x - y).abs() <= 1e-9 * x.abs().max(y.abs()).max(1.0)
+        }
+        _ => false,
+    }
+}
+
+fn load_text(load: &LevelLoad) -> String {
+    match load {
+        LevelLoad::Concurrency(c) => format!("concurrency {c}"),
+        LevelLoad::RequestRate(r) => format!("request rate {r}"),
+    }
+}
+
+/// A loaded run: the name it was given and its file.
+pub struct Run {
+    pub name: String,
+    pub file: ResultsFile,
+}
+
+/// What a comparison found: the console text, the warnings, the limits passed.
+pub struct Comparison {
+    pub text: String,
+    pub warnings: Vec<String>,
+    pub failures: Vec<String>,
+}
+
+/// The figures compared: throughput, p50, p99, the baseline's --percentile, and any
+/// figure a limit names.
+fn figures(baseline: &ResultsFile, limits: &[Limit]) -> Vec<Figure> {
+    let mut all = vec![
+        Figure::Throughput,
+        Figure::Percentile(50.0),
+        Figure::Percentile(99.0),
+    ];
+    let extra = baseline
+        .settings
+        .percentile
+        .map(Figure::Percentile)
+        .into_iter()
+        .chain(limits.iter().map(|l| l.figure));
+    for figure in extra {
+        if !all.contains(&figure) {
+            all.push(figure);
+        }
+    }
+    all
+}
+
+fn format_value(figure: Figure, v: Option<f64>) -> String {
+    match v {
+        None => "n/a".to_string(),
+        Some(v) if figure == Figure::Throughput => format!("{v:.1} {}", figure.unit()),
+        Some(v) => format!("{v:.0} {}", figure.unit()),
+    }
+}
+
+/// Compares every run with the first.
+pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
+    let mut text = String::new();
+    let mut warnings = Vec::new();
+    let mut failures = Vec::new();
+    for run in runs {
+        if run.file.levels.is_empty() {
+            warnings.push(format!(
+                "{} has no levels to compare{}.",
+                run.name,
+                if run.file.timeline.is_some() {
+                    " (a --ramp / --load-steps run has a timeline instead)"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if !run.file.finished {
+            warnings.push(format!(
+                "{} is not finished (the run was still going or stopped early): its levels are compared as they are.",
+                run.name
+            ));
+        }
+    }
+    let Some((base, others)) = runs.split_first() else {
+        return Comparison {
+            text,
+            warnings,
+            failures,
+        };
+    };
+    let figures = figures(&base.file, limits);
+    for other in others {
+        let _ = writeln!(text, "{} vs baseline {}", other.name, base.name);
+        let mut unmatched = Vec::new();
+        for level_a in &base.file.levels {
+            let Some(level_b) = other
+                .file
+                .levels
+                .iter()
+                .find(|l| same_load(&l.load, &level_a.load))
+            else {
+                unmatched.push(format!(
+                    "{} only in {}",
+                    load_text(&level_a.load),
+                    base.name
+                ));
+                continue;
+            };
+            let _ = writeln!(
+                text,
+                "  {}{}",
+                load_text(&level_a.load),
+                match (level_a.stable, level_b.stable) {
+                    (true, true) => "",
+                    (false, true) => " (baseline not stable)",
+                    (true, false) => " (not stable)",
+                    (false, false) => " (neither stable)",
+                }
+            );
+            let _ = writeln!(
+                text,
+                "    {:<11} {:>16} {:>16} {:>9} {:>8}  verdict",
+                "figure", "baseline", "this run", "change", "noise"
+            );
+            for &figure in &figures {
+                let a = figure.value(&level_a.merged);
+                let b = figure.value(&level_b.merged);
+                let change = match (a, b) {
+                    (Some(a), Some(b)) if a > 0.0 => Some((b - a) / a * 100.0),
+                    _ => None,
+                };
+                let noise_a = noise(level_a, figure, base.file.settings.stability_percentage);
+                let noise_b = noise(level_b, figure, other.file.settings.stability_percentage);
+                let noise_sum = noise_a + noise_b;
+                let v = change.map(|c| verdict(figure, c, noise_a, noise_b));
+                let _ = writeln!(
+                    text,
+                    "    {:<11} {:>16} {:>16} {:>9} {:>8}  {}",
+                    figure.name(),
+                    format_value(figure, a),
+                    format_value(figure, b),
+                    change.map_or("n/a".to_string(), |c| format!("{c:+.1}%")),
+                    format!("±{noise_sum:.1}%"),
+                    v.map_or("n/a (no baseline value)", |v| v.text()),
+                );
+                let (Some(change), Some(v)) = (change, v) else {
+                    continue;
+                };
+                for limit in limits.iter().filter(|l| l.figure == figure) {
+                    if limit.passed(change) && v != Verdict::WithinNoise {
+                        failures.push(format!(
+                            "{} at {}: {} moved {change:+.1}% against {}, past the limit {} and beyond noise (±{noise_sum:.1}%).",
+                            other.name,
+                            load_text(&level_a.load),
+                            figure.name(),
+                            base.name,
+                            limit.text()
+                        ));
+                    }
+                }
+            }
+        }
+        for level_b in &other.file.levels {
+            if !base
+                .file
+                .levels
+                .iter()
+                .any(|l| same_load(&l.load, &level_b.load))
+            {
+                unmatched.push(format!(
+                    "{} only in {}",
+                    load_text(&level_b.load),
+                    other.name
+                ));
+            }
+        }
+        if !unmatched.is_empty() {
+            let _ = writeln!(text, "  Unmatched levels: {}.", unmatched.join("; "));
+        }
+        let _ = writeln!(text);
+    }
+    Comparison {
+        text,
+        warnings,
+        failures,
+    }
+}
+
+/// `inferperf compare`: reads the runs, prints the comparison, returns the exit code (1
+/// when a --fail-on limit was passed beyond noise, else 0).
+pub fn run(paths: &[PathBuf], fail_on: Option<&str>) -> RunResult<i32> {
+    let limits = match fail_on {
+        Some(text) => parse_fail_on(text).map_err(RunError::bad_option)?,
+        None => Vec::new(),
+    };
+    let runs = paths
+        .iter()
+        .map(|p| {
+            Ok(Run {
+                name: display_name(p),
+                file: results::read(p)?,
+            })
+        })
+        .collect::<RunResult<Vec<_>>>()?;
+    let comparison = compare(&runs, &limits);
+    for warning in &comparison.warnings {
+        eprintln!("warning: {warning}");
+    }
+    print!("{}", comparison.text);
+    if let Some(fail_on) = fail_on {
+        if comparison.failures.is_empty() {
+            println!("--fail-on '{fail_on}': no figure moved past its limit beyond noise.");
+        } else {
+            for failure in &comparison.failures {
+                println!("FAIL {failure}");
+            }
+            return Ok(1);
+        }
+    }
+    Ok(0)
+}
+
+fn display_name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_within_both_noises_is_within_noise() {
+        let p50 = Figure::Percentile(50.0);
+        assert_eq!(verdict(p50, 3.0, 1.0, 2.0), Verdict::WithinNoise);
+        assert_eq!(verdict(p50, -3.0, 1.0, 2.0), Verdict::WithinNoise);
+        assert_eq!(verdict(p50, 3.1, 1.0, 2.0), Verdict::Worse);
+        assert_eq!(verdict(p50, -3.1, 1.0, 2.0), Verdict::Better);
+        assert_eq!(verdict(Figure::Throughput, 3.1, 1.0, 2.0), Verdict::Better);
+        assert_eq!(verdict(Figure::Throughput, -3.1, 1.0, 2.0), Verdict::Worse);
+        assert_eq!(verdict(Figure::Avg, 0.0, 0.0, 0.0), Verdict::WithinNoise);
+        assert_eq!(
+            verdict(Figure::Avg, f64::NAN, 0.0, 0.0),
+            Verdict::WithinNoise
+        );
+    }
+
+    #[test]
+    fn noise_is_the_relative_half_range() {
+        assert_eq!(half_range(&[90.0, 110.0]), Some(10.0));
+        assert_eq!(half_range(&[100.0, 100.0, 100.0]), Some(0.0));
+        assert_eq!(half_range(&[100.0]), None);
+        assert_eq!(half_range(&[]), None);
+    }
+
+    #[test]
+    fn fail_on_parses_drops_and_rises() {
+        let limits = parse_fail_on("throughput<-5%, p99>+10%,p99.9>20%,avg>+1.5%").unwrap();
+        assert_eq!(
+            limits,
+            vec![
+                Limit {
+                    figure: Figure::Throughput,
+                    percent: -5.0
+                },
+                Limit {
+                    figure: Figure::Percentile(99.0),
+                    percent: 10.0
+                },
+                Limit {
+                    figure: Figure::Percentile(99.9),
+                    percent: 20.0
+                },
+                Limit {
+                    figure: Figure::Avg,
+                    percent: 1.5
+                },
+            ]
+        );
+        assert!(limits[0].passed(-6.0) && !limits[0].passed(-4.0) && !limits[0].passed(6.0));
+        assert!(limits[1].passed(11.0) && !limits[1].passed(9.0));
+    }
+
+    #[test]
+    fn bad_fail_on_is_one_sentence() {
+        for bad in [
+            "throughput<5%",
+            "p99>-10%",
+            "p99=10%",
+            "latency>10%",
+            "p100>1%",
+            "p99>10",
+            "p99>x%",
+            "",
+        ] {
+            let e = parse_fail_on(bad).unwrap_err();
+            assert!(e.starts_with("--fail-on") && e.ends_with('.'), "{e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
+    }
+}
