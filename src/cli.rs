@@ -21,7 +21,8 @@ pub const DEFAULT_VALIDATION_TOLERANCE: f64 = 1e-5;
     about = "Measure the throughput and latency of an inference server (perf_analyzer-compatible).",
     after_help = "Subcommands: `inferperf profile ...` (the default; the flags above), \
                   `inferperf serve --help` (the embedded reference server), \
-                  `inferperf demo` (a full report against the embedded server, nothing else needed)."
+                  `inferperf demo` (a full report against the embedded server, nothing else needed), \
+                  `inferperf report RESULTS -o FILE.html` (the HTML report of a results file)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -38,6 +39,24 @@ pub enum Command {
     /// Start the embedded server in-process, profile a short sweep, print the report and
     /// write the CSVs: a full report with one command and nothing else installed.
     Demo(DemoArgs),
+    /// Rebuild the HTML report from a results file: `inferperf report RESULTS -o FILE.html`.
+    Report(ReportArgs),
+}
+
+/// Flags of `inferperf report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results.json, or a --report-dir folder holding one.
+    #[arg(value_name = "RESULTS")]
+    pub results: std::path::PathBuf,
+    /// The HTML file to write.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE.html",
+        default_value = "report.html"
+    )]
+    pub output: std::path::PathBuf,
 }
 
 /// Flags of `inferperf demo`.
@@ -334,7 +353,7 @@ pub struct ProfileArgs {
 }
 
 /// Names that select a subcommand; anything else means `profile`.
-const SUBCOMMANDS: [&str; 4] = ["profile", "serve", "demo", "help"];
+const SUBCOMMANDS: [&str; 5] = ["profile", "serve", "demo", "report", "help"];
 
 /// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {

@@ -45,6 +45,7 @@ async fn run(command: Command) -> Result<i32, RunError> {
         }
         Command::Serve(args) => serve(args).await,
         Command::Demo(args) => inferperf::demo::run(&args).await,
+        Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
     }
 }
 
