@@ -149,6 +149,3 @@ pub(crate) fn pct(d: &DistributionRecord, p: f64) -> Option<f64> {
 pub(crate) fn ms(ns: f64) -> f64 {
     ns / 1e6
 }
-
-#[cfg(test)]
-mod tests;
