@@ -38,7 +38,8 @@ pub fn parts(level: &LevelRecord) -> Vec<(&'static str, f64)> {
 
 /// The stacked bars of every level, one bar per level at its load.
 pub fn breakdown(file: &ResultsFile) -> String {
-    let all: Vec<(f64, String, Vec<(&str, f64)>)> = file
+    type Bar = (f64, String, Vec<(&'static str, f64)>);
+    let all: Vec<Bar> = file
         .levels
         .iter()
         .map(|l| (load_x(l), load_name(l), parts(l)))

@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::svg::{esc, num, Chart, XAxis, COLORS};
+use super::svg::{esc, num, Chart, Points, XAxis, COLORS};
 use super::{load_axis, load_name, load_x, ms, pct};
 use crate::results::{DistributionRecord, ResultsFile};
 
@@ -24,12 +24,7 @@ fn per_level(
         .collect()
 }
 
-fn chart(
-    file: &ResultsFile,
-    title: &str,
-    y: &str,
-    series: Vec<(String, Vec<(f64, f64, String)>)>,
-) -> String {
+fn chart(file: &ResultsFile, title: &str, y: &str, series: Vec<(String, Points)>) -> String {
     let xs = file.levels.iter().map(load_x);
     let (x0, x1) = xs.fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
     let y_max = series

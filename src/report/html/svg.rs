@@ -56,6 +56,9 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// Points of a series: x, y and the tooltip.
+pub type Points = Vec<(f64, f64, String)>;
+
 /// How x maps to the plot: linear, or HdrHistogram's percentile axis (1/(1−p)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum XAxis {
@@ -113,7 +116,7 @@ impl Chart {
             XAxis::Linear => x_range,
             XAxis::Percentile => (percentile_pos(x_range.0), percentile_pos(x_range.1)),
         };
-        if !(x1 > x0) {
+        if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
             x0 -= 0.5;
             x1 = x0 + 1.0;
         }
