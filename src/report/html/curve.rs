@@ -24,6 +24,17 @@ pub fn curve(file: &ResultsFile) -> String {
         .iter()
         .map(|l| l.merged.throughput)
         .fold(0.0, f64::max);
+    let x_min = file
+        .levels
+        .iter()
+        .map(|l| l.merged.throughput)
+        .fold(f64::MAX, f64::min);
+    // From 0 unless every level sits in a narrow band near the top (a saturated server).
+    let x_min = if x_min > x_max * 0.5 {
+        x_min * 0.95
+    } else {
+        0.0
+    };
     let y_max = file
         .levels
         .iter()
@@ -34,7 +45,7 @@ pub fn curve(file: &ResultsFile) -> String {
         "throughput (infer/s)",
         "latency (ms)",
         XAxis::Linear,
-        (0.0, x_max * 1.05),
+        (x_min, x_max * 1.05),
         ms(y_max),
     );
     for (k, &p) in ps.iter().enumerate() {

@@ -41,6 +41,8 @@ pub fn num(v: f64) -> String {
     let a = v.abs();
     if a == 0.0 {
         "0".to_string()
+    } else if v.fract() == 0.0 && a < 1e4 {
+        format!("{v:.0}")
     } else if a >= 1e6 {
         format!("{:.2}M", v / 1e6)
     } else if a >= 1e4 {
@@ -305,15 +307,36 @@ impl Chart {
             esc(&self.y_label)
         );
         s.push_str(&self.body);
-        let mut lx = x1;
-        for (name, color) in self.legend.iter().rev() {
-            lx -= 14.0 + 6.5 * name.chars().count() as f64;
-            let _ = write!(
-                s,
-                r#"<rect x="{lx:.1}" y="8" width="10" height="10" fill="{color}"/><text x="{:.1}" y="17" font-size="11">{}</text>"#,
-                lx + 13.0,
-                esc(name)
-            );
+        // The legend right of the title when it fits, else listed down the plot's top left.
+        let width: f64 = self
+            .legend
+            .iter()
+            .map(|(n, _)| 20.0 + 6.5 * n.chars().count() as f64)
+            .sum();
+        let title_end = LEFT + 8.0 * self.title.chars().count() as f64;
+        if x1 - width >= title_end {
+            let mut lx = x1;
+            for (name, color) in self.legend.iter().rev() {
+                lx -= 20.0 + 6.5 * name.chars().count() as f64;
+                let _ = write!(
+                    s,
+                    r#"<rect x="{lx:.1}" y="8" width="10" height="10" fill="{color}"/><text x="{:.1}" y="17" font-size="11">{}</text>"#,
+                    lx + 13.0,
+                    esc(name)
+                );
+            }
+        } else {
+            for (i, (name, color)) in self.legend.iter().enumerate() {
+                let y = y0 + 6.0 + 14.0 * i as f64;
+                let _ = write!(
+                    s,
+                    r#"<rect x="{:.1}" y="{y:.1}" width="10" height="10" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+                    x0 + 6.0,
+                    x0 + 19.0,
+                    y + 9.0,
+                    esc(name)
+                );
+            }
         }
         s.push_str("</svg>");
         s
