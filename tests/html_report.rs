@@ -156,3 +156,37 @@ async fn a_ramp_report_has_its_timeline() {
         assert!(svg.matches("<circle class=\"mark\"").count() >= 2);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_search_marks_its_knee_on_the_curve() {
+    let server = start_server(&["slow=sleep:ms=2"]).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("search");
+    let out = run_cli(&[
+        "-m",
+        "slow",
+        "-u",
+        &url(&server, "http"),
+        "--concurrency-range",
+        "1:16",
+        "--binary-search",
+        "--latency-threshold",
+        "10",
+        "-p",
+        "150",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ])
+    .await;
+    assert!(matches!(out.status.code(), Some(0 | 2)), "{}", stderr(&out));
+    let file = inferperf::results::read(&dir).unwrap();
+    let knee = file.knee.expect("a search has a knee");
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    let curve = charts(&page)[0];
+    let name = match file.levels[knee].load {
+        inferperf::results::LevelLoad::Concurrency(c) => format!("knee: concurrency {c}"),
+        other => panic!("{other:?}"),
+    };
+    assert!(curve.contains(&name), "{curve:.400}");
+    assert_eq!(page.matches("◆ knee").count(), 1, "the table marks it too");
+}
