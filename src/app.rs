@@ -100,6 +100,8 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
             print!("{}", report::level_block(cfg, &prepared.model, level));
             artifacts.write_level(level);
             results.add_level(level);
+            // Cheap beside a level: the page is there while the run goes on.
+            let _ = write_html(cfg, &results);
         })
         .await;
     let written = results.finish(RunEnd {
@@ -107,6 +109,7 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         error: outcome.error.as_ref(),
         timeline_total: None,
     });
+    let written = written.and(write_html(cfg, &results));
     finish(cfg, &prepared.model, &outcome.results)?;
     artifacts.finish()?;
     written?;
@@ -123,6 +126,20 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     Ok(ProfileOutcome {
         exit_code: if unstable { EXIT_UNSTABLE } else { EXIT_OK },
         results: outcome.results,
+    })
+}
+
+/// `--report-dir DIR`: writes `DIR/report.html` from the results file as it stands.
+fn write_html(cfg: &Config, results: &ResultsWriter<'_>) -> RunResult<()> {
+    let Some(dir) = &cfg.report_dir else {
+        return Ok(());
+    };
+    let path = dir.join("report.html");
+    report::html::write(results.file(), &path).map_err(|e| {
+        RunError::failed(format!(
+            "Cannot write the HTML report {}: {e}.",
+            path.display()
+        ))
     })
 }
 
@@ -160,6 +177,7 @@ async fn follow_timeline(
         error: outcome.error.as_ref(),
         timeline_total: (!outcome.buckets.is_empty()).then_some(&outcome.total),
     });
+    let written = written.and(write_html(cfg, results));
     finish_timeline(cfg, &outcome.buckets, &outcome.total)?;
     written?;
     if let Some(error) = outcome.error {

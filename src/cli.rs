@@ -22,7 +22,8 @@ pub const DEFAULT_VALIDATION_TOLERANCE: f64 = 1e-5;
     after_help = "Subcommands: `inferperf profile ...` (the default; the flags above), \
                   `inferperf serve --help` (the embedded reference server), \
                   `inferperf demo` (a full report against the embedded server, nothing else needed), \
-                  `inferperf compare A B` (two or more results files side by side, with a verdict per figure)."
+                  `inferperf compare A B` (two or more results files side by side, with a verdict per figure), \
+                  `inferperf report RESULTS -o FILE.html` (the HTML report of a results file)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -43,6 +44,8 @@ pub enum Command {
     /// run, better, worse or within noise, and a regression gate (--fail-on).
     #[command(after_help = COMPARE_RULE)]
     Compare(CompareArgs),
+    /// Rebuild the HTML report from a results file: `inferperf report RESULTS -o FILE.html`.
+    Report(ReportArgs),
 }
 
 /// The noise rule of `inferperf compare`, as its `--help` states it.
@@ -71,6 +74,22 @@ pub struct CompareArgs {
     /// E.g. 'throughput<-5%,p99>+10%'.
     #[arg(long, value_name = "LIMITS")]
     pub fail_on: Option<String>,
+}
+
+/// Flags of `inferperf report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A results.json, or a --report-dir folder holding one.
+    #[arg(value_name = "RESULTS")]
+    pub results: std::path::PathBuf,
+    /// The HTML file to write.
+    #[arg(
+        short = 'o',
+        long = "output",
+        value_name = "FILE.html",
+        default_value = "report.html"
+    )]
+    pub output: std::path::PathBuf,
 }
 
 /// Flags of `inferperf demo`.
@@ -367,7 +386,7 @@ pub struct ProfileArgs {
 }
 
 /// Names that select a subcommand; anything else means `profile`.
-const SUBCOMMANDS: [&str; 5] = ["profile", "serve", "demo", "compare", "help"];
+const SUBCOMMANDS: [&str; 6] = ["profile", "serve", "demo", "compare", "report", "help"];
 
 /// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {

@@ -104,15 +104,18 @@ pub async fn run(args: &DemoArgs) -> RunResult<i32> {
         args.out.display()
     );
     let interrupt = Arc::new(Interrupt::default());
+    let mut ran = Vec::new();
     for scenario in &SCENARIOS {
         println!("=== {} ===\n", scenario.title);
         let cfg = scenario_config(scenario, &server, args)?;
         app::profile(&cfg, interrupt.clone()).await?;
         println!("  -> {}\n", csv_path(&args.out, scenario.csv).display());
+        ran.push(scenario);
         if interrupt.is_raised() {
             break;
         }
     }
+    write_report(&args.out, &ran)?;
     if !interrupt.is_raised() {
         let rows = cost_comparison(&server, args, &interrupt).await?;
         print!("{}", cost_table(&rows));
@@ -251,6 +254,29 @@ async fn start_server() -> RunResult<RunningServer> {
     .map_err(|e| RunError::failed(format!("The embedded server did not start: {e:#}.")))
 }
 
+/// The scenario's results file: its CSV's name with `.json`.
+fn results_path(out: &Path, s: &Scenario) -> PathBuf {
+    csv_path(out, s.csv).with_extension("json")
+}
+
+/// One HTML page with every scenario that ran, one after another: `OUT/report.html`.
+fn write_report(out: &Path, ran: &[&Scenario]) -> RunResult<()> {
+    let mut files = Vec::new();
+    for s in ran {
+        files.push((
+            s.title.to_string(),
+            crate::results::read(results_path(out, s))?,
+        ));
+    }
+    let runs: Vec<(String, &crate::results::ResultsFile)> =
+        files.iter().map(|(t, f)| (t.clone(), f)).collect();
+    let path = out.join("report.html");
+    std::fs::write(&path, crate::report::html::render_many(&runs))
+        .map_err(|e| RunError::failed(format!("Cannot write {}: {e}.", path.display())))?;
+    println!("HTML report: {}\n", path.display());
+    Ok(())
+}
+
 fn csv_path(out: &Path, name: &str) -> PathBuf {
     out.join(name)
 }
@@ -283,6 +309,9 @@ fn scenario_config(s: &Scenario, server: &RunningServer, args: &DemoArgs) -> Run
     ];
     let csv = csv.to_string_lossy();
     flags.extend(["-f", &csv]);
+    let results = results_path(&args.out, s);
+    let results = results.to_string_lossy();
+    flags.extend(["--results-file", &results]);
     if s.streaming {
         flags.push("--streaming");
     }

@@ -48,6 +48,7 @@ async fn run(command: Command) -> Result<i32, RunError> {
         Command::Compare(args) => {
             inferperf::report::compare::run(&args.runs, args.fail_on.as_deref())
         }
+        Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
     }
 }
 

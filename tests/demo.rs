@@ -26,6 +26,17 @@ async fn demo_runs_end_to_end() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
+    // One HTML page with every scenario, its path printed; the LLM's figures drawn.
+    let html = out_dir.join("report.html");
+    assert!(text.contains(&html.display().to_string()), "{text}");
+    let page = std::fs::read_to_string(&html).expect("the demo writes report.html");
+    assert!(page.contains("Text generation") && page.contains("Latency against throughput"));
+    assert_eq!(
+        page.matches("Latency against throughput").count(),
+        4 * 2,
+        "title and label per scenario"
+    );
+    assert!(!page.contains("<script") && page.len() < 2 << 20);
     let identity = std::fs::read_to_string(out_dir.join("identity_http.csv")).unwrap();
     assert!(identity.starts_with("Concurrency,Inferences/Second,"));
     assert_eq!(

@@ -9,6 +9,7 @@ pub mod console;
 pub mod csv;
 pub mod ensemble_csv;
 pub mod format;
+pub mod html;
 pub mod llm;
 pub mod metrics;
 pub mod open_loop;

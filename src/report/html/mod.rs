@@ -1,0 +1,151 @@
+//! The HTML report: one self-contained page (inline CSS, inline SVG, no script, nothing
+//! fetched) drawn from a results file ([`ResultsFile`]), so that a run's `--report-dir`,
+//! `inferperf report RESULTS` and the demo all render the same page from the same data.
+//!
+//! The page: the settings, a table per level, the throughput–latency curve (knee marked),
+//! each level's percentile plot on HdrHistogram's log axis, where the time went per level,
+//! each level's windows over time, the per-second timeline of a `--ramp` / `--load-steps`
+//! run, server metrics and client health, and for LLM runs TTFT, ITL and tokens/s. Every
+//! mark carries an SVG `<title>`, so hovering shows its numbers.
+
+mod breakdown;
+mod curve;
+mod extra;
+mod svg;
+mod tables;
+mod windows;
+
+use std::path::Path;
+
+use crate::error::{RunError, RunResult, EXIT_OK};
+use crate::results::{DistributionRecord, LevelLoad, LevelRecord, ResultsFile};
+
+pub use svg::esc;
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\
+h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}\
+table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
+th{background:#f4f4f4}td.l,th.l{text-align:left}.bad{color:#b00}.ok{color:#080}.warn{background:#fff4e0;border-left:4px solid #f90;padding:4px 8px;margin:4px 0;font-size:13px}\
+.charts{display:flex;flex-wrap:wrap;gap:12px}svg{background:#fff;border:1px solid #eee;font-family:inherit}\
+svg .mark:hover{stroke-width:3}footer{margin-top:32px;font-size:12px;color:#777}";
+
+/// The page for a results file.
+pub fn render(file: &ResultsFile) -> String {
+    render_many(&[(String::new(), file)])
+}
+
+/// One page holding several runs one after another, each under its title (the demo).
+pub fn render_many(runs: &[(String, &ResultsFile)]) -> String {
+    let title = match runs {
+        [(t, f)] if t.is_empty() => format!("inferperf: {}", f.settings.model_name),
+        _ => "inferperf report".to_string(),
+    };
+    let mut page = format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1>",
+        esc(&title),
+        esc(&title)
+    );
+    for (name, file) in runs {
+        if !name.is_empty() {
+            page.push_str(&format!("<h1>{}</h1>", esc(name)));
+        }
+        page.push_str(&run_section(file));
+    }
+    page.push_str(&format!(
+        "<footer>Written by {} {}. Hover a mark to see its numbers.</footer></body></html>\n",
+        esc(&runs
+            .first()
+            .map_or("inferperf".into(), |r| r.1.tool.name.clone())),
+        esc(&runs
+            .first()
+            .map_or(String::new(), |r| r.1.tool.version.clone()))
+    ));
+    page
+}
+
+fn run_section(file: &ResultsFile) -> String {
+    let mut s = String::new();
+    s.push_str(&tables::settings(file));
+    if !file.levels.is_empty() {
+        s.push_str("<h2>Levels</h2>");
+        s.push_str(&tables::levels(file));
+        s.push_str("<h2>Throughput and latency</h2><div class=\"charts\">");
+        s.push_str(&curve::curve(file));
+        s.push_str("</div><h2>Latency distribution per level</h2><div class=\"charts\">");
+        s.push_str(&curve::percentile_plot(file));
+        s.push_str("</div><h2>Where the time went</h2><div class=\"charts\">");
+        s.push_str(&breakdown::breakdown(file));
+        s.push_str("</div><h2>Windows of each level</h2><p>Filled marks: the windows merged into the level's figures; hollow: the others.</p><div class=\"charts\">");
+        for level in &file.levels {
+            s.push_str(&windows::level_windows(level));
+        }
+        s.push_str("</div>");
+        s.push_str(&extra::health(file));
+        s.push_str(&extra::llm(file));
+    }
+    if let Some(t) = &file.timeline {
+        s.push_str("<h2>Timeline</h2><div class=\"charts\">");
+        s.push_str(&windows::timeline(t));
+        s.push_str("</div>");
+    }
+    s
+}
+
+/// Writes the page for `file` to `path`.
+pub fn write(file: &ResultsFile, path: &Path) -> std::io::Result<()> {
+    std::fs::write(path, render(file))
+}
+
+/// `inferperf report RESULTS -o FILE.html`: the page of a results file (or a report
+/// folder), written to `out`; prints the path.
+pub fn rebuild(results: &Path, out: &Path) -> RunResult<i32> {
+    let file = crate::results::read(results)?;
+    write(&file, out).map_err(|e| {
+        RunError::bad_option(format!(
+            "Cannot write the HTML report {}: {e}.",
+            out.display()
+        ))
+    })?;
+    println!("{}", out.display());
+    Ok(EXIT_OK)
+}
+
+/// The x of a level: its concurrency or request rate.
+pub(crate) fn load_x(level: &LevelRecord) -> f64 {
+    match level.load {
+        LevelLoad::Concurrency(c) => c as f64,
+        LevelLoad::RequestRate(r) => r,
+    }
+}
+
+/// The level's load as words: "concurrency 4", "250 infer/s".
+pub(crate) fn load_name(level: &LevelRecord) -> String {
+    match level.load {
+        LevelLoad::Concurrency(c) => format!("concurrency {c}"),
+        LevelLoad::RequestRate(r) => format!("{} infer/s", svg::num(r)),
+    }
+}
+
+/// The axis label of loads.
+pub(crate) fn load_axis(file: &ResultsFile) -> &'static str {
+    match file.levels.first().map(|l| l.load) {
+        Some(LevelLoad::RequestRate(_)) => "request rate (infer/s)",
+        _ => "concurrency",
+    }
+}
+
+/// A percentile of a distribution in its unit: written in the file, else from its histogram.
+pub(crate) fn pct(d: &DistributionRecord, p: f64) -> Option<f64> {
+    if d.count == 0 {
+        return None;
+    }
+    d.percentiles
+        .get(p)
+        .or_else(|| d.distribution().ok().map(|x| x.percentile(p)))
+        .filter(|v| v.is_finite())
+}
+
+/// ns → ms.
+pub(crate) fn ms(ns: f64) -> f64 {
+    ns / 1e6
+}

@@ -1,0 +1,383 @@
+//! A small SVG chart builder: a plot area with a linear or log x axis, a linear y axis,
+//! ticks, a legend, and marks (polylines, circles, rects) each carrying a `<title>` so that
+//! hovering shows the numbers without any script. Every text is escaped.
+
+use std::fmt::Write;
+
+/// Width and height of every chart, px, and the margins around the plot area.
+pub const W: f64 = 640.0;
+pub const H: f64 = 300.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 16.0;
+const TOP: f64 = 28.0;
+const BOTTOM: f64 = 44.0;
+
+/// Series colours, in order.
+pub const COLORS: [&str; 8] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
+];
+
+/// Escapes text for SVG and HTML content and attributes.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A number short enough for a tick or a tooltip.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    let a = v.abs();
+    if a == 0.0 {
+        "0".to_string()
+    } else if v.fract() == 0.0 && a < 1e4 {
+        format!("{v:.0}")
+    } else if a >= 1e6 {
+        format!("{:.2}M", v / 1e6)
+    } else if a >= 1e4 {
+        format!("{:.1}k", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.0}")
+    } else if a >= 10.0 {
+        format!("{v:.1}")
+    } else if a >= 1.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// Points of a series: x, y and the tooltip.
+pub type Points = Vec<(f64, f64, String)>;
+
+/// How x maps to the plot: linear, or HdrHistogram's percentile axis (1/(1−p)).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum XAxis {
+    Linear,
+    /// x is a percentile in (0, 100); drawn at log10(1/(1 − p/100)).
+    Percentile,
+}
+
+/// A chart being drawn.
+pub struct Chart {
+    title: String,
+    x_label: String,
+    y_label: String,
+    x: XAxis,
+    x_range: (f64, f64),
+    y_range: (f64, f64),
+    body: String,
+    legend: Vec<(String, String)>,
+    marks: usize,
+}
+
+fn nice_step(span: f64, ticks: f64) -> f64 {
+    let raw = (span / ticks).max(f64::MIN_POSITIVE);
+    let mag = 10f64.powf(raw.log10().floor());
+    let f = raw / mag;
+    let nice = if f <= 1.0 {
+        1.0
+    } else if f <= 2.0 {
+        2.0
+    } else if f <= 5.0 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * mag
+}
+
+/// The percentile axis position of `p` (percent).
+pub fn percentile_pos(p: f64) -> f64 {
+    let q = (1.0 - p / 100.0).max(1e-7);
+    (1.0 / q).log10()
+}
+
+impl Chart {
+    /// A chart over x in `x_range` and y from 0 to `y_max` (both widened to be drawable).
+    pub fn new(
+        title: &str,
+        x_label: &str,
+        y_label: &str,
+        x: XAxis,
+        x_range: (f64, f64),
+        y_max: f64,
+    ) -> Chart {
+        let (mut x0, mut x1) = match x {
+            XAxis::Linear => x_range,
+            XAxis::Percentile => (percentile_pos(x_range.0), percentile_pos(x_range.1)),
+        };
+        if x1.partial_cmp(&x0) != Some(std::cmp::Ordering::Greater) {
+            x0 -= 0.5;
+            x1 = x0 + 1.0;
+        }
+        let y1 = if y_max.is_finite() && y_max > 0.0 {
+            y_max * 1.08
+        } else {
+            1.0
+        };
+        Chart {
+            title: title.to_string(),
+            x_label: x_label.to_string(),
+            y_label: y_label.to_string(),
+            x,
+            x_range: (x0, x1),
+            y_range: (0.0, y1),
+            body: String::new(),
+            legend: Vec::new(),
+            marks: 0,
+        }
+    }
+
+    /// Screen x of a data x.
+    pub fn sx(&self, x: f64) -> f64 {
+        let x = match self.x {
+            XAxis::Linear => x,
+            XAxis::Percentile => percentile_pos(x),
+        };
+        LEFT + (x - self.x_range.0) / (self.x_range.1 - self.x_range.0) * (W - LEFT - RIGHT)
+    }
+
+    /// Screen y of a data y.
+    pub fn sy(&self, y: f64) -> f64 {
+        H - BOTTOM - (y - self.y_range.0) / (self.y_range.1 - self.y_range.0) * (H - TOP - BOTTOM)
+    }
+
+    /// The marks drawn so far.
+    #[cfg(test)]
+    pub fn marks(&self) -> usize {
+        self.marks
+    }
+
+    /// Adds a legend entry.
+    pub fn legend(&mut self, name: &str, color: &str) {
+        self.legend.push((name.to_string(), color.to_string()));
+    }
+
+    /// A line through the points, each point a circle with its tooltip.
+    pub fn series(&mut self, name: &str, color: &str, points: &[(f64, f64, String)]) {
+        let pts: Vec<(f64, f64, &String)> = points
+            .iter()
+            .filter(|(x, y, _)| x.is_finite() && y.is_finite())
+            .map(|(x, y, t)| (self.sx(*x), self.sy(*y), t))
+            .collect();
+        if pts.is_empty() {
+            return;
+        }
+        let mut line = String::new();
+        for (x, y, _) in &pts {
+            let _ = write!(line, "{x:.1},{y:.1} ");
+        }
+        let _ = write!(
+            self.body,
+            r#"<polyline class="mark" fill="none" stroke="{color}" stroke-width="1.8" points="{}"><title>{}</title></polyline>"#,
+            line.trim_end(),
+            esc(name)
+        );
+        self.marks += 1;
+        for (x, y, tip) in &pts {
+            self.dot(*x, *y, color, tip);
+        }
+        self.legend(name, color);
+    }
+
+    fn dot(&mut self, x: f64, y: f64, color: &str, tip: &str) {
+        let _ = write!(
+            self.body,
+            r#"<circle class="mark" cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"><title>{}</title></circle>"#,
+            esc(tip)
+        );
+        self.marks += 1;
+    }
+
+    /// A point with a tooltip (data coordinates), drawn hollow when `hollow`.
+    pub fn point(&mut self, x: f64, y: f64, color: &str, hollow: bool, tip: &str) {
+        if !(x.is_finite() && y.is_finite()) {
+            return;
+        }
+        let (sx, sy) = (self.sx(x), self.sy(y));
+        let fill = if hollow { "white" } else { color };
+        let _ = write!(
+            self.body,
+            r#"<circle class="mark" cx="{sx:.1}" cy="{sy:.1}" r="3.5" fill="{fill}" stroke="{color}" stroke-width="1.5"><title>{}</title></circle>"#,
+            esc(tip)
+        );
+        self.marks += 1;
+    }
+
+    /// A bar from y0 to y1 centred on x, `width` in data units.
+    pub fn bar(&mut self, x: f64, width: f64, y0: f64, y1: f64, color: &str, tip: &str) {
+        let (a, b) = (self.sx(x - width / 2.0), self.sx(x + width / 2.0));
+        let (top, bottom) = (self.sy(y1), self.sy(y0));
+        let _ = write!(
+            self.body,
+            r#"<rect class="mark" x="{a:.1}" y="{top:.1}" width="{:.1}" height="{:.1}" fill="{color}"><title>{}</title></rect>"#,
+            (b - a).max(1.0),
+            (bottom - top).max(0.0),
+            esc(tip)
+        );
+        self.marks += 1;
+    }
+
+    /// A vertical marker line at x with a label.
+    pub fn vline(&mut self, x: f64, color: &str, label: &str) {
+        let sx = self.sx(x);
+        let _ = write!(
+            self.body,
+            r#"<line class="mark" x1="{sx:.1}" x2="{sx:.1}" y1="{TOP}" y2="{:.1}" stroke="{color}" stroke-dasharray="4 3"><title>{l}</title></line><text x="{:.1}" y="{:.1}" fill="{color}" font-size="11">{l}</text>"#,
+            H - BOTTOM,
+            sx + 3.0,
+            TOP + 12.0,
+            l = esc(label)
+        );
+        self.marks += 1;
+    }
+
+    fn x_ticks(&self) -> Vec<(f64, String)> {
+        match self.x {
+            XAxis::Linear => {
+                let step = nice_step(self.x_range.1 - self.x_range.0, 6.0);
+                let mut t = (self.x_range.0 / step).ceil() * step;
+                let mut out = Vec::new();
+                while t <= self.x_range.1 + step * 1e-9 {
+                    out.push((t, num(t)));
+                    t += step;
+                }
+                out
+            }
+            XAxis::Percentile => [0.0, 50.0, 90.0, 99.0, 99.9, 99.99, 99.999]
+                .iter()
+                .map(|&p| (percentile_pos(p), format!("p{p}")))
+                .filter(|(x, _)| *x <= self.x_range.1 + 1e-9)
+                .collect(),
+        }
+    }
+
+    /// The finished `<svg>` element.
+    pub fn finish(self) -> String {
+        let mut s = String::new();
+        let _ = write!(
+            s,
+            r#"<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{t}"><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{t}</text>"#,
+            t = esc(&self.title)
+        );
+        let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
+        for (t, label) in self.x_ticks() {
+            let x = LEFT + (t - self.x_range.0) / (self.x_range.1 - self.x_range.0) * (x1 - x0);
+            let _ = write!(
+                s,
+                r##"<line x1="{x:.1}" x2="{x:.1}" y1="{y0}" y2="{y1}" stroke="#eee"/><text x="{x:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"##,
+                y1 + 14.0,
+                esc(&label)
+            );
+        }
+        let step = nice_step(self.y_range.1 - self.y_range.0, 5.0);
+        let mut t = 0.0;
+        while t <= self.y_range.1 {
+            let y = self.sy(t);
+            let _ = write!(
+                s,
+                r##"<line x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
+                x0 - 4.0,
+                y + 3.0,
+                num(t)
+            );
+            t += step;
+        }
+        let _ = write!(
+            s,
+            r##"<rect x="{x0}" y="{y0}" width="{:.1}" height="{:.1}" fill="none" stroke="#999"/><text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text><text transform="translate(14 {:.1}) rotate(-90)" font-size="11" text-anchor="middle">{}</text>"##,
+            x1 - x0,
+            y1 - y0,
+            (x0 + x1) / 2.0,
+            H - 8.0,
+            esc(&self.x_label),
+            (y0 + y1) / 2.0,
+            esc(&self.y_label)
+        );
+        s.push_str(&self.body);
+        // The legend right of the title when it fits, else listed down the plot's top left.
+        let width: f64 = self
+            .legend
+            .iter()
+            .map(|(n, _)| 20.0 + 6.5 * n.chars().count() as f64)
+            .sum();
+        let title_end = LEFT + 8.0 * self.title.chars().count() as f64;
+        if x1 - width >= title_end {
+            let mut lx = x1;
+            for (name, color) in self.legend.iter().rev() {
+                lx -= 20.0 + 6.5 * name.chars().count() as f64;
+                let _ = write!(
+                    s,
+                    r#"<rect x="{lx:.1}" y="8" width="10" height="10" fill="{color}"/><text x="{:.1}" y="17" font-size="11">{}</text>"#,
+                    lx + 13.0,
+                    esc(name)
+                );
+            }
+        } else {
+            for (i, (name, color)) in self.legend.iter().enumerate() {
+                let y = y0 + 6.0 + 14.0 * i as f64;
+                let _ = write!(
+                    s,
+                    r#"<rect x="{:.1}" y="{y:.1}" width="10" height="10" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
+                    x0 + 6.0,
+                    x0 + 19.0,
+                    y + 9.0,
+                    esc(name)
+                );
+            }
+        }
+        s.push_str("</svg>");
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_names() {
+        assert_eq!(esc(r#"<a&"b'>"#), "&lt;a&amp;&quot;b&#39;&gt;");
+        let mut c = Chart::new("m<x>", "x", "y", XAxis::Linear, (0.0, 1.0), 1.0);
+        c.series("a&b", COLORS[0], &[(0.0, 1.0, "<p>".into())]);
+        let s = c.finish();
+        assert!(s.contains("m&lt;x&gt;") && s.contains("a&amp;b") && s.contains("&lt;p&gt;"));
+        assert!(!s.contains("<p>"));
+    }
+
+    #[test]
+    fn counts_marks_and_draws_axes() {
+        let mut c = Chart::new("t", "x", "y", XAxis::Linear, (1.0, 10.0), 5.0);
+        c.series(
+            "s",
+            COLORS[0],
+            &[(1.0, 1.0, "a".into()), (5.0, 4.0, "b".into())],
+        );
+        c.bar(3.0, 1.0, 0.0, 2.0, COLORS[1], "bar");
+        assert_eq!(c.marks(), 4);
+        let s = c.finish();
+        assert_eq!(s.matches("class=\"mark\"").count(), 4);
+        assert!(s.matches("<title>").count() >= 4);
+        assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn percentile_axis_spreads_the_tail() {
+        let c = Chart::new("t", "p", "ms", XAxis::Percentile, (0.0, 99.9), 1.0);
+        assert!(c.sx(99.0) - c.sx(90.0) > (c.sx(90.0) - c.sx(0.0)) * 0.9);
+        assert!(c.sx(99.9) <= W - RIGHT + 0.01);
+        assert!(c.finish().contains("p99.9"));
+    }
+}

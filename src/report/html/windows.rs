@@ -1,0 +1,169 @@
+//! Each level's windows over time (throughput and latency per window, the merged ones
+//! filled) so a reader sees why a level was or was not stable, and the per-second
+//! timeline of a `--ramp` / `--load-steps` run.
+
+use super::svg::{Chart, XAxis, COLORS};
+use super::{load_name, ms, pct};
+use crate::results::{LevelRecord, TimelineRecord};
+
+/// Two charts for a level: throughput per window and latency (p50, p99) per window.
+pub fn level_windows(level: &LevelRecord) -> String {
+    let at = |i: usize| {
+        let w = &level.windows[i];
+        w.end_s.unwrap_or((i + 1) as f64)
+    };
+    let n = level.windows.len();
+    if n == 0 {
+        return String::new();
+    }
+    let x0 = level.windows[0].start_s.unwrap_or(0.0);
+    let x1 = at(n - 1);
+    let name = load_name(level);
+    let tput_max = level
+        .windows
+        .iter()
+        .map(|w| w.throughput)
+        .fold(0.0, f64::max);
+    let mut t = Chart::new(
+        &format!("Windows, {name}: throughput"),
+        "time since start (s)",
+        "infer/s",
+        XAxis::Linear,
+        (x0, x1),
+        tput_max,
+    );
+    let lat_max = level
+        .windows
+        .iter()
+        .filter_map(|w| pct(&w.latency, 99.0))
+        .fold(0.0, f64::max);
+    let mut l = Chart::new(
+        &format!("Windows, {name}: latency"),
+        "time since start (s)",
+        "ms",
+        XAxis::Linear,
+        (x0, x1),
+        ms(lat_max),
+    );
+    let mut line = Vec::new();
+    let (mut p50, mut p99) = (Vec::new(), Vec::new());
+    for (i, w) in level.windows.iter().enumerate() {
+        let merged = level.merged_windows.contains(&i);
+        let tag = if merged { "merged" } else { "not merged" };
+        let x = at(i);
+        line.push((
+            x,
+            w.throughput,
+            format!("window {}: {:.1} infer/s ({tag})", i + 1, w.throughput),
+        ));
+        t.point(
+            x,
+            w.throughput,
+            COLORS[0],
+            !merged,
+            &format!(
+                "window {}: {:.1} infer/s, {} errors ({tag})",
+                i + 1,
+                w.throughput,
+                w.failed
+            ),
+        );
+        for (p, list, color) in [(50.0, &mut p50, COLORS[2]), (99.0, &mut p99, COLORS[1])] {
+            if let Some(v) = pct(&w.latency, p) {
+                let tip = format!("window {}: p{p} {:.3} ms ({tag})", i + 1, ms(v));
+                list.push((x, ms(v), tip.clone()));
+                l.point(x, ms(v), color, !merged, &tip);
+            }
+        }
+    }
+    t.series("throughput", COLORS[0], &line);
+    l.series("p50", COLORS[2], &p50);
+    l.series("p99", COLORS[1], &p99);
+    let mut out = t.finish();
+    out.push_str(&l.finish());
+    out
+}
+
+/// The per-second buckets of a timeline run: throughput against the plan's target, and
+/// latency p50 / p99.
+pub fn timeline(t: &TimelineRecord) -> String {
+    if t.buckets.is_empty() {
+        return "<p>No buckets recorded.</p>".to_string();
+    }
+    let x1 = t
+        .buckets
+        .iter()
+        .map(|b| b.plan_offset_s + 1.0)
+        .fold(1.0, f64::max);
+    let y_max = t
+        .buckets
+        .iter()
+        .map(|b| b.window.throughput.max(b.target))
+        .fold(0.0, f64::max);
+    let mut c = Chart::new(
+        &format!("Timeline ({}): throughput per second", t.kind),
+        "time since the plan's start (s)",
+        "infer/s or target",
+        XAxis::Linear,
+        (0.0, x1),
+        y_max,
+    );
+    let tput: Vec<(f64, f64, String)> = t
+        .buckets
+        .iter()
+        .map(|b| {
+            (
+                b.plan_offset_s,
+                b.window.throughput,
+                format!(
+                    "{:.0} s: {:.1} infer/s, {} errors",
+                    b.plan_offset_s, b.window.throughput, b.window.failed
+                ),
+            )
+        })
+        .collect();
+    let target: Vec<(f64, f64, String)> = t
+        .buckets
+        .iter()
+        .map(|b| {
+            (
+                b.plan_offset_s,
+                b.target,
+                format!("{:.0} s: target {:.1}", b.plan_offset_s, b.target),
+            )
+        })
+        .collect();
+    c.series("throughput", COLORS[0], &tput);
+    c.series("target", COLORS[3], &target);
+    let lat_max = t
+        .buckets
+        .iter()
+        .filter_map(|b| pct(&b.window.latency, 99.0))
+        .fold(0.0, f64::max);
+    let mut l = Chart::new(
+        &format!("Timeline ({}): latency per second", t.kind),
+        "time since the plan's start (s)",
+        "ms",
+        XAxis::Linear,
+        (0.0, x1),
+        ms(lat_max),
+    );
+    for (p, color) in [(50.0, COLORS[2]), (99.0, COLORS[1])] {
+        let pts: Vec<(f64, f64, String)> = t
+            .buckets
+            .iter()
+            .filter_map(|b| {
+                let v = ms(pct(&b.window.latency, p)?);
+                Some((
+                    b.plan_offset_s,
+                    v,
+                    format!("{:.0} s: p{p} {v:.3} ms", b.plan_offset_s),
+                ))
+            })
+            .collect();
+        l.series(&format!("p{p}"), color, &pts);
+    }
+    let mut out = c.finish();
+    out.push_str(&l.finish());
+    out
+}
