@@ -16,6 +16,7 @@ use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
 use crate::report;
+use crate::report::progress::Live;
 
 /// The target, model, dataset and encoded requests of a run, ready to drive.
 pub struct Prepared {
@@ -75,17 +76,22 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     if cfg.load.timeline().is_some() {
         return follow_timeline(cfg, &prepared, interrupt).await;
     }
-    let (profiler, notes) = prepared.profiler(cfg, interrupt).await;
+    let (mut profiler, notes) = prepared.profiler(cfg, interrupt).await;
     for note in notes {
         println!("{note}");
+    }
+    let live = Live::for_stderr(cfg);
+    if let Some(hook) = live.hook() {
+        profiler = profiler.with_progress(hook);
     }
     let mut artifacts = report::llm::Artifacts::start(cfg, &prepared.dataset)?;
     let outcome = profiler
         .sweep(|level| {
-            print!("{}", report::level_block(cfg, &prepared.model, level));
+            live.suspend(|| print!("{}", report::level_block(cfg, &prepared.model, level)));
             artifacts.write_level(level);
         })
         .await;
+    live.finish();
     finish(cfg, &prepared.model, &outcome.results)?;
     artifacts.finish()?;
     if let Some(error) = outcome.error {
@@ -120,15 +126,23 @@ async fn follow_timeline(
     interrupt: Arc<Interrupt>,
 ) -> RunResult<ProfileOutcome> {
     print!("{}", report::timeline_header(cfg));
+    let live = Live::for_stderr(cfg);
+    if let Some(plan) = cfg.load.timeline() {
+        live.timeline_started(plan);
+    }
     let outcome = run_timeline(
         cfg,
         prepared.target.clone(),
         prepared.dataset.clone(),
         prepared.requests.clone(),
         interrupt,
-        |bucket| print!("{}", report::bucket_line(cfg, bucket)),
+        |bucket| {
+            live.bucket(bucket);
+            live.suspend(|| print!("{}", report::bucket_line(cfg, bucket)));
+        },
     )
     .await;
+    live.finish();
     finish_timeline(cfg, &outcome.buckets, &outcome.total)?;
     if let Some(error) = outcome.error {
         return Err(error);

@@ -320,6 +320,13 @@ pub struct ProfileArgs {
     /// omission); inferperf never does.
     #[arg(long = "sync", conflicts_with = "async_mode")]
     pub sync_mode: bool,
+    /// No live progress line. Without it, when standard error is a terminal, one line there
+    /// shows the level being measured, its window out of -r, the last window's throughput,
+    /// p99 and errors, and how far the last windows are from -s (or a --ramp/--load-steps
+    /// plan's time left); it is cleared before each report. Nothing is written when standard
+    /// error is not a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
 }

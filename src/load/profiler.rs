@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::driver::Driver;
+use super::progress::{LevelStart, NoProgress, Place, Progress, WindowDone};
 use super::search::Search;
 use crate::backend::{ErrorKind, Request, Target};
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
@@ -82,6 +83,8 @@ pub struct Profiler<'a> {
     wall_clock: Option<WallClock>,
     /// Every request of the level being measured, when they are logged.
     request_log: Option<RequestLog>,
+    /// The live display, told of each level and window cut.
+    progress: Box<dyn Progress>,
 }
 
 impl<'a> Profiler<'a> {
@@ -110,7 +113,14 @@ impl<'a> Profiler<'a> {
             scratch: Drained::default(),
             wall_clock: logs_requests(cfg).then(WallClock::now),
             request_log: None,
+            progress: Box::new(NoProgress),
         }
+    }
+
+    /// Tells `progress` of each level as it starts and of each window as it is cut.
+    pub fn with_progress(mut self, progress: Box<dyn Progress>) -> Self {
+        self.progress = progress;
+        self
     }
 
     /// Adds the CPU, server-statistics and metrics monitors to every window.
@@ -141,7 +151,15 @@ impl<'a> Profiler<'a> {
             if self.interrupt.is_raised() {
                 break;
             }
-            let mut result = self.measure_level(level).await?;
+            self.progress.level_started(&LevelStart {
+                place: Place::of(self.cfg, results.len() + 1),
+                level,
+                max_windows: self.max_windows(),
+            });
+            let measured = self.measure_level(level).await;
+            // The display is cleared before the level's report is printed (or an error).
+            self.progress.level_finished();
+            let mut result = measured?;
             on_level(&result);
             // The per-request exports were written by `on_level`: one level's requests are
             // held at a time.
@@ -216,6 +234,9 @@ impl<'a> Profiler<'a> {
             window_start = boundary;
             self.check_reachable(&window)?;
             windows.push(window);
+            if let Some(done) = WindowDone::of(self.cfg, &windows) {
+                self.progress.window_cut(&done);
+            }
             // Only the last windows are judged and merged; older ones keep their figures.
             if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {
                 windows[old].compact(&self.cfg.kept_percentiles());
@@ -348,6 +369,16 @@ impl<'a> Profiler<'a> {
 
     fn check_reachable(&self, window: &WindowStats) -> RunResult<()> {
         check_reachable(&self.target, window)
+    }
+
+    /// The most windows a level may take: `-r`, or one for a run of one window.
+    fn max_windows(&self) -> u32 {
+        let single = self.cfg.request_count.is_some() || single_window(self.cfg);
+        if single {
+            1
+        } else {
+            self.cfg.max_trials
+        }
     }
 }
 

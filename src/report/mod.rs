@@ -11,6 +11,7 @@ pub mod format;
 pub mod llm;
 pub mod metrics;
 pub mod open_loop;
+pub mod progress;
 pub mod search;
 pub mod server;
 pub mod timeline;
