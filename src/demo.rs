@@ -88,8 +88,9 @@ const SCENARIOS: [Scenario; 4] = [
     },
 ];
 
-/// Runs the demo; the exit code is 0 when every scenario ran.
-pub async fn run(args: &DemoArgs) -> RunResult<i32> {
+/// Runs the demo; the exit code is 0 when every scenario ran. `interrupt` (Ctrl-C) stops it
+/// after the current window, with that level's report.
+pub async fn run(args: &DemoArgs, interrupt: Arc<Interrupt>) -> RunResult<i32> {
     std::fs::create_dir_all(&args.out).map_err(|e| {
         RunError::failed(format!(
             "Cannot create the demo's output directory {}: {e}.",
@@ -103,7 +104,6 @@ pub async fn run(args: &DemoArgs) -> RunResult<i32> {
         server.grpc_addr,
         args.out.display()
     );
-    let interrupt = Arc::new(Interrupt::default());
     for scenario in &SCENARIOS {
         println!("=== {} ===\n", scenario.title);
         let cfg = scenario_config(scenario, &server, args)?;
