@@ -7,14 +7,24 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use inferperf::cli::{normalize_args, Cli, Command, ServeArgs};
+use inferperf::cli::{normalize_args, top_help, Cli, Command, ServeArgs};
 use inferperf::config::Config;
 use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_INTERRUPTED};
 use inferperf::load::profiler::Interrupt;
 use inferperf::server;
 
 fn main() -> ExitCode {
-    let args = normalize_args(std::env::args().collect());
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(help) = top_help(&args) {
+        // A bare `inferperf` asks for nothing: the short help, as a mistake (exit 3).
+        if args.len() == 1 {
+            eprintln!("{help}");
+            return exit(EXIT_BAD_OPTION);
+        }
+        println!("{help}");
+        return exit(0);
+    }
+    let args = normalize_args(args);
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
