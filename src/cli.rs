@@ -54,6 +54,9 @@ pub struct DemoArgs {
         default_value_t = 700
     )]
     pub measurement_interval: u64,
+    /// No live progress line on standard error (see `inferperf profile --help`).
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// Flags of `inferperf serve`.
