@@ -17,6 +17,7 @@ use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
 use crate::report;
 use crate::report::progress::Live;
+use crate::results::{ResultsWriter, RunEnd};
 
 /// The target, model, dataset and encoded requests of a run, ready to drive.
 pub struct Prepared {
@@ -69,14 +70,28 @@ pub struct ProfileOutcome {
     pub exit_code: i32,
 }
 
-/// Runs a profile, printing perf_analyzer's report as it goes and writing the CSV.
+/// Runs a profile, printing perf_analyzer's report as it goes and writing the CSV and the
+/// results file (`--report-dir`, `--results-file`: first when the model is known, then after
+/// every level, and completed however the run ends).
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
-    let prepared = prepare(cfg).await?;
+    // An unusable results path stops the run before anything is measured.
+    let mut results = ResultsWriter::start(cfg)?;
+    let prepared = match prepare(cfg).await {
+        Ok(prepared) => prepared,
+        Err(error) => {
+            let _ = results.finish(RunEnd {
+                error: Some(&error),
+                ..RunEnd::default()
+            });
+            return Err(error);
+        }
+    };
+    results.set_model(&prepared.model);
     print_preamble(cfg, &prepared.model);
     if cfg.load.timeline().is_some() {
-        return follow_timeline(cfg, &prepared, interrupt).await;
+        return follow_timeline(cfg, &prepared, interrupt, &mut results).await;
     }
-    let (mut profiler, notes) = prepared.profiler(cfg, interrupt).await;
+    let (mut profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
     for note in notes {
         println!("{note}");
     }
@@ -89,11 +104,18 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         .sweep(|level| {
             live.suspend(|| print!("{}", report::level_block(cfg, &prepared.model, level)));
             artifacts.write_level(level);
+            results.add_level(level);
         })
         .await;
     live.finish();
+    let written = results.finish(RunEnd {
+        interrupted: interrupt.is_raised(),
+        error: outcome.error.as_ref(),
+        timeline_total: None,
+    });
     finish(cfg, &prepared.model, &outcome.results)?;
     artifacts.finish()?;
+    written?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -124,6 +146,7 @@ async fn follow_timeline(
     cfg: &Config,
     prepared: &Prepared,
     interrupt: Arc<Interrupt>,
+    results: &mut ResultsWriter<'_>,
 ) -> RunResult<ProfileOutcome> {
     print!("{}", report::timeline_header(cfg));
     let live = Live::for_stderr(cfg);
@@ -135,15 +158,22 @@ async fn follow_timeline(
         prepared.target.clone(),
         prepared.dataset.clone(),
         prepared.requests.clone(),
-        interrupt,
+        interrupt.clone(),
         |bucket| {
             live.bucket(bucket);
             live.suspend(|| print!("{}", report::bucket_line(cfg, bucket)));
+            results.add_bucket(bucket);
         },
     )
     .await;
     live.finish();
+    let written = results.finish(RunEnd {
+        interrupted: interrupt.is_raised(),
+        error: outcome.error.as_ref(),
+        timeline_total: (!outcome.buckets.is_empty()).then_some(&outcome.total),
+    });
     finish_timeline(cfg, &outcome.buckets, &outcome.total)?;
+    written?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -159,8 +189,8 @@ fn finish_timeline(cfg: &Config, buckets: &[Bucket], total: &WindowStats) -> Run
     }
     println!();
     print!("{}", report::timeline_summary(cfg, buckets, total));
-    if let Some(path) = &cfg.csv_file {
-        report::write_timeline_csv(cfg, buckets, path).map_err(|e| csv_error(path, e))?;
+    for path in cfg.csv_paths() {
+        report::write_timeline_csv(cfg, buckets, &path).map_err(|e| csv_error(&path, e))?;
     }
     Ok(())
 }
@@ -210,8 +240,8 @@ fn finish(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> RunResult
         println!();
         print!("{block}");
     }
-    if let Some(path) = &cfg.csv_file {
-        report::write_csv(cfg, model, results, path).map_err(|e| csv_error(path, e))?;
+    for path in cfg.csv_paths() {
+        report::write_csv(cfg, model, results, &path).map_err(|e| csv_error(&path, e))?;
     }
     Ok(())
 }

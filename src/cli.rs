@@ -282,6 +282,15 @@ pub struct ProfileArgs {
     /// Write perf_analyzer's CSV report to this file.
     #[arg(short = 'f', value_name = "FILE")]
     pub csv_file: Option<std::path::PathBuf>,
+    /// A folder for this run's reports (created if missing): results.json — everything
+    /// measured, every window with its latency histograms, rewritten after each level and
+    /// completed on Ctrl-C (schema: docs/results.schema.json) — and perf_analyzer's CSV as
+    /// results.csv (also when -f writes it elsewhere).
+    #[arg(long, value_name = "DIR")]
+    pub report_dir: Option<std::path::PathBuf>,
+    /// Write the results file (results.json's content, see --report-dir) to this path alone.
+    #[arg(long, value_name = "FILE")]
+    pub results_file: Option<std::path::PathBuf>,
     /// Add perf_analyzer's extra CSV columns (Avg latency, request/response, response
     /// wait, the GPU metrics with --collect-metrics) and one column per --metric.
     #[arg(long)]

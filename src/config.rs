@@ -4,9 +4,11 @@
 mod llm;
 mod load;
 mod metrics;
+mod output;
 
 pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
+pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
 mod slo;
 mod timeline;
 
@@ -136,6 +138,10 @@ pub struct Config {
     /// `-H` headers, sent with every HTTP request and as gRPC metadata.
     pub headers: Vec<(String, String)>,
     pub csv_file: Option<PathBuf>,
+    /// `--report-dir`: the folder of `results.json`, the CSV and the reports built on them.
+    pub report_dir: Option<PathBuf>,
+    /// `--results-file`: the results file alone.
+    pub results_file: Option<PathBuf>,
     pub verbose: u8,
     /// Longest wait for one answer before it counts as a timeout.
     pub request_timeout: Duration,
@@ -174,6 +180,7 @@ impl Config {
         let protocol = parse_protocol(&args.protocol)?;
         let service_kind = parse_service_kind(&args.service_kind)?;
         let (load, concurrency) = load::parse_load(args)?;
+        let (report_dir, results_file) = output::parse_outputs(args)?;
         let config = Config {
             model_name: non_empty(&args.model_name, "-m")?,
             model_version: args.model_version.trim().to_string(),
@@ -217,6 +224,8 @@ impl Config {
             input_datatypes: parse_input_datatypes(&args.input_datatypes)?,
             headers: parse_headers(&args.headers)?,
             csv_file: args.csv_file.clone(),
+            report_dir,
+            results_file,
             verbose: args.verbose,
             request_timeout: parse_timeout(args.request_timeout)?,
             client_threads: parse_client_threads(args.client_threads)?,

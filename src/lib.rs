@@ -2,8 +2,9 @@
 //!
 //! Data moves one way: flags → [`config`] → target discovery ([`backend`], [`model`]) →
 //! request payloads ([`data`], encoded by [`wire`]) → the load driver ([`load`]) → samples,
-//! windows and stability ([`measure`]) → reports ([`report`]). [`server`] is the embedded
-//! reference server used as a default target and a ground truth.
+//! windows and stability ([`measure`]) → the results file ([`results`]) → reports
+//! ([`report`]). [`server`] is the embedded reference server used as a default target and a
+//! ground truth.
 
 pub mod app;
 pub mod backend;
@@ -18,5 +19,6 @@ pub mod model;
 pub mod prometheus;
 pub mod proto;
 pub mod report;
+pub mod results;
 pub mod server;
 pub mod wire;

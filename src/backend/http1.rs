@@ -23,6 +23,8 @@ const MAX_HEADERS: usize = 64;
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Spare room made in the read buffer before each read.
 const READ_CHUNK: usize = 4096;
+/// Largest read buffer a connection keeps between streamed answers.
+pub const MAX_IDLE_BUFFER: usize = 16 * 1024;
 /// A connection idle this long is checked for a close by the server before it is reused
 /// (servers drop idle keep-alive connections after a few seconds).
 const IDLE_CHECK: Duration = Duration::from_millis(500);
@@ -268,6 +270,11 @@ impl Http1Stream {
     fn body_done(&mut self) -> Remaining {
         if self.closing || !self.buf.is_empty() {
             self.open = false;
+        }
+        // A burst (a whole answer read at once) grew the buffer: give the memory back, so
+        // that thousands of idle streams do not each hold their largest answer.
+        if self.buf.is_empty() && self.buf.capacity() > MAX_IDLE_BUFFER {
+            self.buf = BytesMut::with_capacity(READ_CHUNK);
         }
         self.last_used = Instant::now();
         Remaining::Done

@@ -16,6 +16,7 @@ use crate::backend::{ErrorKind, Request, Target};
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
+use crate::measure::distribution::Compaction;
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::monitors::Monitors;
 use crate::measure::request_log::{RequestLog, WallClock};
@@ -83,6 +84,9 @@ pub struct Profiler<'a> {
     wall_clock: Option<WallClock>,
     /// Every request of the level being measured, when they are logged.
     request_log: Option<RequestLog>,
+    /// What a window keeps once it will only be reported: while its level is measured, its
+    /// histograms too when a results file is written (the level is not recorded yet).
+    compaction: Compaction,
     /// The live display, told of each level and window cut.
     progress: Box<dyn Progress>,
 }
@@ -113,6 +117,7 @@ impl<'a> Profiler<'a> {
             scratch: Drained::default(),
             wall_clock: logs_requests(cfg).then(WallClock::now),
             request_log: None,
+            compaction: Compaction::for_run(cfg),
             progress: Box::new(NoProgress),
         }
     }
@@ -162,10 +167,13 @@ impl<'a> Profiler<'a> {
             let mut result = measured?;
             on_level(&result);
             // The per-request exports were written by `on_level`: one level's requests are
-            // held at a time.
+            // held at a time. So was the results file's record of the level, with every
+            // histogram: the windows keep only what the console and CSV show (those compacted
+            // during the level let their encoded histograms go).
             result.requests = None;
+            let reported = Compaction::percentiles(&self.compaction.percentiles);
             for window in &mut result.windows {
-                window.compact(&self.cfg.kept_percentiles());
+                window.compact(&reported);
             }
             results.push(result);
         }
@@ -239,7 +247,7 @@ impl<'a> Profiler<'a> {
             }
             // Only the last windows are judged and merged; older ones keep their figures.
             if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {
-                windows[old].compact(&self.cfg.kept_percentiles());
+                windows[old].compact(&self.compaction);
                 release_freed_memory();
             }
             if self.interrupt.is_raised() {
@@ -361,6 +369,7 @@ impl<'a> Profiler<'a> {
             false => boundary - start,
         };
         window.windows = 1;
+        window.bounds = Some((start, boundary));
         self.driver.stamp_counters(window);
         if let Some(log) = &mut self.request_log {
             log.close_window(start, boundary);

@@ -12,6 +12,7 @@ use crate::backend::{Request, Target};
 use crate::config::{Config, Timeline, TimelineKind};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
+use crate::measure::distribution::Compaction;
 use crate::measure::sample::Drained;
 use crate::measure::timeline::{Bucket, TimelineOutcome, BUCKET};
 use crate::measure::window::WindowStats;
@@ -47,6 +48,7 @@ pub async fn run_timeline(
         current: WindowStats::for_run(cfg),
         scratch: Drained::default(),
         folded_at: Instant::now(),
+        compaction: Compaction::percentiles(&cfg.kept_percentiles()),
     };
     if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
         outcome.error = Some(e);
@@ -68,6 +70,9 @@ struct TimelineRun<'a> {
     current: WindowStats,
     scratch: Drained,
     folded_at: Instant,
+    /// What a bucket keeps once reported (its histograms were handed to `on_bucket`, which
+    /// writes them into the results file).
+    compaction: Compaction,
 }
 
 impl TimelineRun<'_> {
@@ -103,7 +108,7 @@ impl TimelineRun<'_> {
             check_reachable(&self.target, &bucket.stats)?;
             on_bucket(&bucket);
             outcome.total.merge(&bucket.stats);
-            bucket.stats.compact(&self.cfg.kept_percentiles());
+            bucket.stats.compact(&self.compaction);
             outcome.buckets.push(bucket);
             from = to;
             let idle = from >= total && self.driver.in_flight() == 0;
@@ -156,6 +161,7 @@ impl TimelineRun<'_> {
         let mut stats = std::mem::replace(&mut self.current, WindowStats::for_run(self.cfg));
         stats.duration = to.saturating_sub(from).max(Duration::from_nanos(1));
         stats.windows = 1;
+        stats.bounds = Some((start + from, start + to));
         self.driver.stamp_counters(&mut stats);
         let target = if after_end {
             0.0

@@ -1,8 +1,13 @@
 //! One figure's distribution over a window — a latency, a gap between answers, a count of
 //! answers: an HDR histogram while windows may still be merged, and once a window is only
-//! reported, just the percentiles the reports show. Its count and sum are kept either way,
-//! so means survive compaction and merging is exact.
+//! reported, just the percentiles the reports show (and, when the run writes a results file,
+//! the histogram in HdrHistogram's V2 compressed format, a few hundred bytes). Its count,
+//! sum and extremes are kept either way, so means survive compaction and merging is exact.
 
+use std::borrow::Cow;
+
+use base64::Engine;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 /// Highest value the histograms hold: one hour in nanoseconds (values above are clamped).
@@ -32,6 +37,51 @@ pub struct Distribution {
     max: u64,
     /// Set once the histogram was dropped: (percentile, value) for the percentiles kept.
     kept: Option<Vec<(f64, f64)>>,
+    /// The dropped histogram in HdrHistogram's V2 compressed format, base64, when the
+    /// compaction asked to keep it (see [`Compaction`]).
+    encoded: Option<Box<str>>,
+}
+
+/// What a window keeps when its histograms are dropped.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Compaction {
+    /// The percentiles the reports show, ascending.
+    pub percentiles: Vec<f64>,
+    /// Whether each histogram is kept encoded (HdrHistogram's V2 compressed format, a few
+    /// hundred bytes), so that a results file can still hold it: only when one is written.
+    pub keep_histograms: bool,
+}
+
+impl Compaction {
+    /// What the windows of a level keep while it is measured: the percentiles its reports
+    /// show, and the histograms when the run writes a results file (`--report-dir`,
+    /// `--results-file`), which records the level only once it is done.
+    pub fn for_run(cfg: &crate::config::Config) -> Compaction {
+        Compaction {
+            percentiles: cfg.kept_percentiles(),
+            keep_histograms: cfg.results_path().is_some(),
+        }
+    }
+
+    /// Keeps these percentiles and no histogram.
+    pub fn percentiles(keep: &[f64]) -> Compaction {
+        Compaction {
+            percentiles: keep.to_vec(),
+            keep_histograms: false,
+        }
+    }
+}
+
+/// The figures of a distribution a histogram does not hold exactly: with the histogram,
+/// all that is needed to rebuild it (see [`Distribution::rebuild`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Exact {
+    pub count: u64,
+    pub sum: u128,
+    pub sum_sq: f64,
+    /// The extremes (`min` is `u64::MAX` when nothing was recorded).
+    pub min: u64,
+    pub max: u64,
 }
 
 impl Default for Distribution {
@@ -44,6 +94,7 @@ impl Default for Distribution {
             min: u64::MAX,
             max: 0,
             kept: None,
+            encoded: None,
         }
     }
 }
@@ -130,21 +181,110 @@ impl Distribution {
         self.max = self.max.max(other.max);
     }
 
-    /// Drops the histogram, keeping the values at the percentiles `keep`, the count and the
-    /// sum: a window that will only be reported then costs a few hundred bytes.
-    pub fn compact(&mut self, keep: &[f64]) {
+    /// Drops the histogram, keeping the values at the percentiles of `keep`, the count, the
+    /// sum and, if `keep` asks, the histogram encoded: a window that will only be reported
+    /// then costs a few hundred bytes. Compacting again without keeping histograms drops an
+    /// encoded one.
+    pub fn compact(&mut self, keep: &Compaction) {
         if self.kept.is_some() {
+            if !keep.keep_histograms {
+                self.encoded = None;
+            }
             return;
         }
-        let points = keep.iter().map(|&p| (p, self.percentile(p))).collect();
+        if keep.keep_histograms {
+            self.encoded = Some(encode(&self.histogram).into_boxed_str());
+        }
+        let points = keep
+            .percentiles
+            .iter()
+            .map(|&p| (p, self.percentile(p)))
+            .collect();
         self.kept = Some(points);
         self.histogram = Histogram::new_with_bounds(1, 2, 0).expect("static bounds are valid");
+    }
+
+    /// Whether the histogram was dropped (only the kept percentiles answer).
+    pub fn is_compacted(&self) -> bool {
+        self.kept.is_some()
+    }
+
+    /// The histogram in HdrHistogram's V2 compressed format (V2 + DEFLATE, base64, as
+    /// HdrHistogram's `encodeIntoCompressedByteBuffer` and its log files): encoded now, or
+    /// as kept by [`Distribution::compact`]; `None` when it was dropped without.
+    pub fn histogram_v2(&self) -> Option<Cow<'_, str>> {
+        match (&self.kept, &self.encoded) {
+            (_, Some(text)) => Some(Cow::Borrowed(text)),
+            (Some(_), None) => None,
+            (None, None) => Some(Cow::Owned(encode(&self.histogram))),
+        }
+    }
+
+    /// Bytes held by the encoded histogram of a compacted distribution.
+    pub fn encoded_len(&self) -> usize {
+        self.encoded.as_ref().map_or(0, |text| text.len())
+    }
+
+    /// The figures the histogram does not hold exactly.
+    pub fn exact(&self) -> Exact {
+        Exact {
+            count: self.count,
+            sum: self.sum,
+            sum_sq: self.sum_sq,
+            min: self.min,
+            max: self.max,
+        }
+    }
+
+    /// A distribution from a histogram in HdrHistogram's V2 compressed format (base64;
+    /// plain V2 is read too) and the exact figures that go with it: it answers every
+    /// percentile and merges like the one that was encoded. The error says what is wrong.
+    pub fn rebuild(histogram_v2: &str, exact: Exact) -> Result<Distribution, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(histogram_v2.trim())
+            .map_err(|e| format!("the histogram is not base64 ({e})"))?;
+        let mut histogram: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("the histogram is not in HdrHistogram's V2 format ({e:?})"))?;
+        if histogram.len() != exact.count {
+            return Err(format!(
+                "the histogram holds {} values, its count says {}",
+                histogram.len(),
+                exact.count
+            ));
+        }
+        histogram.auto(true);
+        Ok(Distribution {
+            histogram,
+            count: exact.count,
+            sum: exact.sum,
+            sum_sq: exact.sum_sq,
+            min: exact.min,
+            max: exact.max,
+            kept: None,
+            encoded: None,
+        })
+    }
+
+    /// The histogram itself (empty once compacted).
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.histogram
     }
 
     /// Distinct values the histogram tells apart (how much memory it holds).
     pub fn resolution(&self) -> usize {
         self.histogram.distinct_values()
     }
+}
+
+/// `histogram` in HdrHistogram's V2 compressed format, base64.
+fn encode(histogram: &Histogram<u64>) -> String {
+    let mut bytes = Vec::new();
+    // Writing into a Vec cannot fail, and a histogram of u64 counts always encodes.
+    V2DeflateSerializer::new()
+        .serialize(histogram, &mut bytes)
+        .expect("a histogram encodes into memory");
+    base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
 #[cfg(test)]
@@ -163,7 +303,7 @@ mod tests {
         assert!((a.mean() - 50_500.0).abs() < 1e-9);
         assert!((a.percentile(99.0) - 99_000.0).abs() <= 99.0);
         let grown = a.resolution();
-        a.compact(&[50.0, 99.0]);
+        a.compact(&Compaction::percentiles(&[50.0, 99.0]));
         assert!((a.percentile(99.0) - 99_000.0).abs() <= 99.0);
         assert!(
             a.percentile(75.0).is_nan(),
@@ -183,5 +323,85 @@ mod tests {
             .for_each(|v| d.record(v));
         assert!((d.std() - 2.0).abs() < 1e-12);
         assert_eq!(Distribution::default().std(), 0.0);
+    }
+
+    fn latencies(seed: u64, n: u64) -> Distribution {
+        let mut d = Distribution::default();
+        let mut x = seed;
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            d.record(50_000 + (x >> 40) % 5_000_000);
+        }
+        d
+    }
+
+    #[test]
+    fn an_encoded_histogram_rebuilds_the_same_distribution() {
+        let a = latencies(1, 10_000);
+        let text = a.histogram_v2().unwrap().into_owned();
+        assert!(
+            text.starts_with("HISTF"),
+            "V2 compressed cookie: {text:.12}"
+        );
+        let back = Distribution::rebuild(&text, a.exact()).unwrap();
+        assert_eq!(back.histogram(), a.histogram());
+        for p in [1.0, 50.0, 90.0, 99.0, 99.9, 99.99] {
+            assert_eq!(back.percentile(p), a.percentile(p), "p{p}");
+        }
+        assert_eq!((back.mean(), back.std()), (a.mean(), a.std()));
+        assert_eq!((back.min(), back.max()), (a.min(), a.max()));
+        // Rebuilt distributions merge as the originals do, growing past their bounds.
+        let b = latencies(2, 5_000);
+        let mut merged = a.clone();
+        merged.merge(&b);
+        let mut rebuilt = back;
+        rebuilt.merge(&Distribution::rebuild(&b.histogram_v2().unwrap(), b.exact()).unwrap());
+        let mut huge = Distribution::default();
+        huge.record(MAX_TRACKED);
+        rebuilt.merge(&Distribution::rebuild(&huge.histogram_v2().unwrap(), huge.exact()).unwrap());
+        merged.merge(&huge);
+        assert_eq!(rebuilt.histogram(), merged.histogram());
+        assert_eq!(rebuilt.percentile(99.9), merged.percentile(99.9));
+        assert_eq!(rebuilt.count(), 15_001);
+    }
+
+    #[test]
+    fn a_compacted_distribution_keeps_its_histogram_only_when_asked() {
+        let mut plain = latencies(3, 1000);
+        let mut kept = plain.clone();
+        let before = plain.histogram_v2().unwrap().into_owned();
+        plain.compact(&Compaction::percentiles(&[50.0]));
+        assert!(plain.histogram_v2().is_none());
+        assert_eq!(plain.encoded_len(), 0);
+        kept.compact(&Compaction {
+            percentiles: vec![50.0],
+            keep_histograms: true,
+        });
+        assert_eq!(kept.histogram_v2().unwrap(), before);
+        assert!(kept.encoded_len() < 2048, "{} bytes", kept.encoded_len());
+        let back = Distribution::rebuild(&before, kept.exact()).unwrap();
+        assert_eq!(back.percentile(50.0), kept.percentile(50.0));
+        assert!(
+            back.percentile(99.9) > 0.0,
+            "every percentile answers again"
+        );
+        // Once the histogram is written elsewhere, compacting again lets it go.
+        kept.compact(&Compaction::percentiles(&[50.0]));
+        assert_eq!(kept.encoded_len(), 0);
+        assert_eq!(back.percentile(50.0), kept.percentile(50.0));
+    }
+
+    #[test]
+    fn a_bad_histogram_is_refused_with_a_reason() {
+        let exact = Distribution::default().exact();
+        let not_base64 = Distribution::rebuild("%%%", exact).unwrap_err();
+        assert!(not_base64.contains("base64"), "{not_base64}");
+        let not_hdr = Distribution::rebuild("aGVsbG8gd29ybGQ=", exact).unwrap_err();
+        assert!(not_hdr.contains("V2"), "{not_hdr}");
+        let d = latencies(4, 10);
+        let wrong_count = Distribution::rebuild(&d.histogram_v2().unwrap(), exact).unwrap_err();
+        assert!(wrong_count.contains("10 values"), "{wrong_count}");
     }
 }

@@ -7,7 +7,7 @@
 //! (inter-chunk latency) and time to first token are the window's `inter_response` and
 //! `first_response`.
 
-use super::distribution::Distribution;
+use super::distribution::{Compaction, Distribution};
 use super::sample::Sample;
 use crate::backend::TokenSource;
 use crate::config::{SloCondition, SloFigure};
@@ -147,8 +147,8 @@ impl TokenStats {
         self.unstreamed += other.unstreamed;
     }
 
-    /// Keeps only the percentiles `keep` of each distribution (see `Distribution::compact`).
-    pub fn compact(&mut self, keep: &[f64]) {
+    /// Drops the histograms, keeping what `keep` says (see `Distribution::compact`).
+    pub fn compact(&mut self, keep: &Compaction) {
         for d in self.distributions() {
             d.compact(keep);
         }

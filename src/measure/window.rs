@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use super::distribution::Distribution;
+use super::distribution::{Compaction, Distribution};
 use super::metrics::MetricsWindow;
 use super::sample::{Drained, ErrorNote, Sample};
 use super::server_stats::ServerWindow;
@@ -73,6 +73,9 @@ pub struct WindowStats {
     /// bound a finite run's single window.
     pub first_send: Option<Instant>,
     pub last_done: Option<Instant>,
+    /// When the window began and ended as it was cut (merged: the earliest start and the
+    /// latest end), for the results file's time axis; `None` until cut.
+    pub bounds: Option<(Instant, Instant)>,
 }
 
 impl WindowStats {
@@ -117,6 +120,7 @@ impl WindowStats {
             goodput: GoodputRule::default(),
             first_send: None,
             last_done: None,
+            bounds: None,
         }
     }
 
@@ -195,11 +199,13 @@ impl WindowStats {
         ]
     }
 
-    /// Drops the distributions' histograms, keeping their values at the percentiles `keep`
-    /// and every count and sum: a window that will only be reported, never merged again,
-    /// then costs a few hundred bytes, so that memory stays flat however many windows or
-    /// seconds a run has.
-    pub fn compact(&mut self, keep: &[f64]) {
+    /// Drops the distributions' histograms, keeping their values at the percentiles of
+    /// `keep`, every count and sum, and the histograms encoded if `keep` asks: a window that
+    /// will only be reported, never merged again, then costs a few hundred bytes (with the
+    /// histograms, from 0.5 KiB for a steady service time to 17 KiB for 50,000 latencies
+    /// spread over three decades), so that memory stays flat however many windows or seconds
+    /// a run has.
+    pub fn compact(&mut self, keep: &Compaction) {
         for distribution in self.distributions() {
             distribution.compact(keep);
         }
@@ -249,6 +255,10 @@ impl WindowStats {
             (mine, theirs) => mine.or(theirs),
         };
         self.last_done = self.last_done.max(other.last_done);
+        self.bounds = match (self.bounds, other.bounds) {
+            (Some(mine), Some(theirs)) => Some((mine.0.min(theirs.0), mine.1.max(theirs.1))),
+            (mine, theirs) => mine.or(theirs),
+        };
     }
 
     /// From the first send to the last answer of the requests added, if any.

@@ -219,6 +219,7 @@ pub fn write_timeline_csv(cfg: &Config, buckets: &[Bucket], path: &Path) -> std:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::measure::distribution::Compaction;
     use crate::report::test_window;
     use std::time::Duration;
 
@@ -277,7 +278,7 @@ mod tests {
         let all = WindowStats::merged(buckets.iter().map(|b| &b.stats), 1);
         // Reported buckets keep only the percentiles the reports show.
         for b in &mut buckets {
-            b.stats.compact(&cfg.kept_percentiles());
+            b.stats.compact(&Compaction::for_run(&cfg));
         }
         let summary = timeline_summary(&cfg, &buckets, &all);
         assert!(

@@ -106,11 +106,23 @@ impl RunningServer {
     }
 }
 
+/// Connections the kernel queues before the server accepts them: enough for a client that
+/// opens thousands at once (the default of 128 drops their SYNs, and they retry a second
+/// later).
+const LISTEN_BACKLOG: u32 = 4096;
+
 async fn bind(host: IpAddr, port: u16, what: &str) -> anyhow::Result<tokio::net::TcpListener> {
     let addr = SocketAddr::new(host, port);
-    tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("cannot listen for {what} on {addr}; is the port in use?"))
+    let listen = || -> std::io::Result<tokio::net::TcpListener> {
+        let socket = match addr {
+            SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+            SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+        };
+        socket.set_reuseaddr(true)?;
+        socket.bind(addr)?;
+        socket.listen(LISTEN_BACKLOG)
+    };
+    listen().with_context(|| format!("cannot listen for {what} on {addr}; is the port in use?"))
 }
 
 /// A stop signal: the sender for [`RunningServer`], the future for a serve loop.

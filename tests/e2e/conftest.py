@@ -17,6 +17,7 @@ import subprocess
 import sysconfig
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -393,6 +394,129 @@ def kserve():
         )
         process.wait_until(lambda: server.infer_check([1, 16]), 30, "a real inference")
         SUMMARY["start"]["kserve"] = process.ready()
+        yield server
+    finally:
+        process.stop()
+
+
+# ---------------------------------------------------------------------------------------
+# llama-cpp-python's OpenAI-compatible server with a random-weight model written here
+
+
+class LlamaServer:
+    """llama-cpp-python's server on 127.0.0.1 with the model `tiny-llama` (see
+    servers/llama_model.py): every request gets exactly max_tokens printable one-byte tokens,
+    streamed one per event. `mark()` and `timings(mark)` give llama.cpp's timing blocks of the
+    requests served since the mark."""
+
+    model = "tiny-llama"
+
+    def __init__(self, port, process, model_path):
+        self.address = f"127.0.0.1:{port}"
+        self.process = process
+        self.model_path = model_path
+
+    @property
+    def pid(self):
+        return self.process.proc.pid
+
+    def mark(self):
+        return self.process.log_path.stat().st_size
+
+    def timings(self, mark, keep=None):
+        """The timing blocks logged since `mark`; `keep`: a path to copy those log lines to."""
+        from llm_lib import parse_llama_timings
+
+        with open(self.process.log_path, "rb") as log:
+            log.seek(mark)
+            text = log.read().decode(errors="replace")
+        if keep is not None:
+            Path(keep).write_text(text)
+        return parse_llama_timings(text)
+
+    def check(self):
+        """Answers of both endpoints, streamed and not, have exactly 16 printable tokens; the
+        non-streamed ones say so in their usage, the streamed ones in 16 content events."""
+        import re
+
+        allowed = re.compile(r"[a-z0-9]{16}")
+        base = f"http://{self.address}/v1"
+        chat = {"model": self.model, "messages": [{"role": "user", "content": "ka lo mi"}], "max_tokens": 16}
+        completion = {"model": self.model, "prompt": "ka lo mi", "max_tokens": 16}
+        answer = post_json(f"{base}/chat/completions", chat, timeout=60)
+        text = answer["choices"][0]["message"]["content"]
+        assert allowed.fullmatch(text) and answer["usage"]["completion_tokens"] == 16, answer
+        answer = post_json(f"{base}/completions", completion, timeout=60)
+        text = answer["choices"][0]["text"]
+        assert allowed.fullmatch(text) and answer["usage"]["completion_tokens"] == 16, answer
+        for path, body, field in (
+            ("chat/completions", chat, lambda c: c["delta"].get("content")),
+            ("completions", completion, lambda c: c.get("text")),
+        ):
+            pieces = sse_contents(f"{base}/{path}", dict(body, stream=True), field)
+            assert len(pieces) == 16 and all(len(p) == 1 for p in pieces), (path, pieces)
+            assert allowed.fullmatch("".join(pieces)), (path, pieces)
+        return True
+
+
+def sse_contents(url, body, field):
+    """The non-empty contents of a server-sent-event stream, one per event."""
+    request = urllib.request.Request(
+        url, data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    pieces = []
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        for line in answer:
+            line = line.decode().strip()
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            content = field(json.loads(line[6:])["choices"][0])
+            if content:
+                pieces.append(content)
+    return pieces
+
+
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    """The server with an 8-layer, 512-wide model (110 MB, written in about a second): one
+    llama.cpp thread decodes a token in about 6 ms and a 150-token prompt in about 100 ms
+    here, so the server, not the clients, sets the pace. One thread, not two: on 2 cores the
+    load tester needs the other one, and two llama.cpp threads that share the cores with a
+    client spin at every barrier (measured: 9 ms per token beside AIPerf, 350 ms beside a
+    compiler, against 5.7 ms alone)."""
+    folder = tmp_path_factory.mktemp("llama")
+    model_path = folder / "tiny-llama.gguf"
+    python = VENVS / "llama" / "bin" / "python"
+    subprocess.run(
+        [python, SERVERS / "llama_model.py", "gguf", model_path, "--layers", "8", "--width", "512"],
+        check=True,
+        timeout=120,
+    )
+    (port,) = free_ports(1)
+    process = ServerProcess(
+        "llama",
+        [
+            python, "-m", "llama_cpp.server",
+            "--model", model_path,
+            "--model_alias", LlamaServer.model,
+            "--host", "127.0.0.1",
+            "--port", port,
+            "--n_threads", "1",
+            "--n_threads_batch", "1",
+            # By default a waiting request aborts the running stream (real-servers.md).
+            "--interrupt_requests", "false",
+        ],
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        cwd=folder,
+    )
+    server = LlamaServer(port, process, model_path)
+    try:
+        process.start()
+        process.wait_until(
+            lambda: http_status(f"http://{server.address}/v1/models") == 200, 120, "/v1/models"
+        )
+        process.wait_until(server.check, 60, "answers of exactly 16 tokens")
+        SUMMARY["start"]["llama"] = process.ready()
         yield server
     finally:
         process.stop()

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use serde_json::Value;
 
-use super::events::{is_done, read_answer, read_chunk, ChunkFacts, EventReader};
+use super::events::{is_done, read_answer, read_chunk, reset, ChunkFacts, EventReader};
 use super::OpenAi;
 use crate::backend::http1::{frame_request, Http1Stream, ResponseStart};
 use crate::backend::{
@@ -73,7 +73,7 @@ impl OpenAiConn {
         ex.send_ns = nanos(ex.sent.elapsed());
         let head = self.io.receive_head().await?;
         if head.status != 200 {
-            self.body.clear();
+            reset(&mut self.body);
             self.io.rest_of_body(&mut self.body).await?;
             return Err(Failure::new(
                 ErrorKind::HttpStatus(head.status),
@@ -157,7 +157,7 @@ impl OpenAiConn {
         ex: &mut Exchange<'_>,
         head: ResponseStart,
     ) -> Result<(), Failure> {
-        self.body.clear();
+        reset(&mut self.body);
         self.io.rest_of_body(&mut self.body).await?;
         let done = Instant::now();
         ex.recv_ns = nanos(done.saturating_duration_since(head.first_byte));

@@ -20,8 +20,9 @@ pub struct EventReader {
 }
 
 impl EventReader {
+    /// Empties the reader for the next stream (giving back the room a burst took).
     pub fn clear(&mut self) {
-        self.pending.clear();
+        reset(&mut self.pending);
     }
 
     /// The buffer the next part of the body goes into.
@@ -33,10 +34,10 @@ impl EventReader {
     /// newlines; an event without data — a comment, a keep-alive — gives an empty one).
     pub fn next_event(&mut self) -> Option<Vec<u8>> {
         let (end, separator) = blank_line(&self.pending)?;
-        let block = self.pending.split_to(end);
-        self.pending.advance(separator);
         let mut data: Vec<u8> = Vec::new();
-        for line in block[..].split(|&b| b == b'\n') {
+        // Read in place and advance past it (splitting the buffer would share it, and a
+        // shared buffer cannot be reused for the next event).
+        for line in self.pending[..end].split(|&b| b == b'\n') {
             let line = line.strip_suffix(b"\r").unwrap_or(line);
             if let Some(value) = line.strip_prefix(b"data:") {
                 if !data.is_empty() {
@@ -45,12 +46,22 @@ impl EventReader {
                 data.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
             }
         }
+        self.pending.advance(end + separator);
         Some(data)
     }
 
     /// Bytes that came after the last whole event.
     pub fn leftover(&self) -> &[u8] {
         &self.pending
+    }
+}
+
+/// Empties a buffer, and drops it when a burst grew it past what a connection keeps idle.
+pub fn reset(buffer: &mut BytesMut) {
+    if buffer.capacity() > crate::backend::http1::MAX_IDLE_BUFFER {
+        *buffer = BytesMut::new();
+    } else {
+        buffer.clear();
     }
 }
 

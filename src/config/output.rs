@@ -1,0 +1,68 @@
+//! Where a run's reports go: `-f FILE` (perf_analyzer's CSV), `--report-dir DIR` (one folder
+//! per run holding `results.json`, the CSV and the reports built from them) and
+//! `--results-file FILE` (the results file alone). Only the names and the rules about them
+//! live here; whether a path can really be written is found out when the run starts.
+
+use std::path::{Path, PathBuf};
+
+use super::Config;
+use crate::cli::ProfileArgs;
+use crate::error::{RunError, RunResult};
+
+/// The results file's name in a `--report-dir`.
+pub const RESULTS_FILE_NAME: &str = "results.json";
+/// perf_analyzer's CSV's name in a `--report-dir`.
+pub const REPORT_CSV_NAME: &str = "results.csv";
+
+impl Config {
+    /// Where `results.json` goes: `DIR/results.json` with `--report-dir DIR`, or
+    /// `--results-file`; `None` when the run writes no results file.
+    pub fn results_path(&self) -> Option<PathBuf> {
+        match (&self.report_dir, &self.results_file) {
+            (Some(dir), _) => Some(dir.join(RESULTS_FILE_NAME)),
+            (None, file) => file.clone(),
+        }
+    }
+
+    /// Where perf_analyzer's CSV goes: `-f FILE`, and `DIR/results.csv` with
+    /// `--report-dir DIR` (a report folder is complete on its own, whether or not `-f` also
+    /// asks for a copy elsewhere).
+    pub fn csv_paths(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self.csv_file.iter().cloned().collect();
+        if let Some(dir) = &self.report_dir {
+            let path = dir.join(REPORT_CSV_NAME);
+            if !paths.iter().any(|p| same_path(p, &path)) {
+                paths.push(path);
+            }
+        }
+        paths
+    }
+}
+
+/// `--report-dir` and `--results-file`: each a non-empty path, and not both (each names
+/// where `results.json` goes).
+pub(super) fn parse_outputs(args: &ProfileArgs) -> RunResult<(Option<PathBuf>, Option<PathBuf>)> {
+    let non_empty = |path: &Option<PathBuf>, flag: &str| match path {
+        Some(p) if p.as_os_str().is_empty() => Err(RunError::bad_option(format!(
+            "{flag} needs a path, e.g. {flag} runs/baseline."
+        ))),
+        _ => Ok(path.clone()),
+    };
+    let dir = non_empty(&args.report_dir, "--report-dir")?;
+    let file = non_empty(&args.results_file, "--results-file")?;
+    if let (Some(dir), Some(file)) = (&dir, &file) {
+        return Err(RunError::bad_option(format!(
+            "--report-dir {} already writes {}: drop --results-file {}.",
+            dir.display(),
+            dir.join(RESULTS_FILE_NAME).display(),
+            file.display()
+        )));
+    }
+    Ok((dir, file))
+}
+
+/// Whether two paths name the same file as written (`./a.csv` and `a.csv` do).
+fn same_path(a: &Path, b: &Path) -> bool {
+    let plain = |p: &Path| -> PathBuf { p.components().collect() };
+    plain(a) == plain(b)
+}

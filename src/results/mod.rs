@@ -1,0 +1,28 @@
+//! The results file, `results.json`: everything a run measured in one file that machines
+//! read, so that every report after the console's — the HTML page, `compare`, merging the
+//! shards of a run — is a reader of this file rather than a second path through the
+//! measurement. It holds the settings (no header values), the model, and per level every
+//! window with its counts, errors, rates, client health, server breakdown, metrics, LLM
+//! figures and each distribution's HDR histogram in HdrHistogram's V2 compressed format, so
+//! windows, levels and machines merge without loss; then the merged figures and how and why
+//! the level ended. A `--ramp` / `--load-steps` run has its per-second buckets instead.
+//!
+//! It is written as the run goes ([`ResultsWriter`]: `--report-dir DIR` → `DIR/results.json`,
+//! `--results-file F`), read back with [`read`], and described field by field in
+//! `docs/results.schema.json` (checked against real files by `tests/results.rs`).
+//!
+//! For a reader: `read(path)?` gives a [`ResultsFile`]; each [`DistributionRecord`] lists the
+//! run's percentiles and `distribution()?` rebuilds a
+//! [`Distribution`](crate::measure::distribution::Distribution) for any other percentile or
+//! for merging ([`merge_distributions`]).
+
+mod reader;
+mod record;
+mod schema;
+mod settings;
+mod writer;
+
+pub use reader::{merge_distributions, read};
+pub use record::{distribution_record, file_percentiles, window_record, FILE_PERCENTILES};
+pub use schema::*;
+pub use writer::{rfc3339, ResultsWriter, RunEnd};

@@ -1,0 +1,454 @@
+//! The types of `results.json`, one struct per object of the file, so that what is written
+//! and what is read back are the same definition. docs/results.schema.json describes every
+//! field for readers in other languages; a test holds the two together. The rules of the
+//! format: times are nanoseconds in distributions and seconds (`_s`) or microseconds (`_us`)
+//! where the name says so; offsets are from the run's start; a field that does not apply is
+//! `null`. Adding a field keeps `schema_version` (readers ignore fields they do not know);
+//! removing, renaming or changing the meaning of one raises it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the layout this inferperf writes and reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The whole results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultsFile {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// When the run started and ended, RFC 3339 in UTC; `ended_at` is null while it runs.
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub duration_s: Option<f64>,
+    /// False while the run goes on (the file is rewritten after each level).
+    pub finished: bool,
+    /// The run was cut short with Ctrl-C; the levels finished until then are here.
+    pub interrupted: bool,
+    /// The error that ended the run, if one did.
+    pub error: Option<String>,
+    pub host: Host,
+    pub settings: Settings,
+    /// The model as the server described it (null when the run failed before that).
+    pub model: Option<ModelRecord>,
+    /// The levels in the order measured.
+    pub levels: Vec<LevelRecord>,
+    /// With `--slo` or `--binary-search`: the index in `levels` of the knee, the stable
+    /// level of highest throughput that met every condition.
+    pub knee: Option<usize>,
+    /// The per-second buckets of a `--ramp` / `--load-steps` run.
+    pub timeline: Option<TimelineRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+/// The machine the client ran on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub cores: usize,
+    pub os: String,
+}
+
+/// The run's settings: every flag that shapes what was measured. `-H` headers appear by
+/// name only (a value may be a credential).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    pub model_name: String,
+    pub model_version: String,
+    pub url: String,
+    pub service_kind: String,
+    pub protocol: String,
+    pub local_models: Vec<String>,
+    pub batch_size: u32,
+    pub load: LoadSettings,
+    pub max_concurrency: Option<u32>,
+    pub seed: u64,
+    pub measurement_mode: String,
+    pub measurement_interval_ms: u64,
+    pub measurement_request_count: u64,
+    pub stability_percentage: f64,
+    pub max_trials: u32,
+    pub percentile: Option<f64>,
+    pub latency_threshold_ms: Option<f64>,
+    pub binary_search: bool,
+    pub slo: Vec<String>,
+    pub request_count: Option<u64>,
+    pub warmup_request_count: u64,
+    pub input_data: InputDataSettings,
+    pub shapes: BTreeMap<String, Vec<i64>>,
+    pub string_length: usize,
+    pub string_data: Option<String>,
+    pub input_tensor_format: Option<String>,
+    pub output_tensor_format: Option<String>,
+    pub input_datatypes: BTreeMap<String, String>,
+    pub header_names: Vec<String>,
+    pub streaming: bool,
+    pub validation_tolerance: f64,
+    pub request_timeout_s: f64,
+    pub client_threads: usize,
+    pub grpc_connection_share: usize,
+    pub metrics: Option<MetricsSettings>,
+    pub llm: Option<LlmSettings>,
+    /// The percentiles the console and CSV report, ascending.
+    pub reported_percentiles: Vec<f64>,
+    pub csv_files: Vec<String>,
+}
+
+/// The load the run applied, by mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum LoadSettings {
+    /// `--concurrency-range start:end:step` (end 0: until `-l` or `--slo` stops it).
+    Concurrency {
+        start: u32,
+        end: u32,
+        step: u32,
+    },
+    RequestRate {
+        start: f64,
+        end: f64,
+        step: f64,
+        distribution: String,
+    },
+    /// `--request-intervals`: the gaps' count and the rate they make.
+    Intervals {
+        count: usize,
+        rate: f64,
+    },
+    FixedSchedule,
+    /// `--periodic-concurrency-range` with `--request-period`.
+    Periodic {
+        start: u32,
+        end: u32,
+        step: u32,
+        request_period: u32,
+    },
+    /// `--ramp` / `--load-steps`: the plan's segments.
+    Timeline {
+        kind: String,
+        distribution: String,
+        segments: Vec<SegmentRecord>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SegmentRecord {
+    pub from: f64,
+    pub to: f64,
+    pub duration_s: f64,
+}
+
+/// `--input-data`: `random`, `zero`, `json` (the files) or `directory`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputDataSettings {
+    pub kind: String,
+    pub paths: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsSettings {
+    pub url: String,
+    pub interval_ms: u64,
+    pub standard: bool,
+    pub metrics: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LlmSettings {
+    pub endpoint: String,
+    pub input_tokens_mean: u32,
+    pub input_tokens_stddev: f64,
+    pub output_tokens_mean: Option<u32>,
+    pub output_tokens_stddev: f64,
+    pub output_tokens_deterministic: bool,
+    pub extra_inputs: Vec<String>,
+    pub prompt_source: String,
+    pub num_prompts: usize,
+    pub artifact_dir: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelRecord {
+    pub name: String,
+    pub version: String,
+    pub platform: String,
+    pub inputs: Vec<TensorRecord>,
+    pub outputs: Vec<TensorRecord>,
+    /// Null when the server has no model configuration to tell.
+    pub max_batch_size: Option<u32>,
+    pub scheduler: String,
+    pub decoupled: bool,
+    pub response_cache: bool,
+    pub composing_models: Vec<String>,
+    pub has_config: bool,
+    pub server_extensions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TensorRecord {
+    pub name: String,
+    pub datatype: String,
+    pub shape: Vec<i64>,
+}
+
+/// One load level: every window measured, the merged ones reported, and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LevelRecord {
+    pub load: LevelLoad,
+    pub end: LevelEndRecord,
+    /// Why it ended so, in one sentence with the figures.
+    pub why: String,
+    /// Whether the reported figures come from a stable measurement.
+    pub stable: bool,
+    pub notes: Vec<String>,
+    pub windows: Vec<WindowRecord>,
+    /// Indices in `windows` of the windows merged into `merged`.
+    pub merged_windows: Vec<usize>,
+    pub merged: WindowRecord,
+}
+
+/// The load of a level: `{"concurrency": 4}` or `{"request_rate": 250.0}`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LevelLoad {
+    Concurrency(u32),
+    RequestRate(f64),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LevelEndRecord {
+    Stable,
+    Unstable,
+    SingleWindow,
+    OverLatencyLimit,
+    MissedSlo,
+    Interrupted,
+}
+
+/// One window (or several merged): counts, rates, errors, distributions, client health,
+/// and the server's side when known.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowRecord {
+    /// Offsets from the run's start, s (null when unknown).
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+    /// The measured length, s: what rates divide by (merged: the sum).
+    pub duration_s: f64,
+    /// How many windows this one merges.
+    pub windows: u32,
+    pub batch_size: u32,
+    pub ok: u64,
+    pub failed: u64,
+    pub completed: u64,
+    pub sent: u64,
+    /// Successful inferences per second (requests × batch size).
+    pub throughput: f64,
+    pub request_throughput: f64,
+    pub response_throughput: f64,
+    pub send_rate: f64,
+    pub error_rate: f64,
+    pub errors: Vec<ErrorRecord>,
+    pub latency: DistributionRecord,
+    pub service: DistributionRecord,
+    pub first_response: DistributionRecord,
+    pub inter_response: DistributionRecord,
+    pub responses: DistributionRecord,
+    pub send_lag: DistributionRecord,
+    pub client: ClientRecord,
+    pub server: Option<ServerRecord>,
+    pub metrics: Option<MetricsRecord>,
+    pub tokens: Option<TokensRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorRecord {
+    /// As the console prints it: `HTTP 503`, `bad response (missing output)`.
+    pub kind: String,
+    pub class: String,
+    /// The HTTP status or gRPC code, for those classes.
+    pub code: Option<i64>,
+    pub count: u64,
+    pub first_note: Option<String>,
+}
+
+/// What the client itself cost and how well it kept its schedule.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientRecord {
+    pub cpu_s: f64,
+    pub cpu_cores: f64,
+    pub cpu_us_per_request: Option<f64>,
+    pub late_sends: u64,
+    pub late_share: f64,
+    pub max_concurrency_waits: u64,
+    pub max_concurrency_wait_s: f64,
+    pub send_ns_sum: u64,
+    pub receive_ns_sum: u64,
+}
+
+/// The values of one figure: exact count, sum and extremes, the percentiles reported, and
+/// the HDR histogram (HdrHistogram's V2 compressed format, base64) for any other percentile
+/// and for merging.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DistributionRecord {
+    /// `ns`, `count` or `milli_tokens_per_s`.
+    pub unit: String,
+    pub count: u64,
+    pub sum: u64,
+    pub sum_of_squares: f64,
+    pub mean: f64,
+    pub std: f64,
+    pub min: u64,
+    pub max: u64,
+    pub percentiles: Percentiles,
+    pub histogram: Option<String>,
+}
+
+/// Percentile → value, written `{"p50": …, "p99.9": …}` in ascending order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Percentiles(pub Vec<(f64, f64)>);
+
+impl Percentiles {
+    /// The value at `p`, when it was written.
+    pub fn get(&self, p: f64) -> Option<f64> {
+        self.0.iter().find(|(q, _)| *q == p).map(|(_, v)| *v)
+    }
+}
+
+impl Serialize for Percentiles {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (p, value) in &self.0 {
+            map.serialize_entry(&format!("p{p}"), value)?;
+        }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Percentiles {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let map = BTreeMap::<String, f64>::deserialize(deserializer)?;
+        let mut points = Vec::with_capacity(map.len());
+        for (key, value) in map {
+            let p = key
+                .strip_prefix('p')
+                .and_then(|p| p.parse::<f64>().ok())
+                .filter(|p| *p > 0.0 && *p < 100.0)
+                .ok_or_else(|| {
+                    serde::de::Error::custom(format!("'{key}' is not a percentile such as p99.9"))
+                })?;
+            points.push((p, value));
+        }
+        points.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Ok(Percentiles(points))
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ServerRecord {
+    pub model: CountersRecord,
+    pub composing: Vec<CountersRecord>,
+    pub breakdown_us: BreakdownRecord,
+}
+
+/// The statistics extension's counters of one model over the window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountersRecord {
+    pub name: String,
+    pub version: String,
+    pub inference_count: u64,
+    pub execution_count: u64,
+    pub success: TimedRecord,
+    pub fail: TimedRecord,
+    pub queue: TimedRecord,
+    pub compute_input: TimedRecord,
+    pub compute_infer: TimedRecord,
+    pub compute_output: TimedRecord,
+    pub cache_hit: TimedRecord,
+    pub cache_miss: TimedRecord,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimedRecord {
+    pub count: u64,
+    pub ns: u64,
+}
+
+/// Per-request averages of where the server spent its time, µs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct BreakdownRecord {
+    pub request: f64,
+    pub queue: f64,
+    pub compute_input: f64,
+    pub compute_infer: f64,
+    pub compute_output: f64,
+    pub cache_hit: f64,
+    pub cache_miss: f64,
+    pub overhead: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MetricsRecord {
+    pub scrapes: u64,
+    pub failed_scrapes: u64,
+    pub last_error: Option<String>,
+    pub series: BTreeMap<String, SeriesRecord>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRecord {
+    pub count: u64,
+    pub sum: f64,
+    pub max: f64,
+    pub first: f64,
+    pub increase: f64,
+    pub seconds: f64,
+    pub avg: Option<f64>,
+    pub rate: Option<f64>,
+}
+
+/// The figures of text generation (LLM runs).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokensRecord {
+    pub output_tokens: DistributionRecord,
+    pub input_tokens: DistributionRecord,
+    pub second_token: DistributionRecord,
+    pub inter_token: DistributionRecord,
+    pub per_user_throughput: DistributionRecord,
+    pub http_connecting: DistributionRecord,
+    pub http_sending: DistributionRecord,
+    pub http_waiting: DistributionRecord,
+    pub http_receiving: DistributionRecord,
+    pub output_token_throughput: f64,
+    pub goodput: f64,
+    pub good: u64,
+    pub counted_by_usage: u64,
+    pub counted_by_events: u64,
+    pub counted_by_words: u64,
+    pub unstreamed: u64,
+}
+
+/// A `--ramp` / `--load-steps` run: a bucket per second, and all of them merged.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimelineRecord {
+    pub kind: String,
+    pub buckets: Vec<BucketRecord>,
+    /// Every bucket merged (null until the run ends).
+    pub total: Option<WindowRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BucketRecord {
+    /// Start of the bucket from the start of the plan, s.
+    pub plan_offset_s: f64,
+    /// The plan's load averaged over the bucket (0 after its end).
+    pub target: f64,
+    pub after_end: bool,
+    pub window: WindowRecord,
+}

@@ -1,0 +1,222 @@
+//! The settings block of the results file: every flag that shapes what was measured, taken
+//! from the validated configuration so that a reader sees what the run did, not what was
+//! typed. Nothing secret goes in: `-H` headers by name only, no user or password of a URL.
+
+use std::path::Path;
+
+use super::schema::*;
+use crate::config::{
+    Config, Distribution, InputData, LlmConfig, LoadMode, MeasurementMode, MetricsConfig,
+    PromptSource, Protocol, ServiceKind, TensorFormat, TimelineKind,
+};
+
+/// The settings of a run.
+pub fn settings(cfg: &Config) -> Settings {
+    Settings {
+        model_name: cfg.model_name.clone(),
+        model_version: cfg.model_version.clone(),
+        url: without_userinfo(&cfg.url),
+        service_kind: match cfg.service_kind {
+            ServiceKind::Triton => "triton",
+            ServiceKind::Local => "local",
+            ServiceKind::OpenAi => "openai",
+        }
+        .to_string(),
+        protocol: match cfg.protocol {
+            Protocol::Http => "http",
+            Protocol::Grpc => "grpc",
+        }
+        .to_string(),
+        local_models: cfg.local_models.iter().map(ToString::to_string).collect(),
+        batch_size: cfg.batch_size,
+        load: load(cfg),
+        max_concurrency: cfg.max_concurrency,
+        seed: cfg.seed,
+        measurement_mode: match cfg.measurement_mode {
+            MeasurementMode::TimeWindows => "time_windows",
+            MeasurementMode::CountWindows => "count_windows",
+        }
+        .to_string(),
+        measurement_interval_ms: cfg.measurement_interval.as_millis() as u64,
+        measurement_request_count: cfg.measurement_request_count,
+        stability_percentage: cfg.stability_percentage,
+        max_trials: cfg.max_trials,
+        percentile: cfg.percentile,
+        latency_threshold_ms: cfg.latency_threshold_ms,
+        binary_search: cfg.binary_search,
+        slo: cfg.slo.iter().map(ToString::to_string).collect(),
+        request_count: cfg.request_count,
+        warmup_request_count: cfg.warmup_request_count,
+        input_data: input_data(&cfg.input_data),
+        shapes: cfg.shapes.clone(),
+        string_length: cfg.string_length,
+        string_data: cfg.string_data.clone(),
+        input_tensor_format: cfg.input_format.map(format_name),
+        output_tensor_format: cfg.output_format.map(format_name),
+        input_datatypes: cfg
+            .input_datatypes
+            .iter()
+            .map(|(name, t)| (name.clone(), t.as_str().to_string()))
+            .collect(),
+        header_names: cfg.headers.iter().map(|(name, _)| name.clone()).collect(),
+        streaming: cfg.streaming,
+        validation_tolerance: cfg.validation_tolerance,
+        request_timeout_s: cfg.request_timeout.as_secs_f64(),
+        client_threads: cfg.client_threads,
+        grpc_connection_share: cfg.grpc_connection_share,
+        metrics: cfg.metrics.as_ref().map(metrics),
+        llm: cfg.llm.as_ref().map(llm),
+        reported_percentiles: cfg.reported_percentiles(),
+        csv_files: cfg.csv_paths().iter().map(|p| display(p)).collect(),
+    }
+}
+
+fn load(cfg: &Config) -> LoadSettings {
+    let distribution_name = |d: Distribution| match d {
+        Distribution::Constant => "constant",
+        Distribution::Poisson => "poisson",
+    };
+    match &cfg.load {
+        LoadMode::Concurrency => LoadSettings::Concurrency {
+            start: cfg.concurrency.start,
+            end: cfg.concurrency.end,
+            step: cfg.concurrency.step,
+        },
+        LoadMode::RequestRate {
+            range,
+            distribution,
+        } => LoadSettings::RequestRate {
+            start: range.start,
+            end: range.end,
+            step: range.step,
+            distribution: distribution_name(*distribution).to_string(),
+        },
+        LoadMode::Intervals { gaps } => {
+            let total: f64 = gaps.iter().map(|g| g.as_secs_f64()).sum();
+            LoadSettings::Intervals {
+                count: gaps.len(),
+                rate: if total > 0.0 {
+                    gaps.len() as f64 / total
+                } else {
+                    0.0
+                },
+            }
+        }
+        LoadMode::FixedSchedule => LoadSettings::FixedSchedule,
+        LoadMode::Periodic(p) => LoadSettings::Periodic {
+            start: p.start,
+            end: p.end,
+            step: p.step,
+            request_period: p.period,
+        },
+        LoadMode::Timeline { plan, distribution } => LoadSettings::Timeline {
+            kind: timeline_kind(plan.kind).to_string(),
+            distribution: distribution_name(*distribution).to_string(),
+            segments: plan
+                .segments
+                .iter()
+                .map(|s| SegmentRecord {
+                    from: s.from,
+                    to: s.to,
+                    duration_s: s.secs(),
+                })
+                .collect(),
+        },
+    }
+}
+
+/// `rate` or `concurrency`.
+pub fn timeline_kind(kind: TimelineKind) -> &'static str {
+    match kind {
+        TimelineKind::Rate => "rate",
+        TimelineKind::Concurrency => "concurrency",
+    }
+}
+
+fn input_data(data: &InputData) -> InputDataSettings {
+    let (kind, paths) = match data {
+        InputData::Random => ("random", Vec::new()),
+        InputData::Zero => ("zero", Vec::new()),
+        InputData::Json(files) => ("json", files.iter().map(|p| display(p)).collect()),
+        InputData::Directory(dir) => ("directory", vec![display(dir)]),
+    };
+    InputDataSettings {
+        kind: kind.to_string(),
+        paths,
+    }
+}
+
+fn format_name(format: TensorFormat) -> String {
+    match format {
+        TensorFormat::Binary => "binary",
+        TensorFormat::Json => "json",
+    }
+    .to_string()
+}
+
+fn metrics(m: &MetricsConfig) -> MetricsSettings {
+    MetricsSettings {
+        url: without_userinfo(&m.url),
+        interval_ms: m.interval.as_millis() as u64,
+        standard: m.standard,
+        metrics: m.specs.iter().map(|s| s.text.clone()).collect(),
+    }
+}
+
+fn llm(l: &LlmConfig) -> LlmSettings {
+    LlmSettings {
+        endpoint: l.endpoint.path().to_string(),
+        input_tokens_mean: l.input_tokens_mean,
+        input_tokens_stddev: l.input_tokens_stddev,
+        output_tokens_mean: l.output_tokens_mean,
+        output_tokens_stddev: l.output_tokens_stddev,
+        output_tokens_deterministic: l.output_deterministic,
+        extra_inputs: l
+            .extra_inputs
+            .iter()
+            .map(|(key, value)| format!("{key}:{value}"))
+            .collect(),
+        prompt_source: match &l.prompt_source {
+            PromptSource::Synthetic => "synthetic".to_string(),
+            PromptSource::File(path) => display(path),
+        },
+        num_prompts: l.num_prompts,
+        artifact_dir: l.artifact_dir.as_deref().map(display),
+    }
+}
+
+fn display(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// A URL or `host:port` without a `user:password@` part.
+pub fn without_userinfo(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), url),
+    };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => format!("{scheme}{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_loses_its_credentials_only() {
+        assert_eq!(without_userinfo("localhost:8000"), "localhost:8000");
+        assert_eq!(without_userinfo("me:secret@host:8000"), "host:8000");
+        assert_eq!(
+            without_userinfo("http://u:p@host:8002/metrics?a=b@c"),
+            "http://host:8002/metrics?a=b@c"
+        );
+        assert_eq!(
+            without_userinfo("http://host:8002/metrics"),
+            "http://host:8002/metrics"
+        );
+    }
+}

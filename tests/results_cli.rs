@@ -1,0 +1,174 @@
+//! How the real binary writes its results file: an unusable path stops the run before it
+//! starts (exit 3); the file is on disk after each level, and a run cut short with SIGINT
+//! leaves a valid file with every level it finished and `"interrupted": true`; a write that
+//! fails during the run is one sentence naming the path and exit 99, after the measurement.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use inferperf::results;
+
+/// Waits until `path` reads as a results file with at least `levels` levels.
+async fn wait_for_levels(path: &Path, levels: usize, child: &mut tokio::process::Child) {
+    let started = Instant::now();
+    loop {
+        if let Ok(file) = results::read(path) {
+            assert!(!file.finished, "the run is still going");
+            if file.levels.len() >= levels {
+                return;
+            }
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("inferperf ended early: {status}");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no {levels} levels in {}",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn spawn(args: &[&str]) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_inferperf"))
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("inferperf starts")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_path_stops_the_run_before_it_starts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("a-file");
+    std::fs::write(&file, "taken").unwrap();
+    // Nothing listens on port 1: a run that got as far as the server would fail with 99.
+    let base = [
+        "-m",
+        "identity",
+        "-u",
+        "127.0.0.1:1",
+        "--concurrency-range",
+        "1",
+    ];
+    let inside_a_file = file.join("r.json");
+    let cases = [
+        (vec!["--report-dir", file.to_str().unwrap()], "--report-dir"),
+        (
+            vec!["--results-file", tmp.path().to_str().unwrap()],
+            "is a folder",
+        ),
+        (
+            vec!["--results-file", inside_a_file.to_str().unwrap()],
+            "cannot create the folder",
+        ),
+        (
+            vec!["--report-dir", "a", "--results-file", "b.json"],
+            "drop --results-file",
+        ),
+    ];
+    for (flags, says) in cases {
+        let args: Vec<&str> = base.iter().copied().chain(flags.iter().copied()).collect();
+        let output = common::run_cli(&args).await;
+        let stderr = common::stderr(&output);
+        assert_eq!(output.status.code(), Some(3), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "one sentence: {stderr}");
+    }
+    assert!(!Path::new("a").exists() && !Path::new("b.json").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
+    let server = common::start_server(&["slow=sleep:ms=2"]).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("report");
+    let url = common::url(&server, "http");
+    let mut child = spawn(&[
+        "-m",
+        "slow",
+        "-u",
+        &url,
+        "--concurrency-range",
+        "1:40",
+        "-p",
+        "200",
+        "-r",
+        "3",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let path = dir.join("results.json");
+    wait_for_levels(&path, 2, &mut child).await;
+    let pid = child.id().expect("running") as i32;
+    // SAFETY: kill only sends a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let output = tokio::time::timeout(Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("the run ends after Ctrl-C")
+        .unwrap();
+    assert!(output.status.code().is_some(), "{:?}", output.status);
+    let file = results::read(&path).expect("a valid file");
+    assert!(
+        file.finished && file.interrupted,
+        "{:?}",
+        (file.finished, file.interrupted)
+    );
+    assert!(file.levels.len() >= 2, "{} levels", file.levels.len());
+    assert!(file.levels.len() < 40, "the sweep stopped");
+    let last = file.levels.last().unwrap();
+    if last.end == results::LevelEndRecord::Interrupted {
+        assert!(last.why.starts_with("Interrupted (Ctrl-C)"), "{}", last.why);
+    }
+    for level in &file.levels {
+        assert!(!level.windows.is_empty());
+        level.merged.latency.distribution().expect("decodes");
+    }
+    assert!(file.ended_at.is_some() && file.error.is_none());
+    let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), file.levels.len() + 1, "{csv}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_that_fails_during_the_run_is_one_sentence_and_exit_99() {
+    let server = common::start_server(&["slow=sleep:ms=2"]).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let folder = tmp.path().join("gone");
+    let path = folder.join("results.json");
+    let url = common::url(&server, "http");
+    let mut child = spawn(&[
+        "-m",
+        "slow",
+        "-u",
+        &url,
+        "--concurrency-range",
+        "1:3",
+        "-p",
+        "200",
+        "-r",
+        "3",
+        "--results-file",
+        path.to_str().unwrap(),
+    ]);
+    wait_for_levels(&path, 0, &mut child).await;
+    std::fs::remove_dir_all(&folder).unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
+        .await
+        .expect("the run ends")
+        .unwrap();
+    let stdout = common::stdout(&output);
+    let stderr = common::stderr(&output);
+    assert_eq!(output.status.code(), Some(99), "{stderr}");
+    assert!(
+        stdout.contains("Concurrency: 3,"),
+        "every level is still measured and reported: {stdout}"
+    );
+    let expected = format!("error: Cannot write the results file {}:", path.display());
+    assert!(stderr.starts_with(&expected), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
