@@ -97,6 +97,18 @@ fn run(args: &[&str], terminal: bool) -> Run {
     }
 }
 
+/// The run measured its levels: exit 0, or 2 when a level was not stable in its 4 windows
+/// (a busy machine), which is beside the point here.
+fn assert_measured(run: &Run) {
+    assert!(
+        matches!(run.code, Some(0 | 2)),
+        "exit {:?}\n{}\n{}",
+        run.code,
+        run.stdout,
+        run.stderr
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn progress_shows_on_a_terminal_only() {
     let server = start_server(&["slow=sleep:ms=5,instances=4"]).await;
@@ -116,7 +128,7 @@ async fn progress_shows_on_a_terminal_only() {
         "50",
     ];
     let shown = tokio::task::block_in_place(|| run(&args, true));
-    assert_eq!(shown.code, Some(0), "{}\n{}", shown.stdout, shown.stderr);
+    assert_measured(&shown);
     for needle in [
         "level 1 of 2: concurrency 1 | window 1/4 | measuring",
         "level 2 of 2: concurrency 2 | window 2/4 | last window ",
@@ -148,7 +160,7 @@ async fn progress_shows_on_a_terminal_only() {
 
     // In a pipe: not one byte.
     let piped = tokio::task::block_in_place(|| run(&args, false));
-    assert_eq!(piped.code, Some(0), "{}", piped.stderr);
+    assert_measured(&piped);
     assert_eq!(piped.stderr, "", "standard error is a pipe");
     assert!(piped.stdout.contains("Request concurrency: 2"));
 
@@ -156,7 +168,7 @@ async fn progress_shows_on_a_terminal_only() {
     let mut quiet = args.to_vec();
     quiet.push("--no-progress");
     let quiet = tokio::task::block_in_place(|| run(&quiet, true));
-    assert_eq!(quiet.code, Some(0), "{}", quiet.stderr);
+    assert_measured(&quiet);
     assert_eq!(quiet.stderr, "", "--no-progress");
     server.shutdown().await;
 }
