@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::driver::Driver;
-use super::progress::{LevelStart, NoProgress, Place, Progress, WindowDone};
+use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
 use crate::backend::{ErrorKind, Request, Target};
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
@@ -87,8 +87,8 @@ pub struct Profiler<'a> {
     /// What a window keeps once it will only be reported: while its level is measured, its
     /// histograms too when a results file is written (the level is not recorded yet).
     compaction: Compaction,
-    /// The live display, told of each level and window cut.
-    progress: Box<dyn Progress>,
+    /// The live display, told of each level and window cut (none: nothing is computed for it).
+    progress: Option<Box<dyn Progress>>,
 }
 
 impl<'a> Profiler<'a> {
@@ -118,13 +118,13 @@ impl<'a> Profiler<'a> {
             wall_clock: logs_requests(cfg).then(WallClock::now),
             request_log: None,
             compaction: Compaction::for_run(cfg),
-            progress: Box::new(NoProgress),
+            progress: None,
         }
     }
 
     /// Tells `progress` of each level as it starts and of each window as it is cut.
     pub fn with_progress(mut self, progress: Box<dyn Progress>) -> Self {
-        self.progress = progress;
+        self.progress = Some(progress);
         self
     }
 
@@ -156,14 +156,19 @@ impl<'a> Profiler<'a> {
             if self.interrupt.is_raised() {
                 break;
             }
-            self.progress.level_started(&LevelStart {
-                place: Place::of(self.cfg, results.len() + 1),
-                level,
-                max_windows: self.max_windows(),
-            });
+            let max_windows = self.max_windows();
+            if let Some(progress) = &mut self.progress {
+                progress.level_started(&LevelStart {
+                    place: Place::of(self.cfg, results.len() + 1),
+                    level,
+                    max_windows,
+                });
+            }
             let measured = self.measure_level(level).await;
             // The display is cleared before the level's report is printed (or an error).
-            self.progress.level_finished();
+            if let Some(progress) = &mut self.progress {
+                progress.level_finished();
+            }
             let mut result = measured?;
             on_level(&result);
             // The per-request exports were written by `on_level`: one level's requests are
@@ -242,8 +247,10 @@ impl<'a> Profiler<'a> {
             window_start = boundary;
             self.check_reachable(&window)?;
             windows.push(window);
-            if let Some(done) = WindowDone::of(self.cfg, &windows) {
-                self.progress.window_cut(&done);
+            if let Some(progress) = &mut self.progress {
+                if let Some(done) = WindowDone::of(self.cfg, &windows) {
+                    progress.window_cut(&done);
+                }
             }
             // Only the last windows are judged and merged; older ones keep their figures.
             if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {

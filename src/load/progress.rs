@@ -110,16 +110,6 @@ pub trait Progress: Send {
     fn level_finished(&mut self);
 }
 
-/// No display: the hook of a run without progress.
-#[derive(Debug, Default)]
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn level_started(&mut self, _: &LevelStart) {}
-    fn window_cut(&mut self, _: &WindowDone) {}
-    fn level_finished(&mut self) {}
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
