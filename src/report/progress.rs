@@ -42,11 +42,11 @@ pub struct Live {
 
 /// What the line shows now.
 struct Line {
-    /// The label of a run's load, as the line names it (`concurrency 11`).
+    /// The run's load mode, which names its levels (`concurrency 11`, `fixed schedule`).
     mode: LoadMode,
+    /// The line on the terminal, while one is shown.
     bar: Option<ProgressBar>,
-    /// The current level's head: `level 3 of 8: concurrency 11`.
-    head: String,
+    /// The current level's most windows (`-r`, or 1).
     max_windows: u32,
 }
 
@@ -119,7 +119,6 @@ impl Live {
             Arc::new(Mutex::new(Line {
                 mode: cfg.load.clone(),
                 bar: None,
-                head: String::new(),
                 max_windows: cfg.max_trials,
             }))
         });
@@ -155,13 +154,13 @@ impl Live {
     pub fn timeline_started(&self, plan: &Timeline) {
         let plan = plan.clone();
         self.with(|line| {
-            let style = style("{spinner} {plan} | {wide_msg}").with_key(
+            let style = style(PLAN_TEMPLATE).with_key(
                 "plan",
                 move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
                     let _ = w.write_str(&plan_text(&plan, state.elapsed()));
                 },
             );
-            line.show(style, "waiting for the first second".into());
+            line.show(style, String::new(), "waiting for the first second".into());
         });
     }
 
@@ -191,12 +190,13 @@ impl Live {
 
 impl Line {
     /// Draws a new line with `style`, replacing the one shown.
-    fn show(&mut self, style: ProgressStyle, message: String) {
+    fn show(&mut self, style: ProgressStyle, prefix: String, message: String) {
         self.clear();
         let target =
             ProgressDrawTarget::term_like(Box::new(Stderr(console::Term::buffered_stderr())));
         let bar = ProgressBar::with_draw_target(None, target);
         bar.set_style(style);
+        bar.set_prefix(prefix);
         bar.set_message(message);
         bar.enable_steady_tick(TICK);
         self.bar = Some(bar);
@@ -212,13 +212,10 @@ impl Line {
 impl Progress for Live {
     fn level_started(&mut self, start: &LevelStart) {
         self.with(|line| {
-            line.head = level_head(&line.mode, start);
             line.max_windows = start.max_windows;
-            let style = style("{spinner} {prefix} | {wide_msg}");
-            line.show(style, format!("window 1/{} | measuring", start.max_windows));
-            if let Some(bar) = &line.bar {
-                bar.set_prefix(line.head.clone());
-            }
+            let head = level_head(&line.mode, start);
+            let message = format!("window 1/{} | measuring", start.max_windows);
+            line.show(style(LEVEL_TEMPLATE), head, message);
         });
     }
 
@@ -234,6 +231,11 @@ impl Progress for Live {
         self.with(|line| line.clear());
     }
 }
+
+/// A sweep's line: the spinner, the level's head, the window and its figures.
+const LEVEL_TEMPLATE: &str = "{spinner} {prefix} | {wide_msg}";
+/// A load plan's line: the spinner, the plan's clock and target, the last second's figures.
+const PLAN_TEMPLATE: &str = "{spinner} {plan} | {wide_msg}";
 
 fn style(template: &str) -> ProgressStyle {
     ProgressStyle::with_template(template)
@@ -490,6 +492,13 @@ mod tests {
             plan_text(&plan, Duration::from_secs(31)),
             "load plan done (30s), waiting for the last answers"
         );
+    }
+
+    #[test]
+    fn the_templates_are_valid() {
+        for template in [LEVEL_TEMPLATE, PLAN_TEMPLATE] {
+            assert!(ProgressStyle::with_template(template).is_ok(), "{template}");
+        }
     }
 
     #[test]
