@@ -16,6 +16,7 @@ use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
 use crate::report;
+use crate::report::progress::Live;
 use crate::results::{ResultsWriter, RunEnd};
 
 /// The target, model, dataset and encoded requests of a run, ready to drive.
@@ -90,20 +91,25 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     if cfg.load.timeline().is_some() {
         return follow_timeline(cfg, &prepared, interrupt, &mut results).await;
     }
-    let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
+    let (mut profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
     for note in notes {
         println!("{note}");
+    }
+    let live = Live::for_stderr(cfg);
+    if let Some(hook) = live.hook() {
+        profiler = profiler.with_progress(hook);
     }
     let mut artifacts = report::llm::Artifacts::start(cfg, &prepared.dataset)?;
     let outcome = profiler
         .sweep(|level| {
-            print!("{}", report::level_block(cfg, &prepared.model, level));
+            live.suspend(|| print!("{}", report::level_block(cfg, &prepared.model, level)));
             artifacts.write_level(level);
             results.add_level(level);
             // Cheap beside a level: the page is there while the run goes on.
             let _ = write_html(cfg, &results);
         })
         .await;
+    live.finish();
     let written = results.finish(RunEnd {
         interrupted: interrupt.is_raised(),
         error: outcome.error.as_ref(),
@@ -160,6 +166,10 @@ async fn follow_timeline(
     results: &mut ResultsWriter<'_>,
 ) -> RunResult<ProfileOutcome> {
     print!("{}", report::timeline_header(cfg));
+    let live = Live::for_stderr(cfg);
+    if let Some(plan) = cfg.load.timeline() {
+        live.timeline_started(plan);
+    }
     let outcome = run_timeline(
         cfg,
         prepared.target.clone(),
@@ -167,11 +177,13 @@ async fn follow_timeline(
         prepared.requests.clone(),
         interrupt.clone(),
         |bucket| {
-            print!("{}", report::bucket_line(cfg, bucket));
+            live.bucket(bucket);
+            live.suspend(|| print!("{}", report::bucket_line(cfg, bucket)));
             results.add_bucket(bucket);
         },
     )
     .await;
+    live.finish();
     let written = results.finish(RunEnd {
         interrupted: interrupt.is_raised(),
         error: outcome.error.as_ref(),

@@ -4,7 +4,7 @@
 //! `inferperf -m M ...` and `inferperf profile -m M ...` are the same command; `serve`
 //! starts the embedded reference server.
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod llm;
 pub use llm::LlmArgs;
@@ -18,12 +18,10 @@ pub const DEFAULT_VALIDATION_TOLERANCE: f64 = 1e-5;
 #[command(
     name = "inferperf",
     version,
+    override_usage = "inferperf [profile] -m <MODEL> [OPTIONS]\n       inferperf <COMMAND> [OPTIONS]",
     about = "Measure the throughput and latency of an inference server (perf_analyzer-compatible).",
-    after_help = "Subcommands: `inferperf profile ...` (the default; the flags above), \
-                  `inferperf serve --help` (the embedded reference server), \
-                  `inferperf demo` (a full report against the embedded server, nothing else needed), \
-                  `inferperf compare A B` (two or more results files side by side, with a verdict per figure), \
-                  `inferperf report RESULTS -o FILE.html` (the HTML report of a results file)."
+    after_help = "`inferperf -m MODEL ...` is `inferperf profile -m MODEL ...`; its flags follow. \
+                  `inferperf help COMMAND` or `inferperf COMMAND --help` for another command."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -106,6 +104,9 @@ pub struct DemoArgs {
         default_value_t = 700
     )]
     pub measurement_interval: u64,
+    /// No live progress line on standard error (see `inferperf profile --help`).
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// Flags of `inferperf serve`.
@@ -128,8 +129,13 @@ pub struct ServeArgs {
     /// responses=N, first_ms=F, interval_ms=M), noop, llm (OpenAI /v1/chat/completions and
     /// /v1/completions, continuous batching: ttft_ms, itl_ms, output_tokens,
     /// prefill_us_per_token, tokens_per_event, instances, max_batch) or embeddings
-    /// (/v1/embeddings: dims, ms). Without it: identity, add_sub and noop.
-    #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
+    /// (/v1/embeddings: dims, ms). Without it: identity, add_sub and noop. --help gives
+    /// every kind's defaults.
+    #[arg(
+        long = "model",
+        value_name = "NAME=KIND[:OPTS]",
+        long_help = crate::server::kinds_help()
+    )]
     pub models: Vec<String>,
     /// Neither list nor answer the statistics extension (as KServe and MLServer): to see
     /// how a profile reports a server without it.
@@ -381,17 +387,22 @@ pub struct ProfileArgs {
     /// omission); inferperf never does.
     #[arg(long = "sync", conflicts_with = "async_mode")]
     pub sync_mode: bool,
+    /// No live progress line. Without it, when standard error is a terminal, one line there
+    /// shows the level being measured, its window out of -r, the last window's throughput,
+    /// p99 and errors, and how far the last windows are from -s (or a --ramp/--load-steps
+    /// plan's time left); it is cleared before each report. Nothing is written when standard
+    /// error is not a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
 
-/// Names that select a subcommand; anything else means `profile`.
-const SUBCOMMANDS: [&str; 6] = ["profile", "serve", "demo", "compare", "report", "help"];
-
 /// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).
+/// Any name of a subcommand (or `help`) is left alone.
 pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
     let first = args.get(1).map(String::as_str);
-    let is_subcommand = first.is_some_and(|a| SUBCOMMANDS.contains(&a));
+    let is_subcommand = first.is_some_and(|a| a == "help" || subcommand_names().any(|n| n == a));
     let is_top_version = matches!(first, Some("-V" | "--version"));
     if !is_subcommand && !is_top_version {
         args.insert(1.min(args.len()), "profile".to_string());
@@ -399,9 +410,75 @@ pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
     args
 }
 
+/// The names of the subcommands, as the `Command` enum declares them.
+fn subcommand_names() -> impl Iterator<Item = String> {
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+/// The help of `inferperf --help` (long) or `-h` (short), `inferperf help` and of a bare
+/// `inferperf`: the commands first, then the flags of `profile`, the command that runs when
+/// none is named. None when the arguments ask for something else.
+pub fn top_help(args: &[String]) -> Option<String> {
+    let rest: Vec<&str> = args.iter().skip(1).map(String::as_str).collect();
+    let long = match rest.as_slice() {
+        ["--help"] | ["help"] => true,
+        ["-h"] | [] => false,
+        _ => return None,
+    };
+    let mut cli = Cli::command();
+    cli.build();
+    let render = |c: &mut clap::Command| {
+        if long {
+            c.render_long_help()
+        } else {
+            c.render_help()
+        }
+    };
+    let top = render(&mut cli).to_string();
+    let profile = cli.find_subcommand_mut("profile")?;
+    let flags = render(profile).to_string();
+    Some(format!("{}\n\n{flags}", top.trim_end()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn top_help_lists_the_commands_before_the_profile_flags() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for form in [
+            &["inferperf", "--help"][..],
+            &["inferperf", "-h"],
+            &["inferperf", "help"],
+        ] {
+            let help = top_help(&args(form)).unwrap();
+            let commands = help.find("Commands:").expect("a list of commands");
+            let flags = help.find("\n  -m <MODEL>").expect("profile's flags");
+            assert!(commands < flags, "{help}");
+            for name in ["profile", "serve", "demo"] {
+                assert!(
+                    help[commands..flags].contains(&format!("\n  {name} ")),
+                    "{name} in {help}"
+                );
+            }
+            assert!(
+                help.contains("Usage: inferperf profile [OPTIONS] -m <MODEL>"),
+                "{help}"
+            );
+        }
+        // Every subcommand of the enum is listed: a new one needs no other change.
+        let help = top_help(&args(&["inferperf", "--help"])).unwrap();
+        for name in subcommand_names() {
+            assert!(help.contains(&format!("\n  {name} ")), "{name}");
+        }
+        assert!(top_help(&args(&["inferperf", "-m", "x", "--help"])).is_none());
+        assert!(top_help(&args(&["inferperf", "serve", "--help"])).is_none());
+    }
 
     fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
         let args = normalize_args(args.iter().map(|s| s.to_string()).collect());

@@ -161,6 +161,12 @@ pub struct Config {
     pub validation_tolerance: f64,
     /// The LLM settings of `--service-kind openai`.
     pub llm: Option<LlmConfig>,
+    /// Live progress on standard error when it is a terminal (off with `--no-progress`).
+    pub progress: bool,
+    /// The server runs in this process (`inferperf demo`): the client CPU the report shows
+    /// is the client's and the server's together, so it cannot say the client was the limit.
+    /// Set by the caller, not by a flag.
+    pub server_in_process: bool,
 }
 
 use crate::cli::ProfileArgs;
@@ -230,6 +236,8 @@ impl Config {
             streaming: parse_streaming(args.streaming, protocol, service_kind)?,
             validation_tolerance: parse_tolerance(args.validation_tolerance)?,
             llm: parse_llm(args, service_kind, protocol)?,
+            progress: !args.no_progress,
+            server_in_process: false,
         };
         config.check_request_count()?;
         config.check_periodic()?;

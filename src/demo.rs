@@ -15,15 +15,16 @@ use crate::config::Config;
 use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::{Interrupt, Profiler};
 use crate::measure::cpu::process_cpu_time;
+use crate::report::progress::Live;
 use crate::server::{self, ModelDef, RunningServer, ServeOptions};
 
 /// The models the demo serves.
 const DEMO_MODELS: [&str; 5] = [
-    "identity=identity:datatype=FP32,shape=16,max_batch=8",
+    "slow=sleep:ms=5,instances=8",
     "batched=sleep:ms=2,max_batch=8,queue_delay_us=500",
     "tokens=stream:responses=5,first_ms=10,interval_ms=4,instances=4",
     "noop=noop",
-    "chat=llm:ttft_ms=40,itl_ms=5,prefill_us_per_token=50,max_batch=8",
+    "chat=llm:ttft_ms=20,itl_ms=5,prefill_us_per_token=50,max_batch=8",
 ];
 
 /// One profile the demo runs: a title, the model, the protocol, the sweep.
@@ -41,19 +42,19 @@ struct Scenario {
 
 const SCENARIOS: [Scenario; 4] = [
     Scenario {
-        title: "identity (16 x FP32) over HTTP: how latency grows with concurrency",
-        model: "identity",
+        title: "a 5 ms model with 8 instances over HTTP: throughput grows with concurrency until the 8 instances are busy, then only latency grows",
+        model: "slow",
         protocol: "http",
-        range: "1:16:5",
+        range: "1:22:7",
         streaming: false,
-        csv: "identity_http.csv",
+        csv: "sleep_http.csv",
         extra: &[],
     },
     Scenario {
         title: "a 2 ms model with dynamic batching (max 8) over gRPC: batching pays off",
         model: "batched",
         protocol: "grpc",
-        range: "1:16:5",
+        range: "1:15:7",
         streaming: false,
         csv: "batched_grpc.csv",
         extra: &[],
@@ -68,10 +69,10 @@ const SCENARIOS: [Scenario; 4] = [
         extra: &[],
     },
     Scenario {
-        title: "an LLM over the OpenAI chat API (first token after 40 ms + 50 us per prompt token, then one every 5 ms, 8 sequences batched): TTFT, inter-token latency, tokens/s",
+        title: "an LLM over the OpenAI chat API (first token after 20 ms + 50 us per prompt token, then one every 5 ms; 8 sequences batched, so past 8 requests only TTFT grows): TTFT, inter-token latency, tokens/s",
         model: "chat",
         protocol: "http",
-        range: "1:16:5",
+        range: "2:16:7",
         streaming: true,
         csv: "chat_openai.csv",
         extra: &[
@@ -82,14 +83,15 @@ const SCENARIOS: [Scenario; 4] = [
             "--synthetic-input-tokens-mean",
             "200",
             "--output-tokens-mean",
-            "20",
+            "10",
             "--output-tokens-mean-deterministic",
         ],
     },
 ];
 
-/// Runs the demo; the exit code is 0 when every scenario ran.
-pub async fn run(args: &DemoArgs) -> RunResult<i32> {
+/// Runs the demo; the exit code is 0 when every scenario ran. `interrupt` (Ctrl-C) stops it
+/// after the current window, with that level's report.
+pub async fn run(args: &DemoArgs, interrupt: Arc<Interrupt>) -> RunResult<i32> {
     std::fs::create_dir_all(&args.out).map_err(|e| {
         RunError::failed(format!(
             "Cannot create the demo's output directory {}: {e}.",
@@ -98,16 +100,18 @@ pub async fn run(args: &DemoArgs) -> RunResult<i32> {
     })?;
     let server = start_server().await?;
     println!(
-        "inferperf demo: embedded server on HTTP {} and gRPC {}; reports go to {}\n",
+        "inferperf demo: {} short sweeps and a cost comparison against the embedded server, which runs in this process (HTTP {}, gRPC {}); about 35 s with the default -p {}. The CSVs go to {}.\n",
+        SCENARIOS.len(),
         server.http_addr,
         server.grpc_addr,
+        args.measurement_interval,
         args.out.display()
     );
-    let interrupt = Arc::new(Interrupt::default());
     let mut ran = Vec::new();
     for scenario in &SCENARIOS {
         println!("=== {} ===\n", scenario.title);
-        let cfg = scenario_config(scenario, &server, args)?;
+        let mut cfg = scenario_config(scenario, &server, args)?;
+        cfg.server_in_process = true;
         app::profile(&cfg, interrupt.clone()).await?;
         println!("  -> {}\n", csv_path(&args.out, scenario.csv).display());
         ran.push(scenario);
@@ -121,12 +125,20 @@ pub async fn run(args: &DemoArgs) -> RunResult<i32> {
         print!("{}", cost_table(&rows));
         write_cost_csv(&csv_path(&args.out, COST_CSV), &rows)?;
         println!("  -> {}\n", csv_path(&args.out, COST_CSV).display());
+        print!("{NEXT}");
     }
     server.shutdown().await;
     Ok(EXIT_OK)
 }
 
 const COST_CSV: &str = "noop_cost.csv";
+
+/// The demo's last words: the same measurement against a server of one's own.
+const NEXT: &str =
+    "Next, the first sweep against a server of your own (here the embedded one, started apart):
+  inferperf serve --model slow=sleep:ms=5,instances=8 &
+  inferperf -m slow -u localhost:8000 --concurrency-range 1:22:7 -p 1000 -f slow.csv
+";
 
 /// What one request costs on one path to the `noop` model.
 pub struct CostRow {
@@ -170,7 +182,11 @@ pub async fn cost_comparison(
             "100",
         ];
         flags.extend(extra);
-        let cfg = profile_config(&flags)?;
+        if args.no_progress {
+            flags.push("--no-progress");
+        }
+        let mut cfg = profile_config(&flags)?;
+        cfg.server_in_process = true;
         rows.push(measure_cost(path, &cfg, interrupt).await?);
     }
     Ok(rows)
@@ -183,14 +199,19 @@ async fn measure_cost(
 ) -> RunResult<CostRow> {
     let prepared = app::prepare(cfg).await?;
     let cpu_before = process_cpu_time();
-    let profiler = Profiler::new(
+    let mut profiler = Profiler::new(
         cfg,
         prepared.target,
         prepared.dataset,
         prepared.requests,
         interrupt.clone(),
     );
+    let live = Live::for_stderr(cfg);
+    if let Some(hook) = live.hook() {
+        profiler = profiler.with_progress(hook);
+    }
     let outcome = profiler.sweep(|_| {}).await;
+    live.finish();
     let cpu = process_cpu_time().saturating_sub(cpu_before);
     if let Some(e) = outcome.error {
         return Err(e);
@@ -312,6 +333,9 @@ fn scenario_config(s: &Scenario, server: &RunningServer, args: &DemoArgs) -> Run
     let results = results_path(&args.out, s);
     let results = results.to_string_lossy();
     flags.extend(["--results-file", &results]);
+    if args.no_progress {
+        flags.push("--no-progress");
+    }
     if s.streaming {
         flags.push("--streaming");
     }

@@ -1,5 +1,6 @@
 //! Errors that end a run, each carrying perf_analyzer's exit code: 3 for a bad option,
-//! 99 for everything else. (2, "unstable", is not an error: the run reports its numbers.)
+//! 99 for everything else. (2, "unstable", is not an error: the run reports its numbers;
+//! 130 is a run cut short with Ctrl-C.)
 
 use thiserror::Error;
 
@@ -8,6 +9,9 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_UNSTABLE: i32 = 2;
 pub const EXIT_BAD_OPTION: i32 = 3;
 pub const EXIT_GENERIC: i32 = 99;
+/// A run cut short with Ctrl-C (SIGINT), as shells report a command killed by it (128 + 2);
+/// the reports of the levels finished by then are written first.
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// A reason to stop, with one sentence that names the problem and what to do.
 #[derive(Debug, Error)]

@@ -1,18 +1,30 @@
 //! The `inferperf` binary: parse flags, run the command, map the outcome to perf_analyzer's
-//! exit codes (0 ok, 2 unstable, 3 bad option, 99 other).
+//! exit codes (0 ok, 2 unstable, 3 bad option, 99 other), and 130 when Ctrl-C cut the run
+//! short.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use inferperf::cli::{normalize_args, Cli, Command, ServeArgs};
+use inferperf::cli::{normalize_args, top_help, Cli, Command, ServeArgs};
 use inferperf::config::Config;
-use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_GENERIC};
+use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_INTERRUPTED};
 use inferperf::load::profiler::Interrupt;
 use inferperf::server;
 
 fn main() -> ExitCode {
-    let args = normalize_args(std::env::args().collect());
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(help) = top_help(&args) {
+        // A bare `inferperf` asks for nothing: the short help, as a mistake (exit 3).
+        if args.len() == 1 {
+            eprintln!("{help}");
+            return exit(EXIT_BAD_OPTION);
+        }
+        println!("{help}");
+        return exit(0);
+    }
+    let args = normalize_args(args);
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
@@ -41,15 +53,33 @@ async fn run(command: Command) -> Result<i32, RunError> {
             let cfg = Config::from_args(&args)?;
             let interrupt = Arc::new(Interrupt::default());
             watch_ctrl_c(interrupt.clone());
-            Ok(inferperf::app::profile(&cfg, interrupt).await?.exit_code)
+            let result = inferperf::app::profile(&cfg, interrupt.clone()).await;
+            interrupted(&interrupt, result.map(|outcome| outcome.exit_code))
         }
         Command::Serve(args) => serve(args).await,
-        Command::Demo(args) => inferperf::demo::run(&args).await,
+        Command::Demo(args) => {
+            let interrupt = Arc::new(Interrupt::default());
+            watch_ctrl_c(interrupt.clone());
+            let result = inferperf::demo::run(&args, interrupt.clone()).await;
+            interrupted(&interrupt, result)
+        }
         Command::Compare(args) => {
             inferperf::report::compare::run(&args.runs, args.fail_on.as_deref())
         }
         Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
     }
+}
+
+/// A run cut short by Ctrl-C exits with 130 once its reports are written, whatever the
+/// levels measured by then earned (an error that followed is still printed).
+fn interrupted(interrupt: &Interrupt, result: Result<i32, RunError>) -> Result<i32, RunError> {
+    if !interrupt.is_raised() {
+        return result;
+    }
+    if let Err(e) = result {
+        eprintln!("error: {e}");
+    }
+    Ok(EXIT_INTERRUPTED)
 }
 
 async fn serve(args: ServeArgs) -> Result<i32, RunError> {
@@ -78,16 +108,23 @@ async fn serve(args: ServeArgs) -> Result<i32, RunError> {
     Ok(0)
 }
 
-/// First Ctrl-C: finish the current window and write every report. Second: exit now.
+/// First Ctrl-C: finish the current window and write every report (then exit 130). Second:
+/// exit 130 now.
 fn watch_ctrl_c(interrupt: Arc<Interrupt>) {
     tokio::spawn(async move {
         if tokio::signal::ctrl_c().await.is_err() {
             return;
         }
-        eprintln!("Interrupted: finishing the current window and writing the reports (Ctrl-C again to exit now).");
+        // The progress line may be drawn on standard error: write over it, not after it.
+        let clear = if std::io::stderr().is_terminal() {
+            "\r\x1b[2K"
+        } else {
+            ""
+        };
+        eprintln!("{clear}Interrupted: finishing the current window and writing the reports (Ctrl-C again to exit now).");
         interrupt.raise();
         if tokio::signal::ctrl_c().await.is_ok() {
-            std::process::exit(EXIT_GENERIC);
+            std::process::exit(EXIT_INTERRUPTED);
         }
     });
 }

@@ -2,7 +2,8 @@
 //! outstanding; the open loop sends on a schedule whatever the answers do. Each in-flight
 //! request has its own connection; connections live on the client's own threads
 //! (`threads`). `timeline` plans load that changes over time, `search`
-//! picks the next level of a sweep from the results so far.
+//! picks the next level of a sweep from the results so far; `progress` is what a live
+//! display is told.
 
 pub mod caller;
 pub mod concurrency;
@@ -10,6 +11,7 @@ pub mod curve;
 pub mod driver;
 pub mod periodic;
 pub mod profiler;
+pub mod progress;
 pub mod rate;
 pub mod schedule;
 pub mod search;

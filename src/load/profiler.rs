@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::driver::Driver;
+use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
 use crate::backend::{ErrorKind, Request, Target};
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
@@ -86,6 +87,8 @@ pub struct Profiler<'a> {
     /// What a window keeps once it will only be reported: while its level is measured, its
     /// histograms too when a results file is written (the level is not recorded yet).
     compaction: Compaction,
+    /// The live display, told of each level and window cut (none: nothing is computed for it).
+    progress: Option<Box<dyn Progress>>,
 }
 
 impl<'a> Profiler<'a> {
@@ -115,7 +118,14 @@ impl<'a> Profiler<'a> {
             wall_clock: logs_requests(cfg).then(WallClock::now),
             request_log: None,
             compaction: Compaction::for_run(cfg),
+            progress: None,
         }
+    }
+
+    /// Tells `progress` of each level as it starts and of each window as it is cut.
+    pub fn with_progress(mut self, progress: Box<dyn Progress>) -> Self {
+        self.progress = Some(progress);
+        self
     }
 
     /// Adds the CPU, server-statistics and metrics monitors to every window.
@@ -146,7 +156,20 @@ impl<'a> Profiler<'a> {
             if self.interrupt.is_raised() {
                 break;
             }
-            let mut result = self.measure_level(level).await?;
+            let max_windows = self.max_windows();
+            if let Some(progress) = &mut self.progress {
+                progress.level_started(&LevelStart {
+                    place: Place::of(self.cfg, results.len() + 1),
+                    level,
+                    max_windows,
+                });
+            }
+            let measured = self.measure_level(level).await;
+            // The display is cleared before the level's report is printed (or an error).
+            if let Some(progress) = &mut self.progress {
+                progress.level_finished();
+            }
+            let mut result = measured?;
             on_level(&result);
             // The per-request exports were written by `on_level`: one level's requests are
             // held at a time. So was the results file's record of the level, with every
@@ -224,6 +247,11 @@ impl<'a> Profiler<'a> {
             window_start = boundary;
             self.check_reachable(&window)?;
             windows.push(window);
+            if let Some(progress) = &mut self.progress {
+                if let Some(done) = WindowDone::of(self.cfg, &windows) {
+                    progress.window_cut(&done);
+                }
+            }
             // Only the last windows are judged and merged; older ones keep their figures.
             if let Some(old) = windows.len().checked_sub(STABILITY_WINDOWS + 1) {
                 windows[old].compact(&self.compaction);
@@ -357,6 +385,16 @@ impl<'a> Profiler<'a> {
 
     fn check_reachable(&self, window: &WindowStats) -> RunResult<()> {
         check_reachable(&self.target, window)
+    }
+
+    /// The most windows a level may take: `-r`, or one for a run of one window.
+    fn max_windows(&self) -> u32 {
+        let single = self.cfg.request_count.is_some() || single_window(self.cfg);
+        if single {
+            1
+        } else {
+            self.cfg.max_trials
+        }
     }
 }
 

@@ -75,6 +75,31 @@ impl StabilityRule {
     }
 }
 
+/// How far apart the last (up to three) windows are: the larger of max/min − 1 of their
+/// throughputs and of their stabilizing latencies (0.04 for 4%), the figure the rule holds
+/// against `-s`. None before two windows or when one had no throughput.
+pub fn spread(windows: &[WindowStats], percentile: Option<f64>) -> Option<f64> {
+    let last = &windows[windows.len().saturating_sub(STABILITY_WINDOWS)..];
+    if last.len() < 2 || last.iter().any(|w| w.throughput() <= 0.0) {
+        return None;
+    }
+    let ratio = |values: Vec<f64>| {
+        let max = values.iter().copied().fold(f64::MIN, f64::max);
+        let min = values.iter().copied().fold(f64::MAX, f64::min);
+        if min > 0.0 {
+            max / min - 1.0
+        } else {
+            f64::INFINITY
+        }
+    };
+    let throughputs = last.iter().map(WindowStats::throughput).collect();
+    let latencies = last
+        .iter()
+        .map(|w| w.stabilizing_latency_us(percentile))
+        .collect();
+    Some(ratio(throughputs).max(ratio(latencies)))
+}
+
 /// max/min ≤ 1 + threshold (all values positive).
 fn within(values: &[f64], threshold: f64) -> bool {
     let max = values.iter().copied().fold(f64::MIN, f64::max);
@@ -159,6 +184,29 @@ mod tests {
         assert_eq!(rule.judge(&w), Verdict::MissedSlo);
         // Far over in a single window: stop at once.
         assert_eq!(rule.judge(&[window(100, 2300)]), Verdict::MissedSlo);
+    }
+
+    #[test]
+    fn spread_is_the_wider_of_throughput_and_latency() {
+        assert_eq!(spread(&[window(100, 1000)], None), None);
+        let w = [window(100, 1000), window(105, 1000), window(100, 1100)];
+        let s = spread(&w, None).unwrap();
+        assert!((s - 0.10).abs() < 1e-9, "{s}");
+        // It agrees with the rule: within -s exactly when judged stable.
+        let rule = StabilityRule {
+            threshold: 0.11,
+            ..RULE
+        };
+        assert_eq!(rule.judge(&w), Verdict::Stable);
+        let rule = StabilityRule {
+            threshold: 0.09,
+            ..RULE
+        };
+        assert_eq!(rule.judge(&w), Verdict::Measuring);
+        // Only the last three count; a window without throughput has no spread.
+        let later = [window(10, 1000), window(100, 1000), window(100, 1000)];
+        assert!(spread(&later[1..], None).unwrap().abs() < 1e-9);
+        assert_eq!(spread(&[window(100, 1000), window(0, 0)], None), None);
     }
 
     #[test]

@@ -55,6 +55,11 @@ pub(crate) fn keep_up_warning(cfg: &Config, w: &WindowStats) -> Option<String> {
     let busy = cost.as_ref().filter(|c| c.saturated());
     let cause = if w.cap_waits as f64 > w.late_sends as f64 * 0.5 {
         "the --max-concurrency cap held sends back (raise it, or lower the rate)".to_string()
+    } else if let (Some(c), true) = (busy, cfg.server_in_process) {
+        format!(
+            "this process, the client and the in-process server together, was busy ({}; lower the rate)",
+            c.usage(cfg)
+        )
     } else if let Some(c) = busy {
         format!(
             "the client's CPU was saturated ({}; lower the rate, or add --client-threads)",

@@ -137,9 +137,19 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
     let Some(cost) = ClientCost::of(cfg, w) else {
         return Vec::new();
     };
-    let whose = match cfg.service_kind {
-        ServiceKind::Local => " (client and in-process models together)",
-        ServiceKind::Triton | ServiceKind::OpenAi => "",
+    // In-process models or server: the process's CPU is the client's and theirs together.
+    let shared = match cfg.service_kind {
+        ServiceKind::Local => Some("models"),
+        _ if cfg.server_in_process => Some("server"),
+        ServiceKind::Triton | ServiceKind::OpenAi => None,
+    };
+    let usage = match shared {
+        Some(what) => format!(
+            "{:.2} cores of {}, client and in-process {what} together",
+            cost.cores,
+            available_cores()
+        ),
+        None => cost.usage(cfg),
     };
     let tokens = w.tokens.as_ref().map_or(0, |t| t.output_tokens.sum());
     let per_token = match tokens {
@@ -150,11 +160,12 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
         ),
     };
     let mut lines = vec![format!(
-        "    Client CPU: {:.1} usec per request, {per_token}{}{whose}",
+        "    Client CPU: {:.1} usec per request, {per_token}{usage}",
         cost.usec_per_request,
-        cost.usage(cfg)
     )];
-    if cost.saturated() && !open_loop && cfg.service_kind != ServiceKind::Local {
+    // With the server in this process, its CPU is in the figure too: a busy process says
+    // nothing about which side limited the load.
+    if cost.saturated() && !open_loop && shared.is_none() {
         lines.push(format!(
             "  [WARNING] The client used {}: inferperf, not the server, limited this load. Add --client-threads, or run the client on another machine.",
             cost.usage(cfg)
@@ -356,6 +367,21 @@ mod tests {
         let lines = client_cost_lines(&cfg, &w, false);
         assert!(
             lines[1].contains("not the server, limited this load"),
+            "{lines:?}"
+        );
+        // The demo's server runs in the client's process: the figure is labelled so, and
+        // a busy process is no sign that the client limited the load.
+        let mut demo = cfg.clone();
+        demo.server_in_process = true;
+        let lines = client_cost_lines(&demo, &w, false);
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(
+            lines[0].starts_with("    Client CPU: ")
+                && lines[0].contains(" usec per request, ")
+                && lines[0].ends_with(&format!(
+                    " cores of {}, client and in-process server together",
+                    available_cores()
+                )),
             "{lines:?}"
         );
     }

@@ -335,3 +335,77 @@ pub fn default_models() -> Vec<ModelDef> {
         ModelDef::new("noop", ModelKind::Noop),
     ]
 }
+
+/// What each kind does and the options it alone takes, for `serve --help`; the defaults are
+/// printed from [`ModelDef::new`] beside it.
+const KIND_HELP: [(&str, &str); 9] = [
+    ("identity", "OUTPUT0 = INPUT0, any datatype"),
+    ("add_sub", "INT32 INPUT0, INPUT1 -> OUTPUT0 sum, OUTPUT1 difference"),
+    ("echo", "BYTES identity"),
+    (
+        "sleep",
+        "identity after a service time of ms per execution; dist=fixed|uniform|normal|exponential, spin=true burns CPU instead of sleeping",
+    ),
+    (
+        "fail",
+        "identity, but a share rate of requests is spoiled: mode=error (the default) answers code (400|404|429|500|503), mode=bad_body success without outputs, mode=wrong_values success with every value changed",
+    ),
+    (
+        "stream",
+        "decoupled, gRPC ModelStreamInfer only: responses answers per request, the first first_ms after the execution starts, then every interval_ms; dist and spin as sleep",
+    ),
+    ("noop", "identity-shaped, no work"),
+    (
+        "llm",
+        "OpenAI /v1/chat/completions and /v1/completions, continuous batching of max_batch sequences per engine (instances engines): first event after ttft_ms + prefill_us_per_token x prompt tokens, then one event of tokens_per_event tokens every itl_ms; output_tokens=N caps the answer (default: the request's max_tokens, 16 without one)",
+    ),
+    (
+        "embeddings",
+        "OpenAI /v1/embeddings: a unit vector of dims numbers per input after ms per request",
+    ),
+];
+
+/// The long help of `serve --model`: every kind, what it does and its defaults, read from
+/// the same code that parses a definition (a test holds the list to [`KINDS`]).
+pub fn kinds_help() -> String {
+    let mut text = String::from(
+        "A model to serve, NAME=KIND[:key=value,...]; repeatable, e.g. --model slow=sleep:ms=5,instances=4. Without it: identity, add_sub and noop, with the defaults below.\n\nThe kinds, each with every option's default (instances=N runs N executions in parallel):\n",
+    );
+    for (name, what) in KIND_HELP {
+        let Some(kind) = ModelKind::from_name(name) else {
+            continue;
+        };
+        let def = ModelDef::new("m", kind);
+        let mut defaults = def.to_string();
+        defaults = defaults.split_once(':').map_or("", |(_, o)| o).to_string();
+        if !defaults.contains("instances=") {
+            defaults += &format!(",instances={}", def.instances);
+        }
+        text += &format!("\n{name}: {what}.\n  {defaults}\n");
+    }
+    text + "\nEvery kind but llm and embeddings also takes queue_delay_us=D and preferred_batch=a,b (none by default): dynamic batching up to max_batch, scheduled as Triton does."
+}
+
+#[cfg(test)]
+mod help_tests {
+    use super::*;
+
+    #[test]
+    fn kinds_help_names_every_kind_with_its_defaults() {
+        let names: Vec<&str> = KIND_HELP.iter().map(|(n, _)| *n).collect();
+        assert_eq!(names.join(", "), KINDS);
+        let help = kinds_help();
+        for needle in [
+            "\nsleep: ",
+            "datatype=FP32,shape=16,max_batch=8,ms=10,dist=fixed,instances=1\n",
+            "\nadd_sub: ",
+            "shape=16,max_batch=0,instances=1\n",
+            "rate=0.1,code=500",
+            "responses=5,first_ms=10,interval_ms=4,dist=fixed",
+            "instances=1,max_batch=8,ttft_ms=20,itl_ms=5,prefill_us_per_token=0,tokens_per_event=1",
+            "instances=1,dims=16,ms=1",
+        ] {
+            assert!(help.contains(needle), "{needle:?} in:\n{help}");
+        }
+    }
+}

@@ -36,7 +36,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use def::{
-    default_models, Dist, FailMode, LlmTiming, ModelDef, ModelKind, FAIL_CODES,
+    default_models, kinds_help, Dist, FailMode, LlmTiming, ModelDef, ModelKind, FAIL_CODES,
     MAX_STREAM_RESPONSES,
 };
 pub use error::InferError;
