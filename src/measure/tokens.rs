@@ -27,7 +27,7 @@ impl GoodputRule {
     pub fn from_slo(conditions: &[SloCondition]) -> GoodputRule {
         let mut rule = GoodputRule::default();
         for c in conditions {
-            let limit = Some((c.limit_us * 1000.0) as u64 - c.strict as u64);
+            let limit = Some(((c.limit_us * 1000.0) as u64).saturating_sub(c.strict as u64));
             let slot = match c.figure {
                 SloFigure::Latency => &mut rule.latency_ns,
                 SloFigure::Ttft => &mut rule.ttft_ns,
