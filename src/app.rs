@@ -16,6 +16,7 @@ use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
 use crate::report;
+use crate::report::profile_export::ProfileExportFile;
 use crate::report::progress::Live;
 use crate::results::{ResultsWriter, RunEnd};
 
@@ -100,10 +101,12 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         profiler = profiler.with_progress(hook);
     }
     let mut artifacts = report::llm::Artifacts::start(cfg, &prepared.dataset)?;
+    let mut export = ProfileExportFile::start(cfg, &prepared.dataset)?;
     let outcome = profiler
         .sweep(|level| {
             live.suspend(|| print!("{}", report::level_block(cfg, &prepared.model, level)));
             artifacts.write_level(level);
+            export.write_level(level);
             results.add_level(level);
             // Cheap beside a level: the page is there while the run goes on.
             let _ = write_html(cfg, &results);
@@ -115,7 +118,7 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         error: outcome.error.as_ref(),
         timeline_total: None,
     });
-    let written = written.and(write_html(cfg, &results));
+    let written = written.and(write_html(cfg, &results)).and(export.finish());
     finish(cfg, &prepared.model, &outcome.results)?;
     artifacts.finish()?;
     written?;

@@ -341,6 +341,11 @@ pub struct ProfileArgs {
     /// Write the results file (results.json's content, see --report-dir) to this path alone.
     #[arg(long, value_name = "FILE")]
     pub results_file: Option<std::path::PathBuf>,
+    /// Write perf_analyzer's profile export to this file: every request of every window
+    /// (unstable ones too) with its send and answer times and its inputs, one experiment
+    /// per level, plus the window boundaries. The path must not exist yet.
+    #[arg(long, value_name = "FILE")]
+    pub profile_export_file: Option<std::path::PathBuf>,
     /// Add perf_analyzer's extra CSV columns (Avg latency, request/response, response
     /// wait, the GPU metrics with --collect-metrics) and one column per --metric.
     #[arg(long)]

@@ -142,6 +142,8 @@ pub struct Config {
     pub report_dir: Option<PathBuf>,
     /// `--results-file`: the results file alone.
     pub results_file: Option<PathBuf>,
+    /// `--profile-export-file`: perf_analyzer's per-request export.
+    pub profile_export_file: Option<PathBuf>,
     pub verbose: u8,
     /// Longest wait for one answer before it counts as a timeout.
     pub request_timeout: Duration,
@@ -181,6 +183,7 @@ impl Config {
         let service_kind = parse_service_kind(&args.service_kind)?;
         let (load, concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
+        let profile_export_file = output::parse_profile_export(args, &load)?;
         let config = Config {
             model_name: non_empty(&args.model_name, "-m")?,
             model_version: args.model_version.trim().to_string(),
@@ -226,6 +229,7 @@ impl Config {
             csv_file: args.csv_file.clone(),
             report_dir,
             results_file,
+            profile_export_file,
             verbose: args.verbose,
             request_timeout: parse_timeout(args.request_timeout)?,
             client_threads: parse_client_threads(args.client_threads)?,

@@ -1,6 +1,7 @@
 //! How the real binary writes its results file: an unusable path stops the run before it
 //! starts (exit 3); the file is on disk after each level, and a run cut short with SIGINT
-//! leaves a valid file with every level it finished and `"interrupted": true`; a write that
+//! leaves a valid file with every level it finished and `"interrupted": true` (and a
+//! complete `--profile-export-file`); a write that
 //! fails during the run is one sentence naming the path and exit 99, after the measurement.
 
 mod common;
@@ -88,6 +89,7 @@ async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
     let server = common::start_server(&["slow=sleep:ms=2"]).await;
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("report");
+    let export = tmp.path().join("profile_export.json");
     let url = common::url(&server, "http");
     let mut child = spawn(&[
         "-m",
@@ -102,6 +104,8 @@ async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
         "3",
         "--report-dir",
         dir.to_str().unwrap(),
+        "--profile-export-file",
+        export.to_str().unwrap(),
     ]);
     let path = dir.join("results.json");
     wait_for_levels(&path, 2, &mut child).await;
@@ -133,6 +137,11 @@ async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
     assert!(file.ended_at.is_some() && file.error.is_none());
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     assert_eq!(csv.lines().count(), file.levels.len() + 1, "{csv}");
+    // The profile export is closed too, one experiment per level.
+    let text = std::fs::read_to_string(&export).unwrap();
+    let value: serde_json::Value = serde_json::from_str(&text).expect("a complete export");
+    let experiments = value["experiments"].as_array().unwrap();
+    assert_eq!(experiments.len(), file.levels.len());
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

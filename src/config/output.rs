@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::Config;
+use super::{Config, LoadMode};
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
 
@@ -59,6 +59,35 @@ pub(super) fn parse_outputs(args: &ProfileArgs) -> RunResult<(Option<PathBuf>, O
         )));
     }
     Ok((dir, file))
+}
+
+/// `--profile-export-file`: a path that does not exist yet (perf_analyzer refuses to
+/// overwrite an export), for a run measured in windows (a `--ramp` or `--load-steps` run
+/// has a per-second timeline instead, which the results file holds).
+pub(super) fn parse_profile_export(
+    args: &ProfileArgs,
+    load: &LoadMode,
+) -> RunResult<Option<PathBuf>> {
+    let Some(path) = &args.profile_export_file else {
+        return Ok(None);
+    };
+    if path.as_os_str().is_empty() {
+        return Err(RunError::bad_option(
+            "--profile-export-file needs a path, e.g. --profile-export-file profile_export.json.",
+        ));
+    }
+    if path.exists() {
+        return Err(RunError::bad_option(format!(
+            "--profile-export-file {} already exists; remove it or choose a new path (it is never overwritten).",
+            path.display()
+        )));
+    }
+    if load.timeline().is_some() {
+        return Err(RunError::bad_option(
+            "--profile-export-file lists requests by measurement window, and a --ramp or --load-steps run has none: use --report-dir or --results-file for its per-second timeline.",
+        ));
+    }
+    Ok(Some(path.clone()))
 }
 
 /// Whether two paths name the same file as written (`./a.csv` and `a.csv` do).

@@ -80,7 +80,7 @@ pub struct Profiler<'a> {
     previous: Option<LoadLevel>,
     /// Samples on their way from the slots' buffers into a window.
     scratch: Drained,
-    /// The anchor of wall-clock times, when every request is logged (`--artifact-dir`).
+    /// The anchor of wall-clock times, when every request is logged (see [`logs_requests`]).
     wall_clock: Option<WallClock>,
     /// Every request of the level being measured, when they are logged.
     request_log: Option<RequestLog>,
@@ -412,11 +412,11 @@ pub fn check_reachable(target: &Target, window: &WindowStats) -> RunResult<()> {
     Ok(())
 }
 
-/// Whether every request is logged for a per-request export (`--artifact-dir`).
+/// Whether every request is logged for a per-request export (`--artifact-dir`,
+/// `--profile-export-file`).
 fn logs_requests(cfg: &Config) -> bool {
-    cfg.llm
-        .as_ref()
-        .is_some_and(|llm| llm.artifact_dir.is_some())
+    let artifacts = cfg.llm.as_ref().is_some_and(|l| l.artifact_dir.is_some());
+    artifacts || cfg.profile_export_file.is_some()
 }
 
 /// Whether the run is one finite window from the first send to the last answer: a fixed

@@ -13,6 +13,7 @@ pub mod html;
 pub mod llm;
 pub mod metrics;
 pub mod open_loop;
+pub mod profile_export;
 pub mod progress;
 pub mod search;
 pub mod server;

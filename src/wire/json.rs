@@ -184,6 +184,20 @@ pub fn encode_http_request(req: &InferRequest, binary_inputs: bool) -> Result<Ht
     assemble(&header, &errors, any_binary, parts)
 }
 
+/// A tensor's elements as one compact, flat JSON array (row-major; BYTES as strings, FP16
+/// and BF16 as numbers), for exports that list the values a request carried.
+pub fn tensor_values_json(t: &Tensor) -> Result<String, WireError> {
+    t.validate()?;
+    let errors = EncodeErrors::default();
+    let view = DataView {
+        tensor: &t.name,
+        datatype: t.datatype,
+        data: &t.data,
+        errors: &errors,
+    };
+    serde_json::to_string(&view).map_err(|e| encode_error(&errors, e))
+}
+
 /// Encodes a response; `binary(name)` says which outputs go as binary data after the JSON.
 pub fn encode_http_response(
     resp: &InferResponse,

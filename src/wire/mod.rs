@@ -23,7 +23,7 @@ pub use grpc::{
 };
 pub use json::{
     decode_http_request, decode_http_request_bytes, decode_http_response,
-    decode_http_response_bytes, encode_http_request, encode_http_response,
+    decode_http_response_bytes, encode_http_request, encode_http_response, tensor_values_json,
 };
 
 /// The HTTP header that carries the length of the JSON part of a binary-extension body.

@@ -16,8 +16,9 @@ use crate::measure::level::LevelResult;
 use crate::measure::request_log::WallClock;
 
 use super::aiperf::RunLabels;
-use super::profile_export::{write_profile_export, Payloads};
+use super::payloads::Payloads;
 use super::{aiperf, genai_perf, model_folder_name, python_float};
+use crate::report::profile_export::{write_profile_export, RequestInputs};
 
 /// The artifact writer of a run; does nothing when no `--artifact-dir` was given.
 pub struct Artifacts<'a> {
@@ -25,6 +26,8 @@ pub struct Artifacts<'a> {
     /// `--artifact-dir`, when given.
     dir: Option<PathBuf>,
     payloads: Payloads,
+    /// The payloads as the profile export's `request_inputs`.
+    inputs: RequestInputs,
     labels: RunLabels,
     /// The first write that failed; later levels are not written.
     error: Option<RunError>,
@@ -38,12 +41,14 @@ impl<'a> Artifacts<'a> {
         let mut artifacts = Artifacts {
             cfg,
             payloads: Payloads::default(),
+            inputs: RequestInputs::default(),
             labels: run_labels(dir.as_deref()),
             dir,
             error: None,
         };
         if let Some(dir) = &artifacts.dir {
             artifacts.payloads = Payloads::of(cfg, dataset);
+            artifacts.inputs = RequestInputs::of_payloads(&artifacts.payloads);
             std::fs::create_dir_all(dir).map_err(|e| write_error(dir, &e))?;
             let path = dir.join("inputs.json");
             let text = artifacts.payloads.inputs_json().pretty();
@@ -92,7 +97,7 @@ impl<'a> Artifacts<'a> {
         let path = folder.join("profile_export.json");
         let write = || -> std::io::Result<()> {
             let mut out = BufWriter::new(File::create(&path)?);
-            write_profile_export(&mut out, cfg, r, &self.payloads)?;
+            write_profile_export(&mut out, cfg, r, &self.inputs)?;
             out.flush()
         };
         write().map_err(|e| write_error(&path, &e))

@@ -11,7 +11,7 @@ pub mod artifacts;
 pub mod console;
 pub mod genai_perf;
 pub mod json;
-pub mod profile_export;
+pub mod payloads;
 
 pub use artifacts::Artifacts;
 

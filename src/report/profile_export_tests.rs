@@ -1,9 +1,9 @@
-//! Tests of perf_analyzer's profile export and GenAI-Perf's inputs.json: the layout, every
-//! answered request with its answer times, window boundaries, and the bodies as sent.
+//! Tests of perf_analyzer's profile export: the layout, every answered request with its
+//! answer times, window boundaries, and the inputs as sent (LLM bodies, tensors by name).
 
 use super::*;
 use crate::backend::{ErrorKind, TokenSource, Tokens};
-use crate::data::{Entry, Prompt};
+use crate::data::Entry;
 use crate::measure::level::LevelEnd;
 use crate::measure::request_log::WallClock;
 use crate::measure::sample::Sample;
@@ -45,7 +45,7 @@ fn export(r: &LevelResult) -> String {
     let cfg = test_llm_config(&["--streaming"]);
     let payloads = Payloads::from_bodies(vec!["{\"a\":1}".into(), "{\"b\":2}".into()]);
     let mut out = Vec::new();
-    write_profile_export(&mut out, &cfg, r, &payloads).unwrap();
+    write_profile_export(&mut out, &cfg, r, &RequestInputs::of_payloads(&payloads)).unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -96,44 +96,59 @@ fn a_rate_level_is_a_request_rate_experiment_and_no_log_means_no_requests() {
 }
 
 #[test]
-fn bodies_are_the_adapters_or_the_users_and_inputs_json_wraps_them() {
-    let cfg = test_llm_config(&["--streaming"]);
-    let entry = |prompt: Prompt| Entry {
-        inputs: Vec::new(),
+fn a_tensor_request_lists_its_inputs_by_name_as_perf_analyzer_writes_them() {
+    use crate::model::DataType;
+    use crate::wire::Tensor;
+    let tensor = |name: &str, datatype, shape: Vec<i64>, data: Vec<u8>| Tensor {
+        name: name.into(),
+        datatype,
+        shape,
+        data: data.into(),
+    };
+    let floats: Vec<u8> = [1.5f32, -2.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let mut text = 3u32.to_le_bytes().to_vec();
+    text.extend_from_slice(b"abc");
+    let entry = Entry {
+        inputs: vec![
+            tensor(
+                "SCALAR",
+                DataType::Int32,
+                vec![1],
+                7i32.to_le_bytes().to_vec(),
+            ),
+            tensor("FLOATS", DataType::Fp32, vec![1, 2], floats),
+            tensor("TEXT", DataType::Bytes, vec![1], text),
+            tensor("BAD", DataType::Bytes, vec![1], vec![1, 0, 0, 0, 0xff]),
+        ],
         timestamp_ms: None,
         expected: None,
         origin: "test".into(),
-        prompt: Some(prompt),
+        prompt: None,
     };
-    let generated = Prompt {
-        text: "hello there".into(),
-        input_tokens: 2,
-        max_tokens: Some(5),
-        body: None,
+    let cfg = {
+        use clap::Parser;
+        let cli = crate::cli::Cli::try_parse_from(["inferperf", "profile", "-m", "m"]).unwrap();
+        let crate::cli::Command::Profile(args) = cli.command else {
+            unreachable!("the profile subcommand was given");
+        };
+        crate::config::Config::from_args(&args).unwrap()
     };
-    let given = Prompt {
-        body: Some("{\"model\":\"x\",\"messages\":[]}".into()),
-        ..generated.clone()
-    };
-    let dataset = Dataset {
-        entries: vec![entry(generated.clone()), entry(given)],
-    };
-    let payloads = Payloads::of(&cfg, &dataset);
-    let expected = OpenAi::new(&cfg).body("test-model", &generated).to_string();
-    assert_eq!(payloads.body(0), expected);
-    assert_eq!(payloads.body(1), "{\"model\":\"x\",\"messages\":[]}");
-    assert_eq!(
-        payloads.body(9),
-        "",
-        "an index past the dataset has no body"
+    let inputs = RequestInputs::of(
+        &cfg,
+        &Dataset {
+            entries: vec![entry],
+        },
     );
-    let inputs = payloads.inputs_json().pretty();
-    assert!(inputs.starts_with("{\n  \"data\": [\n    {\n      \"payload\": [\n        {\n"));
-    let value: serde_json::Value = serde_json::from_str(&inputs).unwrap();
     assert_eq!(
-        value["data"][0]["payload"][0]["messages"][0]["content"],
-        "hello there"
+        inputs.get(0),
+        r#"{"SCALAR":7,"FLOATS":[1.5,-2.0],"TEXT":"abc","BAD":null}"#
     );
-    assert_eq!(value["data"][0]["payload"][0]["stream"], true);
-    assert_eq!(value["data"][1]["payload"][0]["model"], "x");
+    assert_eq!(
+        inputs.get(5),
+        "{}",
+        "an index past the dataset has no inputs"
+    );
 }
