@@ -75,8 +75,17 @@ pub struct ProfileOutcome {
 /// results file (`--report-dir`, `--results-file`: first when the model is known, then after
 /// every level, and completed however the run ends).
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
+    crate::load::open_files::check(cfg)?;
     // An unusable results path stops the run before anything is measured.
     let mut results = ResultsWriter::start(cfg)?;
+    for path in cfg.csv_paths() {
+        report::csv::probe(&path).map_err(|e| {
+            RunError::bad_option(format!(
+                "-f {} cannot be written: {e}. Choose a file in a folder that exists and can be written.",
+                path.display()
+            ))
+        })?;
+    }
     let prepared = match prepare(cfg).await {
         Ok(prepared) => prepared,
         Err(error) => {

@@ -1,6 +1,7 @@
 //! The validated run configuration. Every rule about how flags combine lives here: after
 //! `Config::from_args` succeeds, the rest of the program never re-checks a flag.
 
+pub mod bounds;
 mod llm;
 mod load;
 mod metrics;
@@ -197,7 +198,7 @@ impl Config {
             max_concurrency: args.max_concurrency.filter(|&n| n > 0),
             seed: args.seed,
             measurement_mode: parse_measurement_mode(&args.measurement_mode)?,
-            measurement_interval: Duration::from_millis(positive(args.measurement_interval, "-p")?),
+            measurement_interval: bounds::window_ms(args.measurement_interval)?,
             measurement_request_count: positive(
                 args.measurement_request_count,
                 "--measurement-request-count",
@@ -209,7 +210,7 @@ impl Config {
             binary_search: args.binary_search,
             slo: parse_slo(&args.slo)?,
             request_count: (args.request_count > 0).then_some(args.request_count),
-            warmup_request_count: args.warmup_request_count,
+            warmup_request_count: bounds::warmup_requests(args.warmup_request_count)?,
             input_data: parse_input_data(&args.input_data)?,
             shapes: parse_shapes(&args.shapes)?,
             string_length: positive(args.string_length as u64, "--string-length")? as usize,
@@ -231,7 +232,7 @@ impl Config {
             results_file,
             profile_export_file,
             verbose: args.verbose,
-            request_timeout: parse_timeout(args.request_timeout)?,
+            request_timeout: bounds::request_timeout(args.request_timeout)?,
             client_threads: parse_client_threads(args.client_threads)?,
             grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
             async_mode: args.async_mode,
@@ -451,10 +452,16 @@ fn parse_url(url: Option<&str>, protocol: Protocol) -> RunResult<String> {
             "-u '{raw}': HTTPS is not supported yet; give host:port of a plain HTTP or gRPC endpoint."
         )));
     }
+    if without_scheme.contains('@') {
+        return Err(RunError::bad_option(
+            "-u holds a user name or password, which inferperf never sends nor prints: give host:port and pass credentials with -H 'Authorization: …'.",
+        ));
+    }
     let port_ok = without_scheme
         .rsplit_once(':')
         .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
-    if !port_ok || without_scheme.contains('/') {
+    let authority_ok = without_scheme.parse::<http::uri::Authority>().is_ok();
+    if !port_ok || !authority_ok || without_scheme.contains('/') {
         return Err(RunError::bad_option(format!(
             "-u '{raw}' is not host:port (e.g. -u localhost:8000)."
         )));
@@ -527,15 +534,6 @@ fn parse_connection_share(flag: Option<usize>, protocol: Protocol) -> RunResult<
             "{source} must be a whole number of requests per connection, at least 1."
         ))),
     }
-}
-
-fn parse_timeout(seconds: f64) -> RunResult<Duration> {
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(RunError::bad_option(format!(
-            "--request-timeout {seconds} must be a positive number of seconds."
-        )));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 /// `--input-data`: random, zero, a directory, or JSON files (only files may repeat).
@@ -628,21 +626,30 @@ fn parse_input_datatypes(values: &[String]) -> RunResult<BTreeMap<String, DataTy
 
 /// Parses repeated `-H 'Name: value'` into validated header pairs.
 pub fn parse_headers(values: &[String]) -> RunResult<Vec<(String, String)>> {
-    values
-        .iter()
-        .map(|text| {
-            let bad = || {
-                RunError::bad_option(format!(
-                    "-H '{text}' is not 'Name: value' with a valid header name and value."
-                ))
-            };
-            let (name, value) = text.split_once(':').ok_or_else(bad)?;
-            let (name, value) = (name.trim(), value.trim());
-            http::HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
-            http::HeaderValue::from_str(value).map_err(|_| bad())?;
-            Ok((name.to_ascii_lowercase(), value.to_string()))
-        })
-        .collect()
+    values.iter().map(|text| parse_header(text)).collect()
+}
+
+/// One `-H 'Name: value'`. A message names the header, never its value: values carry
+/// credentials.
+fn parse_header(text: &str) -> RunResult<(String, String)> {
+    let Some((name, value)) = text.split_once(':') else {
+        return Err(RunError::bad_option(
+            "-H needs 'Name: value' (a header without ':' was given; its text is not repeated here).",
+        ));
+    };
+    let (name, value) = (name.trim(), value.trim());
+    if http::HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Err(RunError::bad_option(format!(
+            "-H: {:?} is not a valid header name (letters, digits and !#$%&'*+-.^_`|~ only).",
+            name.chars().take(64).collect::<String>()
+        )));
+    }
+    if http::HeaderValue::from_str(value).is_err() {
+        return Err(RunError::bad_option(format!(
+            "-H {name}: its value holds a character a header cannot carry (a line break or a control character)."
+        )));
+    }
+    Ok((name.to_ascii_lowercase(), value.to_string()))
 }
 
 /// perf_analyzer's defaults, as `Config::from_args` builds them for `-m test`.

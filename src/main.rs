@@ -14,7 +14,10 @@ use inferperf::load::profiler::Interrupt;
 use inferperf::server;
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().collect();
+    let args = match text_args(std::env::args_os()) {
+        Ok(args) => args,
+        Err(e) => return fail(e),
+    };
     if let Some(help) = top_help(&args) {
         // A bare `inferperf` asks for nothing: the short help, as a mistake (exit 3).
         if args.len() == 1 {
@@ -25,12 +28,15 @@ fn main() -> ExitCode {
         return exit(0);
     }
     let args = normalize_args(args);
-    let cli = match Cli::try_parse_from(args) {
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() => {
+            eprintln!("error: {}", clap_sentence(&e, &args));
+            return exit(EXIT_BAD_OPTION);
+        }
         Err(e) => {
-            let code = if e.use_stderr() { EXIT_BAD_OPTION } else { 0 };
             let _ = e.print();
-            return exit(code);
+            return exit(0);
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -132,6 +138,49 @@ fn watch_ctrl_c(interrupt: Arc<Interrupt>) {
 fn fail(error: RunError) -> ExitCode {
     eprintln!("error: {error}");
     exit(error.exit_code())
+}
+
+/// The arguments as text; one that is not UTF-8 is a bad option, named by its place.
+fn text_args(args: impl Iterator<Item = std::ffi::OsString>) -> Result<Vec<String>, RunError> {
+    args.enumerate()
+        .map(|(i, arg)| {
+            arg.into_string().map_err(|raw| {
+                RunError::bad_option(format!(
+                    "Argument {i} ({:?}) is not valid UTF-8 text: give flags, names and paths as UTF-8.",
+                    raw.to_string_lossy()
+                ))
+            })
+        })
+        .collect()
+}
+
+/// clap's error as one sentence: its first line, with its tip when it has one; a negative
+/// number taken for a flag names the flag it was meant for.
+fn clap_sentence(e: &clap::Error, args: &[String]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::UnknownArgument {
+        if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
+            // `-5` or `-5s`: clap reads a negative value as a flag.
+            let negative =
+                arg.starts_with('-') && arg[1..].starts_with(|c: char| c.is_ascii_digit());
+            let at = args.iter().position(|a| a.starts_with(arg.as_str()));
+            let flag = at.and_then(|i| Some((&args[i], args.get(i.checked_sub(1)?)?)));
+            if let (true, Some((given, flag))) = (negative, flag) {
+                return format!("{flag} takes no negative value ({given} was given).");
+            }
+        }
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ");
+    let tip = lines.find_map(|l| l.strip_prefix("tip: "));
+    match tip {
+        Some(tip) => format!("{first} ({tip}); see inferperf --help."),
+        None => format!("{first}; see inferperf --help."),
+    }
 }
 
 fn exit(code: i32) -> ExitCode {

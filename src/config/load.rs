@@ -143,6 +143,22 @@ impl Config {
     }
 
     /// The rules on `--binary-search` and `--slo`: they search a concurrency or rate range.
+    /// A range without an end (`1:0`) sweeps until the latency limit stops it; with no limit
+    /// it would never stop, which perf_analyzer refuses too.
+    fn check_endless(&self) -> RunResult<()> {
+        let open_end = match &self.load {
+            LoadMode::Concurrency => self.concurrency.end == 0,
+            LoadMode::RequestRate { range, .. } => range.end == 0.0,
+            _ => false,
+        };
+        if open_end && self.latency_threshold_ms.is_none() && self.slo.is_empty() {
+            return Err(RunError::bad_option(
+                "The range's end is 0 (no end) and there is no latency limit, so the sweep would never stop: give an end (e.g. --concurrency-range 1:64) or a limit (-l MS or --slo 'p99<=50ms').",
+            ));
+        }
+        Ok(())
+    }
+
     pub(super) fn check_search(&self) -> RunResult<()> {
         let searchable = matches!(
             self.load,
@@ -153,6 +169,7 @@ impl Config {
                 "--slo judges the levels of --concurrency-range or --request-rate-range; it does not apply to this load mode.",
             ));
         }
+        self.check_endless()?;
         if !self.binary_search {
             return Ok(());
         }
@@ -397,8 +414,12 @@ pub fn parse_rate_range(text: &str) -> RunResult<RateRange> {
             "--request-rate-range '{text}': the end is below the start."
         )));
     }
+    super::bounds::rate(start.max(end), "--request-rate-range")?;
     Ok(RateRange { start, end, step })
 }
+
+/// The longest gap of `--request-intervals`, µs: a day.
+const MAX_GAP_US: f64 = 86_400e6;
 
 /// Reads `--request-intervals`: one gap in microseconds per line (blank lines ignored).
 fn read_intervals(path: &Path) -> RunResult<Vec<Duration>> {
@@ -417,10 +438,10 @@ fn read_intervals(path: &Path) -> RunResult<Vec<Duration>> {
         let micros: f64 = line
             .parse()
             .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v <= MAX_GAP_US)
             .ok_or_else(|| {
                 RunError::bad_option(format!(
-                    "--request-intervals {}: line {} ('{line}') is not a gap in microseconds.",
+                    "--request-intervals {}: line {} ('{line}') is not a gap in microseconds (0 to {MAX_GAP_US}, a day).",
                     path.display(),
                     index + 1
                 ))

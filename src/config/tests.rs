@@ -37,11 +37,14 @@ fn concurrency_levels_sweep() {
     let c = config(&["--concurrency-range", "2:9:3"]).unwrap();
     assert_eq!(c.concurrency_levels().collect::<Vec<_>>(), vec![2, 5, 8]);
     assert_eq!(c.max_concurrency(), Some(8));
-    let open = config(&["--concurrency-range", "1:0:2"]).unwrap();
+    // An open end sweeps until the latency limit stops it; without a limit it is refused.
+    let open = config(&["--concurrency-range", "1:0:2", "-l", "50"]).unwrap();
     assert_eq!(
         open.concurrency_levels().take(3).collect::<Vec<_>>(),
         vec![1, 3, 5]
     );
+    let endless = config(&["--concurrency-range", "1:0:2"]).unwrap_err();
+    assert!(endless.to_string().contains("never stop"), "{endless}");
 }
 
 #[test]

@@ -104,9 +104,18 @@ fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec>
 
 /// The one entry of generated data: every input filled with zeros or seeded random values.
 fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
+    let mut shapes = Vec::with_capacity(model.inputs.len());
+    for input in &model.inputs {
+        shapes.push(shape::request_shape(
+            input,
+            model,
+            &cfg.shapes,
+            cfg.batch_size,
+        )?);
+    }
+    check_generated_size(cfg, model, &shapes)?;
     let mut inputs = Vec::with_capacity(model.inputs.len());
-    for (index, input) in model.inputs.iter().enumerate() {
-        let shape = shape::request_shape(input, model, &cfg.shapes, cfg.batch_size)?;
+    for (index, (input, shape)) in model.inputs.iter().zip(shapes).enumerate() {
         let opts = GenerateOptions {
             source: cfg.input_data.clone(),
             string_length: cfg.string_length,
@@ -127,6 +136,36 @@ fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
         origin: format!("generated {} data", input_data_name(&cfg.input_data)),
         prompt: None,
     })
+}
+
+/// Refuses a generated request that would not fit in memory, before a byte of it is built.
+fn check_generated_size(cfg: &Config, model: &ModelSpec, shapes: &[Vec<i64>]) -> RunResult<()> {
+    let string_bytes = cfg
+        .string_data
+        .as_ref()
+        .map_or(cfg.string_length, String::len) as u128;
+    let mut total: u128 = 0;
+    let mut strings = false;
+    for (input, shape) in model.inputs.iter().zip(shapes) {
+        let elements = shape
+            .iter()
+            .try_fold(1u128, |n, &d| n.checked_mul(d.max(0) as u128))
+            .unwrap_or(u128::MAX);
+        let element = match input.datatype.element_size() {
+            Some(size) => size as u128,
+            None => {
+                strings = true;
+                4 + string_bytes
+            }
+        };
+        total = total.saturating_add(elements.saturating_mul(element));
+    }
+    let lower = if strings {
+        "--string-length or the shape (--shape, -b)"
+    } else {
+        "the shape (--shape) or -b"
+    };
+    crate::config::bounds::request_size(total, lower)
 }
 
 fn input_data_name(source: &InputData) -> &'static str {

@@ -273,6 +273,24 @@ fn csv_field(text: String) -> String {
     }
 }
 
+/// Checks before the run that `path` can be written, so that a run is never measured only
+/// to lose its CSV: a missing file is created and removed again, an existing one is opened
+/// for appending and left as it was.
+pub fn probe(path: &Path) -> std::io::Result<()> {
+    if path.is_dir() {
+        return Err(std::io::Error::other("it is a folder"));
+    }
+    let existed = path.exists();
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)?;
+    if !existed {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
 /// Writes the header and rows to `path`, one line each.
 pub fn write_csv(
     cfg: &Config,

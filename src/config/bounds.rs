@@ -1,0 +1,119 @@
+//! The largest values the flags may take, each with its reason, so that an absurd number is
+//! one sentence before the run instead of an overflow, an allocation that aborts the process
+//! or a run that never ends. The bounds sit far above any real measurement.
+
+use std::time::Duration;
+
+use crate::error::{RunError, RunResult};
+
+/// The longest a window, a request's wait or a load plan may last.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
+/// The fastest schedule one client process can keep: one send every 100 ns.
+pub const MAX_RATE: f64 = 10_000_000.0;
+/// The most warm-up requests: far more than any server needs to warm up.
+pub const MAX_WARMUP_REQUESTS: u64 = 100_000_000;
+/// The largest request inferperf builds, in bytes (gRPC's message size limit is 2 GiB too).
+pub const MAX_REQUEST_BYTES: u64 = 2 << 30;
+
+/// `-p MS` (a window's length): at least 1 ms, at most a day.
+pub fn window_ms(value: u64) -> RunResult<Duration> {
+    if value == 0 {
+        return Err(RunError::bad_option("-p must be at least 1."));
+    }
+    let max_ms = MAX_DURATION.as_millis() as u64;
+    if value > max_ms {
+        return Err(RunError::bad_option(format!(
+            "-p {value} ms is longer than a day: a window is at most {max_ms} ms; use -r for more windows."
+        )));
+    }
+    Ok(Duration::from_millis(value))
+}
+
+/// `--request-timeout S`: above 0, at most a day.
+pub fn request_timeout(seconds: f64) -> RunResult<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0) {
+        return Err(RunError::bad_option(format!(
+            "--request-timeout {seconds} must be a positive number of seconds."
+        )));
+    }
+    if seconds > MAX_DURATION.as_secs_f64() {
+        return Err(RunError::bad_option(format!(
+            "--request-timeout {seconds} s is longer than a day: give at most {} seconds.",
+            MAX_DURATION.as_secs()
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// A request rate of `flag`: at most [`MAX_RATE`].
+pub fn rate(value: f64, flag: &str) -> RunResult<f64> {
+    if value > MAX_RATE {
+        return Err(RunError::bad_option(format!(
+            "{flag}: {value:e} requests per second is beyond what one client can schedule (one send every 100 ns, 1e7 per second): spread the load over several client processes."
+        )));
+    }
+    Ok(value)
+}
+
+/// `--warmup-request-count N`: at most [`MAX_WARMUP_REQUESTS`].
+pub fn warmup_requests(value: u64) -> RunResult<u64> {
+    if value > MAX_WARMUP_REQUESTS {
+        return Err(RunError::bad_option(format!(
+            "--warmup-request-count {value} would warm up for longer than any measurement: give at most {MAX_WARMUP_REQUESTS}."
+        )));
+    }
+    Ok(value)
+}
+
+/// A request of `bytes` (its tensors' data), refused before it is built when it is larger
+/// than [`MAX_REQUEST_BYTES`]; `lower` says what to lower.
+pub fn request_size(bytes: u128, lower: &str) -> RunResult<()> {
+    if bytes > MAX_REQUEST_BYTES as u128 {
+        return Err(RunError::bad_option(format!(
+            "Each request would need {}; inferperf builds requests of at most 2 GiB: lower {lower}.",
+            human_bytes(bytes)
+        )));
+    }
+    Ok(())
+}
+
+/// `93 GiB`, `1.5 GiB`, `512 MiB`.
+fn human_bytes(bytes: u128) -> String {
+    const GIB: f64 = (1u64 << 30) as f64;
+    let gib = bytes as f64 / GIB;
+    if gib >= 10.0 {
+        format!("{gib:.0} GiB")
+    } else if gib >= 1.0 {
+        format!("{gib:.1} GiB")
+    } else {
+        format!("{:.0} MiB", bytes as f64 / (1u64 << 20) as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_bound_is_a_sentence_with_its_reason() {
+        assert!(window_ms(86_400_000).is_ok());
+        let e = window_ms(86_400_001).unwrap_err().to_string();
+        assert!(e.contains("longer than a day"), "{e}");
+        assert!(request_timeout(1e20)
+            .unwrap_err()
+            .to_string()
+            .contains("day"));
+        assert!(rate(1e300, "--request-rate-range").is_err());
+        assert!(rate(MAX_RATE, "--request-rate-range").is_ok());
+        assert!(warmup_requests(MAX_WARMUP_REQUESTS + 1).is_err());
+        let e = request_size(100 << 30, "--string-length")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("100 GiB") && e.contains("lower --string-length"),
+            "{e}"
+        );
+        assert!(request_size(2 << 30, "x").is_ok());
+        assert_eq!(human_bytes(3 << 29), "1.5 GiB");
+    }
+}
