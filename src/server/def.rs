@@ -230,8 +230,21 @@ fn parse_dims(value: &str) -> Result<Vec<i64>, String> {
             .filter(|&n| n >= -1)
             .ok_or_else(|| format!("dimension '{d}' is not a whole number ≥ -1"))
     };
-    value.split(',').map(dim).collect()
+    let dims: Vec<i64> = value.split(',').map(dim).collect::<Result<_, _>>()?;
+    let elements = dims
+        .iter()
+        .try_fold(1u128, |n, &d| n.checked_mul(d.max(1) as u128))
+        .unwrap_or(u128::MAX);
+    if elements > MAX_ELEMENTS {
+        return Err(format!(
+            "the shape holds {elements} elements; at most {MAX_ELEMENTS} (a 2 GiB request of 8-byte values)"
+        ));
+    }
+    Ok(dims)
 }
+
+/// The most elements a model's shape may hold: one 2 GiB request of 8-byte values.
+const MAX_ELEMENTS: u128 = 1 << 28;
 
 /// Splits `key=value,key=value` where a value may itself hold commas (`shape=2,3`): a
 /// piece without `=` continues the previous value.
