@@ -15,10 +15,11 @@ mod svg;
 mod tables;
 mod windows;
 
+use std::io::Write as _;
 use std::path::Path;
 
 use crate::error::{RunError, RunResult, EXIT_OK};
-use crate::results::{DistributionRecord, LevelLoad, LevelRecord, ResultsFile};
+use crate::results::{replace_file, DistributionRecord, LevelLoad, LevelRecord, ResultsFile};
 
 pub use svg::esc;
 
@@ -91,9 +92,11 @@ fn run_section(file: &ResultsFile) -> String {
     s
 }
 
-/// Writes the page for `file` to `path`.
+/// Writes the page for `file` to `path` (through a temporary file renamed over it, so that
+/// a browser reloading it while the run goes on never reads half a page).
 pub fn write(file: &ResultsFile, path: &Path) -> std::io::Result<()> {
-    std::fs::write(path, render(file))
+    let page = render(file);
+    replace_file(path, |out| out.write_all(page.as_bytes()))
 }
 
 /// `inferperf report RESULTS -o FILE.html`: the page of a results file (or a report
