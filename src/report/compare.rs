@@ -469,9 +469,11 @@ pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
     }
 }
 
-/// `inferperf compare`: reads the runs, prints the comparison, returns the exit code (1
-/// when a --fail-on limit was passed beyond noise, else 0).
-pub fn run(paths: &[PathBuf], fail_on: Option<&str>) -> RunResult<i32> {
+/// `inferperf compare`: reads the runs, prints the comparison, writes the page to `output`
+/// when asked (and prints its path), and returns the exit code: 1 when a --fail-on limit
+/// was passed beyond noise, else 0 — the page is written either way; a page that cannot be
+/// written is an error (exit 99).
+pub fn run(paths: &[PathBuf], fail_on: Option<&str>, output: Option<&Path>) -> RunResult<i32> {
     let limits = match fail_on {
         Some(text) => parse_fail_on(text).map_err(RunError::bad_option)?,
         None => Vec::new(),
@@ -500,6 +502,10 @@ pub fn run(paths: &[PathBuf], fail_on: Option<&str>) -> RunResult<i32> {
             }
             code = 1;
         }
+    }
+    if let Some(path) = output {
+        super::html::write_comparison(&runs, &comparison, fail_on, path)?;
+        println!("{}", path.display());
     }
     Ok(code)
 }
