@@ -9,7 +9,7 @@ use std::mem::discriminant;
 
 use super::curve::{curve_points, latency_chart, percentile_chart, percentile_points};
 use super::extra::{load_chart, per_level};
-use super::svg::{esc, Chart, Line, Series};
+use super::svg::{esc, Chart, Line, Points, Series};
 use super::{load_axis, load_name, load_x, ms, pct};
 use crate::report::compare::same_load;
 use crate::results::{LevelLoad, LevelRecord, ResultsFile};
@@ -51,6 +51,26 @@ fn legend(chart: &mut Chart, runs: &[&Drawn<'_>], figures: bool) {
     }
 }
 
+/// A series per run and latency figure (p50 solid, p99 dashed) from `points(run, p,
+/// tooltip prefix)`.
+fn per_figure<'a>(
+    runs: &[&Drawn<'a>],
+    points: impl Fn(&Drawn<'a>, f64, &str) -> Points,
+) -> Vec<Series<'static>> {
+    let mut series = Vec::new();
+    for run in runs {
+        let prefix = format!("{}, ", run.label);
+        for (p, dashed) in FIGURES {
+            series.push(Series {
+                name: format!("{} p{p}", run.label),
+                style: style(run, dashed),
+                points: points(run, p, &prefix),
+            });
+        }
+    }
+    series
+}
+
 /// The runs whose levels ran the same kind of load as the first run's (concurrency or
 /// request rate): only those share a load axis.
 fn same_kind<'r, 'a>(runs: &'r [Drawn<'a>]) -> Vec<&'r Drawn<'a>> {
@@ -74,16 +94,7 @@ pub fn curves(runs: &[Drawn<'_>]) -> String {
     let mut out = String::from(
         "<h2>Throughput and latency</h2><p>A colour per run; p50 solid, p99 dashed. Hover a mark to see its numbers.</p><div class=\"charts\">",
     );
-    let mut series = Vec::new();
-    for run in &all {
-        for (p, dashed) in FIGURES {
-            series.push(Series {
-                name: format!("{} p{p}", run.label),
-                style: style(run, dashed),
-                points: curve_points(run.file, p, &format!("{}, ", run.label)),
-            });
-        }
-    }
+    let series = per_figure(&all, |run, p, prefix| curve_points(run.file, p, prefix));
     let mut c = latency_chart(&series);
     legend(&mut c, &all, true);
     out.push_str(&c.finish());
@@ -112,21 +123,14 @@ pub fn curves(runs: &[Drawn<'_>]) -> String {
             &loaded,
             false,
         ));
-        let mut latency = Vec::new();
-        for run in &loaded {
-            for (p, dashed) in FIGURES {
-                latency.push(Series {
-                    name: format!("{} p{p}", run.label),
-                    style: style(run, dashed),
-                    points: per_level(
-                        run.file,
-                        |l| pct(&l.merged.latency, p).map(ms),
-                        &format!("ms (p{p})"),
-                        &format!("{}, ", run.label),
-                    ),
-                });
-            }
-        }
+        let latency = per_figure(&loaded, |run, p, prefix| {
+            per_level(
+                run.file,
+                |l| pct(&l.merged.latency, p).map(ms),
+                &format!("ms (p{p})"),
+                prefix,
+            )
+        });
         out.push_str(&with_legend(
             "Latency against the load",
             x_label,
