@@ -39,7 +39,8 @@ pub enum Command {
     /// write the CSVs: a full report with one command and nothing else installed.
     Demo(DemoArgs),
     /// Compare results files level by level: the change of each figure against the first
-    /// run, better, worse or within noise, and a regression gate (--fail-on).
+    /// run, better, worse or within noise, a regression gate (--fail-on), and with -o one
+    /// HTML page with the runs' curves and distributions drawn over each other.
     #[command(after_help = COMPARE_RULE)]
     Compare(CompareArgs),
     /// Rebuild the HTML report from a results file: `inferperf report RESULTS -o FILE.html`.
@@ -57,7 +58,9 @@ measured in one window has no spread to read, so its noise is the run's stabilit
 percentage (-s, 10% by default). A change is beyond noise when |change| > noise(A) + \
 noise(B); then it is better (throughput up, latency down) or worse, else within noise. \
 --fail-on exits 1 when a figure moved past its limit and beyond noise, 0 otherwise; a \
-results file that cannot be read or a bad --fail-on is exit 3.";
+results file that cannot be read or a bad --fail-on is exit 3. -o FILE.html also writes the \
+comparison as one self-contained page (no script, nothing fetched) and prints its path; it \
+is written whether the gate passes or not, and an -o path that cannot be written is exit 99.";
 
 /// Flags of `inferperf compare`.
 #[derive(Debug, Args)]
@@ -72,6 +75,12 @@ pub struct CompareArgs {
     /// E.g. 'throughput<-5%,p99>+10%'.
     #[arg(long, value_name = "LIMITS")]
     pub fail_on: Option<String>,
+    /// Also write the comparison as one HTML page: the runs, the settings that differ, the
+    /// verdicts, and the runs' throughput-latency curves and latency distributions drawn
+    /// over each other (a colour per run). Written whole (a temporary file renamed), its
+    /// path printed after the table.
+    #[arg(short = 'o', long = "output", value_name = "FILE.html")]
+    pub output: Option<std::path::PathBuf>,
 }
 
 /// Flags of `inferperf report`.
@@ -498,6 +507,13 @@ mod tests {
         };
         assert_eq!(args.runs.len(), 2);
         assert_eq!(args.fail_on.as_deref(), Some("p99>+10%"));
+        assert_eq!(args.output, None);
+        let cli = parse(&["inferperf", "compare", "a", "b", "c", "-o", "c.html"]).unwrap();
+        let Command::Compare(args) = cli.command else {
+            panic!("compare must parse as compare");
+        };
+        assert_eq!(args.runs.len(), 3);
+        assert_eq!(args.output.as_deref(), Some(std::path::Path::new("c.html")));
         assert!(
             parse(&["inferperf", "compare", "a"]).is_err(),
             "two runs at least"

@@ -69,9 +69,11 @@ async fn run(command: Command) -> Result<i32, RunError> {
             let result = inferperf::demo::run(&args, interrupt.clone()).await;
             interrupted(&interrupt, result)
         }
-        Command::Compare(args) => {
-            inferperf::report::compare::run(&args.runs, args.fail_on.as_deref())
-        }
+        Command::Compare(args) => inferperf::report::compare::run(
+            &args.runs,
+            args.fail_on.as_deref(),
+            args.output.as_deref(),
+        ),
         Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
     }
 }

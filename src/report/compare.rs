@@ -176,7 +176,8 @@ fn noise(level: &LevelRecord, figure: Figure, stability: f64) -> f64 {
     half_range(&values).unwrap_or(stability)
 }
 
-fn same_load(a: &LevelLoad, b: &LevelLoad) -> bool {
+/// Whether two levels ran the same load (the same concurrency, or the same request rate).
+pub fn same_load(a: &LevelLoad, b: &LevelLoad) -> bool {
     match (a, b) {
         (LevelLoad::Concurrency(x), LevelLoad::Concurrency(y)) => x == y,
         (LevelLoad::RequestRate(x), LevelLoad::RequestRate(y)) => {
@@ -186,7 +187,8 @@ fn same_load(a: &LevelLoad, b: &LevelLoad) -> bool {
     }
 }
 
-fn load_text(load: &LevelLoad) -> String {
+/// A load as the console names it: "concurrency 4", "request rate 250".
+pub fn load_text(load: &LevelLoad) -> String {
     match load {
         LevelLoad::Concurrency(c) => format!("concurrency {c}"),
         LevelLoad::RequestRate(r) => format!("request rate {r}"),
@@ -199,8 +201,57 @@ pub struct Run {
     pub file: ResultsFile,
 }
 
-/// What a comparison found: the console text, the warnings, the limits passed.
+/// One figure of a level both runs measured: the two values, the change, the noise and
+/// the verdict.
+pub struct Row {
+    pub figure: Figure,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
+    /// (B − A) / A, percent; None when A is missing or not positive.
+    pub change: Option<f64>,
+    /// noise(A) + noise(B), percent.
+    pub noise: f64,
+    pub verdict: Option<Verdict>,
+}
+
+impl Row {
+    /// The row's cells as the console prints them: figure, A, B, change, noise, verdict.
+    pub fn cells(&self) -> [String; 6] {
+        [
+            self.figure.name(),
+            format_value(self.figure, self.a),
+            format_value(self.figure, self.b),
+            self.change
+                .map_or("n/a".to_string(), |c| format!("{c:+.1}%")),
+            format!("±{:.1}%", self.noise),
+            self.verdict
+                .map_or("n/a (no baseline value)", |v| v.text())
+                .to_string(),
+        ]
+    }
+}
+
+/// A level both runs measured, and its figures.
+pub struct Matched {
+    pub load: LevelLoad,
+    /// Which of the two was not stable, as words ("" when both were).
+    pub stability: &'static str,
+    pub rows: Vec<Row>,
+}
+
+/// One run against the baseline.
+pub struct Pair {
+    /// The run's index among those compared (the baseline is 0).
+    pub run: usize,
+    pub levels: Vec<Matched>,
+    /// "concurrency 4 only in B", one per level the other run lacks.
+    pub unmatched: Vec<String>,
+}
+
+/// What a comparison found: each run against the baseline, the console text, the
+/// warnings, the limits passed.
 pub struct Comparison {
+    pub pairs: Vec<Pair>,
     pub text: String,
     pub warnings: Vec<String>,
     pub failures: Vec<String>,
@@ -236,11 +287,9 @@ fn format_value(figure: Figure, v: Option<f64>) -> String {
     }
 }
 
-/// Compares every run with the first.
-pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
-    let mut text = String::new();
+/// The warnings about the runs themselves: no levels, not finished.
+fn run_warnings(runs: &[Run]) -> Vec<String> {
     let mut warnings = Vec::new();
-    let mut failures = Vec::new();
     for run in runs {
         if run.file.levels.is_empty() {
             warnings.push(format!(
@@ -260,114 +309,171 @@ pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
             ));
         }
     }
-    let Some((base, others)) = runs.split_first() else {
-        return Comparison {
-            text,
-            warnings,
-            failures,
+    warnings
+}
+
+/// The figures of a level both runs measured; the limits it passed go to `failures`.
+fn matched(
+    (base, level_a): (&Run, &LevelRecord),
+    (other, level_b): (&Run, &LevelRecord),
+    figures: &[Figure],
+    limits: &[Limit],
+    failures: &mut Vec<String>,
+) -> Matched {
+    let mut rows = Vec::new();
+    for &figure in figures {
+        let a = figure.value(&level_a.merged);
+        let b = figure.value(&level_b.merged);
+        let change = match (a, b) {
+            (Some(a), Some(b)) if a > 0.0 => Some((b - a) / a * 100.0),
+            _ => None,
         };
-    };
-    let figures = figures(&base.file, limits);
-    for other in others {
-        let _ = writeln!(text, "{} vs baseline {}", other.name, base.name);
-        let mut unmatched = Vec::new();
-        for level_a in &base.file.levels {
-            let Some(level_b) = other
-                .file
-                .levels
-                .iter()
-                .find(|l| same_load(&l.load, &level_a.load))
-            else {
-                unmatched.push(format!(
-                    "{} only in {}",
-                    load_text(&level_a.load),
-                    base.name
-                ));
-                continue;
-            };
-            let _ = writeln!(
-                text,
-                "  {}{}",
-                load_text(&level_a.load),
-                match (level_a.stable, level_b.stable) {
-                    (true, true) => "",
-                    (false, true) => " (baseline not stable)",
-                    (true, false) => " (not stable)",
-                    (false, false) => " (neither stable)",
+        let noise_a = noise(level_a, figure, base.file.settings.stability_percentage);
+        let noise_b = noise(level_b, figure, other.file.settings.stability_percentage);
+        let noise_sum = noise_a + noise_b;
+        let v = change.map(|c| verdict(figure, c, noise_a, noise_b));
+        if let (Some(change), Some(v)) = (change, v) {
+            for limit in limits.iter().filter(|l| l.figure == figure) {
+                if limit.passed(change) && v != Verdict::WithinNoise {
+                    failures.push(format!(
+                        "{} at {}: {} moved {change:+.1}% against {}, past the limit {} and beyond noise (±{noise_sum:.1}%).",
+                        other.name,
+                        load_text(&level_a.load),
+                        figure.name(),
+                        base.name,
+                        limit.text()
+                    ));
                 }
-            );
+            }
+        }
+        rows.push(Row {
+            figure,
+            a,
+            b,
+            change,
+            noise: noise_sum,
+            verdict: v,
+        });
+    }
+    Matched {
+        load: level_a.load,
+        stability: match (level_a.stable, level_b.stable) {
+            (true, true) => "",
+            (false, true) => " (baseline not stable)",
+            (true, false) => " (not stable)",
+            (false, false) => " (neither stable)",
+        },
+        rows,
+    }
+}
+
+/// The run at `index` against the baseline, level by level.
+fn pair(
+    runs: &[Run],
+    index: usize,
+    figures: &[Figure],
+    limits: &[Limit],
+    failures: &mut Vec<String>,
+) -> Pair {
+    let (base, other) = (&runs[0], &runs[index]);
+    let mut levels = Vec::new();
+    let mut unmatched = Vec::new();
+    for level_a in &base.file.levels {
+        match other
+            .file
+            .levels
+            .iter()
+            .find(|l| same_load(&l.load, &level_a.load))
+        {
+            Some(level_b) => levels.push(matched(
+                (base, level_a),
+                (other, level_b),
+                figures,
+                limits,
+                failures,
+            )),
+            None => unmatched.push(format!(
+                "{} only in {}",
+                load_text(&level_a.load),
+                base.name
+            )),
+        }
+    }
+    for level_b in &other.file.levels {
+        if !base
+            .file
+            .levels
+            .iter()
+            .any(|l| same_load(&l.load, &level_b.load))
+        {
+            unmatched.push(format!(
+                "{} only in {}",
+                load_text(&level_b.load),
+                other.name
+            ));
+        }
+    }
+    Pair {
+        run: index,
+        levels,
+        unmatched,
+    }
+}
+
+/// The console table of the pairs.
+fn console_text(runs: &[Run], pairs: &[Pair]) -> String {
+    let mut text = String::new();
+    for pair in pairs {
+        let _ = writeln!(text, "{} vs baseline {}", runs[pair.run].name, runs[0].name);
+        for level in &pair.levels {
+            let _ = writeln!(text, "  {}{}", load_text(&level.load), level.stability);
             let _ = writeln!(
                 text,
                 "    {:<11} {:>16} {:>16} {:>9} {:>8}  verdict",
                 "figure", "baseline", "this run", "change", "noise"
             );
-            for &figure in &figures {
-                let a = figure.value(&level_a.merged);
-                let b = figure.value(&level_b.merged);
-                let change = match (a, b) {
-                    (Some(a), Some(b)) if a > 0.0 => Some((b - a) / a * 100.0),
-                    _ => None,
-                };
-                let noise_a = noise(level_a, figure, base.file.settings.stability_percentage);
-                let noise_b = noise(level_b, figure, other.file.settings.stability_percentage);
-                let noise_sum = noise_a + noise_b;
-                let v = change.map(|c| verdict(figure, c, noise_a, noise_b));
+            for row in &level.rows {
+                let [figure, a, b, change, noise, verdict] = row.cells();
                 let _ = writeln!(
                     text,
-                    "    {:<11} {:>16} {:>16} {:>9} {:>8}  {}",
-                    figure.name(),
-                    format_value(figure, a),
-                    format_value(figure, b),
-                    change.map_or("n/a".to_string(), |c| format!("{c:+.1}%")),
-                    format!("±{noise_sum:.1}%"),
-                    v.map_or("n/a (no baseline value)", |v| v.text()),
+                    "    {figure:<11} {a:>16} {b:>16} {change:>9} {noise:>8}  {verdict}"
                 );
-                let (Some(change), Some(v)) = (change, v) else {
-                    continue;
-                };
-                for limit in limits.iter().filter(|l| l.figure == figure) {
-                    if limit.passed(change) && v != Verdict::WithinNoise {
-                        failures.push(format!(
-                            "{} at {}: {} moved {change:+.1}% against {}, past the limit {} and beyond noise (±{noise_sum:.1}%).",
-                            other.name,
-                            load_text(&level_a.load),
-                            figure.name(),
-                            base.name,
-                            limit.text()
-                        ));
-                    }
-                }
             }
         }
-        for level_b in &other.file.levels {
-            if !base
-                .file
-                .levels
-                .iter()
-                .any(|l| same_load(&l.load, &level_b.load))
-            {
-                unmatched.push(format!(
-                    "{} only in {}",
-                    load_text(&level_b.load),
-                    other.name
-                ));
-            }
-        }
-        if !unmatched.is_empty() {
-            let _ = writeln!(text, "  Unmatched levels: {}.", unmatched.join("; "));
+        if !pair.unmatched.is_empty() {
+            let _ = writeln!(text, "  Unmatched levels: {}.", pair.unmatched.join("; "));
         }
         let _ = writeln!(text);
     }
+    text
+}
+
+/// Compares every run with the first.
+pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
+    let warnings = run_warnings(runs);
+    let mut failures = Vec::new();
+    let pairs: Vec<Pair> = match runs.first() {
+        Some(base) => {
+            let figures = figures(&base.file, limits);
+            (1..runs.len())
+                .map(|i| pair(runs, i, &figures, limits, &mut failures))
+                .collect()
+        }
+        None => Vec::new(),
+    };
     Comparison {
-        text,
+        text: console_text(runs, &pairs),
+        pairs,
         warnings,
         failures,
     }
 }
 
-/// `inferperf compare`: reads the runs, prints the comparison, returns the exit code (1
-/// when a --fail-on limit was passed beyond noise, else 0).
-pub fn run(paths: &[PathBuf], fail_on: Option<&str>) -> RunResult<i32> {
+/// `inferperf compare`: reads the runs, prints the comparison, writes the page to `output`
+/// when asked (and prints its path), and returns the exit code: 1 when a --fail-on limit
+/// was passed beyond noise, else 0 — the page is written either way; a page that cannot be
+/// written is an error (exit 99).
+pub fn run(paths: &[PathBuf], fail_on: Option<&str>, output: Option<&Path>) -> RunResult<i32> {
     let limits = match fail_on {
         Some(text) => parse_fail_on(text).map_err(RunError::bad_option)?,
         None => Vec::new(),
@@ -386,6 +492,7 @@ pub fn run(paths: &[PathBuf], fail_on: Option<&str>) -> RunResult<i32> {
         eprintln!("warning: {warning}");
     }
     print!("{}", comparison.text);
+    let mut code = 0;
     if let Some(fail_on) = fail_on {
         if comparison.failures.is_empty() {
             println!("--fail-on '{fail_on}': no figure moved past its limit beyond noise.");
@@ -393,10 +500,14 @@ pub fn run(paths: &[PathBuf], fail_on: Option<&str>) -> RunResult<i32> {
             for failure in &comparison.failures {
                 println!("FAIL {failure}");
             }
-            return Ok(1);
+            code = 1;
         }
     }
-    Ok(0)
+    if let Some(path) = output {
+        super::html::write_comparison(&runs, &comparison, fail_on, path)?;
+        println!("{}", path.display());
+    }
+    Ok(code)
 }
 
 fn display_name(path: &Path) -> String {
@@ -404,76 +515,5 @@ fn display_name(path: &Path) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_change_within_both_noises_is_within_noise() {
-        let p50 = Figure::Percentile(50.0);
-        assert_eq!(verdict(p50, 3.0, 1.0, 2.0), Verdict::WithinNoise);
-        assert_eq!(verdict(p50, -3.0, 1.0, 2.0), Verdict::WithinNoise);
-        assert_eq!(verdict(p50, 3.1, 1.0, 2.0), Verdict::Worse);
-        assert_eq!(verdict(p50, -3.1, 1.0, 2.0), Verdict::Better);
-        assert_eq!(verdict(Figure::Throughput, 3.1, 1.0, 2.0), Verdict::Better);
-        assert_eq!(verdict(Figure::Throughput, -3.1, 1.0, 2.0), Verdict::Worse);
-        assert_eq!(verdict(Figure::Avg, 0.0, 0.0, 0.0), Verdict::WithinNoise);
-        assert_eq!(
-            verdict(Figure::Avg, f64::NAN, 0.0, 0.0),
-            Verdict::WithinNoise
-        );
-    }
-
-    #[test]
-    fn noise_is_the_relative_half_range() {
-        assert_eq!(half_range(&[90.0, 110.0]), Some(10.0));
-        assert_eq!(half_range(&[100.0, 100.0, 100.0]), Some(0.0));
-        assert_eq!(half_range(&[100.0]), None);
-        assert_eq!(half_range(&[]), None);
-    }
-
-    #[test]
-    fn fail_on_parses_drops_and_rises() {
-        let limits = parse_fail_on("throughput<-5%, p99>+10%,p99.9>20%,avg>+1.5%").unwrap();
-        assert_eq!(
-            limits,
-            vec![
-                Limit {
-                    figure: Figure::Throughput,
-                    percent: -5.0
-                },
-                Limit {
-                    figure: Figure::Percentile(99.0),
-                    percent: 10.0
-                },
-                Limit {
-                    figure: Figure::Percentile(99.9),
-                    percent: 20.0
-                },
-                Limit {
-                    figure: Figure::Avg,
-                    percent: 1.5
-                },
-            ]
-        );
-        assert!(limits[0].passed(-6.0) && !limits[0].passed(-4.0) && !limits[0].passed(6.0));
-        assert!(limits[1].passed(11.0) && !limits[1].passed(9.0));
-    }
-
-    #[test]
-    fn bad_fail_on_is_one_sentence() {
-        for bad in [
-            "throughput<5%",
-            "p99>-10%",
-            "p99=10%",
-            "latency>10%",
-            "p100>1%",
-            "p99>10",
-            "p99>x%",
-            "",
-        ] {
-            let e = parse_fail_on(bad).unwrap_err();
-            assert!(e.starts_with("--fail-on") && e.ends_with('.'), "{e}");
-            assert_eq!(e.lines().count(), 1, "{e}");
-        }
-    }
-}
+#[path = "compare_tests.rs"]
+mod tests;

@@ -25,4 +25,4 @@ mod writer;
 pub use reader::{merge_distributions, read};
 pub use record::{distribution_record, file_percentiles, window_record, FILE_PERCENTILES};
 pub use schema::*;
-pub use writer::{rfc3339, ResultsWriter, RunEnd};
+pub use writer::{replace_file, rfc3339, ResultsWriter, RunEnd};

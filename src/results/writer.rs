@@ -239,11 +239,23 @@ fn temporary_path(path: &Path) -> PathBuf {
 }
 
 fn write_atomically(path: &Path, file: &ResultsFile) -> std::io::Result<()> {
+    replace_file(path, |out| {
+        serde_json::to_writer_pretty(&mut *out, file)?;
+        out.write_all(b"\n")
+    })
+}
+
+/// Writes a file whole through a temporary file beside it renamed over it, so that a reader
+/// (a browser reloading the HTML page, a second inferperf reading results.json) never sees
+/// it half-written; the temporary file is removed when the write fails.
+pub fn replace_file(
+    path: &Path,
+    fill: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let temporary = temporary_path(path);
     let written = (|| {
         let mut out = BufWriter::new(File::create(&temporary)?);
-        serde_json::to_writer_pretty(&mut out, file)?;
-        out.write_all(b"\n")?;
+        fill(&mut out)?;
         out.flush()
     })();
     match written.and_then(|()| std::fs::rename(&temporary, path)) {

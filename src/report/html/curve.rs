@@ -1,9 +1,11 @@
 //! The throughput–latency curve across levels (p50, p90, p99 and `--percentile`, the knee
-//! marked) and each level's latency percentile plot on HdrHistogram's 1/(1−p) axis.
+//! marked) and each level's latency percentile plot on HdrHistogram's 1/(1−p) axis. The
+//! points and the charts are built here for one run and, through [`latency_chart`] and
+//! [`percentile_chart`], for the overlays of `inferperf compare -o`.
 
-use super::svg::{Chart, XAxis, COLORS};
+use super::svg::{extent, Chart, Line, Points, Series, XAxis, COLORS};
 use super::{load_name, ms, pct};
-use crate::results::ResultsFile;
+use crate::results::{LevelRecord, ResultsFile};
 
 /// The percentiles drawn on the curve: p50, p90, p99 and the run's `--percentile`.
 fn curve_percentiles(file: &ResultsFile) -> Vec<f64> {
@@ -16,55 +18,56 @@ fn curve_percentiles(file: &ResultsFile) -> Vec<f64> {
     ps
 }
 
-/// Latency (ms) against throughput, a series per percentile.
-pub fn curve(file: &ResultsFile) -> String {
-    let ps = curve_percentiles(file);
-    let x_max = file
-        .levels
+/// Percentile `p` of each level (ms) at its throughput; each tooltip starts with `prefix`.
+pub fn curve_points(file: &ResultsFile, p: f64, prefix: &str) -> Points {
+    file.levels
         .iter()
-        .map(|l| l.merged.throughput)
-        .fold(0.0, f64::max);
-    let x_min = file
-        .levels
-        .iter()
-        .map(|l| l.merged.throughput)
-        .fold(f64::MAX, f64::min);
-    // From 0 unless every level sits in a narrow band near the top (a saturated server).
+        .filter_map(|l| {
+            let v = ms(pct(&l.merged.latency, p)?);
+            let tip = format!(
+                "{prefix}{}: {:.1} infer/s, p{p} {v:.3} ms{}",
+                load_name(l),
+                l.merged.throughput,
+                if l.stable { "" } else { " (unstable)" }
+            );
+            Some((l.merged.throughput, v, tip))
+        })
+        .collect()
+}
+
+/// Latency (ms) against throughput, the series drawn; x from 0 unless every point sits in
+/// a narrow band near the top (a saturated server).
+pub fn latency_chart(series: &[Series<'_>]) -> Chart {
+    let (x_min, x_max, y_max) = extent(series).unwrap_or((0.0, 1.0, 1.0));
     let x_min = if x_min > x_max * 0.5 {
         x_min * 0.95
     } else {
         0.0
     };
-    let y_max = file
-        .levels
-        .iter()
-        .flat_map(|l| ps.iter().filter_map(move |&p| pct(&l.merged.latency, p)))
-        .fold(0.0, f64::max);
     let mut c = Chart::new(
         "Latency against throughput",
         "throughput (infer/s)",
         "latency (ms)",
         XAxis::Linear,
         (x_min, x_max * 1.05),
-        ms(y_max),
+        y_max,
     );
-    for (k, &p) in ps.iter().enumerate() {
-        let points: Vec<(f64, f64, String)> = file
-            .levels
-            .iter()
-            .filter_map(|l| {
-                let v = ms(pct(&l.merged.latency, p)?);
-                let tip = format!(
-                    "{}: {:.1} infer/s, p{p} {v:.3} ms{}",
-                    load_name(l),
-                    l.merged.throughput,
-                    if l.stable { "" } else { " (unstable)" }
-                );
-                Some((l.merged.throughput, v, tip))
-            })
-            .collect();
-        c.series(&format!("p{p}"), COLORS[k % COLORS.len()], &points);
-    }
+    c.draw(series);
+    c
+}
+
+/// Latency (ms) against throughput, a series per percentile.
+pub fn curve(file: &ResultsFile) -> String {
+    let series: Vec<Series> = curve_percentiles(file)
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| Series {
+            name: format!("p{p}"),
+            style: Line::solid(COLORS[k % COLORS.len()]),
+            points: curve_points(file, p, ""),
+        })
+        .collect();
+    let mut c = latency_chart(&series);
     if let Some(level) = file.knee.and_then(|i| file.levels.get(i)) {
         c.vline(
             level.merged.throughput,
@@ -79,7 +82,15 @@ pub fn curve(file: &ResultsFile) -> String {
 pub fn percentile_plot(file: &ResultsFile) -> String {
     let mut out = String::new();
     for level in &file.levels {
-        out.push_str(&level_percentiles(level));
+        let series = [Series {
+            name: "latency".into(),
+            style: Line::solid(COLORS[0]),
+            points: percentile_points(level, ""),
+        }];
+        out.push_str(&percentile_chart(
+            &format!("Latency percentiles, {}", load_name(level)),
+            &series,
+        ));
     }
     out
 }
@@ -90,11 +101,13 @@ const PLOTTED: [f64; 22] = [
     99.0, 99.5, 99.7, 99.9, 99.95, 99.99,
 ];
 
-fn level_percentiles(level: &crate::results::LevelRecord) -> String {
+/// A level's latency (ms) at each plotted percentile its count resolves; each tooltip
+/// starts with `prefix`.
+pub fn percentile_points(level: &LevelRecord, prefix: &str) -> Points {
     let d = &level.merged.latency;
     let rebuilt = d.distribution().ok();
     let count = d.count as f64;
-    let points: Vec<(f64, f64, String)> = PLOTTED
+    PLOTTED
         .iter()
         // A percentile past what the count resolves says nothing more than the max.
         .filter(|&&p| p == 0.0 || count * (1.0 - p / 100.0) >= 1.0)
@@ -105,19 +118,23 @@ fn level_percentiles(level: &crate::results::LevelRecord) -> String {
                 (None, _) => d.percentiles.get(p)?,
             };
             v.is_finite()
-                .then(|| (p, ms(v), format!("p{p}: {:.3} ms", ms(v))))
+                .then(|| (p, ms(v), format!("{prefix}p{p}: {:.3} ms", ms(v))))
         })
-        .collect();
-    let top = points.last().map_or(99.0, |p| p.0.max(99.0));
-    let y_max = points.iter().map(|p| p.1).fold(0.0, f64::max);
+        .collect()
+}
+
+/// Latency (ms) against percentile on the 1/(1−p) axis, to the highest percentile drawn
+/// (at least p99).
+pub fn percentile_chart(title: &str, series: &[Series<'_>]) -> String {
+    let (_, top, y_max) = extent(series).unwrap_or((0.0, 99.0, 0.0));
     let mut c = Chart::new(
-        &format!("Latency percentiles, {}", load_name(level)),
+        title,
         "percentile (1/(1−p) scale)",
         "latency (ms)",
         XAxis::Percentile,
-        (0.0, top),
+        (0.0, top.max(99.0)),
         y_max,
     );
-    c.series("latency", COLORS[0], &points);
+    c.draw(series);
     c.finish()
 }

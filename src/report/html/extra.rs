@@ -5,44 +5,57 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::svg::{esc, num, Chart, Points, XAxis, COLORS};
+use super::svg::{esc, extent, num, Chart, Line, Points, Series, XAxis, COLORS};
 use super::{load_axis, load_name, load_x, ms, pct};
 use crate::results::{DistributionRecord, ResultsFile};
 
-/// A series of one figure per level against the load.
-fn per_level(
+/// A series of one figure per level against the load; each tooltip starts with `prefix`.
+pub fn per_level(
     file: &ResultsFile,
     f: impl Fn(&crate::results::LevelRecord) -> Option<f64>,
     unit: &str,
-) -> Vec<(f64, f64, String)> {
+    prefix: &str,
+) -> Points {
     file.levels
         .iter()
         .filter_map(|l| {
             let v = f(l)?;
-            Some((load_x(l), v, format!("{}: {} {unit}", load_name(l), num(v))))
+            Some((
+                load_x(l),
+                v,
+                format!("{prefix}{}: {} {unit}", load_name(l), num(v)),
+            ))
         })
         .collect()
 }
 
-fn chart(file: &ResultsFile, title: &str, y: &str, series: Vec<(String, Points)>) -> String {
-    let xs = file.levels.iter().map(load_x);
-    let (x0, x1) = xs.fold((f64::MAX, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
-    let y_max = series
+/// A figure against the load (x labelled `x_label`, over the points' loads), the series
+/// drawn.
+pub fn load_chart(title: &str, x_label: &str, y: &str, series: &[Series<'_>]) -> Chart {
+    let (x0, x1, y_max) = extent(series).unwrap_or((0.0, 1.0, 0.0));
+    let mut c = Chart::new(title, x_label, y, XAxis::Linear, (x0, x1), y_max);
+    if series
         .iter()
-        .flat_map(|s| s.1.iter().map(|p| p.1))
-        .fold(0.0, f64::max);
-    let mut c = Chart::new(
-        title,
-        load_axis(file),
-        y,
-        XAxis::Linear,
-        (x0.min(x1), x1),
-        y_max,
-    );
-    for (k, (name, pts)) in series.iter().enumerate() {
-        c.series(name, COLORS[k % COLORS.len()], pts);
+        .flat_map(|s| &s.points)
+        .all(|p| p.0.fract() == 0.0)
+    {
+        c.whole_x();
     }
-    c.finish()
+    c.draw(series);
+    c
+}
+
+fn chart(file: &ResultsFile, title: &str, y: &str, series: Vec<(String, Points)>) -> String {
+    let series: Vec<Series> = series
+        .into_iter()
+        .enumerate()
+        .map(|(k, (name, points))| Series {
+            name,
+            style: Line::solid(COLORS[k % COLORS.len()]),
+            points,
+        })
+        .collect();
+    load_chart(title, load_axis(file), y, &series).finish()
 }
 
 /// Client health per level and the warnings, then server metrics when collected.
@@ -74,6 +87,7 @@ pub fn health(file: &ResultsFile) -> String {
                 file,
                 |l| Some(l.merged.client.cpu_cores / cores * 100.0),
                 "%",
+                "",
             ),
         )],
     ));
@@ -84,11 +98,11 @@ pub fn health(file: &ResultsFile) -> String {
         vec![
             (
                 "p50".into(),
-                per_level(file, |l| pct(&l.merged.send_lag, 50.0).map(ms), "ms"),
+                per_level(file, |l| pct(&l.merged.send_lag, 50.0).map(ms), "ms", ""),
             ),
             (
                 "p99".into(),
-                per_level(file, |l| pct(&l.merged.send_lag, 99.0).map(ms), "ms"),
+                per_level(file, |l| pct(&l.merged.send_lag, 99.0).map(ms), "ms", ""),
             ),
         ],
     ));
@@ -152,11 +166,11 @@ pub fn llm(file: &ResultsFile) -> String {
         vec![
             (
                 "p50".into(),
-                per_level(file, |l| in_ms(&l.merged.first_response, 50.0), "ms"),
+                per_level(file, |l| in_ms(&l.merged.first_response, 50.0), "ms", ""),
             ),
             (
                 "p99".into(),
-                per_level(file, |l| in_ms(&l.merged.first_response, 99.0), "ms"),
+                per_level(file, |l| in_ms(&l.merged.first_response, 99.0), "ms", ""),
             ),
         ],
     ));
@@ -171,6 +185,7 @@ pub fn llm(file: &ResultsFile) -> String {
                     file,
                     |l| in_ms(&l.merged.tokens.as_ref()?.inter_token, 50.0),
                     "ms",
+                    "",
                 ),
             ),
             (
@@ -179,6 +194,7 @@ pub fn llm(file: &ResultsFile) -> String {
                     file,
                     |l| in_ms(&l.merged.tokens.as_ref()?.inter_token, 99.0),
                     "ms",
+                    "",
                 ),
             ),
         ],
@@ -193,6 +209,7 @@ pub fn llm(file: &ResultsFile) -> String {
                 file,
                 |l| Some(l.merged.tokens.as_ref()?.output_token_throughput),
                 "tokens/s",
+                "",
             ),
         )],
     ));

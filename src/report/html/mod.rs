@@ -7,18 +7,25 @@
 //! each level's windows over time, the per-second timeline of a `--ramp` / `--load-steps`
 //! run, server metrics and client health, and for LLM runs TTFT, ITL and tokens/s. Every
 //! mark carries an SVG `<title>`, so hovering shows its numbers.
+//!
+//! `inferperf compare … -o FILE.html` writes a second kind of page from the same parts: the
+//! runs and their verdicts, with their curves and distributions overlaid ([`compare`]).
 
 mod breakdown;
+mod compare;
 mod curve;
 mod extra;
+mod overlay;
 mod svg;
 mod tables;
 mod windows;
 
+use std::io::Write as _;
 use std::path::Path;
 
+use super::compare::{Comparison, Run};
 use crate::error::{RunError, RunResult, EXIT_OK};
-use crate::results::{DistributionRecord, LevelLoad, LevelRecord, ResultsFile};
+use crate::results::{replace_file, DistributionRecord, LevelLoad, LevelRecord, ResultsFile};
 
 pub use svg::esc;
 
@@ -27,7 +34,8 @@ h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc
 table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.bad{color:#b00}.ok{color:#080}.warn{background:#fff4e0;border-left:4px solid #f90;padding:4px 8px;margin:4px 0;font-size:13px}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}svg{background:#fff;border:1px solid #eee;font-family:inherit}\
-svg .mark:hover{stroke-width:3}footer{margin-top:32px;font-size:12px;color:#777}";
+svg .mark:hover{stroke-width:3}footer{margin-top:32px;font-size:12px;color:#777}\
+.noise{color:#777}.swatch{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}";
 
 /// The page for a results file.
 pub fn render(file: &ResultsFile) -> String {
@@ -40,27 +48,26 @@ pub fn render_many(runs: &[(String, &ResultsFile)]) -> String {
         [(t, f)] if t.is_empty() => format!("inferperf: {}", f.settings.model_name),
         _ => "inferperf report".to_string(),
     };
-    let mut page = format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1>",
-        esc(&title),
-        esc(&title)
-    );
+    let mut body = String::new();
     for (name, file) in runs {
         if !name.is_empty() {
-            page.push_str(&format!("<h1>{}</h1>", esc(name)));
+            body.push_str(&format!("<h1>{}</h1>", esc(name)));
         }
-        page.push_str(&run_section(file));
+        body.push_str(&run_section(file));
     }
-    page.push_str(&format!(
-        "<footer>Written by {} {}. Hover a mark to see its numbers.</footer></body></html>\n",
-        esc(&runs
-            .first()
-            .map_or("inferperf".into(), |r| r.1.tool.name.clone())),
-        esc(&runs
-            .first()
-            .map_or(String::new(), |r| r.1.tool.version.clone()))
-    ));
-    page
+    page(&title, &body, runs.first().map(|r| r.1))
+}
+
+/// The page around `body`: the head with the style, the title, the footer naming the tool
+/// that wrote `file`.
+fn page(title: &str, body: &str, file: Option<&ResultsFile>) -> String {
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>{body}\
+<footer>Written by {} {}. Hover a mark to see its numbers.</footer></body></html>\n",
+        esc(file.map_or("inferperf", |f| &f.tool.name)),
+        esc(file.map_or("", |f| &f.tool.version)),
+        t = esc(title)
+    )
 }
 
 fn run_section(file: &ResultsFile) -> String {
@@ -91,9 +98,28 @@ fn run_section(file: &ResultsFile) -> String {
     s
 }
 
-/// Writes the page for `file` to `path`.
+/// Writes the page for `file` to `path` (through a temporary file renamed over it, so that
+/// a browser reloading it while the run goes on never reads half a page).
 pub fn write(file: &ResultsFile, path: &Path) -> std::io::Result<()> {
-    std::fs::write(path, render(file))
+    let page = render(file);
+    replace_file(path, |out| out.write_all(page.as_bytes()))
+}
+
+/// `inferperf compare … -o FILE.html`: writes the comparison page to `path`, atomically; a
+/// path that cannot be written is one sentence (exit 99).
+pub fn write_comparison(
+    runs: &[Run],
+    comparison: &Comparison,
+    fail_on: Option<&str>,
+    path: &Path,
+) -> RunResult<()> {
+    let page = compare::page(runs, comparison, fail_on);
+    replace_file(path, |out| out.write_all(page.as_bytes())).map_err(|e| {
+        RunError::failed(format!(
+            "Cannot write the comparison page {}: {e}.",
+            path.display()
+        ))
+    })
 }
 
 /// `inferperf report RESULTS -o FILE.html`: the page of a results file (or a report

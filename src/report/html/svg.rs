@@ -1,6 +1,8 @@
 //! A small SVG chart builder: a plot area with a linear or log x axis, a linear y axis,
 //! ticks, a legend, and marks (polylines, circles, rects) each carrying a `<title>` so that
-//! hovering shows the numbers without any script. Every text is escaped.
+//! hovering shows the numbers without any script. Every text is escaped. Series are drawn
+//! in a [`Line`] style — a colour, solid or dashed — so that one chart can overlay several
+//! runs (a colour each) and several figures (a dash each) with a legend of both.
 
 use std::fmt::Write;
 
@@ -61,6 +63,54 @@ pub fn num(v: f64) -> String {
 /// Points of a series: x, y and the tooltip.
 pub type Points = Vec<(f64, f64, String)>;
 
+/// How a series is drawn: its colour, a dashed line with hollow marks or a solid one with
+/// filled marks, and whether it gets a legend entry of its own (an overlay lists its
+/// colours and its dashes once each instead).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Line<'a> {
+    pub color: &'a str,
+    pub dashed: bool,
+    pub listed: bool,
+}
+
+impl<'a> Line<'a> {
+    /// A solid line with its own legend entry.
+    pub fn solid(color: &'a str) -> Line<'a> {
+        Line {
+            color,
+            dashed: false,
+            listed: true,
+        }
+    }
+}
+
+/// A named series in its style, drawn with [`Chart::draw`].
+pub struct Series<'a> {
+    pub name: String,
+    pub style: Line<'a>,
+    pub points: Points,
+}
+
+/// The smallest and largest x and the largest y of the series' finite points; None when
+/// there is no point.
+pub fn extent(series: &[Series<'_>]) -> Option<(f64, f64, f64)> {
+    series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .filter(|(x, y, _)| x.is_finite() && y.is_finite())
+        .fold(None, |acc, &(x, y, _)| match acc {
+            None => Some((x, x, y)),
+            Some((x0, x1, y1)) => Some((x0.min(x), x1.max(x), y1.max(y))),
+        })
+}
+
+/// A legend entry: a name, a colour, and a line swatch (dashed or not) or a filled box.
+struct Key {
+    name: String,
+    color: String,
+    swatch: Option<bool>,
+}
+
 /// How x maps to the plot: linear, or HdrHistogram's percentile axis (1/(1−p)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum XAxis {
@@ -78,8 +128,10 @@ pub struct Chart {
     x_range: (f64, f64),
     y_range: (f64, f64),
     body: String,
-    legend: Vec<(String, String)>,
+    legend: Vec<Key>,
     marks: usize,
+    /// x is a count (concurrency): no tick between two whole numbers.
+    whole_x: bool,
 }
 
 fn nice_step(span: f64, ticks: f64) -> f64 {
@@ -137,6 +189,7 @@ impl Chart {
             body: String::new(),
             legend: Vec::new(),
             marks: 0,
+            whole_x: false,
         }
     }
 
@@ -160,13 +213,44 @@ impl Chart {
         self.marks
     }
 
-    /// Adds a legend entry.
-    pub fn legend(&mut self, name: &str, color: &str) {
-        self.legend.push((name.to_string(), color.to_string()));
+    /// Ticks x at whole numbers only (x counts something, such as the concurrency).
+    pub fn whole_x(&mut self) {
+        self.whole_x = true;
     }
 
-    /// A line through the points, each point a circle with its tooltip.
+    /// Adds a legend entry with a filled box.
+    pub fn legend(&mut self, name: &str, color: &str) {
+        self.legend.push(Key {
+            name: name.to_string(),
+            color: color.to_string(),
+            swatch: None,
+        });
+    }
+
+    /// Adds a legend entry with a line swatch, dashed or solid.
+    pub fn legend_line(&mut self, name: &str, color: &str, dashed: bool) {
+        self.legend.push(Key {
+            name: name.to_string(),
+            color: color.to_string(),
+            swatch: Some(dashed),
+        });
+    }
+
+    /// A solid line through the points, each point a circle with its tooltip, listed in the
+    /// legend.
     pub fn series(&mut self, name: &str, color: &str, points: &[(f64, f64, String)]) {
+        self.line(name, Line::solid(color), points);
+    }
+
+    /// Every series, in order.
+    pub fn draw(&mut self, series: &[Series<'_>]) {
+        for s in series {
+            self.line(&s.name, s.style, &s.points);
+        }
+    }
+
+    /// A line through the points in `style`, each point a mark with its tooltip.
+    pub fn line(&mut self, name: &str, style: Line<'_>, points: &[(f64, f64, String)]) {
         let pts: Vec<(f64, f64, &String)> = points
             .iter()
             .filter(|(x, y, _)| x.is_finite() && y.is_finite())
@@ -179,23 +263,35 @@ impl Chart {
         for (x, y, _) in &pts {
             let _ = write!(line, "{x:.1},{y:.1} ");
         }
+        let color = style.color;
         let _ = write!(
             self.body,
-            r#"<polyline class="mark" fill="none" stroke="{color}" stroke-width="1.8" points="{}"><title>{}</title></polyline>"#,
+            r#"<polyline class="mark" fill="none" stroke="{color}" stroke-width="1.8"{} points="{}"><title>{}</title></polyline>"#,
+            if style.dashed {
+                r#" stroke-dasharray="6 3""#
+            } else {
+                ""
+            },
             line.trim_end(),
             esc(name)
         );
         self.marks += 1;
         for (x, y, tip) in &pts {
-            self.dot(*x, *y, color, tip);
+            self.dot(*x, *y, style, tip);
         }
-        self.legend(name, color);
+        if style.listed {
+            self.legend_line(name, color, style.dashed);
+        }
     }
 
-    fn dot(&mut self, x: f64, y: f64, color: &str, tip: &str) {
+    fn dot(&mut self, x: f64, y: f64, style: Line<'_>, tip: &str) {
+        let (color, fill) = match style.dashed {
+            false => (style.color, style.color),
+            true => (style.color, "white"),
+        };
         let _ = write!(
             self.body,
-            r#"<circle class="mark" cx="{x:.1}" cy="{y:.1}" r="3" fill="{color}"><title>{}</title></circle>"#,
+            r#"<circle class="mark" cx="{x:.1}" cy="{y:.1}" r="3" fill="{fill}" stroke="{color}" stroke-width="1.2"><title>{}</title></circle>"#,
             esc(tip)
         );
         self.marks += 1;
@@ -247,7 +343,10 @@ impl Chart {
     fn x_ticks(&self) -> Vec<(f64, String)> {
         match self.x {
             XAxis::Linear => {
-                let step = nice_step(self.x_range.1 - self.x_range.0, 6.0);
+                let mut step = nice_step(self.x_range.1 - self.x_range.0, 6.0);
+                if self.whole_x {
+                    step = step.max(1.0);
+                }
                 let mut t = (self.x_range.0 / step).ceil() * step;
                 let mut out = Vec::new();
                 while t <= self.x_range.1 + step * 1e-9 {
@@ -307,39 +406,72 @@ impl Chart {
             esc(&self.y_label)
         );
         s.push_str(&self.body);
-        // The legend right of the title when it fits, else listed down the plot's top left.
-        let width: f64 = self
-            .legend
-            .iter()
-            .map(|(n, _)| 20.0 + 6.5 * n.chars().count() as f64)
-            .sum();
+        // The legend right of the title when it fits, else listed down the plot's top left
+        // on a white box, readable over the marks beneath.
+        let width: f64 = self.legend.iter().map(Key::width).sum();
         let title_end = LEFT + 8.0 * self.title.chars().count() as f64;
         if x1 - width >= title_end {
             let mut lx = x1;
-            for (name, color) in self.legend.iter().rev() {
-                lx -= 20.0 + 6.5 * name.chars().count() as f64;
-                let _ = write!(
-                    s,
-                    r#"<rect x="{lx:.1}" y="8" width="10" height="10" fill="{color}"/><text x="{:.1}" y="17" font-size="11">{}</text>"#,
-                    lx + 13.0,
-                    esc(name)
-                );
+            for key in self.legend.iter().rev() {
+                lx -= key.width();
+                key.draw(&mut s, lx, 8.0);
             }
-        } else {
-            for (i, (name, color)) in self.legend.iter().enumerate() {
-                let y = y0 + 6.0 + 14.0 * i as f64;
-                let _ = write!(
-                    s,
-                    r#"<rect x="{:.1}" y="{y:.1}" width="10" height="10" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="11">{}</text>"#,
-                    x0 + 6.0,
-                    x0 + 19.0,
-                    y + 9.0,
-                    esc(name)
-                );
+        } else if !self.legend.is_empty() {
+            let widest = self.legend.iter().map(Key::width).fold(0.0, f64::max);
+            let _ = write!(
+                s,
+                r##"<rect x="{:.1}" y="{:.1}" width="{widest:.1}" height="{:.1}" fill="#fff" fill-opacity="0.85" stroke="#ddd"/>"##,
+                x0 + 2.0,
+                y0 + 2.0,
+                14.0 * self.legend.len() as f64 + 6.0
+            );
+            for (i, key) in self.legend.iter().enumerate() {
+                key.draw(&mut s, x0 + 6.0, y0 + 6.0 + 14.0 * i as f64);
             }
         }
         s.push_str("</svg>");
         s
+    }
+}
+
+impl Key {
+    /// The room the entry takes in a row, px.
+    fn width(&self) -> f64 {
+        let swatch = if self.swatch.is_some() { 20.0 } else { 13.0 };
+        swatch + 7.0 + 6.5 * self.name.chars().count() as f64
+    }
+
+    /// Draws the entry with its swatch's top left at (x, y).
+    fn draw(&self, s: &mut String, x: f64, y: f64) {
+        let (color, name) = (&self.color, esc(&self.name));
+        let text_x = match self.swatch {
+            None => {
+                let _ = write!(
+                    s,
+                    r#"<rect x="{x:.1}" y="{y:.1}" width="10" height="10" fill="{color}"/>"#
+                );
+                x + 13.0
+            }
+            Some(dashed) => {
+                let _ = write!(
+                    s,
+                    r#"<line x1="{x:.1}" x2="{:.1}" y1="{m:.1}" y2="{m:.1}" stroke="{color}" stroke-width="2"{}/>"#,
+                    x + 16.0,
+                    if dashed {
+                        r#" stroke-dasharray="6 3""#
+                    } else {
+                        ""
+                    },
+                    m = y + 5.0
+                );
+                x + 20.0
+            }
+        };
+        let _ = write!(
+            s,
+            r#"<text x="{text_x:.1}" y="{:.1}" font-size="11">{name}</text>"#,
+            y + 9.0
+        );
     }
 }
 
@@ -371,6 +503,42 @@ mod tests {
         assert_eq!(s.matches("class=\"mark\"").count(), 4);
         assert!(s.matches("<title>").count() >= 4);
         assert!(s.starts_with("<svg") && s.ends_with("</svg>"));
+    }
+
+    #[test]
+    fn overlaid_lines_share_a_legend_of_colours_and_dashes() {
+        let mut c = Chart::new("t", "x", "y", XAxis::Linear, (1.0, 4.0), 5.0);
+        c.whole_x();
+        let points = vec![(1.0, 1.0, "a".into()), (4.0, 4.0, "b".into())];
+        let dashed = Line {
+            color: COLORS[1],
+            dashed: true,
+            listed: false,
+        };
+        c.draw(&[
+            Series {
+                name: "run A p50".into(),
+                style: Line::solid(COLORS[0]),
+                points: points.clone(),
+            },
+            Series {
+                name: "run B p99".into(),
+                style: dashed,
+                points,
+            },
+        ]);
+        c.legend_line("p99", "#555", true);
+        let s = c.finish();
+        assert_eq!(s.matches("<polyline").count(), 2);
+        // The dashed line and its legend swatch; its marks hollow.
+        assert_eq!(s.matches("stroke-dasharray=\"6 3\"").count(), 2);
+        assert_eq!(s.matches("fill=\"white\"").count(), 2);
+        assert!(s.contains(">run A p50</text>") && s.contains(">p99</text>"));
+        assert!(
+            !s.contains(">run B p99</text>"),
+            "an unlisted series has no entry"
+        );
+        assert!(!s.contains(">1.50</text>"), "whole ticks only");
     }
 
     #[test]
