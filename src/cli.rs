@@ -7,7 +7,9 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod llm;
+mod sweep;
 pub use llm::LlmArgs;
+pub use sweep::{SweepArgs, SWEEP_HELP};
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.
