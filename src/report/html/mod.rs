@@ -12,6 +12,7 @@ mod breakdown;
 mod curve;
 mod extra;
 mod svg;
+pub mod sweep;
 mod tables;
 mod windows;
 
