@@ -46,6 +46,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Rebuild the HTML report from a results file: `inferperf report RESULTS -o FILE.html`.
     Report(ReportArgs),
+    /// Run a server command once per --param setting, profile each, and compare them in a
+    /// table and one HTML page.
+    #[command(after_help = SWEEP_HELP)]
+    Sweep(SweepArgs),
 }
 
 /// The noise rule of `inferperf compare`, as its `--help` states it.

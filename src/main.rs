@@ -73,6 +73,8 @@ async fn run(command: Command) -> Result<i32, RunError> {
             inferperf::report::compare::run(&args.runs, args.fail_on.as_deref())
         }
         Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
+        // The sweep watches Ctrl-C itself: it must stop the server it started.
+        Command::Sweep(args) => inferperf::sweep::run(&args).await,
     }
 }
 
