@@ -7,7 +7,9 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod llm;
+mod sweep;
 pub use llm::LlmArgs;
+pub use sweep::{SweepArgs, SWEEP_HELP};
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.
@@ -45,6 +47,10 @@ pub enum Command {
     Compare(CompareArgs),
     /// Rebuild the HTML report from a results file: `inferperf report RESULTS -o FILE.html`.
     Report(ReportArgs),
+    /// Run a server command once per --param setting, profile each, and compare them in a
+    /// table and one HTML page.
+    #[command(after_help = SWEEP_HELP)]
+    Sweep(SweepArgs),
 }
 
 /// The noise rule of `inferperf compare`, as its `--help` states it.

@@ -6,6 +6,7 @@ mod llm;
 mod load;
 mod metrics;
 mod output;
+pub mod sweep;
 
 pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};

@@ -21,4 +21,5 @@ pub mod proto;
 pub mod report;
 pub mod results;
 pub mod server;
+pub mod sweep;
 pub mod wire;

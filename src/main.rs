@@ -75,6 +75,8 @@ async fn run(command: Command) -> Result<i32, RunError> {
             args.output.as_deref(),
         ),
         Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
+        // The sweep watches Ctrl-C itself: it must stop the server it started.
+        Command::Sweep(args) => inferperf::sweep::run(&args).await,
     }
 }
 

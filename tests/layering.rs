@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// The boxes in order, each with the source it is made of. The shared ground every box may
 /// use (error, model, wire, proto, prometheus, cli, server) is not listed.
-const BOXES: [(&str, &[&str]); 9] = [
+const BOXES: [(&str, &[&str]); 10] = [
     ("config", &["src/config.rs", "src/config"]),
     ("data", &["src/data"]),
     ("backend", &["src/backend"]),
@@ -18,6 +18,7 @@ const BOXES: [(&str, &[&str]); 9] = [
     ("report", &["src/report"]),
     ("app", &["src/app.rs"]),
     ("demo", &["src/demo.rs"]),
+    ("sweep", &["src/sweep"]),
 ];
 
 fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {

@@ -17,6 +17,7 @@ pub mod profile_export;
 pub mod progress;
 pub mod search;
 pub mod server;
+pub mod sweep;
 pub mod timeline;
 
 pub use console::{level_block, settings_block, summary_block};

@@ -17,6 +17,7 @@ mod curve;
 mod extra;
 mod overlay;
 mod svg;
+pub mod sweep;
 mod tables;
 mod windows;
 
