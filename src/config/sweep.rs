@@ -261,6 +261,11 @@ impl SweepPlan {
                 "--service-kind local runs the models inside inferperf: a sweep needs a server to start; drop --service-kind local.",
             ));
         }
+        if cfg.load.timeline().is_some() {
+            return Err(RunError::bad_option(
+                "A sweep tabulates load levels, and a --ramp or --load-steps run has none: give --concurrency-range or --request-rate-range after --.",
+            ));
+        }
         Ok(cfg)
     }
 
