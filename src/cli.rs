@@ -439,6 +439,35 @@ fn subcommand_names() -> impl Iterator<Item = String> {
         .into_iter()
 }
 
+/// clap's error as one sentence: its first line, with its tip when it has one; a negative
+/// number taken for a flag names the flag it was meant for.
+pub fn clap_sentence(e: &clap::Error, args: &[String]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::UnknownArgument {
+        if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
+            // `-5` or `-5s`: clap reads a negative value as a flag.
+            let negative =
+                arg.starts_with('-') && arg[1..].starts_with(|c: char| c.is_ascii_digit());
+            let at = args.iter().position(|a| a.starts_with(arg.as_str()));
+            let flag = at.and_then(|i| Some((&args[i], args.get(i.checked_sub(1)?)?)));
+            if let (true, Some((given, flag))) = (negative, flag) {
+                return format!("{flag} takes no negative value ({given} was given).");
+            }
+        }
+    }
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines
+        .next()
+        .unwrap_or("bad arguments")
+        .trim_start_matches("error: ");
+    let tip = lines.find_map(|l| l.strip_prefix("tip: "));
+    match tip {
+        Some(tip) => format!("{first} ({tip}); see inferperf --help."),
+        None => format!("{first}; see inferperf --help."),
+    }
+}
+
 /// The help of `inferperf --help` (long) or `-h` (short), `inferperf help` and of a bare
 /// `inferperf`: the commands first, then the flags of `profile`, the command that runs when
 /// none is named. None when the arguments ask for something else.

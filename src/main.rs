@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use inferperf::cli::{normalize_args, top_help, Cli, Command, ServeArgs};
+use inferperf::cli::{clap_sentence, normalize_args, top_help, Cli, Command, ServeArgs};
 use inferperf::config::Config;
 use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_INTERRUPTED};
 use inferperf::load::profiler::Interrupt;
@@ -156,35 +156,6 @@ fn text_args(args: impl Iterator<Item = std::ffi::OsString>) -> Result<Vec<Strin
             })
         })
         .collect()
-}
-
-/// clap's error as one sentence: its first line, with its tip when it has one; a negative
-/// number taken for a flag names the flag it was meant for.
-fn clap_sentence(e: &clap::Error, args: &[String]) -> String {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() == ErrorKind::UnknownArgument {
-        if let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) {
-            // `-5` or `-5s`: clap reads a negative value as a flag.
-            let negative =
-                arg.starts_with('-') && arg[1..].starts_with(|c: char| c.is_ascii_digit());
-            let at = args.iter().position(|a| a.starts_with(arg.as_str()));
-            let flag = at.and_then(|i| Some((&args[i], args.get(i.checked_sub(1)?)?)));
-            if let (true, Some((given, flag))) = (negative, flag) {
-                return format!("{flag} takes no negative value ({given} was given).");
-            }
-        }
-    }
-    let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines
-        .next()
-        .unwrap_or("bad arguments")
-        .trim_start_matches("error: ");
-    let tip = lines.find_map(|l| l.strip_prefix("tip: "));
-    match tip {
-        Some(tip) => format!("{first} ({tip}); see inferperf --help."),
-        None => format!("{first}; see inferperf --help."),
-    }
 }
 
 fn exit(code: i32) -> ExitCode {

@@ -11,7 +11,7 @@ use std::time::Duration;
 use clap::Parser;
 
 use super::{parse_protocol, Config, Protocol, ServiceKind};
-use crate::cli::{Cli, Command, ProfileArgs, SweepArgs};
+use crate::cli::{clap_sentence, Cli, Command, ProfileArgs, SweepArgs};
 use crate::error::{RunError, RunResult};
 
 /// The ports a server command may name; `{port}` is the HTTP port checked for readiness.
@@ -436,12 +436,12 @@ fn parse_profile_flags(flags: &[String]) -> RunResult<ProfileArgs> {
             "The flags after -- must be those of `inferperf profile`.",
         )),
         Err(e) => {
-            let text = e.to_string();
-            let head = text.split("\n\n").next().unwrap_or_default();
-            let head = head.trim().trim_start_matches("error:").trim();
-            let head = head.split_whitespace().collect::<Vec<_>>().join(" ");
+            let sentence = clap_sentence(&e, flags);
+            let sentence = sentence
+                .trim_end_matches("; see inferperf --help.")
+                .trim_end_matches('.');
             Err(RunError::bad_option(format!(
-                "After --: {head} (the flags after -- are those of `inferperf profile --help`)."
+                "After --: {sentence} (the flags after -- are those of `inferperf profile --help`)."
             )))
         }
     }
