@@ -216,6 +216,11 @@ impl Http1Stream {
             BodyKind::UntilClose => Remaining::UntilClose,
         };
         self.closing = head.close;
+        // A server sends a stream's head before its first token: the wait for that (the
+        // time to first token, seconds when the server is loaded) holds no buffer either.
+        if self.buf.is_empty() {
+            self.buf = BytesMut::new();
+        }
         Ok(ResponseStart {
             status: head.status,
             event_stream: head.event_stream,
@@ -331,16 +336,20 @@ impl Http1Stream {
         }
     }
 
-    /// Reads more bytes; `Ok(false)` at the end of the stream. Room is made only once the
-    /// socket is readable, so that a connection waiting for an answer holds no buffer.
+    /// Reads more bytes; `Ok(false)` at the end of the stream.
     async fn fill_or_eof(&mut self) -> Result<bool, ErrorKind> {
         loop {
             let ready = std::future::poll_fn(|cx| self.stream.poll_read_ready(cx)).await;
             if ready.is_err() {
                 return Err(self.broken(ErrorKind::Connection));
             }
-            self.buf.reserve(READ_CHUNK);
-            match self.stream.try_read_buf(&mut self.buf) {
+            let read = if self.buf.capacity() == 0 {
+                self.try_read_unbuffered()
+            } else {
+                self.buf.reserve(READ_CHUNK);
+                self.stream.try_read_buf(&mut self.buf)
+            };
+            match read {
                 Ok(0) => {
                     self.open = false;
                     return Ok(false);
@@ -351,6 +360,20 @@ impl Http1Stream {
                 Err(_) => return Err(self.broken(ErrorKind::Connection)),
             }
         }
+    }
+
+    /// Reads into a new buffer, made only when bytes came: a connection without one (it
+    /// is waiting for an answer) keeps none through a wake-up that finds nothing to read.
+    /// Readiness says little: tokio keeps a socket readable until a read would block, so
+    /// the first read after every answer finds nothing.
+    fn try_read_unbuffered(&mut self) -> std::io::Result<usize> {
+        let mut first = [0u8; READ_CHUNK];
+        let n = self.stream.try_read(&mut first)?;
+        if n > 0 {
+            self.buf = BytesMut::with_capacity(READ_CHUNK);
+            self.buf.extend_from_slice(&first[..n]);
+        }
+        Ok(n)
     }
 
     async fn read_head(&mut self, first_byte: &mut Option<Instant>) -> Result<Head, ErrorKind> {
