@@ -365,7 +365,9 @@ impl Http1Stream {
     /// Reads into a new buffer, made only when bytes came: a connection without one (it
     /// is waiting for an answer) keeps none through a wake-up that finds nothing to read.
     /// Readiness says little: tokio keeps a socket readable until a read would block, so
-    /// the first read after every answer finds nothing.
+    /// the first read after every answer finds nothing. Kept out of line, so that its
+    /// array is not in the frame of every read.
+    #[inline(never)]
     fn try_read_unbuffered(&mut self) -> std::io::Result<usize> {
         let mut first = [0u8; READ_CHUNK];
         let n = self.stream.try_read(&mut first)?;
