@@ -9,7 +9,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::outcome::{ErrorKind, Malformation};
@@ -23,8 +23,6 @@ const MAX_HEADERS: usize = 64;
 const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Spare room made in the read buffer before each read.
 const READ_CHUNK: usize = 4096;
-/// Largest read buffer a connection keeps between streamed answers.
-pub const MAX_IDLE_BUFFER: usize = 16 * 1024;
 /// A connection idle this long is checked for a close by the server before it is reused
 /// (servers drop idle keep-alive connections after a few seconds).
 const IDLE_CHECK: Duration = Duration::from_millis(500);
@@ -138,7 +136,7 @@ impl Http1Stream {
     pub async fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<Self, ErrorKind> {
         Ok(Http1Stream {
             stream: connect_tcp(addrs, timeout).await?,
-            buf: BytesMut::with_capacity(READ_CHUNK),
+            buf: BytesMut::new(),
             open: true,
             last_used: Instant::now(),
             remaining: Remaining::Done,
@@ -218,6 +216,11 @@ impl Http1Stream {
             BodyKind::UntilClose => Remaining::UntilClose,
         };
         self.closing = head.close;
+        // A server sends a stream's head before its first token: the wait for that (the
+        // time to first token, seconds when the server is loaded) holds no buffer either.
+        if self.buf.is_empty() {
+            self.buf = BytesMut::new();
+        }
         Ok(ResponseStart {
             status: head.status,
             event_stream: head.event_stream,
@@ -279,10 +282,12 @@ impl Http1Stream {
         if self.closing || !self.buf.is_empty() {
             self.open = false;
         }
-        // A burst (a whole answer read at once) grew the buffer: give the memory back, so
-        // that thousands of idle streams do not each hold their largest answer.
-        if self.buf.is_empty() && self.buf.capacity() > MAX_IDLE_BUFFER {
-            self.buf = BytesMut::with_capacity(READ_CHUNK);
+        // Between answers the connection holds no buffer: with thousands of streams most
+        // of them are waiting for their next answer, and a buffer kept for each (grown to
+        // a whole answer when a server sends one in a burst) was most of the client's
+        // memory. The next read makes room again when bytes have arrived.
+        if self.buf.is_empty() {
+            self.buf = BytesMut::new();
         }
         self.last_used = Instant::now();
         Remaining::Done
@@ -333,15 +338,44 @@ impl Http1Stream {
 
     /// Reads more bytes; `Ok(false)` at the end of the stream.
     async fn fill_or_eof(&mut self) -> Result<bool, ErrorKind> {
-        self.buf.reserve(READ_CHUNK);
-        match self.stream.read_buf(&mut self.buf).await {
-            Ok(0) => {
-                self.open = false;
-                Ok(false)
+        loop {
+            let ready = std::future::poll_fn(|cx| self.stream.poll_read_ready(cx)).await;
+            if ready.is_err() {
+                return Err(self.broken(ErrorKind::Connection));
             }
-            Ok(_) => Ok(true),
-            Err(_) => Err(self.broken(ErrorKind::Connection)),
+            let read = if self.buf.capacity() == 0 {
+                self.try_read_unbuffered()
+            } else {
+                self.buf.reserve(READ_CHUNK);
+                self.stream.try_read_buf(&mut self.buf)
+            };
+            match read {
+                Ok(0) => {
+                    self.open = false;
+                    return Ok(false);
+                }
+                Ok(_) => return Ok(true),
+                // Readiness was stale (tokio clears it): wait again.
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => return Err(self.broken(ErrorKind::Connection)),
+            }
         }
+    }
+
+    /// Reads into a new buffer, made only when bytes came: a connection without one (it
+    /// is waiting for an answer) keeps none through a wake-up that finds nothing to read.
+    /// Readiness says little: tokio keeps a socket readable until a read would block, so
+    /// the first read after every answer finds nothing. Kept out of line, so that its
+    /// array is not in the frame of every read.
+    #[inline(never)]
+    fn try_read_unbuffered(&mut self) -> std::io::Result<usize> {
+        let mut first = [0u8; READ_CHUNK];
+        let n = self.stream.try_read(&mut first)?;
+        if n > 0 {
+            self.buf = BytesMut::with_capacity(READ_CHUNK);
+            self.buf.extend_from_slice(&first[..n]);
+        }
+        Ok(n)
     }
 
     async fn read_head(&mut self, first_byte: &mut Option<Instant>) -> Result<Head, ErrorKind> {

@@ -2,7 +2,7 @@
 //! answers, in pieces where framing could go wrong.
 
 use super::*;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 /// A one-connection server: reads one request head, then writes each piece in turn with a

@@ -286,14 +286,16 @@ impl Connection {
         target: &Target,
         index: usize,
     ) -> Result<&'a mut Connection, ErrorKind> {
-        let mut current = slot.take();
-        if current.as_mut().is_some_and(|c| !c.is_usable()) {
-            current = None;
+        if slot.as_mut().is_some_and(|c| !c.is_usable()) {
+            *slot = None;
         }
-        let conn = match current {
-            Some(c) => c,
-            None => Connection::open(target, index).await?,
-        };
+        if let Some(conn) = slot {
+            return Ok(conn);
+        }
+        // Opening is rare (once per connection) and its future, the largest of any kind's
+        // (a gRPC handshake), would otherwise be part of every slot's task for the whole
+        // run: boxed, the task is a quarter smaller (10,000 slots: ~5 MiB).
+        let conn = Box::pin(Connection::open(target, index)).await?;
         Ok(slot.insert(conn))
     }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use serde_json::Value;
 
-use super::events::{is_done, read_answer, read_chunk, reset, ChunkFacts, EventReader};
+use super::events::{is_done, read_answer, read_chunk, ChunkFacts, EventReader};
 use super::OpenAi;
 use crate::backend::http1::{frame_request, user_headers, Http1Stream, ResponseStart};
 use crate::backend::{
@@ -72,15 +72,9 @@ impl OpenAiConn {
         self.io.send(bytes).await?;
         ex.send_ns = nanos(ex.sent.elapsed());
         let head = self.io.receive_head().await?;
-        if head.status != 200 {
-            reset(&mut self.body);
-            self.io.rest_of_body(&mut self.body).await?;
-            return Err(Failure::new(
-                ErrorKind::HttpStatus(head.status),
-                format!("HTTP {}: {}", head.status, quoted(&self.body)),
-            ));
-        }
-        let result = if head.event_stream {
+        let result = if head.status != 200 {
+            self.read_error(head).await
+        } else if head.event_stream {
             self.read_events(request, ex, head).await
         } else {
             self.read_whole(request, ex, head).await
@@ -88,7 +82,21 @@ impl OpenAiConn {
         if result.is_err() {
             self.io.abandon_body();
         }
+        // Between requests the connection keeps no buffer of its own (see
+        // `EventReader::clear`).
+        self.events.clear();
+        self.body = BytesMut::new();
         result
+    }
+
+    /// Reads an answer that is not a 200 into the failure it reports.
+    async fn read_error(&mut self, head: ResponseStart) -> Result<(), Failure> {
+        self.body.clear();
+        self.io.rest_of_body(&mut self.body).await?;
+        Err(Failure::new(
+            ErrorKind::HttpStatus(head.status),
+            format!("HTTP {}: {}", head.status, quoted(&self.body)),
+        ))
     }
 
     /// Reads server-sent events until `data: [DONE]`; each event with content is an answer.
@@ -157,7 +165,7 @@ impl OpenAiConn {
         ex: &mut Exchange<'_>,
         head: ResponseStart,
     ) -> Result<(), Failure> {
-        reset(&mut self.body);
+        self.body.clear();
         self.io.rest_of_body(&mut self.body).await?;
         let done = Instant::now();
         ex.recv_ns = nanos(done.saturating_duration_since(head.first_byte));

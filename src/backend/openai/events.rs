@@ -20,9 +20,12 @@ pub struct EventReader {
 }
 
 impl EventReader {
-    /// Empties the reader for the next stream (giving back the room a burst took).
+    /// Empties the reader and gives its memory back: a stream's events are read into a
+    /// buffer that lives only as long as the stream (a burst grows it to a whole answer,
+    /// and thousands of connections waiting for their next answer should not each keep
+    /// one).
     pub fn clear(&mut self) {
-        reset(&mut self.pending);
+        self.pending = BytesMut::new();
     }
 
     /// The buffer the next part of the body goes into.
@@ -53,15 +56,6 @@ impl EventReader {
     /// Bytes that came after the last whole event.
     pub fn leftover(&self) -> &[u8] {
         &self.pending
-    }
-}
-
-/// Empties a buffer, and drops it when a burst grew it past what a connection keeps idle.
-pub fn reset(buffer: &mut BytesMut) {
-    if buffer.capacity() > crate::backend::http1::MAX_IDLE_BUFFER {
-        *buffer = BytesMut::new();
-    } else {
-        buffer.clear();
     }
 }
 
