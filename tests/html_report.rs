@@ -83,6 +83,26 @@ async fn a_sweep_writes_a_self_contained_report_that_report_rebuilds() {
     assert!(svgs[0].contains(">p97.5<") && svgs[0].contains(">p90<"));
     assert_eq!(svgs[0].matches("<circle").count(), 4 * levels);
     assert!(page.contains("concurrency 3") && page.contains("Settings"));
+    // Each level's windows: a point per window, the merged ones filled, the others hollow
+    // (no filled dot drawn over them).
+    let file = inferperf::results::read(dir.join("results.json")).unwrap();
+    for (i, level) in file.levels.iter().enumerate() {
+        let unmerged = level.windows.len() - level.merged_windows.len();
+        for svg in &svgs[2 + levels + 2 * i..][..2] {
+            assert!(
+                svg.contains("aria-label=\"Windows, concurrency"),
+                "{svg:.100}"
+            );
+            let per_window = if svg.contains(": throughput\"") { 1 } else { 2 };
+            let circles = svg.matches("<circle").count();
+            assert_eq!(circles, per_window * level.windows.len(), "{svg:.100}");
+            assert_eq!(
+                svg.matches("fill=\"white\"").count(),
+                per_window * unmerged,
+                "{svg:.100}"
+            );
+        }
+    }
 
     // `inferperf report` rebuilds the page from the results file (and from the folder).
     let again = tmp.path().join("again.html");

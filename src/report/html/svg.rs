@@ -251,13 +251,27 @@ impl Chart {
 
     /// A line through the points in `style`, each point a mark with its tooltip.
     pub fn line(&mut self, name: &str, style: Line<'_>, points: &[(f64, f64, String)]) {
-        let pts: Vec<(f64, f64, &String)> = points
+        for (x, y, tip) in self.path(name, style, points) {
+            self.dot(x, y, style, &tip);
+        }
+    }
+
+    /// The line alone (and its legend entry), without a mark per point: for a chart that
+    /// draws its points itself, after the line so that they lie on top. Returns the drawable
+    /// points in screen coordinates.
+    pub fn path(
+        &mut self,
+        name: &str,
+        style: Line<'_>,
+        points: &[(f64, f64, String)],
+    ) -> Vec<(f64, f64, String)> {
+        let pts: Vec<(f64, f64, String)> = points
             .iter()
             .filter(|(x, y, _)| x.is_finite() && y.is_finite())
-            .map(|(x, y, t)| (self.sx(*x), self.sy(*y), t))
+            .map(|(x, y, t)| (self.sx(*x), self.sy(*y), t.clone()))
             .collect();
         if pts.is_empty() {
-            return;
+            return pts;
         }
         let mut line = String::new();
         for (x, y, _) in &pts {
@@ -276,12 +290,10 @@ impl Chart {
             esc(name)
         );
         self.marks += 1;
-        for (x, y, tip) in &pts {
-            self.dot(*x, *y, style, tip);
-        }
         if style.listed {
             self.legend_line(name, color, style.dashed);
         }
+        pts
     }
 
     fn dot(&mut self, x: f64, y: f64, style: Line<'_>, tip: &str) {
