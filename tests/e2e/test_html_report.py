@@ -173,7 +173,8 @@ def test_unstable_report_in_chromium(embedded_server, chromium):
     assert "Latency against throughput" in charts and "Average latency by part" in charts
     # The page says, in words a reader sees, that the level is unstable.
     text = chromium.evaluate("document.body.innerText")
-    assert "unstable" in text.lower(), "the page of an unstable run never says 'unstable'"
+    says_unstable = "unstable" in text.lower()
+    assert says_unstable, f"the page of an unstable run never says 'unstable': {text[:600]}"
     stable_cell = chromium.evaluate(
         "Array.from(document.querySelectorAll('table')[1].rows[1].cells).map(c => c.innerText)"
     )
