@@ -210,3 +210,32 @@ async fn a_search_marks_its_knee_on_the_curve() {
     assert!(curve.contains(&name), "{curve:.400}");
     assert_eq!(page.matches("◆ knee").count(), 1, "the table marks it too");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unstable_level_says_so_in_the_table() {
+    // An exponential service time: no three windows of 150 ms agree within 1%.
+    let server = start_server(&["wild=sleep:ms=2,dist=exponential"]).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("unstable");
+    let out = run_cli(&[
+        "-m",
+        "wild",
+        "-u",
+        &url(&server, "http"),
+        "-p",
+        "150",
+        "-s",
+        "1",
+        "-r",
+        "3",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        page.contains("<td class=\"l bad\">no (unstable)</td>"),
+        "the Stable cell"
+    );
+}
