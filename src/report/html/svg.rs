@@ -560,4 +560,13 @@ mod tests {
         assert!(c.sx(99.9) <= W - RIGHT + 0.01);
         assert!(c.finish().contains("p99.9"));
     }
+
+    #[test]
+    fn whole_ticks_of_one_level() {
+        let mut c = Chart::new("t", "level", "y", XAxis::Linear, (0.5, 1.5), 1.0);
+        c.whole_x();
+        let s = c.finish();
+        assert!(s.contains(r#"text-anchor="middle">1</text>"#), "{s}");
+        assert!(!s.contains(">0.600<") && !s.contains(">1.20<"), "{s}");
+    }
 }
