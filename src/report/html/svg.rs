@@ -60,6 +60,22 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A tick label: `num` without trailing zeros (0.5, 1.5, 2, 15k rather than 0.500, 1.50,
+/// 2, 15.0k).
+fn tick(v: f64) -> String {
+    let s = num(v);
+    let digits = s.trim_end_matches(|c: char| !c.is_ascii_digit());
+    if digits.contains('.') {
+        let suffix = &s[digits.len()..];
+        format!(
+            "{}{suffix}",
+            digits.trim_end_matches('0').trim_end_matches('.')
+        )
+    } else {
+        s
+    }
+}
+
 /// Points of a series: x, y and the tooltip.
 pub type Points = Vec<(f64, f64, String)>;
 
@@ -362,7 +378,7 @@ impl Chart {
                 let mut t = (self.x_range.0 / step).ceil() * step;
                 let mut out = Vec::new();
                 while t <= self.x_range.1 + step * 1e-9 {
-                    out.push((t, num(t)));
+                    out.push((t, tick(t)));
                     t += step;
                 }
                 out
@@ -402,7 +418,7 @@ impl Chart {
                 r##"<line x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
                 x0 - 4.0,
                 y + 3.0,
-                num(t)
+                tick(t)
             );
             t += step;
         }
@@ -567,6 +583,19 @@ mod tests {
         c.whole_x();
         let s = c.finish();
         assert!(s.contains(r#"text-anchor="middle">1</text>"#), "{s}");
-        assert!(!s.contains(">0.600<") && !s.contains(">1.20<"), "{s}");
+        assert!(!s.contains(">0.6<") && !s.contains(">1.2<"), "{s}");
+    }
+
+    #[test]
+    fn tick_labels_have_no_trailing_zeros() {
+        assert_eq!(tick(0.5), "0.5");
+        assert_eq!(tick(1.5), "1.5");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(2.0), "2");
+        assert_eq!(tick(100.0), "100");
+        assert_eq!(tick(15000.0), "15k");
+        assert_eq!(tick(12500.0), "12.5k");
+        assert_eq!(tick(2_500_000.0), "2.5M");
+        assert_eq!(tick(-0.5), "-0.5");
     }
 }
