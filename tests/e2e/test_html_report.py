@@ -94,7 +94,9 @@ def load_page(chromium, folder, name):
     counts = ", ".join(f"{c['title']}: {c['marks']}" for c in charts)
     note(f"html     {name}: {len(charts)} charts, marks per chart: {counts}")
     note(f"html     {name}: screenshot {shot.relative_to(ARTIFACTS.parent.parent)} ({width}x{height})")
-    return {chart["title"]: chart for chart in charts}
+    by_title = {chart["title"]: chart for chart in charts}
+    assert len(by_title) == len(charts), f"{name}: two charts share a title: {counts}"
+    return by_title
 
 
 def level_name(level):
