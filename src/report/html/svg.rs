@@ -393,10 +393,22 @@ impl Chart {
 
     /// The finished `<svg>` element.
     pub fn finish(self) -> String {
+        // The legend right of the title when it fits, else in a column right of the plot
+        // (the chart as much wider), never over the marks.
+        let beside_title = LEFT
+            + 8.0 * self.title.chars().count() as f64
+            + self.legend.iter().map(Key::width).sum::<f64>()
+            <= W - RIGHT;
+        let column = if beside_title {
+            0.0
+        } else {
+            10.0 + self.legend.iter().map(Key::width).fold(0.0, f64::max)
+        };
+        let width = W + column;
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{t}"><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{t}</text>"#,
+            r#"<svg viewBox="0 0 {width} {H}" width="{width}" height="{H}" role="img" aria-label="{t}"><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{t}</text>"#,
             t = esc(&self.title)
         );
         let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
@@ -434,27 +446,15 @@ impl Chart {
             esc(&self.y_label)
         );
         s.push_str(&self.body);
-        // The legend right of the title when it fits, else listed down the plot's top left
-        // on a white box, readable over the marks beneath.
-        let width: f64 = self.legend.iter().map(Key::width).sum();
-        let title_end = LEFT + 8.0 * self.title.chars().count() as f64;
-        if x1 - width >= title_end {
+        if beside_title {
             let mut lx = x1;
             for key in self.legend.iter().rev() {
                 lx -= key.width();
                 key.draw(&mut s, lx, 8.0);
             }
-        } else if !self.legend.is_empty() {
-            let widest = self.legend.iter().map(Key::width).fold(0.0, f64::max);
-            let _ = write!(
-                s,
-                r##"<rect x="{:.1}" y="{:.1}" width="{widest:.1}" height="{:.1}" fill="#fff" fill-opacity="0.85" stroke="#ddd"/>"##,
-                x0 + 2.0,
-                y0 + 2.0,
-                14.0 * self.legend.len() as f64 + 6.0
-            );
+        } else {
             for (i, key) in self.legend.iter().enumerate() {
-                key.draw(&mut s, x0 + 6.0, y0 + 6.0 + 14.0 * i as f64);
+                key.draw(&mut s, x1 + 10.0, y0 + 14.0 * i as f64);
             }
         }
         s.push_str("</svg>");
@@ -597,5 +597,54 @@ mod tests {
         assert_eq!(tick(12500.0), "12.5k");
         assert_eq!(tick(2_500_000.0), "2.5M");
         assert_eq!(tick(-0.5), "-0.5");
+    }
+
+    #[test]
+    fn a_long_legend_goes_right_of_the_plot() {
+        let parts = [
+            "client send",
+            "network + server",
+            "queue",
+            "compute infer",
+            "client receive",
+        ];
+        let mut c = Chart::new(
+            "Average latency by part",
+            "x",
+            "y",
+            XAxis::Linear,
+            (0.5, 1.5),
+            1.0,
+        );
+        for (k, p) in parts.iter().enumerate() {
+            c.bar(1.0, 0.7, 0.0, 1.0, COLORS[k], p);
+            c.legend(p, COLORS[k]);
+        }
+        let s = c.finish();
+        // Wider than a plain chart by the longest entry, every entry right of the plot.
+        let width = W + 10.0 + 13.0 + 7.0 + 6.5 * 16.0;
+        assert!(
+            s.starts_with(&format!(r#"<svg viewBox="0 0 {width} {H}""#)),
+            "{s:.80}"
+        );
+        for p in parts {
+            let at = s.find(&format!(">{p}</text>")).unwrap();
+            let x: f64 = s[..at]
+                .rsplit("<text x=\"")
+                .next()
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(x > W - RIGHT, "{p} at x {x}");
+        }
+        // A short one stays beside the title, the chart its usual width.
+        let mut c = Chart::new("t", "x", "y", XAxis::Linear, (0.0, 1.0), 1.0);
+        c.series("p50", COLORS[0], &[(0.5, 0.5, "a".into())]);
+        assert!(c
+            .finish()
+            .starts_with(&format!(r#"<svg viewBox="0 0 {W} {H}""#)));
     }
 }
