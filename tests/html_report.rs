@@ -83,6 +83,26 @@ async fn a_sweep_writes_a_self_contained_report_that_report_rebuilds() {
     assert!(svgs[0].contains(">p97.5<") && svgs[0].contains(">p90<"));
     assert_eq!(svgs[0].matches("<circle").count(), 4 * levels);
     assert!(page.contains("concurrency 3") && page.contains("Settings"));
+    // Each level's windows: a point per window, the merged ones filled, the others hollow
+    // (no filled dot drawn over them).
+    let file = inferperf::results::read(dir.join("results.json")).unwrap();
+    for (i, level) in file.levels.iter().enumerate() {
+        let unmerged = level.windows.len() - level.merged_windows.len();
+        for svg in &svgs[2 + levels + 2 * i..][..2] {
+            assert!(
+                svg.contains("aria-label=\"Windows, concurrency"),
+                "{svg:.100}"
+            );
+            let per_window = if svg.contains(": throughput\"") { 1 } else { 2 };
+            let circles = svg.matches("<circle").count();
+            assert_eq!(circles, per_window * level.windows.len(), "{svg:.100}");
+            assert_eq!(
+                svg.matches("fill=\"white\"").count(),
+                per_window * unmerged,
+                "{svg:.100}"
+            );
+        }
+    }
 
     // `inferperf report` rebuilds the page from the results file (and from the folder).
     let again = tmp.path().join("again.html");
@@ -189,4 +209,33 @@ async fn a_search_marks_its_knee_on_the_curve() {
     };
     assert!(curve.contains(&name), "{curve:.400}");
     assert_eq!(page.matches("◆ knee").count(), 1, "the table marks it too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unstable_level_says_so_in_the_table() {
+    // An exponential service time: no three windows of 150 ms agree within 1%.
+    let server = start_server(&["wild=sleep:ms=2,dist=exponential"]).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("unstable");
+    let out = run_cli(&[
+        "-m",
+        "wild",
+        "-u",
+        &url(&server, "http"),
+        "-p",
+        "150",
+        "-s",
+        "1",
+        "-r",
+        "3",
+        "--report-dir",
+        dir.to_str().unwrap(),
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        page.contains("<td class=\"l bad\">no (unstable)</td>"),
+        "the Stable cell"
+    );
 }

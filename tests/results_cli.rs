@@ -1,7 +1,7 @@
 //! How the real binary writes its results file: an unusable path stops the run before it
 //! starts (exit 3); the file is on disk after each level, and a run cut short with SIGINT
-//! leaves a valid file with every level it finished and `"interrupted": true` (and a
-//! complete `--profile-export-file`); a write that
+//! leaves a file valid against docs/results.schema.json with every level it finished
+//! (unchanged) and `"interrupted": true` (and a complete `--profile-export-file`); a write that
 //! fails during the run is one sentence naming the path and exit 99, after the measurement.
 
 mod common;
@@ -11,14 +11,18 @@ use std::time::{Duration, Instant};
 
 use inferperf::results;
 
-/// Waits until `path` reads as a results file with at least `levels` levels.
-async fn wait_for_levels(path: &Path, levels: usize, child: &mut tokio::process::Child) {
+/// Waits until `path` reads as a results file with at least `levels` levels; returns it.
+async fn wait_for_levels(
+    path: &Path,
+    levels: usize,
+    child: &mut tokio::process::Child,
+) -> results::ResultsFile {
     let started = Instant::now();
     loop {
         if let Ok(file) = results::read(path) {
             assert!(!file.finished, "the run is still going");
             if file.levels.len() >= levels {
-                return;
+                return file;
             }
         }
         if let Ok(Some(status)) = child.try_wait() {
@@ -31,6 +35,28 @@ async fn wait_for_levels(path: &Path, levels: usize, child: &mut tokio::process:
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Fails with every error (and where it is) unless the file is valid against
+/// docs/results.schema.json.
+fn assert_valid(path: &Path) {
+    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
+    let instance: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .take(10)
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{}:\n{}",
+        path.display(),
+        errors.join("\n")
+    );
 }
 
 fn spawn(args: &[&str]) -> tokio::process::Child {
@@ -108,7 +134,7 @@ async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
         export.to_str().unwrap(),
     ]);
     let path = dir.join("results.json");
-    wait_for_levels(&path, 2, &mut child).await;
+    let before = wait_for_levels(&path, 2, &mut child).await;
     let pid = child.id().expect("running") as i32;
     // SAFETY: kill only sends a signal to the child this test started.
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
@@ -118,6 +144,7 @@ async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
         .unwrap();
     // Cut short by Ctrl-C: exit 130 once the file is complete.
     assert_eq!(output.status.code(), Some(130), "{:?}", output.status);
+    assert_valid(&path);
     let file = results::read(&path).expect("a valid file");
     assert!(
         file.finished && file.interrupted,
@@ -126,6 +153,20 @@ async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
     );
     assert!(file.levels.len() >= 2, "{} levels", file.levels.len());
     assert!(file.levels.len() < 40, "the sweep stopped");
+    // Every level finished before the signal is there as it was written, in order; the
+    // sweep's levels are concurrency 1, 2, 3, ... with none skipped.
+    assert_eq!(file.levels[..before.levels.len()], before.levels[..]);
+    for (i, level) in file.levels.iter().enumerate() {
+        assert_eq!(level.load, results::LevelLoad::Concurrency(i as u32 + 1));
+    }
+    for level in &file.levels[..file.levels.len() - 1] {
+        assert_ne!(
+            level.end,
+            results::LevelEndRecord::Interrupted,
+            "{}",
+            level.why
+        );
+    }
     let last = file.levels.last().unwrap();
     if last.end == results::LevelEndRecord::Interrupted {
         assert!(last.why.starts_with("Interrupted (Ctrl-C)"), "{}", last.why);

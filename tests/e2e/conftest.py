@@ -523,6 +523,52 @@ def llama(tmp_path_factory):
 
 
 # ---------------------------------------------------------------------------------------
+# inferperf's own embedded server (`inferperf serve`), for tests of the tool's outputs
+
+
+class EmbeddedServer:
+    """`inferperf serve` on 127.0.0.1 with the models asked for (NAME=KIND:OPTS)."""
+
+    def __init__(self, http_port, grpc_port, models, process):
+        self.http = f"127.0.0.1:{http_port}"
+        self.grpc = f"127.0.0.1:{grpc_port}"
+        self.models = models
+        self.process = process
+
+    def infer_check(self):
+        """Every model is ready and answers a real inference (INPUT0 echoed as OUTPUT0)."""
+        data = [float(i) for i in range(16)]
+        for name in self.models:
+            if http_status(f"http://{self.http}/v2/models/{name}/ready") != 200:
+                return False
+            body = {"inputs": [{"name": "INPUT0", "datatype": "FP32", "shape": [1, 16], "data": data}]}
+            answer = post_json(f"http://{self.http}/v2/models/{name}/infer", body)
+            output = answer["outputs"][0]
+            assert output["name"] == "OUTPUT0" and output["data"] == data, answer
+        return True
+
+
+@pytest.fixture(scope="module")
+def embedded_server(inferperf_bin, request):
+    """The embedded server with the models of the module's EMBEDDED_MODELS
+    ({"name": "kind:opts"})."""
+    models = request.module.EMBEDDED_MODELS
+    http_port, grpc_port = free_ports(2)
+    cmd = [inferperf_bin, "serve", "--http-port", http_port, "--grpc-port", grpc_port]
+    for name, spec in models.items():
+        cmd += ["--model", f"{name}={spec}"]
+    process = ServerProcess("inferperf-serve", cmd)
+    server = EmbeddedServer(http_port, grpc_port, models, process)
+    try:
+        process.start()
+        process.wait_until(server.infer_check, 30, "its models ready and answering")
+        SUMMARY["start"]["inferperf-serve"] = process.ready()
+        yield server
+    finally:
+        process.stop()
+
+
+# ---------------------------------------------------------------------------------------
 # the summary at the end of the run
 
 

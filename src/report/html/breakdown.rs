@@ -57,6 +57,7 @@ pub fn breakdown(file: &ResultsFile) -> String {
         (0.5, n + 0.5),
         y_max,
     );
+    c.whole_x();
     for (i, (_, name, parts)) in all.iter().enumerate() {
         let mut base = 0.0;
         for (k, (part, v)) in parts.iter().enumerate() {

@@ -33,7 +33,7 @@ pub use svg::esc;
 const STYLE: &str = "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1400px}\
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ccc}h3{font-size:15px}\
 table{border-collapse:collapse;font-size:13px;margin:8px 0}td,th{border:1px solid #ddd;padding:3px 8px;text-align:right}\
-th{background:#f4f4f4}td.l,th.l{text-align:left}.bad{color:#b00}.ok{color:#080}.warn{background:#fff4e0;border-left:4px solid #f90;padding:4px 8px;margin:4px 0;font-size:13px}\
+th{background:#f4f4f4}td.l,th.l{text-align:left}tr>td:first-child{white-space:nowrap}.bad{color:#b00}.ok{color:#080}.warn{background:#fff4e0;border-left:4px solid #f90;padding:4px 8px;margin:4px 0;font-size:13px}\
 .charts{display:flex;flex-wrap:wrap;gap:12px}svg{background:#fff;border:1px solid #eee;font-family:inherit}\
 svg .mark:hover{stroke-width:3}footer{margin-top:32px;font-size:12px;color:#777}\
 .noise{color:#777}.swatch{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}";

@@ -60,6 +60,22 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A tick label: `num` without trailing zeros (0.5, 1.5, 2, 15k rather than 0.500, 1.50,
+/// 2, 15.0k).
+fn tick(v: f64) -> String {
+    let s = num(v);
+    let digits = s.trim_end_matches(|c: char| !c.is_ascii_digit());
+    if digits.contains('.') {
+        let suffix = &s[digits.len()..];
+        format!(
+            "{}{suffix}",
+            digits.trim_end_matches('0').trim_end_matches('.')
+        )
+    } else {
+        s
+    }
+}
+
 /// Points of a series: x, y and the tooltip.
 pub type Points = Vec<(f64, f64, String)>;
 
@@ -251,13 +267,27 @@ impl Chart {
 
     /// A line through the points in `style`, each point a mark with its tooltip.
     pub fn line(&mut self, name: &str, style: Line<'_>, points: &[(f64, f64, String)]) {
-        let pts: Vec<(f64, f64, &String)> = points
+        for (x, y, tip) in self.path(name, style, points) {
+            self.dot(x, y, style, &tip);
+        }
+    }
+
+    /// The line alone (and its legend entry), without a mark per point: for a chart that
+    /// draws its points itself, after the line so that they lie on top. Returns the drawable
+    /// points in screen coordinates.
+    pub fn path(
+        &mut self,
+        name: &str,
+        style: Line<'_>,
+        points: &[(f64, f64, String)],
+    ) -> Vec<(f64, f64, String)> {
+        let pts: Vec<(f64, f64, String)> = points
             .iter()
             .filter(|(x, y, _)| x.is_finite() && y.is_finite())
-            .map(|(x, y, t)| (self.sx(*x), self.sy(*y), t))
+            .map(|(x, y, t)| (self.sx(*x), self.sy(*y), t.clone()))
             .collect();
         if pts.is_empty() {
-            return;
+            return pts;
         }
         let mut line = String::new();
         for (x, y, _) in &pts {
@@ -276,12 +306,10 @@ impl Chart {
             esc(name)
         );
         self.marks += 1;
-        for (x, y, tip) in &pts {
-            self.dot(*x, *y, style, tip);
-        }
         if style.listed {
             self.legend_line(name, color, style.dashed);
         }
+        pts
     }
 
     fn dot(&mut self, x: f64, y: f64, style: Line<'_>, tip: &str) {
@@ -350,7 +378,7 @@ impl Chart {
                 let mut t = (self.x_range.0 / step).ceil() * step;
                 let mut out = Vec::new();
                 while t <= self.x_range.1 + step * 1e-9 {
-                    out.push((t, num(t)));
+                    out.push((t, tick(t)));
                     t += step;
                 }
                 out
@@ -365,10 +393,22 @@ impl Chart {
 
     /// The finished `<svg>` element.
     pub fn finish(self) -> String {
+        // The legend right of the title when it fits, else in a column right of the plot
+        // (the chart as much wider), never over the marks.
+        let beside_title = LEFT
+            + 8.0 * self.title.chars().count() as f64
+            + self.legend.iter().map(Key::width).sum::<f64>()
+            <= W - RIGHT;
+        let column = if beside_title {
+            0.0
+        } else {
+            10.0 + self.legend.iter().map(Key::width).fold(0.0, f64::max)
+        };
+        let width = W + column;
         let mut s = String::new();
         let _ = write!(
             s,
-            r#"<svg viewBox="0 0 {W} {H}" width="{W}" height="{H}" role="img" aria-label="{t}"><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{t}</text>"#,
+            r#"<svg viewBox="0 0 {width} {H}" width="{width}" height="{H}" role="img" aria-label="{t}"><text x="{LEFT}" y="16" font-size="13" font-weight="bold">{t}</text>"#,
             t = esc(&self.title)
         );
         let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
@@ -390,7 +430,7 @@ impl Chart {
                 r##"<line x1="{x0}" x2="{x1}" y1="{y:.1}" y2="{y:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
                 x0 - 4.0,
                 y + 3.0,
-                num(t)
+                tick(t)
             );
             t += step;
         }
@@ -406,27 +446,15 @@ impl Chart {
             esc(&self.y_label)
         );
         s.push_str(&self.body);
-        // The legend right of the title when it fits, else listed down the plot's top left
-        // on a white box, readable over the marks beneath.
-        let width: f64 = self.legend.iter().map(Key::width).sum();
-        let title_end = LEFT + 8.0 * self.title.chars().count() as f64;
-        if x1 - width >= title_end {
+        if beside_title {
             let mut lx = x1;
             for key in self.legend.iter().rev() {
                 lx -= key.width();
                 key.draw(&mut s, lx, 8.0);
             }
-        } else if !self.legend.is_empty() {
-            let widest = self.legend.iter().map(Key::width).fold(0.0, f64::max);
-            let _ = write!(
-                s,
-                r##"<rect x="{:.1}" y="{:.1}" width="{widest:.1}" height="{:.1}" fill="#fff" fill-opacity="0.85" stroke="#ddd"/>"##,
-                x0 + 2.0,
-                y0 + 2.0,
-                14.0 * self.legend.len() as f64 + 6.0
-            );
+        } else {
             for (i, key) in self.legend.iter().enumerate() {
-                key.draw(&mut s, x0 + 6.0, y0 + 6.0 + 14.0 * i as f64);
+                key.draw(&mut s, x1 + 10.0, y0 + 14.0 * i as f64);
             }
         }
         s.push_str("</svg>");
@@ -547,5 +575,76 @@ mod tests {
         assert!(c.sx(99.0) - c.sx(90.0) > (c.sx(90.0) - c.sx(0.0)) * 0.9);
         assert!(c.sx(99.9) <= W - RIGHT + 0.01);
         assert!(c.finish().contains("p99.9"));
+    }
+
+    #[test]
+    fn whole_ticks_of_one_level() {
+        let mut c = Chart::new("t", "level", "y", XAxis::Linear, (0.5, 1.5), 1.0);
+        c.whole_x();
+        let s = c.finish();
+        assert!(s.contains(r#"text-anchor="middle">1</text>"#), "{s}");
+        assert!(!s.contains(">0.6<") && !s.contains(">1.2<"), "{s}");
+    }
+
+    #[test]
+    fn tick_labels_have_no_trailing_zeros() {
+        assert_eq!(tick(0.5), "0.5");
+        assert_eq!(tick(1.5), "1.5");
+        assert_eq!(tick(0.25), "0.25");
+        assert_eq!(tick(2.0), "2");
+        assert_eq!(tick(100.0), "100");
+        assert_eq!(tick(15000.0), "15k");
+        assert_eq!(tick(12500.0), "12.5k");
+        assert_eq!(tick(2_500_000.0), "2.5M");
+        assert_eq!(tick(-0.5), "-0.5");
+    }
+
+    #[test]
+    fn a_long_legend_goes_right_of_the_plot() {
+        let parts = [
+            "client send",
+            "network + server",
+            "queue",
+            "compute infer",
+            "client receive",
+        ];
+        let mut c = Chart::new(
+            "Average latency by part",
+            "x",
+            "y",
+            XAxis::Linear,
+            (0.5, 1.5),
+            1.0,
+        );
+        for (k, p) in parts.iter().enumerate() {
+            c.bar(1.0, 0.7, 0.0, 1.0, COLORS[k], p);
+            c.legend(p, COLORS[k]);
+        }
+        let s = c.finish();
+        // Wider than a plain chart by the longest entry, every entry right of the plot.
+        let width = W + 10.0 + 13.0 + 7.0 + 6.5 * 16.0;
+        assert!(
+            s.starts_with(&format!(r#"<svg viewBox="0 0 {width} {H}""#)),
+            "{s:.80}"
+        );
+        for p in parts {
+            let at = s.find(&format!(">{p}</text>")).unwrap();
+            let x: f64 = s[..at]
+                .rsplit("<text x=\"")
+                .next()
+                .unwrap()
+                .split('"')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(x > W - RIGHT, "{p} at x {x}");
+        }
+        // A short one stays beside the title, the chart its usual width.
+        let mut c = Chart::new("t", "x", "y", XAxis::Linear, (0.0, 1.0), 1.0);
+        c.series("p50", COLORS[0], &[(0.5, 0.5, "a".into())]);
+        assert!(c
+            .finish()
+            .starts_with(&format!(r#"<svg viewBox="0 0 {W} {H}""#)));
     }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::svg::{esc, num};
 use super::{load_name, ms, pct};
-use crate::results::{LoadSettings, ResultsFile};
+use crate::results::{LevelEndRecord, LevelRecord, LoadSettings, ResultsFile};
 
 /// The run's settings as a two-column table.
 pub fn settings(file: &ResultsFile) -> String {
@@ -153,6 +153,19 @@ pub fn settings(file: &ResultsFile) -> String {
     out
 }
 
+/// The Stable cell: yes or no, and how the level ended when that was not by the stability
+/// rule, in the console summary's words ("no (unstable)").
+fn stable_cell(level: &LevelRecord) -> String {
+    let mark = match level.end {
+        LevelEndRecord::Stable | LevelEndRecord::SingleWindow => "",
+        LevelEndRecord::Unstable => " (unstable)",
+        LevelEndRecord::OverLatencyLimit => " (over latency limit)",
+        LevelEndRecord::MissedSlo => " (missed SLO)",
+        LevelEndRecord::Interrupted => " (interrupted)",
+    };
+    format!("{}{mark}", if level.stable { "yes" } else { "no" })
+}
+
 /// A row per level: throughput, the latency percentiles, average, errors, stable or not.
 pub fn levels(file: &ResultsFile) -> String {
     let extra = file
@@ -200,7 +213,7 @@ pub fn levels(file: &ResultsFile) -> String {
             level.merged_windows.len(),
             level.windows.len(),
             if level.stable { "ok" } else { "bad" },
-            if level.stable { "yes" } else { "no" },
+            stable_cell(level),
             esc(&level.why)
         );
     }

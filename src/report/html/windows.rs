@@ -2,7 +2,7 @@
 //! filled) so a reader sees why a level was or was not stable, and the per-second
 //! timeline of a `--ramp` / `--load-steps` run.
 
-use super::svg::{Chart, XAxis, COLORS};
+use super::svg::{Chart, Line, XAxis, COLORS};
 use super::{load_name, ms, pct};
 use crate::results::{LevelRecord, TimelineRecord};
 
@@ -45,7 +45,10 @@ pub fn level_windows(level: &LevelRecord) -> String {
         (x0, x1),
         ms(lat_max),
     );
+    // The lines first, then the points on top of them: filled for the merged windows,
+    // hollow for the others.
     let mut line = Vec::new();
+    let mut points = Vec::new();
     let (mut p50, mut p99) = (Vec::new(), Vec::new());
     for (i, w) in level.windows.iter().enumerate() {
         let merged = level.merged_windows.contains(&i);
@@ -56,29 +59,34 @@ pub fn level_windows(level: &LevelRecord) -> String {
             w.throughput,
             format!("window {}: {:.1} infer/s ({tag})", i + 1, w.throughput),
         ));
-        t.point(
-            x,
+        let tip = format!(
+            "window {}: {:.1} infer/s, {} errors ({tag})",
+            i + 1,
             w.throughput,
-            COLORS[0],
-            !merged,
-            &format!(
-                "window {}: {:.1} infer/s, {} errors ({tag})",
-                i + 1,
-                w.throughput,
-                w.failed
-            ),
+            w.failed
         );
+        points.push((x, w.throughput, COLORS[0], merged, tip));
         for (p, list, color) in [(50.0, &mut p50, COLORS[2]), (99.0, &mut p99, COLORS[1])] {
             if let Some(v) = pct(&w.latency, p) {
                 let tip = format!("window {}: p{p} {:.3} ms ({tag})", i + 1, ms(v));
-                list.push((x, ms(v), tip.clone()));
-                l.point(x, ms(v), color, !merged, &tip);
+                list.push((x, ms(v), tip, color, merged));
             }
         }
     }
-    t.series("throughput", COLORS[0], &line);
-    l.series("p50", COLORS[2], &p50);
-    l.series("p99", COLORS[1], &p99);
+    t.path("throughput", Line::solid(COLORS[0]), &line);
+    for (x, y, color, merged, tip) in points {
+        t.point(x, y, color, !merged, &tip);
+    }
+    for (name, list, color) in [("p50", &p50, COLORS[2]), ("p99", &p99, COLORS[1])] {
+        let pts: Vec<(f64, f64, String)> = list
+            .iter()
+            .map(|(x, y, tip, ..)| (*x, *y, tip.clone()))
+            .collect();
+        l.path(name, Line::solid(color), &pts);
+    }
+    for (x, y, tip, color, merged) in p50.iter().chain(&p99) {
+        l.point(*x, *y, color, !merged, tip);
+    }
     let mut out = t.finish();
     out.push_str(&l.finish());
     out
