@@ -456,15 +456,28 @@ pub fn clap_sentence(e: &clap::Error, args: &[String]) -> String {
         }
     }
     let text = e.render().to_string();
-    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let first = lines
-        .next()
-        .unwrap_or("bad arguments")
-        .trim_start_matches("error: ");
-    let tip = lines.find_map(|l| l.strip_prefix("tip: "));
+    // The first paragraph is the message (a list of missing arguments continues it on
+    // indented lines); a `tip:` line may sit in any paragraph; usage lines are left out.
+    let head = text.split("\n\n").next().unwrap_or_default();
+    let message: Vec<&str> = head
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with("tip: "))
+        .collect();
+    let message = message.join(" ");
+    let message = message.trim_start_matches("error: ");
+    let message = if message.is_empty() {
+        "bad arguments"
+    } else {
+        message
+    };
+    let tip = text
+        .lines()
+        .map(str::trim)
+        .find_map(|l| l.strip_prefix("tip: "));
     match tip {
-        Some(tip) => format!("{first} ({tip}); see inferperf --help."),
-        None => format!("{first}; see inferperf --help."),
+        Some(tip) => format!("{message} ({tip}); see inferperf --help."),
+        None => format!("{message}; see inferperf --help."),
     }
 }
 
