@@ -29,8 +29,9 @@ fn export_args<'a>(url: &'a str, export: &'a str, results: &'a str) -> Vec<&'a s
     ]
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn every_request_of_every_window_is_exported_level_by_level() {
+/// Runs the 2 ms model with the load flags given, writing the export and the results
+/// file; returns the exit code, the export and the results file.
+async fn exported_run(load: &[&str]) -> (Option<i32>, Value, results::ResultsFile) {
     let server = common::start_server(&["slow=sleep:ms=2"]).await;
     let tmp = tempfile::tempdir().unwrap();
     let export = tmp.path().join("profile_export.json");
@@ -41,11 +42,18 @@ async fn every_request_of_every_window_is_exported_level_by_level() {
         export.to_str().unwrap(),
         results_path.to_str().unwrap(),
     );
-    args.extend(["--concurrency-range", "1:2"]);
+    args.extend(load);
     let output = common::run_cli(&args).await;
-    assert_eq!(output.status.code(), Some(0), "{}", common::stderr(&output));
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
-    let file = results::read(&results_path).unwrap();
+    let code = output.status.code();
+    assert!(matches!(code, Some(0 | 2)), "{}", common::stderr(&output));
+    let value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    (code, value, results::read(&results_path).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_request_of_every_window_is_exported_level_by_level() {
+    let (code, value, file) = exported_run(&["--concurrency-range", "1:2"]).await;
+    assert_eq!(code, Some(0));
     let experiments = value["experiments"].as_array().unwrap();
     assert_eq!(experiments.len(), 2);
     assert_eq!(value["service_kind"], "triton");
@@ -82,24 +90,7 @@ async fn every_request_of_every_window_is_exported_level_by_level() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rate_level_is_a_request_rate_experiment() {
-    let server = common::start_server(&["slow=sleep:ms=2"]).await;
-    let tmp = tempfile::tempdir().unwrap();
-    let export = tmp.path().join("rate.json");
-    let results_path = tmp.path().join("results.json");
-    let url = common::url(&server, "http");
-    let mut args = export_args(
-        &url,
-        export.to_str().unwrap(),
-        results_path.to_str().unwrap(),
-    );
-    args.extend(["--request-rate-range", "50"]);
-    let output = common::run_cli(&args).await;
-    assert!(
-        matches!(output.status.code(), Some(0 | 2)),
-        "{}",
-        common::stderr(&output)
-    );
-    let value: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let (_, value, _) = exported_run(&["--request-rate-range", "50"]).await;
     let experiment = &value["experiments"][0];
     assert_eq!(
         experiment["experiment"],

@@ -13,30 +13,7 @@ use inferperf::load::profiler::Interrupt;
 use inferperf::results::{self, merge_distributions, DistributionRecord, ResultsFile};
 use serde_json::Value;
 
-fn schema() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results.schema.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-/// Validates a file against the schema, failing with every error and where it is.
-fn assert_valid(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let instance: Value = serde_json::from_str(&text).unwrap();
-    let schema = schema();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&instance)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .take(10)
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{}:\n{}",
-        path.display(),
-        errors.join("\n")
-    );
-    instance
-}
+use common::{assert_valid, schema};
 
 fn decoded(d: &DistributionRecord) -> inferperf::measure::distribution::Distribution {
     d.distribution().expect("the histogram decodes")

@@ -9,6 +9,7 @@ mod common;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use common::assert_valid;
 use inferperf::results;
 
 /// Waits until `path` reads as a results file with at least `levels` levels; returns it.
@@ -35,28 +36,6 @@ async fn wait_for_levels(
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// Fails with every error (and where it is) unless the file is valid against
-/// docs/results.schema.json.
-fn assert_valid(path: &Path) {
-    let schema_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results.schema.json");
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(schema_path).unwrap()).unwrap();
-    let instance: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
-    let errors: Vec<String> = validator
-        .iter_errors(&instance)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .take(10)
-        .collect();
-    assert!(
-        errors.is_empty(),
-        "{}:\n{}",
-        path.display(),
-        errors.join("\n")
-    );
 }
 
 fn spawn(args: &[&str]) -> tokio::process::Child {

@@ -82,11 +82,11 @@ fn tensor_value(t: &crate::wire::Tensor) -> String {
     let Ok(array) = tensor_values_json(t) else {
         return "null".to_string();
     };
-    if t.element_count() == Ok(1) {
-        let inner = array.trim_start_matches('[').trim_end_matches(']');
-        return inner.to_string();
+    let single = t.element_count() == Ok(1);
+    match array.strip_prefix('[').and_then(|a| a.strip_suffix(']')) {
+        Some(inner) if single => inner.to_string(),
+        _ => array,
     }
-    array
 }
 
 /// Writes the whole export of one level (an LLM artifact folder's `profile_export.json`).

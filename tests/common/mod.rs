@@ -149,3 +149,29 @@ async fn grpc_answer(
     let answer = client.model_infer(message).await.expect("answer");
     inferperf::wire::from_grpc_response(answer.into_inner()).expect("decodes")
 }
+
+/// docs/results.schema.json.
+pub fn schema() -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// Validates a file against the schema, failing with every error and where it is.
+pub fn assert_valid(path: &std::path::Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let instance: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let schema = schema();
+    let validator = jsonschema::validator_for(&schema).expect("the schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&instance)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .take(10)
+        .collect();
+    assert!(
+        errors.is_empty(),
+        "{}:\n{}",
+        path.display(),
+        errors.join("\n")
+    );
+    instance
+}
