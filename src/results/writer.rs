@@ -85,6 +85,7 @@ impl<'a> ResultsWriter<'a> {
                 buckets: Vec::new(),
                 total: None,
             }),
+            clock_offset_s: None,
         };
         Ok(ResultsWriter {
             cfg,
@@ -95,6 +96,11 @@ impl<'a> ResultsWriter<'a> {
             error: None,
             last_write: None,
         })
+    }
+
+    /// Records this host's clock offset from the run's reference shard.
+    pub fn set_clock_offset(&mut self, offset_s: Option<f64>) {
+        self.file.clock_offset_s = offset_s;
     }
 
     /// Whether a results file is being written.
