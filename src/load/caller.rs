@@ -36,6 +36,14 @@ impl Caller {
         }
     }
 
+    /// Opens the slot's connection ahead of its first request (so that connecting is not
+    /// part of the level's measurement); false when it cannot be opened now.
+    pub async fn open(&mut self, target: &Target) -> bool {
+        Connection::reuse_or_open(&mut self.connection, target, self.slot)
+            .await
+            .is_ok()
+    }
+
     /// Sends `request`, due at `scheduled` (open loop; otherwise when it is sent), and
     /// records what came of it in `buffer`. `watch`, when given, hears the number of each
     /// answer as it comes.

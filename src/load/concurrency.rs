@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
 
 use super::caller::{Called, Caller};
@@ -16,6 +16,10 @@ use crate::measure::sample::{Drained, SlotBuffer};
 
 /// Longest pause between reconnection attempts to a server that refuses connections.
 const MAX_BACKOFF: Duration = Duration::from_millis(100);
+/// Connections being opened at once when a level starts many slots: enough to open
+/// thousands a second, few enough not to overflow a server's accept queue (whose dropped
+/// SYNs would be retried only a second later).
+const CONNECTS_IN_FLIGHT: usize = 256;
 
 const ACTIVE: u8 = 0;
 const PAUSED: u8 = 1;
@@ -28,6 +32,8 @@ pub struct SlotShared {
     state: AtomicU8,
     /// True while the slot has a request out (or is connecting for one).
     busy: AtomicBool,
+    /// True once the slot has a connection, false again while it cannot open one.
+    connected: AtomicBool,
     wake: Notify,
 }
 
@@ -56,6 +62,8 @@ pub struct ClosedLoop {
     /// would send each one as many times in a row as there are slots, which a server's
     /// cache of prompts or answers then serves for free).
     next_request: Arc<AtomicUsize>,
+    /// Bounds the connections opened at once.
+    connects: Arc<Semaphore>,
 }
 
 impl ClosedLoop {
@@ -71,7 +79,18 @@ impl ClosedLoop {
             threads,
             budget: None,
             next_request: Arc::new(AtomicUsize::new(0)),
+            connects: Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT)),
         }
+    }
+
+    /// How many of the first `concurrency` slots have a connection.
+    pub fn connected_slots(&self, concurrency: usize) -> usize {
+        let connected = |s: &&Slot| s.shared.connected.load(Ordering::Relaxed);
+        self.slots
+            .iter()
+            .take(concurrency)
+            .filter(connected)
+            .count()
     }
 
     /// Limits the requests started from now on to `count` (None: no limit). Applies to
@@ -111,6 +130,7 @@ impl ClosedLoop {
             requests: self.requests.clone(),
             budget: self.budget.clone(),
             next_request: self.next_request.clone(),
+            connects: self.connects.clone(),
         };
         let lane = self.target.lane(index);
         self.threads.handle(lane).spawn(slot.run())
@@ -166,11 +186,16 @@ struct SlotTask {
     requests: Arc<Vec<Request>>,
     budget: Option<Arc<AtomicI64>>,
     next_request: Arc<AtomicUsize>,
+    connects: Arc<Semaphore>,
 }
 
 impl SlotTask {
     async fn run(self) {
         let mut caller = Caller::new(self.index, &self.target);
+        if let Ok(_permit) = self.connects.acquire().await {
+            let opened = caller.open(&self.target).await;
+            self.shared.connected.store(opened, Ordering::Relaxed);
+        }
         let take =
             || self.next_request.fetch_add(1, Ordering::Relaxed) % self.requests.len().max(1);
         let mut next = take();
@@ -195,7 +220,9 @@ impl SlotTask {
                 .call(&self.target, request, None, &self.shared.buffer, None)
                 .await;
             self.shared.busy.store(false, Ordering::Relaxed);
-            if called == Called::NotConnected {
+            let connected = called != Called::NotConnected;
+            self.shared.connected.store(connected, Ordering::Relaxed);
+            if !connected {
                 // The same request goes again once a connection opens.
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(MAX_BACKOFF);

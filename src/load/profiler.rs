@@ -266,6 +266,10 @@ impl<'a> Profiler<'a> {
         }
         self.previous = Some(level);
         self.driver.apply(self.cfg, &self.dataset, level)?;
+        let slots = self.slots_of(level);
+        let connecting = self.await_slots(slots).await;
+        self.pending_notes.extend(connecting);
+        let mut short_windows = Vec::new();
         let mut window_start = Instant::now();
         self.request_log = self.wall_clock.map(RequestLog::new);
         // Answers that belong to the previous level do not count here.
@@ -282,6 +286,7 @@ impl<'a> Profiler<'a> {
             self.monitors.stamp(&mut window, boundary).await;
             window_start = boundary;
             self.check_reachable(&window)?;
+            short_windows.push(self.connected_slots(slots) < slots);
             windows.push(window);
             if let Some(progress) = &mut self.progress {
                 if let Some(done) = WindowDone::of(self.cfg, &windows) {
@@ -294,7 +299,13 @@ impl<'a> Profiler<'a> {
                 release_freed_memory();
             }
             let interrupted = self.interrupt.is_raised();
-            let local = self.local_end(&windows, interrupted);
+            let mut local = self.local_end(&windows, interrupted);
+            // A window some slots missed measured less load than asked: never stable.
+            let judged = short_windows.len().saturating_sub(STABILITY_WINDOWS);
+            if local == Some(LevelEnd::Stable) && short_windows[judged..].contains(&true) {
+                local =
+                    (windows.len() >= self.cfg.max_trials as usize).then_some(LevelEnd::Unstable);
+            }
             // Alone, this shard's view decides; sharded under MPI, every rank's does.
             let agreed = self.coordinator.agree(local.is_some(), interrupted).await?;
             if agreed.any_interrupted {
@@ -304,6 +315,13 @@ impl<'a> Profiler<'a> {
                 break end;
             }
         };
+        let short = short_windows.iter().filter(|s| **s).count();
+        if short > 0 {
+            self.pending_notes.push(format!(
+                "{short} of the {} windows ended with fewer than {slots} slots connected: they measured less load than asked, so they are never called stable; lower the concurrency or raise the server's connection limit.",
+                windows.len()
+            ));
+        }
         Ok(LevelResult {
             level,
             merged: merge_last(&windows, self.cfg.batch_size),
@@ -311,6 +329,48 @@ impl<'a> Profiler<'a> {
             end,
             notes: self.level_notes(level),
             requests: self.request_log.take(),
+        })
+    }
+
+    /// The closed loop's slots at `level` in this process (0 for other loads).
+    fn slots_of(&self, level: LoadLevel) -> usize {
+        let mine = self
+            .cfg
+            .shard
+            .as_ref()
+            .map_or(level, |s| s.level_share(level));
+        match (mine, &self.driver) {
+            (LoadLevel::Concurrency(c), Driver::Closed(_)) => c as usize,
+            _ => 0,
+        }
+    }
+
+    fn connected_slots(&mut self, slots: usize) -> usize {
+        self.driver
+            .closed_loop()
+            .map_or(slots, |closed| closed.connected_slots(slots))
+    }
+
+    /// Waits until every slot of the level has its connection (opened in parallel, a few
+    /// hundred at a time), so that measuring starts with the asked load in flight; gives up
+    /// after the request timeout. Says how long it took when that was long, or how many
+    /// slots were missing.
+    async fn await_slots(&mut self, slots: usize) -> Option<String> {
+        let started = Instant::now();
+        let limit = self.target.timeout;
+        let mut connected = self.connected_slots(slots);
+        while connected < slots && started.elapsed() < limit && !self.interrupt.is_raised() {
+            tokio::time::sleep(POLL).await;
+            connected = self.connected_slots(slots);
+        }
+        let took = started.elapsed().as_secs_f64();
+        if connected < slots && !self.interrupt.is_raised() {
+            return Some(format!(
+                "Only {connected} of the {slots} slots had a connection {took:.1} s after the level started; measuring began anyway."
+            ));
+        }
+        (took >= 1.0).then(|| {
+            format!("The {slots} slots took {took:.2} s to connect; measuring began once all had.")
         })
     }
 
