@@ -39,6 +39,9 @@ pub struct ResultsFile {
     pub knee: Option<usize>,
     /// The per-second buckets of a `--ramp` / `--load-steps` run.
     pub timeline: Option<TimelineRecord>,
+    /// This host's clock minus the reference clock, s, when known.
+    #[serde(default)]
+    pub clock_offset_s: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -97,6 +100,17 @@ pub struct Settings {
     /// The percentiles the console and CSV report, ascending.
     pub reported_percentiles: Vec<f64>,
     pub csv_files: Vec<String>,
+    #[serde(default)]
+    pub shard: Option<ShardRecord>,
+    #[serde(default)]
+    pub arguments: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardRecord {
+    pub index: u32,
+    pub count: u32,
+    pub source: String,
 }
 
 /// The load the run applied, by mode.

@@ -68,6 +68,8 @@ pub fn settings(cfg: &Config) -> Settings {
         llm: cfg.llm.as_ref().map(llm),
         reported_percentiles: cfg.reported_percentiles(),
         csv_files: cfg.csv_paths().iter().map(|p| display(p)).collect(),
+        shard: None,
+        arguments: std::env::args().skip(1).collect(),
     }
 }
 

@@ -80,6 +80,7 @@ impl<'a> ResultsWriter<'a> {
             model: None,
             levels: Vec::new(),
             knee: None,
+            clock_offset_s: None,
             timeline: cfg.load.timeline().map(|plan| TimelineRecord {
                 kind: timeline_kind(plan.kind).to_string(),
                 buckets: Vec::new(),
