@@ -39,6 +39,10 @@ pub struct ResultsFile {
     pub knee: Option<usize>,
     /// The per-second buckets of a `--ramp` / `--load-steps` run.
     pub timeline: Option<TimelineRecord>,
+    /// `inferperf merge`: the results files merged into this one, in shard order; empty
+    /// for a run measured by one process.
+    #[serde(default)]
+    pub merged_from: Vec<String>,
     /// This host's clock minus the reference clock, s, when known.
     #[serde(default)]
     pub clock_offset_s: Option<f64>,
