@@ -14,7 +14,7 @@ use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::model::ModelSpec;
 use crate::report;
 use crate::results::merge::{self, MergedRun, Shard};
-use crate::results::{self, MergedOrigin, ResultsWriter, RunEnd};
+use crate::results::{self, MergedOrigin, ResultsWriter, RunEnd, Settings};
 
 /// Flags of a shard's command line that are the shard's own, not the run's: dropped with
 /// their value before the command line is parsed again.
@@ -34,11 +34,13 @@ pub fn run(args: &MergeArgs) -> RunResult<i32> {
     let shards = read_shards(&args.shards)?;
     let mut notes = merge::check(&shards, args.allow_missing)?;
     let shards = in_shard_order(shards);
-    let cfg = merged_config(&shards[0], args)?;
+    let kept = run_arguments(&shards[0].file.settings.arguments);
+    let cfg = merged_config(&shards[0], &kept, args)?;
     let model = model(&shards[0])?;
     let run = merge::merge(&cfg, &shards)?;
     notes.extend(run.notes.iter().cloned());
-    write_reports(&cfg, &model, &shards, &run, &notes)
+    let settings = merged_settings(&shards[0], &cfg, &kept, args);
+    write_reports(&cfg, &model, &shards, &run, settings, &notes)
 }
 
 /// Reads every file given; fewer than two is a mistake.
@@ -77,21 +79,20 @@ fn model(shard: &Shard) -> RunResult<ModelSpec> {
 }
 
 /// The run's configuration: the first shard's command line without the shard's own flags
-/// and outputs, with merge's outputs.
-fn merged_config(shard: &Shard, args: &MergeArgs) -> RunResult<Config> {
-    let recorded = &shard.file.settings.arguments;
+/// and outputs (`kept`), with merge's outputs. The client's threads are all the shards'
+/// (their CPU is summed), so that a client is said to limit the load only when it did.
+fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<Config> {
     let refuse = |why: String| {
         RunError::bad_option(format!(
             "{}: {why}; merge rebuilds the run's settings from the shards' command line.",
             shard.path
         ))
     };
-    if recorded.is_empty() {
+    if shard.file.settings.arguments.is_empty() {
         return Err(refuse(
             "the file records no command line (settings.arguments)".to_string(),
         ));
     }
-    let kept = run_arguments(recorded);
     let mut line = vec!["inferperf".to_string()];
     line.extend(kept.iter().cloned());
     let line = normalize_args(line);
@@ -111,12 +112,39 @@ fn merged_config(shard: &Shard, args: &MergeArgs) -> RunResult<Config> {
     profile.results_file.clone_from(&args.results_file);
     profile.profile_export_file = None;
     profile.no_progress = true;
-    Config::from_args(&profile).map_err(|e| {
+    let mut cfg = Config::from_args(&profile).map_err(|e| {
         refuse(format!(
             "its command line (settings.arguments) is not valid here: {}",
             e.to_string().trim_end_matches('.')
         ))
-    })
+    })?;
+    cfg.client_threads *= args.shards.len();
+    Ok(cfg)
+}
+
+/// The merged run's settings: the shards' (the same, as checked), without a shard, with
+/// the command line that rebuilds the run and merge's outputs.
+fn merged_settings(shard: &Shard, cfg: &Config, kept: &[String], args: &MergeArgs) -> Settings {
+    let mut settings = shard.file.settings.clone();
+    settings.shard = None;
+    settings.arguments = kept.to_vec();
+    let outputs = [
+        ("-f", &args.csv_file),
+        ("--report-dir", &args.report_dir),
+        ("--results-file", &args.results_file),
+    ];
+    for (flag, path) in outputs {
+        if let Some(path) = path {
+            settings.arguments.push(flag.to_string());
+            settings.arguments.push(path.display().to_string());
+        }
+    }
+    settings.csv_files = cfg
+        .csv_paths()
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    settings
 }
 
 /// A shard's command line without the flags that are the shard's or its outputs.
@@ -157,10 +185,12 @@ fn write_reports(
     model: &ModelSpec,
     shards: &[Shard],
     run: &MergedRun,
+    settings: Settings,
     notes: &[String],
 ) -> RunResult<i32> {
     let origin = MergedOrigin {
         merged_from: shards.iter().map(|s| s.path.clone()).collect(),
+        settings,
         host: shards[0].file.host.clone(),
         started_at: run.started_at,
         ended_at: run.ended_at,

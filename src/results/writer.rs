@@ -53,11 +53,13 @@ pub struct ResultsWriter<'a> {
     merged_end: Option<(Option<String>, Option<f64>)>,
 }
 
-/// Where and when a merged run (`inferperf merge`) happened: its shards' files, the first
-/// shard's host, the earliest start and the latest end on the reference clock, and that
-/// start on this process's clock (the merged windows' bounds count from it).
+/// Where and when a merged run (`inferperf merge`) happened: its shards' files, its
+/// settings (the shards' but for the shard itself and the outputs), the first shard's host,
+/// the earliest start and the latest end on the reference clock, and that start on this
+/// process's clock (the merged windows' bounds count from it).
 pub struct MergedOrigin {
     pub merged_from: Vec<String>,
+    pub settings: Settings,
     pub host: Host,
     pub started_at: SystemTime,
     pub ended_at: Option<SystemTime>,
@@ -119,6 +121,7 @@ impl<'a> ResultsWriter<'a> {
         let mut writer = ResultsWriter::start(cfg)?;
         let file = &mut writer.file;
         file.started_at = rfc3339(origin.started_at);
+        file.settings = origin.settings;
         file.host = origin.host;
         file.merged_from = origin.merged_from;
         let duration = origin.ended_at.map(|end| {
