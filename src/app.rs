@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::load::profiler::{Interrupt, Profiler};
+use crate::load::shards::Coordinator;
 use crate::load::timeline::run_timeline;
 use crate::measure::level::LevelResult;
 use crate::measure::monitors::Monitors;
@@ -82,6 +83,17 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     // An unusable results path stops the run before anything is measured.
     let mut results = ResultsWriter::start(cfg)?;
     probe_csv(cfg)?;
+    let coordinator = match Coordinator::join(cfg).await {
+        Ok(joined) => Arc::new(joined),
+        Err(error) => {
+            let _ = results.finish(RunEnd {
+                error: Some(&error),
+                ..RunEnd::default()
+            });
+            return Err(error);
+        }
+    };
+    results.set_clock_offset(coordinator.clock_offset_s());
     let prepared = match prepare(cfg).await {
         Ok(prepared) => prepared,
         Err(error) => {
@@ -97,7 +109,8 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     if cfg.load.timeline().is_some() {
         return follow_timeline(cfg, &prepared, interrupt, &mut results).await;
     }
-    let (mut profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
+    let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
+    let mut profiler = profiler.with_coordinator(coordinator);
     for note in notes {
         println!("{note}");
     }

@@ -420,6 +420,28 @@ pub struct ProfileArgs {
     /// error is not a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// Be shard I of N processes that apply the load together, each writing its own
+    /// results for `inferperf merge`: a rate is split into N phase-shifted streams whose union
+    /// is the asked one, a concurrency into N parts as even as integers allow, input data and
+    /// a fixed schedule by entry. Without it, the shard comes from MPI (OMPI_COMM_WORLD_RANK /
+    /// _SIZE, PMI_RANK / PMI_SIZE) or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX with
+    /// --shards).
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+    /// The shard count of a Kubernetes Indexed Job (its completions); the index comes from
+    /// JOB_COMPLETION_INDEX.
+    #[arg(long, value_name = "N")]
+    pub shards: Option<u32>,
+    /// When the first window starts, as an RFC 3339 time (2026-11-24T10:00:00Z) or
+    /// @UNIX_SECONDS: shards started apart still measure the same seconds. Discovery and
+    /// warm-up happen before it.
+    #[arg(long, value_name = "TIME")]
+    pub start_at: Option<String>,
+    /// Accepted as perf_analyzer's: under an MPI launcher the ranks are the shards and agree
+    /// on stability (a level ends when every rank's windows are stable); this is so with or
+    /// without the flag.
+    #[arg(long)]
+    pub enable_mpi: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
 }
@@ -510,6 +532,29 @@ pub fn top_help(args: &[String]) -> Option<String> {
     let profile = cli.find_subcommand_mut("profile")?;
     let flags = render(profile).to_string();
     Some(format!("{}\n\n{flags}", top.trim_end()))
+}
+
+/// The command line with the value of every `-H` header hidden: a header may carry a
+/// credential (`Authorization: Bearer …`), which must never be written anywhere.
+pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<String> {
+    let hide = |header: &str| match header.split_once(':') {
+        Some((name, _)) => format!("{name}: <hidden>"),
+        None => "<hidden>".to_string(),
+    };
+    let mut out = Vec::new();
+    let mut next_is_header = false;
+    for arg in args {
+        let shown = if next_is_header {
+            hide(&arg)
+        } else if let Some(attached) = arg.strip_prefix("-H").filter(|a| !a.is_empty()) {
+            format!("-H{}", hide(attached))
+        } else {
+            arg.clone()
+        };
+        next_is_header = arg == "-H";
+        out.push(shown);
+    }
+    out
 }
 
 #[cfg(test)]

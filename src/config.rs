@@ -6,6 +6,7 @@ mod llm;
 mod load;
 mod metrics;
 mod output;
+pub mod shard;
 pub mod sweep;
 
 pub use llm::{Endpoint, LlmConfig, PromptSource};
@@ -171,6 +172,11 @@ pub struct Config {
     /// is the client's and the server's together, so it cannot say the client was the limit.
     /// Set by the caller, not by a flag.
     pub server_in_process: bool,
+    /// This process's part of a sharded run (`--shard`, MPI, an Indexed Job).
+    pub shard: Option<shard::ShardPlan>,
+    /// The command line after the program's name, header values hidden: what the results
+    /// file records so that `inferperf merge` can rebuild the run's settings.
+    pub arguments: Vec<String>,
 }
 
 use crate::cli::ProfileArgs;
@@ -186,7 +192,7 @@ impl Config {
         let (load, concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
         let profile_export_file = output::parse_profile_export(args, &load)?;
-        let config = Config {
+        let mut config = Config {
             model_name: non_empty(&args.model_name, "-m")?,
             model_version: args.model_version.trim().to_string(),
             url: parse_url(args.url.as_deref(), protocol)?,
@@ -244,12 +250,16 @@ impl Config {
             llm: parse_llm(args, service_kind, protocol)?,
             progress: !args.no_progress,
             server_in_process: false,
+            shard: shard::parse_shard(args)?,
+            arguments: Vec::new(),
         };
         config.check_request_count()?;
         config.check_periodic()?;
         config.check_search()?;
         config.check_timeline()?;
         config.check_llm_slo()?;
+        config.check_shard()?;
+        config.shard_outputs();
         Ok(config)
     }
 

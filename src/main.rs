@@ -27,6 +27,7 @@ fn main() -> ExitCode {
         println!("{help}");
         return exit(0);
     }
+    let given = inferperf::cli::without_header_values(args.iter().skip(1).cloned());
     let args = normalize_args(args);
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
@@ -46,17 +47,19 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(RunError::failed(format!("Cannot start the runtime: {e}."))),
     };
-    let result = runtime.block_on(run(cli.command));
+    let result = runtime.block_on(run(cli.command, given));
     match result {
         Ok(code) => exit(code),
         Err(e) => fail(e),
     }
 }
 
-async fn run(command: Command) -> Result<i32, RunError> {
+/// Runs a command; `given` is its command line after the program's name, headers hidden.
+async fn run(command: Command, given: Vec<String>) -> Result<i32, RunError> {
     match command {
         Command::Profile(args) => {
-            let cfg = Config::from_args(&args)?;
+            let mut cfg = Config::from_args(&args)?;
+            cfg.arguments = given;
             let interrupt = Arc::new(Interrupt::default());
             watch_ctrl_c(interrupt.clone());
             let result = inferperf::app::profile(&cfg, interrupt.clone()).await;

@@ -39,7 +39,7 @@ pub fn run(args: &MergeArgs) -> RunResult<i32> {
     let model = model(&shards[0])?;
     let run = merge::merge(&cfg, &shards)?;
     notes.extend(run.notes.iter().cloned());
-    let settings = merged_settings(&shards[0], &cfg, &kept, args);
+    let settings = merged_settings(&shards[0], &cfg);
     write_reports(&cfg, &model, &shards, &run, settings, &notes)
 }
 
@@ -118,16 +118,16 @@ fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<
             e.to_string().trim_end_matches('.')
         ))
     })?;
+    // A merge run under MPI or in an Indexed Job is still no shard.
+    cfg.shard = None;
+    cfg.arguments = merged_arguments(kept, args);
     cfg.client_threads *= args.shards.len();
     Ok(cfg)
 }
 
-/// The merged run's settings: the shards' (the same, as checked), without a shard, with
-/// the command line that rebuilds the run and merge's outputs.
-fn merged_settings(shard: &Shard, cfg: &Config, kept: &[String], args: &MergeArgs) -> Settings {
-    let mut settings = shard.file.settings.clone();
-    settings.shard = None;
-    settings.arguments = kept.to_vec();
+/// The command line that rebuilds the merged run: the shards' own, with merge's outputs.
+fn merged_arguments(kept: &[String], args: &MergeArgs) -> Vec<String> {
+    let mut arguments = kept.to_vec();
     let outputs = [
         ("-f", &args.csv_file),
         ("--report-dir", &args.report_dir),
@@ -135,10 +135,19 @@ fn merged_settings(shard: &Shard, cfg: &Config, kept: &[String], args: &MergeArg
     ];
     for (flag, path) in outputs {
         if let Some(path) = path {
-            settings.arguments.push(flag.to_string());
-            settings.arguments.push(path.display().to_string());
+            arguments.push(flag.to_string());
+            arguments.push(path.display().to_string());
         }
     }
+    arguments
+}
+
+/// The merged run's settings: the shards' (the same, as checked), without a shard, with
+/// the command line that rebuilds the run and merge's outputs.
+fn merged_settings(shard: &Shard, cfg: &Config) -> Settings {
+    let mut settings = shard.file.settings.clone();
+    settings.shard = None;
+    settings.arguments.clone_from(&cfg.arguments);
     settings.csv_files = cfg
         .csv_paths()
         .iter()

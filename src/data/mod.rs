@@ -31,7 +31,8 @@ impl Dataset {
     /// perf_analyzer does; user data is read and batched.
     pub fn build(cfg: &Config, model: &ModelSpec) -> RunResult<Dataset> {
         if let Some(llm) = &cfg.llm {
-            return prompts::build(cfg, llm).map(|entries| Dataset { entries });
+            let entries = shard_entries(cfg, prompts::build(cfg, llm)?)?;
+            return Ok(Dataset { entries });
         }
         let model = &with_declared_inputs(cfg, model)?;
         shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
@@ -39,7 +40,9 @@ impl Dataset {
             Some(entries) => entry::batch_entries(&entries, model, cfg.batch_size)?,
             None => vec![generated_entry(cfg, model)?],
         };
-        Ok(Dataset { entries })
+        Ok(Dataset {
+            entries: shard_entries(cfg, entries)?,
+        })
     }
 
     pub fn len(&self) -> usize {
@@ -54,6 +57,41 @@ impl Dataset {
     pub fn timestamps_ms(&self) -> impl Iterator<Item = Option<f64>> + '_ {
         self.entries.iter().map(|e| e.timestamp_ms)
     }
+}
+
+/// A shard's part of the data: every N-th entry from its index (generated data, a single
+/// entry, is every shard's). Timestamps are taken from the whole data's first, so that the
+/// shards of a fixed schedule replay the whole one together.
+fn shard_entries(cfg: &Config, mut entries: Vec<Entry>) -> RunResult<Vec<Entry>> {
+    let Some(shard) = cfg.shard.as_ref().filter(|s| s.count > 1) else {
+        return Ok(entries);
+    };
+    let fixed = matches!(cfg.load, crate::config::LoadMode::FixedSchedule);
+    if entries.len() <= 1 && !fixed {
+        return Ok(entries);
+    }
+    if entries.len() < shard.count as usize {
+        return Err(RunError::bad_option(format!(
+            "--input-data has {} entries, fewer than the {} shards it is dealt out to: give at least one entry per shard, or run fewer shards.",
+            entries.len(),
+            shard.count
+        )));
+    }
+    let origin = entries
+        .iter()
+        .filter_map(|e| e.timestamp_ms)
+        .fold(f64::INFINITY, f64::min);
+    if origin.is_finite() {
+        for entry in &mut entries {
+            entry.timestamp_ms = entry.timestamp_ms.map(|t| t - origin);
+        }
+    }
+    Ok(entries
+        .into_iter()
+        .enumerate()
+        .filter(|(n, _)| shard.takes(*n as u64))
+        .map(|(_, e)| e)
+        .collect())
 }
 
 /// Reads the entries of a JSON or directory source; `None` for generated data.

@@ -68,6 +68,7 @@ impl Driver {
 
     /// Puts the level's load on the server.
     pub fn apply(&mut self, cfg: &Config, dataset: &Dataset, level: LoadLevel) -> RunResult<()> {
+        let level = cfg.shard.as_ref().map_or(level, |s| s.level_share(level));
         match (self, level) {
             (Driver::Closed(closed), LoadLevel::Concurrency(c)) => {
                 closed.set_concurrency(c as usize);
@@ -228,8 +229,20 @@ impl Driver {
     }
 }
 
-/// The schedule of an open-loop level.
+/// The schedule of an open-loop level: the whole stream's, of which a shard keeps every
+/// N-th send (so the shards' union is the asked stream, each shifted by its phase). A fixed
+/// schedule is a shard's already: its data holds only its own entries.
 fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
+    let whole = whole_schedule(cfg, dataset, rate)?;
+    Ok(match &cfg.shard {
+        Some(shard) if shard.count > 1 && !matches!(cfg.load, LoadMode::FixedSchedule) => {
+            Schedule::sharded(whole, shard.index, shard.count)
+        }
+        _ => whole,
+    })
+}
+
+fn whole_schedule(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
     Ok(match &cfg.load {
         LoadMode::RequestRate {
             distribution: Distribution::Constant,
@@ -240,7 +253,11 @@ fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedul
             ..
         } => Schedule::poisson(rate, cfg.seed),
         LoadMode::Intervals { gaps } => Schedule::intervals(gaps.clone()),
-        LoadMode::FixedSchedule => Schedule::fixed(fixed_offsets(dataset)?),
+        LoadMode::FixedSchedule => match cfg.shard {
+            // A shard's entries keep the whole data's time origin (see `Dataset::build`).
+            Some(_) => Schedule::fixed_from_zero(fixed_offsets(dataset)?),
+            None => Schedule::fixed(fixed_offsets(dataset)?),
+        },
         LoadMode::Timeline { plan, distribution } => {
             let seed = (*distribution == Distribution::Poisson).then_some(cfg.seed);
             Schedule::Curve(RateCurve::new(plan.segments.clone(), seed))

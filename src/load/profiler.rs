@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 use super::driver::Driver;
 use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
+use super::shards::Coordinator;
 use crate::backend::{ErrorKind, Request, Target};
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
@@ -89,6 +90,10 @@ pub struct Profiler<'a> {
     compaction: Compaction,
     /// The live display, told of each level and window cut (none: nothing is computed for it).
     progress: Option<Box<dyn Progress>>,
+    /// The other shards of the run, which start and end each level together with this one.
+    coordinator: Arc<Coordinator>,
+    /// What the next level's result says besides the driver's notes (a late start).
+    pending_notes: Vec<String>,
 }
 
 impl<'a> Profiler<'a> {
@@ -119,7 +124,15 @@ impl<'a> Profiler<'a> {
             request_log: None,
             compaction: Compaction::for_run(cfg),
             progress: None,
+            coordinator: Arc::new(Coordinator::alone()),
+            pending_notes: Vec::new(),
         }
+    }
+
+    /// Starts and ends each level together with the run's other shards.
+    pub fn with_coordinator(mut self, coordinator: Arc<Coordinator>) -> Self {
+        self.coordinator = coordinator;
+        self
     }
 
     /// Tells `progress` of each level as it starts and of each window as it is cut.
@@ -151,6 +164,8 @@ impl<'a> Profiler<'a> {
         results: &mut Vec<LevelResult>,
     ) -> RunResult<()> {
         self.warm_up().await?;
+        let late = self.coordinator.first_window(&self.interrupt).await?;
+        self.pending_notes.extend(late);
         let mut search = Search::of(self.cfg);
         while let Some(level) = search.next(results.last()) {
             if self.interrupt.is_raised() {
@@ -219,6 +234,11 @@ impl<'a> Profiler<'a> {
 
     async fn measure_level(&mut self, level: LoadLevel) -> RunResult<LevelResult> {
         if let (Some(count), LoadLevel::Concurrency(_)) = (self.cfg.request_count, level) {
+            let count = self
+                .cfg
+                .shard
+                .as_ref()
+                .map_or(count, |s| s.count_share(count));
             return self.measure_until_done(level, Some(count)).await;
         }
         if single_window(self.cfg) {
@@ -257,21 +277,15 @@ impl<'a> Profiler<'a> {
                 windows[old].compact(&self.compaction);
                 release_freed_memory();
             }
-            if self.interrupt.is_raised() {
+            let interrupted = self.interrupt.is_raised();
+            let local = self.local_end(&windows, interrupted);
+            // Alone, this shard's view decides; sharded under MPI, every rank's does.
+            let agreed = self.coordinator.agree(local.is_some(), interrupted).await?;
+            if agreed.any_interrupted {
                 break LevelEnd::Interrupted;
             }
-            match self.rule.judge(&windows) {
-                Verdict::Stable => break LevelEnd::Stable,
-                Verdict::OverLatencyLimit => break LevelEnd::OverLatencyLimit,
-                Verdict::MissedSlo => break LevelEnd::MissedSlo,
-                Verdict::Measuring if windows.len() >= self.cfg.max_trials as usize => {
-                    let merged = merge_last(&windows, self.cfg.batch_size);
-                    if self.rule.misses_slo(&merged) {
-                        break LevelEnd::MissedSlo;
-                    }
-                    break LevelEnd::Unstable;
-                }
-                Verdict::Measuring => {}
+            if let (true, Some(end)) = (agreed.all_done, local) {
+                break end;
             }
         };
         Ok(LevelResult {
@@ -279,9 +293,54 @@ impl<'a> Profiler<'a> {
             merged: merge_last(&windows, self.cfg.batch_size),
             windows,
             end,
-            notes: self.driver.notes(),
+            notes: self.level_notes(level),
             requests: self.request_log.take(),
         })
+    }
+
+    /// How the level would end after `windows` if this shard decided alone, or `None` to
+    /// measure on.
+    fn local_end(&self, windows: &[WindowStats], interrupted: bool) -> Option<LevelEnd> {
+        if interrupted {
+            return Some(LevelEnd::Interrupted);
+        }
+        match self.rule.judge(windows) {
+            Verdict::Stable => Some(LevelEnd::Stable),
+            Verdict::OverLatencyLimit => Some(LevelEnd::OverLatencyLimit),
+            Verdict::MissedSlo => Some(LevelEnd::MissedSlo),
+            Verdict::Measuring if windows.len() >= self.cfg.max_trials as usize => {
+                let merged = merge_last(windows, self.cfg.batch_size);
+                if self.rule.misses_slo(&merged) {
+                    Some(LevelEnd::MissedSlo)
+                } else {
+                    Some(LevelEnd::Unstable)
+                }
+            }
+            Verdict::Measuring => None,
+        }
+    }
+
+    /// The driver's notes on a level, after what this shard ran of it and any note left
+    /// for the level.
+    fn level_notes(&mut self, level: LoadLevel) -> Vec<String> {
+        let mut notes = std::mem::take(&mut self.pending_notes);
+        if let Some(shard) = self.cfg.shard.as_ref().filter(|s| s.count > 1) {
+            notes.push(match shard.level_share(level) {
+                LoadLevel::Concurrency(mine) => format!(
+                    "This is {}: it kept {mine} of the level's requests in flight; merge the shards' results for the whole.",
+                    shard.label()
+                ),
+                LoadLevel::Rate(rate) => format!(
+                    "This is {}: it sent one request in {} of the {} req/s stream ({:.1} req/s); merge the shards' results for the whole.",
+                    shard.label(),
+                    shard.count,
+                    crate::config::format_rate(rate),
+                    rate / shard.count as f64
+                ),
+            });
+        }
+        notes.extend(self.driver.notes());
+        notes
     }
 
     /// A finite load in one window from the first send to the last answer: exactly
@@ -320,7 +379,7 @@ impl<'a> Profiler<'a> {
             merged: merge_last(std::slice::from_ref(&window), self.cfg.batch_size),
             windows: vec![window],
             end,
-            notes: self.driver.notes(),
+            notes: self.level_notes(level),
             requests: self.request_log.take(),
         })
     }

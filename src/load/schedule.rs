@@ -32,6 +32,14 @@ pub enum Schedule {
     Fixed { offsets: Vec<Duration>, next: usize },
     /// A rate that follows a plan over time, until the plan ends.
     Curve(RateCurve),
+    /// One shard's part of a schedule: every `count`-th send of the whole, from `index`.
+    Sharded {
+        whole: Box<Schedule>,
+        index: u64,
+        count: u64,
+        /// Sends of the whole schedule drawn so far.
+        drawn: u64,
+    },
 }
 
 impl Schedule {
@@ -67,6 +75,25 @@ impl Schedule {
         Schedule::Fixed { offsets, next: 0 }
     }
 
+    /// Timestamps replayed once as they are (the first may be later than zero).
+    pub fn fixed_from_zero(mut offsets: Vec<Duration>) -> Schedule {
+        offsets.sort();
+        Schedule::Fixed { offsets, next: 0 }
+    }
+
+    /// Shard `index` of `count` of the `whole` schedule: it keeps the whole stream's sends
+    /// `index`, `index + count`, … at their own times, so that the shards' sends together
+    /// are exactly the whole stream (a constant rate becomes `count` interleaved constant
+    /// streams; a Poisson process is drawn whole from the shared seed and dealt out).
+    pub fn sharded(whole: Schedule, index: u32, count: u32) -> Schedule {
+        Schedule::Sharded {
+            whole: Box::new(whole),
+            index: index as u64,
+            count: count.max(1) as u64,
+            drawn: 0,
+        }
+    }
+
     /// The offset of the next request from the start, or `None` when the schedule is over.
     pub fn next_offset(&mut self) -> Option<Duration> {
         match self {
@@ -97,6 +124,19 @@ impl Schedule {
                 at
             }
             Schedule::Curve(curve) => curve.next_offset(),
+            Schedule::Sharded {
+                whole,
+                index,
+                count,
+                drawn,
+            } => loop {
+                let at = whole.next_offset()?;
+                let n = *drawn;
+                *drawn += 1;
+                if n % *count == *index {
+                    break Some(at);
+                }
+            },
         }
     }
 
@@ -114,6 +154,8 @@ impl Schedule {
                 offsets.last().copied().unwrap_or_default(),
             ),
             Schedule::Curve(curve) => curve.mean_rate(),
+            // A shard's report names the whole stream's rate, the level asked of all shards.
+            Schedule::Sharded { whole, .. } => whole.mean_rate(),
         }
     }
 }
@@ -157,6 +199,44 @@ mod tests {
             offsets(&mut Schedule::poisson(1000.0, 42), 5),
             at[..5].to_vec()
         );
+    }
+
+    #[test]
+    fn shards_of_a_constant_rate_merge_into_the_constant_stream() {
+        let whole = offsets(&mut Schedule::constant(2000.0), 4000);
+        let mut merged: Vec<f64> = (0..4)
+            .flat_map(|i| {
+                offsets(
+                    &mut Schedule::sharded(Schedule::constant(2000.0), i, 4),
+                    1000,
+                )
+            })
+            .collect();
+        merged.sort_by(f64::total_cmp);
+        assert_eq!(merged, whole);
+        // Each shard is a constant stream of a quarter of the rate, shifted by its phase.
+        let third = offsets(&mut Schedule::sharded(Schedule::constant(2000.0), 3, 4), 3);
+        assert_eq!(third, vec![0.0015, 0.0035, 0.0055]);
+        let gaps: Vec<f64> = merged.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.iter().all(|g| (g - 0.0005).abs() < 1e-9));
+    }
+
+    #[test]
+    fn shards_of_a_poisson_process_deal_out_its_sends() {
+        let whole = offsets(&mut Schedule::poisson(1000.0, 7), 3000);
+        let mut merged: Vec<f64> = (0..3)
+            .flat_map(|i| {
+                offsets(
+                    &mut Schedule::sharded(Schedule::poisson(1000.0, 7), i, 3),
+                    1000,
+                )
+            })
+            .collect();
+        merged.sort_by(f64::total_cmp);
+        assert_eq!(merged, whole);
+        let fixed = vec![Duration::from_millis(5), Duration::from_millis(2)];
+        let mut part = Schedule::sharded(Schedule::fixed_from_zero(fixed), 1, 2);
+        assert_eq!(offsets(&mut part, 5), vec![0.005]);
     }
 
     #[test]

@@ -43,7 +43,8 @@ pub struct ResultsFile {
     /// for a run measured by one process.
     #[serde(default)]
     pub merged_from: Vec<String>,
-    /// This host's clock minus the reference clock, s, when known.
+    /// A shard under MPI: this host's clock minus rank 0's in seconds, as measured at the
+    /// start (`started_at` and every window's offsets are on this host's clock).
     #[serde(default)]
     pub clock_offset_s: Option<f64>,
 }
@@ -104,17 +105,24 @@ pub struct Settings {
     /// The percentiles the console and CSV report, ascending.
     pub reported_percentiles: Vec<f64>,
     pub csv_files: Vec<String>,
+    /// This process's part of a sharded run (`--shard`, MPI, an Indexed Job).
     #[serde(default)]
     pub shard: Option<ShardRecord>,
+    /// The command line after the program's name, `-H` values hidden as `Name: <hidden>`:
+    /// what `inferperf merge` rebuilds the run's settings from.
     #[serde(default)]
     pub arguments: Vec<String>,
 }
 
+/// Which shard of how many a results file holds, and what said so.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ShardRecord {
     pub index: u32,
     pub count: u32,
+    /// `flag`, `mpi` or `kubernetes`.
     pub source: String,
+    /// `--start-at`, RFC 3339, when given.
+    pub start_at: Option<String>,
 }
 
 /// The load the run applied, by mode.

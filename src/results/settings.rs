@@ -68,8 +68,13 @@ pub fn settings(cfg: &Config) -> Settings {
         llm: cfg.llm.as_ref().map(llm),
         reported_percentiles: cfg.reported_percentiles(),
         csv_files: cfg.csv_paths().iter().map(|p| display(p)).collect(),
-        shard: None,
-        arguments: std::env::args().skip(1).collect(),
+        shard: cfg.shard.as_ref().map(|s| ShardRecord {
+            index: s.index,
+            count: s.count,
+            source: s.source.label().to_string(),
+            start_at: s.start_at.map(super::rfc3339),
+        }),
+        arguments: cfg.arguments.clone(),
     }
 }
 

@@ -95,13 +95,13 @@ impl<'a> ResultsWriter<'a> {
             model: None,
             levels: Vec::new(),
             knee: None,
-            clock_offset_s: None,
             merged_from: Vec::new(),
             timeline: cfg.load.timeline().map(|plan| TimelineRecord {
                 kind: timeline_kind(plan.kind).to_string(),
                 buckets: Vec::new(),
                 total: None,
             }),
+            clock_offset_s: None,
         };
         Ok(ResultsWriter {
             cfg,
@@ -132,6 +132,11 @@ impl<'a> ResultsWriter<'a> {
         writer.merged_end = Some((origin.ended_at.map(rfc3339), duration));
         writer.start = origin.start;
         Ok(writer)
+    }
+
+    /// Records this host's clock offset from the run's reference shard.
+    pub fn set_clock_offset(&mut self, offset_s: Option<f64>) {
+        self.file.clock_offset_s = offset_s;
     }
 
     /// Whether a results file is being written.

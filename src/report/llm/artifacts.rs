@@ -134,7 +134,7 @@ fn write_error(path: &Path, e: &std::io::Error) -> RunError {
 /// The run's id (from the time it starts), command line and artifact folder.
 fn run_labels(dir: Option<&Path>) -> RunLabels {
     let now_ns = WallClock::now().epoch_ns(std::time::Instant::now());
-    let args: Vec<String> = without_header_values(std::env::args())
+    let args: Vec<String> = crate::cli::without_header_values(std::env::args())
         .iter()
         .map(|a| shell_quoted(a))
         .collect();
@@ -143,29 +143,6 @@ fn run_labels(dir: Option<&Path>) -> RunLabels {
         cli_command: args.join(" "),
         artifact_dir: dir.map_or(String::new(), |d| d.display().to_string()),
     }
-}
-
-/// The command line with the value of every `-H` header hidden: a header may carry a
-/// credential (`Authorization: Bearer …`), which must never be written anywhere.
-pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<String> {
-    let hide = |header: &str| match header.split_once(':') {
-        Some((name, _)) => format!("{name}: <hidden>"),
-        None => "<hidden>".to_string(),
-    };
-    let mut out = Vec::new();
-    let mut next_is_header = false;
-    for arg in args {
-        let shown = if next_is_header {
-            hide(&arg)
-        } else if let Some(attached) = arg.strip_prefix("-H").filter(|a| !a.is_empty()) {
-            format!("-H{}", hide(attached))
-        } else {
-            arg.clone()
-        };
-        next_is_header = arg == "-H";
-        out.push(shown);
-    }
-    out
 }
 
 /// An argument as a shell reads it back: in single quotes when it holds anything but

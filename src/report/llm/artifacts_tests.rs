@@ -155,7 +155,7 @@ fn header_values_never_reach_the_files() {
         "-m",
         "m",
     ];
-    let shown = without_header_values(args.iter().map(|a| a.to_string()));
+    let shown = crate::cli::without_header_values(args.iter().map(|a| a.to_string()));
     assert_eq!(
         shown,
         [

@@ -347,11 +347,20 @@ fn judge(
     Judged { windows, end, note }
 }
 
-/// The shards' own notes on the level, each once, named by shard.
+/// The shards' own notes on the level, each once, named by shard; not the note that says
+/// which part of the level a shard ran (the profiler's "This is shard I/N: …"), which the
+/// merged level no longer is.
 fn shard_notes(shards: &[Shard], records: &[&LevelRecord]) -> Vec<String> {
     let mut notes: Vec<String> = Vec::new();
     for (shard, record) in shards.iter().zip(records) {
-        for note in &record.notes {
+        let own = shard
+            .file
+            .settings
+            .shard
+            .as_ref()
+            .map(|s| format!("This is shard {}/{}:", s.index, s.count));
+        let about_shard = |note: &String| own.as_ref().is_some_and(|own| note.starts_with(own));
+        for note in record.notes.iter().filter(|n| !about_shard(n)) {
             let note = format!("{}: {note}", shard.label());
             if !notes.contains(&note) {
                 notes.push(note);
