@@ -36,15 +36,14 @@ fn run_flags(url: &str) -> Vec<String> {
     .collect()
 }
 
-/// Runs shard `index` of 2, writing `dir/shard-INDEX.json`.
+/// Runs shard `index` of 2 with `--report-dir dir/run`: it writes `dir/run/shard-INDEX/`.
 async fn shard(url: &str, dir: &Path, index: u32) -> std::process::Output {
-    let file = dir.join(format!("shard-{index}.json"));
     let mut args = run_flags(url);
     args.extend([
         "--shard".to_string(),
         format!("{index}/2"),
-        "--results-file".to_string(),
-        file.display().to_string(),
+        "--report-dir".to_string(),
+        dir.join("run").display().to_string(),
     ]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     common::run_cli(&args).await
@@ -123,7 +122,11 @@ async fn two_shards_merge_into_one_run() {
             common::stderr(out)
         );
     }
-    let inputs = [dir.join("shard-0.json"), dir.join("shard-1.json")];
+    // A report folder and a results file: merge takes either.
+    let inputs = [
+        dir.join("run/shard-0"),
+        dir.join("run/shard-1/results.json"),
+    ];
     let merged_dir = dir.join("merged");
     let csv = dir.join("merged.csv");
     let out = common::run_cli(&[

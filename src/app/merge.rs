@@ -118,8 +118,12 @@ fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<
             e.to_string().trim_end_matches('.')
         ))
     })?;
-    // A merge run under MPI or in an Indexed Job is still no shard.
+    // A merge run under MPI or in an Indexed Job is still no shard, nor are its outputs
+    // a shard's.
     cfg.shard = None;
+    cfg.csv_file.clone_from(&args.csv_file);
+    cfg.report_dir.clone_from(&args.report_dir);
+    cfg.results_file.clone_from(&args.results_file);
     cfg.arguments = merged_arguments(kept, args);
     cfg.client_threads *= args.shards.len();
     Ok(cfg)
