@@ -68,6 +68,20 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     })
 }
 
+/// Runs `step` (resolving, discovery) unless Ctrl-C comes first: a stalled server must not
+/// hold the run for a whole request timeout.
+pub async fn until_interrupted<T>(
+    step: impl std::future::Future<Output = RunResult<T>>,
+    interrupt: &Interrupt,
+) -> RunResult<T> {
+    tokio::select! {
+        done = step => done,
+        _ = interrupt.raised() => Err(RunError::failed(
+            "Interrupted before the first level: nothing was measured.",
+        )),
+    }
+}
+
 /// What a finished profile measured, and the exit code it earns (0, or 2 when a level was
 /// unstable).
 pub struct ProfileOutcome {
@@ -94,7 +108,7 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         }
     };
     results.set_clock_offset(coordinator.clock_offset_s());
-    let prepared = match prepare(cfg).await {
+    let prepared = match until_interrupted(prepare(cfg), &interrupt).await {
         Ok(prepared) => prepared,
         Err(error) => {
             let _ = results.finish(RunEnd {

@@ -143,11 +143,10 @@ impl ClosedLoop {
     }
 
     /// Stops every slot, waiting for in-flight requests up to the request timeout.
-    pub async fn stop(&mut self) {
+    pub async fn stop(&mut self, grace: Duration) {
         for slot in &self.slots {
             slot.shared.set_state(STOPPED);
         }
-        let grace = self.target.timeout + Duration::from_secs(1);
         for slot in &mut self.slots {
             if let Some(task) = slot.task.take() {
                 let abort = task.abort_handle();

@@ -220,9 +220,10 @@ impl Driver {
         }
     }
 
-    pub async fn stop(&mut self) {
+    /// Stops sending; in-flight requests get `grace` to finish before they are dropped.
+    pub async fn stop(&mut self, grace: std::time::Duration) {
         match self {
-            Driver::Closed(d) => d.stop().await,
+            Driver::Closed(d) => d.stop(grace).await,
             Driver::Open { driver, .. } => driver.stop().await,
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }

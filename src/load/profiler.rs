@@ -31,6 +31,9 @@ const POLL: Duration = Duration::from_millis(2);
 /// slots' buffers hold at most this much of the run however long the window is.
 pub(crate) const FOLD_EVERY: Duration = Duration::from_millis(100);
 
+/// What the requests in flight get to finish once the run is interrupted.
+pub const INTERRUPTED_GRACE: Duration = Duration::from_millis(200);
+
 /// Set by Ctrl-C: the current window ends early and the sweep stops; reports are written.
 #[derive(Debug, Default)]
 pub struct Interrupt {
@@ -46,6 +49,17 @@ impl Interrupt {
 
     pub fn is_raised(&self) -> bool {
         self.raised.load(Ordering::SeqCst)
+    }
+
+    /// Returns once the run is interrupted.
+    pub async fn raised(&self) {
+        loop {
+            let notified = self.notify.notified();
+            if self.is_raised() {
+                return;
+            }
+            notified.await;
+        }
     }
 
     /// Sleeps for `duration`, or less if interrupted.
@@ -154,7 +168,9 @@ impl<'a> Profiler<'a> {
         if let Err(e) = self.sweep_levels(&mut on_level, &mut outcome.results).await {
             outcome.error = Some(e);
         }
-        self.driver.stop().await;
+        self.driver
+            .stop(stop_grace(&self.target, &self.interrupt))
+            .await;
         outcome
     }
 
@@ -222,7 +238,7 @@ impl<'a> Profiler<'a> {
             tokio::time::sleep(POLL).await;
         }
         if let Some(closed) = self.driver.closed_loop() {
-            while !closed.all_finished() {
+            while !closed.all_finished() && !self.interrupt.is_raised() {
                 tokio::time::sleep(POLL).await;
             }
             closed.set_budget(None);
@@ -469,6 +485,16 @@ pub fn check_reachable(target: &Target, window: &WindowStats) -> RunResult<()> {
         )));
     }
     Ok(())
+}
+
+/// How long requests still in flight at the end may take to finish: their timeout, but
+/// hardly any time after Ctrl-C (the reports are due within a second).
+pub fn stop_grace(target: &Target, interrupt: &Interrupt) -> Duration {
+    if interrupt.is_raised() {
+        INTERRUPTED_GRACE
+    } else {
+        target.timeout + Duration::from_secs(1)
+    }
 }
 
 /// Whether every request is logged for a per-request export (`--artifact-dir`,

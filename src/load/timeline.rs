@@ -53,7 +53,9 @@ pub async fn run_timeline(
     if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
         outcome.error = Some(e);
     }
-    run.driver.stop().await;
+    run.driver
+        .stop(super::profiler::stop_grace(&run.target, &run.interrupt))
+        .await;
     outcome
 }
 
