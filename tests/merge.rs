@@ -166,7 +166,27 @@ async fn two_shards_merge_into_one_run() {
     assert!(merged_dir.join("results.csv").exists());
     assert!(merged_dir.join("report.html").exists());
 
+    merges_a_run_folder(dir, &merged).await;
     refuses_another_run(&inputs, dir).await;
+}
+
+/// The folder the shards' `--report-dir` made stands for its `shard-I` folders.
+async fn merges_a_run_folder(dir: &Path, merged: &ResultsFile) {
+    let again = dir.join("again.json");
+    let out = common::run_cli(&[
+        "merge",
+        dir.join("run").to_str().unwrap(),
+        "--results-file",
+        again.to_str().unwrap(),
+    ])
+    .await;
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{}",
+        common::stderr(&out)
+    );
+    let again = results::read(&again).unwrap();
+    assert_eq!(again.levels, merged.levels, "the same merge");
 }
 
 /// A shard of a run with other settings is refused, naming the setting and both values.

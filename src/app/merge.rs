@@ -4,12 +4,12 @@
 //! levels (`results::merge`), and write every report a run writes — console, CSV,
 //! results.json, report.html — through the same code as `profile`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Parser;
 
 use crate::cli::{clap_sentence, normalize_args, Cli, Command, MergeArgs};
-use crate::config::Config;
+use crate::config::{Config, RESULTS_FILE_NAME};
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::model::ModelSpec;
 use crate::report;
@@ -43,8 +43,10 @@ pub fn run(args: &MergeArgs) -> RunResult<i32> {
     write_reports(&cfg, &model, &shards, &run, settings, &notes)
 }
 
-/// Reads every file given; fewer than two is a mistake.
-fn read_shards(paths: &[PathBuf]) -> RunResult<Vec<Shard>> {
+/// Reads every file given (a run's folder stands for its `shard-I` folders); fewer than
+/// two is a mistake.
+fn read_shards(given: &[PathBuf]) -> RunResult<Vec<Shard>> {
+    let paths: Vec<PathBuf> = given.iter().flat_map(|p| shard_folders(p)).collect();
     if paths.len() < 2 {
         return Err(RunError::bad_option(format!(
             "inferperf merge needs the results files of at least 2 shards ({} given), e.g. inferperf merge runs/shard-*/results.json --report-dir runs/merged.",
@@ -60,6 +62,35 @@ fn read_shards(paths: &[PathBuf]) -> RunResult<Vec<Shard>> {
             })
         })
         .collect()
+}
+
+/// A run's folder, as `--report-dir DIR` of sharded processes leaves it (`DIR/shard-I/`,
+/// no results file of its own), stands for its shards' folders in index order; any other
+/// path for itself.
+fn shard_folders(path: &Path) -> Vec<PathBuf> {
+    if !path.is_dir() || path.join(RESULTS_FILE_NAME).exists() {
+        return vec![path.to_path_buf()];
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return vec![path.to_path_buf()];
+    };
+    let mut shards: Vec<(u64, PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let index = name.to_str()?.strip_prefix("shard-")?.parse().ok()?;
+            let folder = entry.path();
+            folder
+                .join(RESULTS_FILE_NAME)
+                .is_file()
+                .then_some((index, folder))
+        })
+        .collect();
+    if shards.is_empty() {
+        return vec![path.to_path_buf()];
+    }
+    shards.sort();
+    shards.into_iter().map(|(_, folder)| folder).collect()
 }
 
 /// The shards by index, so that the first is the one whose server side is kept.

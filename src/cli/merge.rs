@@ -8,7 +8,8 @@ use clap::Args;
 
 /// What `inferperf merge --help` adds after the flags.
 pub const MERGE_HELP: &str = "\
-Example: inferperf merge runs/shard-*/results.json --report-dir runs/merged\n\n\
+Example: inferperf merge runs/shard-*/results.json --report-dir runs/merged (or \
+inferperf merge runs --report-dir runs/merged: a folder of shard-I/ folders)\n\n\
 The shards of one run (--shard I/N, MPI ranks, an Indexed Job's pods) each write their own \
 results file; merge makes them the one run they measured together. Per level, the shards' \
 windows are lined up in time (each shard's clock corrected by its clock_offset_s) and \
@@ -26,8 +27,8 @@ output paths differs), a shard given twice or of another shard count, and a miss
 /// Flags of `inferperf merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// The shards' results files (results.json) or --report-dir folders holding one; at
-    /// least two.
+    /// The shards' results files (results.json) or --report-dir folders holding one, or the
+    /// run's folder holding the shards' shard-I/ folders; at least two shards.
     #[arg(value_name = "SHARD")]
     pub shards: Vec<PathBuf>,
     /// Write perf_analyzer's CSV report of the merged run to this file.
