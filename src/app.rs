@@ -1,6 +1,9 @@
 //! The `profile` command end to end: resolve the target, read the model, build the dataset,
 //! sweep the levels (or follow a load plan over time), and write every report — also when
-//! the run is cut short.
+//! the run is cut short. `merge` (in [`merge`]) writes the same reports for a run merged
+//! from its shards' results files.
+
+pub mod merge;
 
 use std::sync::Arc;
 
@@ -93,14 +96,7 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     crate::load::open_files::check(cfg)?;
     // An unusable results path stops the run before anything is measured.
     let mut results = ResultsWriter::start(cfg)?;
-    for path in cfg.csv_paths() {
-        report::csv::probe(&path).map_err(|e| {
-            RunError::bad_option(format!(
-                "-f {} cannot be written: {e}. Choose a file in a folder that exists and can be written.",
-                path.display()
-            ))
-        })?;
-    }
+    probe_csv(cfg)?;
     let coordinator = match Coordinator::join(cfg).await {
         Ok(joined) => Arc::new(joined),
         Err(error) => {
@@ -172,6 +168,19 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         exit_code: if unstable { EXIT_UNSTABLE } else { EXIT_OK },
         results: outcome.results,
     })
+}
+
+/// Every CSV the run writes can be written (checked before anything is measured).
+fn probe_csv(cfg: &Config) -> RunResult<()> {
+    for path in cfg.csv_paths() {
+        report::csv::probe(&path).map_err(|e| {
+            RunError::bad_option(format!(
+                "-f {} cannot be written: {e}. Choose a file in a folder that exists and can be written.",
+                path.display()
+            ))
+        })?;
+    }
+    Ok(())
 }
 
 /// `--report-dir DIR`: writes `DIR/report.html` from the results file as it stands.

@@ -7,8 +7,10 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod llm;
+mod merge;
 mod sweep;
 pub use llm::LlmArgs;
+pub use merge::{MergeArgs, MERGE_HELP};
 pub use sweep::{SweepArgs, SWEEP_HELP};
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
@@ -51,6 +53,10 @@ pub enum Command {
     /// table and one HTML page.
     #[command(after_help = SWEEP_HELP)]
     Sweep(SweepArgs),
+    /// Merge the results files of a run's shards (--shard I/N) into the one run they
+    /// measured together, and write its every report.
+    #[command(after_help = MERGE_HELP)]
+    Merge(MergeArgs),
 }
 
 /// The noise rule of `inferperf compare`, as its `--help` states it.

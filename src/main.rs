@@ -80,6 +80,7 @@ async fn run(command: Command, given: Vec<String>) -> Result<i32, RunError> {
         Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
         // The sweep watches Ctrl-C itself: it must stop the server it started.
         Command::Sweep(args) => inferperf::sweep::run(&args).await,
+        Command::Merge(args) => inferperf::app::merge::run(&args),
     }
 }
 

@@ -16,7 +16,7 @@ const BOXES: [(&str, &[&str]); 10] = [
     ("load", &["src/load"]),
     ("results", &["src/results"]),
     ("report", &["src/report"]),
-    ("app", &["src/app.rs"]),
+    ("app", &["src/app.rs", "src/app"]),
     ("demo", &["src/demo.rs"]),
     ("sweep", &["src/sweep"]),
 ];

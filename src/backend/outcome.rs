@@ -25,6 +25,17 @@ pub enum Malformation {
 }
 
 impl Malformation {
+    /// Every kind, for a reader that names them back from their labels (results files).
+    pub const ALL: [Malformation; 7] = [
+        Malformation::Unreadable,
+        Malformation::Truncated,
+        Malformation::Overlong,
+        Malformation::MissingOutput,
+        Malformation::WrongDatatype,
+        Malformation::WrongShape,
+        Malformation::ErrorBody,
+    ];
+
     fn label(self) -> &'static str {
         match self {
             Malformation::Unreadable => "unreadable",

@@ -38,6 +38,16 @@ pub struct StabilityRule {
 }
 
 impl StabilityRule {
+    /// The rule a run's flags ask for (`-s`, `--percentile`, `-l`, `--slo`).
+    pub fn for_run(cfg: &crate::config::Config) -> StabilityRule {
+        StabilityRule {
+            threshold: cfg.stability_percentage / 100.0,
+            percentile: cfg.percentile,
+            latency_limit_us: cfg.latency_threshold_ms.map(|ms| ms * 1000.0),
+            slo: cfg.slo.clone(),
+        }
+    }
+
     pub fn judge(&self, windows: &[WindowStats]) -> Verdict {
         let last = &windows[windows.len().saturating_sub(STABILITY_WINDOWS)..];
         if let Some(limit) = self.latency_limit_us {

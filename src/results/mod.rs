@@ -14,15 +14,19 @@
 //! For a reader: `read(path)?` gives a [`ResultsFile`]; each [`DistributionRecord`] lists the
 //! run's percentiles and `distribution()?` rebuilds a
 //! [`Distribution`](crate::measure::distribution::Distribution) for any other percentile or
-//! for merging ([`merge_distributions`]).
+//! for merging ([`merge_distributions`]); [`window_stats`] gives a whole window back as
+//! measured, and [`merge`] merges the results files of a run's shards into one run.
 
+pub mod merge;
 mod reader;
 mod record;
+mod restore;
 mod schema;
 mod settings;
 mod writer;
 
 pub use reader::{merge_distributions, read};
 pub use record::{distribution_record, file_percentiles, window_record, FILE_PERCENTILES};
+pub use restore::{error_kind, model_spec, window_stats};
 pub use schema::*;
-pub use writer::{replace_file, rfc3339, ResultsWriter, RunEnd};
+pub use writer::{replace_file, rfc3339, MergedOrigin, ResultsWriter, RunEnd};

@@ -39,6 +39,10 @@ pub struct ResultsFile {
     pub knee: Option<usize>,
     /// The per-second buckets of a `--ramp` / `--load-steps` run.
     pub timeline: Option<TimelineRecord>,
+    /// `inferperf merge`: the results files merged into this one, in shard order; empty
+    /// for a run measured by one process.
+    #[serde(default)]
+    pub merged_from: Vec<String>,
     /// A shard under MPI: this host's clock minus rank 0's in seconds, as measured at the
     /// start (`started_at` and every window's offsets are on this host's clock).
     #[serde(default)]

@@ -49,6 +49,21 @@ pub struct ResultsWriter<'a> {
     /// The first write that failed; nothing is written after it.
     error: Option<RunError>,
     last_write: Option<(Instant, Duration)>,
+    /// A merged run's end, kept by [`ResultsWriter::finish`] (it is not the merge's).
+    merged_end: Option<(Option<String>, Option<f64>)>,
+}
+
+/// Where and when a merged run (`inferperf merge`) happened: its shards' files, its
+/// settings (the shards' but for the shard itself and the outputs), the first shard's host,
+/// the earliest start and the latest end on the reference clock, and that start on this
+/// process's clock (the merged windows' bounds count from it).
+pub struct MergedOrigin {
+    pub merged_from: Vec<String>,
+    pub settings: Settings,
+    pub host: Host,
+    pub started_at: SystemTime,
+    pub ended_at: Option<SystemTime>,
+    pub start: Instant,
 }
 
 impl<'a> ResultsWriter<'a> {
@@ -80,6 +95,7 @@ impl<'a> ResultsWriter<'a> {
             model: None,
             levels: Vec::new(),
             knee: None,
+            merged_from: Vec::new(),
             timeline: cfg.load.timeline().map(|plan| TimelineRecord {
                 kind: timeline_kind(plan.kind).to_string(),
                 buckets: Vec::new(),
@@ -95,7 +111,27 @@ impl<'a> ResultsWriter<'a> {
             file,
             error: None,
             last_write: None,
+            merged_end: None,
         })
+    }
+
+    /// The results file of a merged run: as [`ResultsWriter::start`], with the shards' times,
+    /// host and files in place of this process's.
+    pub fn start_merged(cfg: &'a Config, origin: MergedOrigin) -> RunResult<ResultsWriter<'a>> {
+        let mut writer = ResultsWriter::start(cfg)?;
+        let file = &mut writer.file;
+        file.started_at = rfc3339(origin.started_at);
+        file.settings = origin.settings;
+        file.host = origin.host;
+        file.merged_from = origin.merged_from;
+        let duration = origin.ended_at.map(|end| {
+            end.duration_since(origin.started_at)
+                .unwrap_or_default()
+                .as_secs_f64()
+        });
+        writer.merged_end = Some((origin.ended_at.map(rfc3339), duration));
+        writer.start = origin.start;
+        Ok(writer)
     }
 
     /// Records this host's clock offset from the run's reference shard.
@@ -156,9 +192,13 @@ impl<'a> ResultsWriter<'a> {
         if !self.is_on() {
             return Ok(());
         }
-        let ended = SystemTime::now();
-        self.file.ended_at = Some(rfc3339(ended));
-        self.file.duration_s = Some(self.start.elapsed().as_secs_f64());
+        (self.file.ended_at, self.file.duration_s) = match self.merged_end.take() {
+            Some(end) => end,
+            None => (
+                Some(rfc3339(SystemTime::now())),
+                Some(self.start.elapsed().as_secs_f64()),
+            ),
+        };
         self.file.finished = true;
         self.file.interrupted = end.interrupted;
         self.file.error = end.error.map(ToString::to_string);
