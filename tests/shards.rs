@@ -1,0 +1,157 @@
+//! A sharded run against the embedded server, as real processes: four `--shard i/4`
+//! processes at 2,000 req/s in all, started together with `--start-at`, merged by
+//! `inferperf merge`, measure what one process at 2,000 req/s measures — throughput within
+//! 1% of the asked rate, p50 and p99 within 5% of the single process's — and the merged
+//! histograms hold exactly the shards' requests.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+const RATE: f64 = 2000.0;
+const SHARDS: u32 = 4;
+
+/// Profile flags of every run here: one level of exactly three 2-s windows.
+fn load_flags(url: &str) -> Vec<String> {
+    [
+        "-m",
+        "slow",
+        "-u",
+        url,
+        "--request-rate-range",
+        "2000",
+        "-p",
+        "2000",
+        "-r",
+        "3",
+        "-s",
+        "100",
+        "--no-progress",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("results file")).expect("JSON")
+}
+
+fn level(file: &Value) -> &Value {
+    &file["levels"][0]
+}
+
+fn percentile(record: &Value, name: &str) -> f64 {
+    record["latency"]["percentiles"][name]
+        .as_f64()
+        .expect("percentile")
+}
+
+fn count(record: &Value) -> u64 {
+    record["latency"]["count"].as_u64().expect("count")
+}
+
+async fn run(args: Vec<String>) -> std::process::Output {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    common::run_cli(&args).await
+}
+
+/// Runs the four shards together; returns their results files.
+async fn run_shards(url: &str, dir: &Path) -> Vec<PathBuf> {
+    let start = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+        + 2.0;
+    let runs = (0..SHARDS).map(|i| {
+        let mut args = load_flags(url);
+        args.extend([
+            "--shard".to_string(),
+            format!("{i}/{SHARDS}"),
+            "--start-at".to_string(),
+            format!("@{start:.3}"),
+            "--report-dir".to_string(),
+            dir.display().to_string(),
+        ]);
+        run(args)
+    });
+    for out in futures::future::join_all(runs).await {
+        assert!(
+            matches!(out.status.code(), Some(0 | 2)),
+            "a shard failed: {}",
+            common::stderr(&out)
+        );
+    }
+    (0..SHARDS)
+        .map(|i| dir.join(format!("shard-{i}")).join("results.json"))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_shards_merged_measure_what_one_process_measures() {
+    let server = common::start_server(&["slow=sleep:ms=5,instances=32"]).await;
+    let url = common::url(&server, "http");
+    let tmp = tempfile::tempdir().unwrap();
+
+    let single_dir = tmp.path().join("single");
+    let mut args = load_flags(&url);
+    args.extend(["--report-dir".to_string(), single_dir.display().to_string()]);
+    let out = run(args).await;
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{}",
+        common::stderr(&out)
+    );
+    let single = read(&single_dir.join("results.json"));
+
+    let shard_files = run_shards(&url, &tmp.path().join("sharded")).await;
+    let shards: Vec<Value> = shard_files.iter().map(|p| read(p)).collect();
+    for (i, shard) in shards.iter().enumerate() {
+        assert_eq!(shard["settings"]["shard"]["index"], i as u64);
+        let rate = level(shard)["merged"]["throughput"].as_f64().unwrap();
+        assert!(
+            (rate - RATE / 4.0).abs() < RATE / 4.0 * 0.02,
+            "shard {i} sent {rate}/s"
+        );
+    }
+
+    let merged_dir = tmp.path().join("merged");
+    let mut args = vec!["merge".to_string()];
+    args.extend(shard_files.iter().map(|p| p.display().to_string()));
+    args.extend(["--report-dir".to_string(), merged_dir.display().to_string()]);
+    let out = run(args).await;
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "merge: {}",
+        common::stderr(&out)
+    );
+    let merged = common::assert_valid(&merged_dir.join("results.json"));
+    assert!(merged_dir.join("results.csv").is_file() && merged_dir.join("report.html").is_file());
+
+    let whole = &level(&merged)["merged"];
+    let throughput = whole["throughput"].as_f64().unwrap();
+    assert!(
+        (throughput - RATE).abs() <= RATE * 0.01,
+        "merged throughput {throughput}/s"
+    );
+    let shard_requests: u64 = shards.iter().map(|s| count(&level(s)["merged"])).sum();
+    assert_eq!(
+        count(whole),
+        shard_requests,
+        "the merged histogram holds every shard's requests"
+    );
+    for name in ["p50", "p99"] {
+        let (one, all) = (
+            percentile(&level(&single)["merged"], name),
+            percentile(whole, name),
+        );
+        assert!(
+            (all - one).abs() <= one * 0.05,
+            "{name}: merged {all} ns, single process {one} ns"
+        );
+    }
+    drop(server);
+}
