@@ -9,6 +9,7 @@ pub mod caller;
 pub mod concurrency;
 pub mod curve;
 pub mod driver;
+pub mod interrupt;
 pub mod mpi;
 pub mod open_files;
 pub mod periodic;

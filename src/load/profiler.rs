@@ -3,13 +3,11 @@
 //! windows pass), then merge the last windows into the level's result. The levels come from
 //! the configured search: linear (stopping at `-l` or a missed `--slo`) or bisection.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
-
 use super::driver::Driver;
+pub use super::interrupt::Interrupt;
 use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
 use super::shards::Coordinator;
@@ -33,47 +31,6 @@ pub(crate) const FOLD_EVERY: Duration = Duration::from_millis(100);
 
 /// What the requests in flight get to finish once the run is interrupted.
 pub const INTERRUPTED_GRACE: Duration = Duration::from_millis(200);
-
-/// Set by Ctrl-C: the current window ends early and the sweep stops; reports are written.
-#[derive(Debug, Default)]
-pub struct Interrupt {
-    raised: AtomicBool,
-    notify: Notify,
-}
-
-impl Interrupt {
-    pub fn raise(&self) {
-        self.raised.store(true, Ordering::SeqCst);
-        self.notify.notify_waiters();
-    }
-
-    pub fn is_raised(&self) -> bool {
-        self.raised.load(Ordering::SeqCst)
-    }
-
-    /// Returns once the run is interrupted.
-    pub async fn raised(&self) {
-        loop {
-            let notified = self.notify.notified();
-            if self.is_raised() {
-                return;
-            }
-            notified.await;
-        }
-    }
-
-    /// Sleeps for `duration`, or less if interrupted.
-    pub async fn sleep(&self, duration: Duration) {
-        if self.is_raised() {
-            return;
-        }
-        let notified = self.notify.notified();
-        tokio::select! {
-            _ = tokio::time::sleep(duration) => {}
-            _ = notified => {}
-        }
-    }
-}
 
 /// What a sweep measured, and the error that cut it short, if any.
 #[derive(Debug, Default)]

@@ -7,8 +7,8 @@
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::interrupt::Interrupt;
 use super::mpi::MpiWorld;
-use super::profiler::Interrupt;
 use crate::config::shard::{ShardPlan, ShardSource};
 use crate::config::Config;
 use crate::error::{RunError, RunResult};
