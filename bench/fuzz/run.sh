@@ -8,7 +8,8 @@
 # Targets (fuzz/fuzz_targets/, entry points in src/fuzzing.rs): http1_response,
 # kserve_json, kserve_binary, grpc_frame, sse_events, input_data, flags.
 # One fuzzing process at a time. Each target starts from its seeds (fuzz/corpus/TARGET,
-# committed) and its past crashes (fuzz/regressions/TARGET, committed) and keeps what it
+# committed), its past crashes (fuzz/regressions/TARGET, committed) and its dictionary
+# (fuzz/dict/TARGET.dict, if any), and keeps what it
 # grows in fuzz/work/TARGET/corpus (not committed). Prints the executions done and the
 # crashes found per target; exits 1 if any target crashed: the input is in
 # fuzz/work/TARGET/artifacts/. Once fixed, copy it to fuzz/regressions/TARGET/ (then
@@ -54,9 +55,9 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 
 target_dir=$(realpath -m "${FUZZ_TARGET_DIR:-fuzz/target}")
-echo "== cargo +nightly fuzz build -O -a (release, with debug assertions and overflow checks; ASan)"
+echo "== cargo +nightly fuzz build -O (release with debug assertions and overflow checks, fuzz/Cargo.toml; ASan)"
 build_start=$SECONDS
-(cd fuzz && cargo +nightly fuzz build -O -a --target-dir "$target_dir")
+(cd fuzz && cargo +nightly fuzz build -O --target-dir "$target_dir")
 echo "   built in $((SECONDS - build_start)) s"
 bin_dir=$target_dir/x86_64-unknown-linux-gnu/release
 
@@ -67,14 +68,18 @@ for t in "${targets[@]}"; do
     mkdir -p "$work/corpus" "$work/artifacts" "fuzz/corpus/$t"
     inputs=("$work/corpus" "fuzz/corpus/$t")
     [ -d "fuzz/regressions/$t" ] && inputs+=("fuzz/regressions/$t")
+    options=()
+    [ -f "fuzz/dict/$t.dict" ] && options+=(-dict="fuzz/dict/$t.dict")
     log=$work/last.log
     before=$(find "$work/artifacts" -type f | wc -l)
     echo "== $t: ${seconds} s"
     status=0
-    "$bin_dir/$t" "${inputs[@]}" \
+    # No allocation stacks in ASan's bookkeeping (faster, above all for clap in flags); a
+    # crash still prints its own stack.
+    ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0} "$bin_dir/$t" "${inputs[@]}" \
         -max_total_time="$seconds" -max_len="$(max_len "$t")" \
         -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 \
-        -artifact_prefix="$work/artifacts/" >"$log" 2>&1 || status=$?
+        -artifact_prefix="$work/artifacts/" "${options[@]}" >"$log" 2>&1 || status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     crashes=$(( $(find "$work/artifacts" -type f | wc -l) - before ))
     if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then

@@ -21,6 +21,8 @@ const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
 const MAX_HEADERS: usize = 64;
 /// Largest response head accepted.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most room made for a body before its bytes come (see [`body_reservation`]).
+const MAX_BODY_RESERVATION: usize = 64 * 1024 * 1024;
 /// Spare room made in the read buffer before each read.
 const READ_CHUNK: usize = 4096;
 /// A connection idle this long is checked for a close by the server before it is reused
@@ -531,10 +533,14 @@ fn chunk_head(buf: &[u8]) -> Result<Option<ChunkHead>, ErrorKind> {
         Ok(httparse::Status::Partial) => return Ok(None),
         Err(_) => return Err(UNREADABLE),
     };
-    let size = usize::try_from(size).map_err(|_| UNREADABLE)?;
+    // Up to 16 hex digits are a size: one near 2^64 must not wrap the end around.
+    let end = usize::try_from(size)
+        .ok()
+        .and_then(|size| line.checked_add(size)?.checked_add(2))
+        .ok_or(UNREADABLE)?;
     Ok(Some(ChunkHead {
         line,
-        end: line + size + 2,
+        end,
         last: size == 0,
     }))
 }
@@ -548,9 +554,11 @@ fn trailers_end(buf: &[u8]) -> Option<usize> {
     find(buf, b"\r\n\r\n").map(|end| end + 4)
 }
 
-/// Room made in the read buffer for a body of `len` bytes when `have` are in already.
+/// Room made in the read buffer for a body of `len` bytes when `have` are in already: all
+/// of it up to [`MAX_BODY_RESERVATION`]. `Content-Length` is the server's word, not bytes
+/// that came: a bigger body grows the buffer as it arrives.
 fn body_reservation(len: usize, have: usize) -> usize {
-    len.saturating_sub(have)
+    len.saturating_sub(have).min(MAX_BODY_RESERVATION)
 }
 
 /// A whole response read from bytes that end where the server closed the connection, by
