@@ -13,6 +13,8 @@ pub mod config;
 pub mod data;
 pub mod demo;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod load;
 pub mod measure;
 pub mod model;

@@ -225,7 +225,7 @@ impl MessageReader {
     }
 
     /// Adds a received chunk after the bytes not handed out yet.
-    fn push(&mut self, chunk: Bytes) {
+    pub fn push(&mut self, chunk: Bytes) {
         if self.pending.is_empty() {
             self.pending = chunk;
         } else {

@@ -21,6 +21,8 @@ const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
 const MAX_HEADERS: usize = 64;
 /// Largest response head accepted.
 const MAX_HEAD_BYTES: usize = 64 * 1024;
+/// Most room made for a body before its bytes come (see [`body_reservation`]).
+const MAX_BODY_RESERVATION: usize = 64 * 1024 * 1024;
 /// Spare room made in the read buffer before each read.
 const READ_CHUNK: usize = 4096;
 /// A connection idle this long is checked for a close by the server before it is reused
@@ -296,27 +298,26 @@ impl Http1Stream {
     /// Appends one chunk of a chunked body to `out`; `Ok(false)` at the last (empty) one,
     /// after its trailers.
     async fn next_chunk(&mut self, out: &mut BytesMut) -> Result<bool, ErrorKind> {
-        let (line, size) = loop {
-            match httparse::parse_chunk_size(&self.buf) {
-                Ok(httparse::Status::Complete(found)) => break found,
-                Ok(httparse::Status::Partial) => self.fill().await?,
-                Err(_) => return Err(self.broken(UNREADABLE)),
+        let chunk = loop {
+            match chunk_head(&self.buf) {
+                Ok(Some(found)) => break found,
+                Ok(None) => self.fill().await?,
+                Err(kind) => return Err(self.broken(kind)),
             }
         };
-        let size = usize::try_from(size).map_err(|_| self.broken(UNREADABLE))?;
-        if size == 0 {
-            self.buf.advance(line);
+        if chunk.last {
+            self.buf.advance(chunk.line);
             self.skip_trailers().await?;
             return Ok(false);
         }
-        let needed = line + size + 2;
+        let needed = chunk.end;
         while self.buf.len() < needed {
             self.fill().await?;
         }
         if &self.buf[needed - 2..needed] != b"\r\n" {
             return Err(self.broken(UNREADABLE));
         }
-        out.extend_from_slice(&self.buf[line..needed - 2]);
+        out.extend_from_slice(&self.buf[chunk.line..needed - 2]);
         self.buf.advance(needed);
         Ok(true)
     }
@@ -394,9 +395,7 @@ impl Http1Stream {
     }
 
     async fn read_exact_body(&mut self, len: usize) -> Result<Bytes, ErrorKind> {
-        if self.buf.len() < len {
-            self.buf.reserve(len - self.buf.len());
-        }
+        self.buf.reserve(body_reservation(len, self.buf.len()));
         while self.buf.len() < len {
             self.fill().await?;
         }
@@ -419,12 +418,8 @@ impl Http1Stream {
     /// Skips the trailer section after the last chunk, up to and including its blank line.
     async fn skip_trailers(&mut self) -> Result<(), ErrorKind> {
         loop {
-            if self.buf.starts_with(b"\r\n") {
-                self.buf.advance(2);
-                return Ok(());
-            }
-            if let Some(end) = find(&self.buf, b"\r\n\r\n") {
-                self.buf.advance(end + 4);
+            if let Some(end) = trailers_end(&self.buf) {
+                self.buf.advance(end);
                 return Ok(());
             }
             if self.buf.len() > MAX_HEAD_BYTES {
@@ -518,6 +513,146 @@ fn has_token(value: &[u8], token: &str) -> bool {
     value
         .split(|&b| b == b',')
         .any(|part| part.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
+}
+
+/// The size line of one chunk of a chunked body, as offsets from the line's start.
+#[derive(Debug, Clone, Copy)]
+struct ChunkHead {
+    /// Bytes of the size line, its CRLF included.
+    line: usize,
+    /// Where the chunk ends, the CRLF after its data included.
+    end: usize,
+    /// The last (empty) chunk: trailers follow the line.
+    last: bool,
+}
+
+/// Parses the chunk at the start of `buf`; `Ok(None)` while its size line is incomplete.
+fn chunk_head(buf: &[u8]) -> Result<Option<ChunkHead>, ErrorKind> {
+    let (line, size) = match httparse::parse_chunk_size(buf) {
+        Ok(httparse::Status::Complete(found)) => found,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(_) => return Err(UNREADABLE),
+    };
+    // Up to 16 hex digits are a size: one near 2^64 must not wrap the end around.
+    let end = usize::try_from(size)
+        .ok()
+        .and_then(|size| line.checked_add(size)?.checked_add(2))
+        .ok_or(UNREADABLE)?;
+    Ok(Some(ChunkHead {
+        line,
+        end,
+        last: size == 0,
+    }))
+}
+
+/// Where the trailer section at the start of `buf` ends (its blank line included), once it
+/// is all there.
+fn trailers_end(buf: &[u8]) -> Option<usize> {
+    if buf.starts_with(b"\r\n") {
+        return Some(2);
+    }
+    find(buf, b"\r\n\r\n").map(|end| end + 4)
+}
+
+/// Room made in the read buffer for a body of `len` bytes when `have` are in already: all
+/// of it up to [`MAX_BODY_RESERVATION`]. `Content-Length` is the server's word, not bytes
+/// that came: a bigger body grows the buffer as it arrives.
+fn body_reservation(len: usize, have: usize) -> usize {
+    len.saturating_sub(have).min(MAX_BODY_RESERVATION)
+}
+
+/// A whole response read from bytes that end where the server closed the connection, by
+/// the rules of [`Http1Stream::receive`] (informational answers skipped; the body by
+/// `Content-Length`, chunks, or up to the end). For tests and fuzzing, which cannot feed a
+/// socket for each input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WholeResponse {
+    pub status: u16,
+    pub header_len: Option<usize>,
+    pub body: Vec<u8>,
+    /// Bytes after the body.
+    pub trailing: usize,
+    /// The head's `Content-Length`, when the body was read by it.
+    pub content_length: Option<usize>,
+    pub close: bool,
+    pub event_stream: bool,
+}
+
+/// See [`WholeResponse`]: an error is what `receive` would give for the same bytes
+/// (`Connection` where it would wait for more than the server sent).
+pub fn read_whole_response(bytes: &[u8]) -> Result<WholeResponse, ErrorKind> {
+    let mut rest = bytes;
+    let head = loop {
+        let Some(head) = parse_head(rest)? else {
+            let kind = if rest.len() > MAX_HEAD_BYTES {
+                UNREADABLE
+            } else {
+                ErrorKind::Connection
+            };
+            return Err(kind);
+        };
+        rest = &rest[head.len..];
+        if !(100..200).contains(&head.status) {
+            break head;
+        }
+    };
+    let mut content_length = None;
+    let body = match head.body {
+        BodyKind::Empty => Vec::new(),
+        BodyKind::Length(n) => {
+            // The room the stream makes for the body before reading it.
+            let room = rest.len().min(n) + body_reservation(n, rest.len());
+            let mut body = Vec::with_capacity(room);
+            let part = rest.get(..n).ok_or(ErrorKind::Connection)?;
+            body.extend_from_slice(part);
+            rest = &rest[n..];
+            content_length = Some(n);
+            body
+        }
+        BodyKind::Chunked => {
+            let mut body = Vec::new();
+            loop {
+                let chunk = chunk_head(rest)?.ok_or(ErrorKind::Connection)?;
+                if chunk.last {
+                    rest = &rest[chunk.line..];
+                    let Some(end) = trailers_end(rest) else {
+                        let kind = if rest.len() > MAX_HEAD_BYTES {
+                            UNREADABLE
+                        } else {
+                            ErrorKind::Connection
+                        };
+                        return Err(kind);
+                    };
+                    rest = &rest[end..];
+                    break;
+                }
+                if rest.len() < chunk.end {
+                    return Err(ErrorKind::Connection);
+                }
+                if &rest[chunk.end - 2..chunk.end] != b"\r\n" {
+                    return Err(UNREADABLE);
+                }
+                body.extend_from_slice(&rest[chunk.line..chunk.end - 2]);
+                rest = &rest[chunk.end..];
+            }
+            body
+        }
+        BodyKind::UntilClose => std::mem::take(&mut rest).to_vec(),
+    };
+    Ok(WholeResponse {
+        status: head.status,
+        header_len: head.header_len,
+        body,
+        trailing: rest.len(),
+        content_length,
+        close: head.close,
+        event_stream: head.event_stream,
+    })
+}
+
+/// The length of the response head at the start of `bytes`, once it is all there.
+pub fn head_length(bytes: &[u8]) -> Result<Option<usize>, ErrorKind> {
+    Ok(parse_head(bytes)?.map(|head| head.len))
 }
 
 #[cfg(test)]

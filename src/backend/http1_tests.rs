@@ -105,6 +105,25 @@ async fn an_answer_without_length_runs_to_the_close() {
 }
 
 #[tokio::test]
+async fn a_content_length_beyond_what_comes_is_not_reserved_up_front() {
+    // 2^62 bytes: reserving them would abort the process (found by fuzzing).
+    let head: &'static [u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387904\r\n\r\nabc";
+    let (mut conn, response) = exchange(vec![head], true).await;
+    assert_eq!(response.unwrap_err(), ErrorKind::Connection);
+    assert!(!conn.is_usable());
+}
+
+#[tokio::test]
+async fn a_chunk_size_near_2_to_the_64_is_unreadable() {
+    // The chunk's end (line + size + CRLF) overflowed (found by fuzzing).
+    let answer: &'static [u8] =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\nabc\r\n";
+    let (mut conn, response) = exchange(vec![answer], false).await;
+    assert_eq!(response.unwrap_err(), UNREADABLE);
+    assert!(!conn.is_usable());
+}
+
+#[tokio::test]
 async fn connection_close_ends_reuse() {
     let (mut conn, response) = exchange(
         vec![

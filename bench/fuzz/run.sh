@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Fuzzes inferperf's parsers of untrusted input with cargo fuzz (libFuzzer; needs the
+# nightly toolchain). Usage:
+#
+#   bench/fuzz/run.sh SECONDS [TARGET...]   each target (default: all) for SECONDS
+#   bench/fuzz/run.sh --smoke [TARGET...]   each target for 10 s (CI)
+#
+# Targets (fuzz/fuzz_targets/, entry points in src/fuzzing.rs): http1_response,
+# kserve_json, kserve_binary, grpc_frame, sse_events, input_data, flags.
+# One fuzzing process at a time. Each target starts from its seeds (fuzz/corpus/TARGET,
+# committed), its past crashes (fuzz/regressions/TARGET, committed) and its dictionary
+# (fuzz/dict/TARGET.dict, if any), and keeps what it
+# grows in fuzz/work/TARGET/corpus (not committed). Prints the executions done and the
+# crashes found per target; exits 1 if any target crashed: the input is in
+# fuzz/work/TARGET/artifacts/. Once fixed, copy it to fuzz/regressions/TARGET/ (then
+# tests/fuzz_regressions.rs replays it on stable with `cargo test`).
+#
+# Environment: FUZZ_TARGET_DIR, where the fuzz build goes (default fuzz/target).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+ALL=(http1_response kserve_json kserve_binary grpc_frame sse_events input_data flags)
+usage() {
+    echo "usage: bench/fuzz/run.sh SECONDS|--smoke [TARGET...] (targets: ${ALL[*]})" >&2
+    exit 2
+}
+[ $# -ge 1 ] || usage
+case "$1" in
+    --smoke) seconds=10 ;;
+    ''|*[!0-9]*) usage ;;
+    *) seconds=$1 ;;
+esac
+shift
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=("${ALL[@]}")
+for t in "${targets[@]}"; do
+    [[ " ${ALL[*]} " == *" $t "* ]] || { echo "unknown target: $t" >&2; usage; }
+done
+
+# Longest input per target: room for several headers, messages or events, and for argv.
+max_len() {
+    case "$1" in
+        flags) echo 1024 ;;
+        *) echo 8192 ;;
+    esac
+}
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+    echo "bench/fuzz/run.sh: the nightly toolchain is missing (rustup toolchain install nightly)" >&2
+    exit 3
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "== installing cargo-fuzz"
+    cargo install cargo-fuzz --locked
+fi
+
+target_dir=$(realpath -m "${FUZZ_TARGET_DIR:-fuzz/target}")
+echo "== cargo +nightly fuzz build -O (release with debug assertions and overflow checks, fuzz/Cargo.toml; ASan)"
+build_start=$SECONDS
+(cd fuzz && cargo +nightly fuzz build -O --target-dir "$target_dir")
+echo "   built in $((SECONDS - build_start)) s"
+bin_dir=$target_dir/x86_64-unknown-linux-gnu/release
+
+failed=0
+summary=()
+for t in "${targets[@]}"; do
+    work=fuzz/work/$t
+    mkdir -p "$work/corpus" "$work/artifacts" "fuzz/corpus/$t"
+    inputs=("$work/corpus" "fuzz/corpus/$t")
+    [ -d "fuzz/regressions/$t" ] && inputs+=("fuzz/regressions/$t")
+    options=()
+    [ -f "fuzz/dict/$t.dict" ] && options+=(-dict="fuzz/dict/$t.dict")
+    log=$work/last.log
+    before=$(find "$work/artifacts" -type f | wc -l)
+    echo "== $t: ${seconds} s"
+    status=0
+    # No allocation stacks in ASan's bookkeeping (faster, above all for clap in flags); a
+    # crash still prints its own stack.
+    ASAN_OPTIONS=${ASAN_OPTIONS:-malloc_context_size=0} "$bin_dir/$t" "${inputs[@]}" \
+        -max_total_time="$seconds" -max_len="$(max_len "$t")" \
+        -rss_limit_mb=2048 -timeout=5 -print_final_stats=1 \
+        -artifact_prefix="$work/artifacts/" "${options[@]}" >"$log" 2>&1 || status=$?
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    crashes=$(( $(find "$work/artifacts" -type f | wc -l) - before ))
+    if [ "$status" -ne 0 ] && [ "$crashes" -eq 0 ]; then
+        crashes=1 # libFuzzer failed without leaving an input (see the log)
+    fi
+    if [ "$crashes" -gt 0 ]; then
+        failed=1
+        grep -E "^(==[0-9]+==ERROR|thread '|SUMMARY|artifact_prefix|Test unit written)" "$log" | head -8 || true
+        echo "   log: $log"
+    fi
+    summary+=("$(printf '%-15s %12s executions  %d crash(es)' "$t" "${execs:-?}" "$crashes")")
+done
+
+echo "== summary (${seconds} s per target)"
+printf '%s\n' "${summary[@]}"
+exit $failed
