@@ -78,6 +78,11 @@ impl ShardPlan {
     pub fn label(&self) -> String {
         format!("shard {}/{}", self.index, self.count)
     }
+
+    /// How a shard's note on its part of a level begins: what `merge` recognises it by.
+    pub fn part_note_prefix(index: u32, count: u32) -> String {
+        format!("This is shard {index}/{count}:")
+    }
 }
 
 /// Reads the shard from the flags, else from the engine's environment; `None` for an

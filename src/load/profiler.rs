@@ -12,6 +12,7 @@ use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
 use super::shards::Coordinator;
 use crate::backend::{ErrorKind, Request, Target};
+use crate::config::shard::ShardPlan;
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
@@ -360,12 +361,12 @@ impl<'a> Profiler<'a> {
         if let Some(shard) = self.cfg.shard.as_ref().filter(|s| s.count > 1) {
             notes.push(match shard.level_share(level) {
                 LoadLevel::Concurrency(mine) => format!(
-                    "This is {}: it kept {mine} of the level's requests in flight; merge the shards' results for the whole.",
-                    shard.label()
+                    "{} it kept {mine} of the level's requests in flight; merge the shards' results for the whole.",
+                    ShardPlan::part_note_prefix(shard.index, shard.count)
                 ),
                 LoadLevel::Rate(rate) => format!(
-                    "This is {}: it sent one request in {} of the {} req/s stream ({:.1} req/s); merge the shards' results for the whole.",
-                    shard.label(),
+                    "{} it sent one request in {} of the {} req/s stream ({:.1} req/s); merge the shards' results for the whole.",
+                    ShardPlan::part_note_prefix(shard.index, shard.count),
                     shard.count,
                     crate::config::format_rate(rate),
                     rate / shard.count as f64

@@ -13,6 +13,7 @@
 mod align;
 mod check;
 
+use crate::config::shard::ShardPlan;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub use check::check;
@@ -358,7 +359,7 @@ fn shard_notes(shards: &[Shard], records: &[&LevelRecord]) -> Vec<String> {
             .settings
             .shard
             .as_ref()
-            .map(|s| format!("This is shard {}/{}:", s.index, s.count));
+            .map(|s| ShardPlan::part_note_prefix(s.index, s.count));
         let about_shard = |note: &String| own.as_ref().is_some_and(|own| note.starts_with(own));
         for note in record.notes.iter().filter(|n| !about_shard(n)) {
             let note = format!("{}: {note}", shard.label());
