@@ -392,6 +392,11 @@ pub struct ProfileArgs {
     /// Seconds to wait for one answer before it counts as a timeout error.
     #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
     pub request_timeout: f64,
+    /// The largest answer taken, in bytes (default 1 GiB): a bigger answer body or gRPC
+    /// message counts as a `bad response (too large)` and its connection is dropped, so a
+    /// runaway server cannot grow the client's memory.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30)]
+    pub max_response_bytes: u64,
     /// Threads the client sends from, each with its own event loop and its share of the
     /// connections. One thread keeps up with about 100k small requests per second and
     /// costs the least CPU per request; add threads when the report says the client

@@ -150,6 +150,8 @@ pub struct Config {
     pub verbose: u8,
     /// Longest wait for one answer before it counts as a timeout.
     pub request_timeout: Duration,
+    /// `--max-response-bytes`.
+    pub max_response_bytes: usize,
     /// Threads the load is sent from (`--client-threads`).
     pub client_threads: usize,
     /// In-flight gRPC requests per HTTP/2 connection (`--grpc-connection-share`).
@@ -240,6 +242,7 @@ impl Config {
             profile_export_file,
             verbose: args.verbose,
             request_timeout: bounds::request_timeout(args.request_timeout)?,
+            max_response_bytes: bounds::max_response_bytes(args.max_response_bytes)?,
             client_threads: parse_client_threads(args.client_threads)?,
             grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
             async_mode: args.async_mode,

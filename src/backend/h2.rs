@@ -185,12 +185,28 @@ pub fn h2_error(error: &h2::Error) -> ErrorKind {
 /// Gathers the framed messages of one direction of a stream from its DATA chunks: each
 /// message is handed out as soon as its last byte is in (without a copy when it came in one
 /// chunk), and the chunks' flow-control capacity is given back as they are read.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MessageReader {
     pending: Bytes,
+    /// The largest message taken (`--max-response-bytes`).
+    limit: usize,
+}
+
+impl Default for MessageReader {
+    fn default() -> Self {
+        MessageReader::limited(MAX_MESSAGE)
+    }
 }
 
 impl MessageReader {
+    /// A reader that takes messages of at most `limit` bytes.
+    pub fn limited(limit: usize) -> Self {
+        MessageReader {
+            pending: Bytes::new(),
+            limit,
+        }
+    }
+
     /// The next whole message already received, if any.
     pub fn next_message(&mut self) -> Result<Option<Bytes>, Failure> {
         if self.pending.len() < 5 {
@@ -208,11 +224,12 @@ impl MessageReader {
             self.pending[3],
             self.pending[4],
         ]) as usize;
-        if len > MAX_MESSAGE {
+        if len > self.limit {
             return Err(Failure::bad(
-                Malformation::Unreadable,
+                Malformation::TooLarge,
                 format!(
-                    "the server announced a gRPC message of {len} bytes, over the 256 MiB limit"
+                    "the server announced a gRPC message of {len} bytes, over the limit of {} (--max-response-bytes)",
+                    self.limit
                 ),
             ));
         }

@@ -16,6 +16,11 @@ use super::outcome::{ErrorKind, Malformation};
 
 /// A response that is not HTTP as it should be.
 const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
+const TOO_LARGE: ErrorKind = ErrorKind::BadResponse(Malformation::TooLarge);
+
+/// `--max-response-bytes`' default: far above any model's answer, low enough that a server
+/// streaming without end is stopped long before the client's memory is.
+pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1 << 30;
 
 /// Headers a response may carry before it is refused (Triton sends about five).
 const MAX_HEADERS: usize = 64;
@@ -131,6 +136,8 @@ pub struct Http1Stream {
     remaining: Remaining,
     /// That response asked for the connection to close.
     closing: bool,
+    /// The largest body taken (`--max-response-bytes`); a bigger one is a bad response.
+    body_limit: usize,
 }
 
 impl Http1Stream {
@@ -143,7 +150,14 @@ impl Http1Stream {
             last_used: Instant::now(),
             remaining: Remaining::Done,
             closing: false,
+            body_limit: DEFAULT_MAX_RESPONSE_BYTES,
         })
+    }
+
+    /// Sets the largest body this connection takes (`--max-response-bytes`).
+    pub fn limit_body(mut self, limit: usize) -> Self {
+        self.body_limit = limit;
+        self
     }
 
     /// False once the connection failed, was closed by the server, or the last answer asked
@@ -232,12 +246,16 @@ impl Http1Stream {
 
     /// Appends the next part of the body to `out` as soon as it arrives (a whole chunk of a
     /// chunked body); `Ok(false)` once the body has ended.
+    /// What the caller has not consumed of `out` counts against the body limit.
     pub async fn next_part(&mut self, out: &mut BytesMut) -> Result<bool, ErrorKind> {
+        if out.len() > self.body_limit {
+            return Err(self.broken(TOO_LARGE));
+        }
         match self.remaining {
             Remaining::Done => Ok(false),
             Remaining::Bytes(left) => {
                 if self.buf.is_empty() {
-                    self.fill().await?;
+                    self.fill_body().await?;
                 }
                 let take = left.min(self.buf.len());
                 out.extend_from_slice(&self.buf.split_to(take));
@@ -301,7 +319,7 @@ impl Http1Stream {
         let chunk = loop {
             match chunk_head(&self.buf) {
                 Ok(Some(found)) => break found,
-                Ok(None) => self.fill().await?,
+                Ok(None) => self.fill_body().await?,
                 Err(kind) => return Err(self.broken(kind)),
             }
         };
@@ -311,8 +329,11 @@ impl Http1Stream {
             return Ok(false);
         }
         let needed = chunk.end;
+        if needed > self.body_limit {
+            return Err(self.broken(TOO_LARGE));
+        }
         while self.buf.len() < needed {
-            self.fill().await?;
+            self.fill_body().await?;
         }
         if &self.buf[needed - 2..needed] != b"\r\n" {
             return Err(self.broken(UNREADABLE));
@@ -334,6 +355,16 @@ impl Http1Stream {
             Ok(())
         } else {
             Err(self.broken(ErrorKind::Connection))
+        }
+    }
+
+    /// Reads more of a body whose length is known: a clean end of the stream before it is
+    /// all there is an answer cut short (a reset stays a connection error).
+    async fn fill_body(&mut self) -> Result<(), ErrorKind> {
+        if self.fill_or_eof().await? {
+            Ok(())
+        } else {
+            Err(self.broken(ErrorKind::BadResponse(Malformation::Truncated)))
         }
     }
 
@@ -395,15 +426,25 @@ impl Http1Stream {
     }
 
     async fn read_exact_body(&mut self, len: usize) -> Result<Bytes, ErrorKind> {
+        if len > self.body_limit {
+            return Err(self.broken(TOO_LARGE));
+        }
         self.buf.reserve(body_reservation(len, self.buf.len()));
         while self.buf.len() < len {
-            self.fill().await?;
+            self.fill_body().await?;
         }
         Ok(self.buf.split_to(len).freeze())
     }
 
     async fn read_to_close(&mut self) -> Result<Bytes, ErrorKind> {
-        while self.fill_or_eof().await? {}
+        loop {
+            if self.buf.len() > self.body_limit {
+                return Err(self.broken(TOO_LARGE));
+            }
+            if !self.fill_or_eof().await? {
+                break;
+            }
+        }
         self.open = false;
         Ok(self.buf.split().freeze())
     }
@@ -411,7 +452,11 @@ impl Http1Stream {
     /// Decodes a chunked body (trailers are read and dropped).
     async fn read_chunked(&mut self) -> Result<Bytes, ErrorKind> {
         let mut body = BytesMut::new();
-        while self.next_chunk(&mut body).await? {}
+        while self.next_chunk(&mut body).await? {
+            if body.len() > self.body_limit {
+                return Err(self.broken(TOO_LARGE));
+            }
+        }
         Ok(body.freeze())
     }
 

@@ -106,10 +106,14 @@ async fn an_answer_without_length_runs_to_the_close() {
 
 #[tokio::test]
 async fn a_content_length_beyond_what_comes_is_not_reserved_up_front() {
-    // 2^62 bytes: reserving them would abort the process (found by fuzzing).
+    // 2^62 bytes: reserving them would abort the process (found by fuzzing). Over the
+    // body limit, it is refused before any byte of it is read.
     let head: &'static [u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 4611686018427387904\r\n\r\nabc";
     let (mut conn, response) = exchange(vec![head], true).await;
-    assert_eq!(response.unwrap_err(), ErrorKind::Connection);
+    assert_eq!(
+        response.unwrap_err(),
+        ErrorKind::BadResponse(Malformation::TooLarge)
+    );
     assert!(!conn.is_usable());
 }
 
@@ -163,13 +167,16 @@ async fn garbage_and_conflicting_lengths_are_bad_responses() {
 }
 
 #[tokio::test]
-async fn a_close_in_the_middle_of_a_body_is_a_connection_error() {
+async fn a_close_in_the_middle_of_a_body_is_a_truncated_answer() {
     let (mut conn, response) = exchange(
         vec![b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort"],
         true,
     )
     .await;
-    assert_eq!(response.unwrap_err(), ErrorKind::Connection);
+    assert_eq!(
+        response.unwrap_err(),
+        ErrorKind::BadResponse(Malformation::Truncated)
+    );
     assert!(!conn.is_usable());
 }
 
@@ -180,4 +187,34 @@ async fn an_idle_connection_closed_by_the_server_is_not_reused() {
     assert_eq!(response.unwrap().status, 200);
     tokio::time::sleep(IDLE_CHECK + Duration::from_millis(100)).await;
     assert!(!conn.is_usable(), "the server closed it while it was idle");
+}
+
+/// Sends one request on a connection that takes bodies of at most `limit` bytes.
+async fn limited_exchange(pieces: Vec<&'static [u8]>, limit: usize) -> Result<Response, ErrorKind> {
+    let addr = serve(pieces, true).await;
+    let mut conn = Http1Stream::connect(&[addr], Duration::from_secs(2))
+        .await
+        .unwrap()
+        .limit_body(limit);
+    let request = frame_request("POST", "/v2/models/m/infer", "h:1", &[], b"{}");
+    conn.send(&request).await.unwrap();
+    conn.receive().await
+}
+
+#[tokio::test]
+async fn bodies_over_the_limit_are_too_large_however_they_are_framed() {
+    const TOO_LARGE: ErrorKind = ErrorKind::BadResponse(Malformation::TooLarge);
+    let length: &'static [u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n0123456789a";
+    let chunked: &'static [u8] =
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\n012345\r\n5\r\n6789a\r\n0\r\n\r\n";
+    let to_close: &'static [u8] = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n0123456789a";
+    for answer in [length, chunked, to_close] {
+        assert_eq!(
+            limited_exchange(vec![answer], 10).await.unwrap_err(),
+            TOO_LARGE
+        );
+        let whole = limited_exchange(vec![answer], 11).await;
+        let whole = whole.unwrap_or_else(|e| panic!("{}: {e:?}", String::from_utf8_lossy(answer)));
+        assert_eq!(&whole.body[..], b"0123456789a");
+    }
 }

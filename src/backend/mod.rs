@@ -128,6 +128,8 @@ pub struct Target {
     /// `-H` headers (lower-case names).
     pub headers: Vec<(String, String)>,
     pub timeout: Duration,
+    /// `--max-response-bytes`: the largest answer body or message taken.
+    pub max_response_bytes: usize,
     /// `--streaming`: requests go over a stream, so decoupled models can be measured.
     pub streaming: bool,
     /// `--validation-tolerance`.
@@ -150,6 +152,7 @@ impl Target {
             version: cfg.model_version.clone(),
             headers: cfg.headers.clone(),
             timeout: cfg.request_timeout,
+            max_response_bytes: cfg.max_response_bytes,
             streaming: cfg.streaming,
             tolerance: cfg.validation_tolerance,
             local: None,

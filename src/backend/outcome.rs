@@ -22,11 +22,13 @@ pub enum Malformation {
     WrongShape,
     /// A success status whose body is an error message.
     ErrorBody,
+    /// Bigger than `--max-response-bytes`.
+    TooLarge,
 }
 
 impl Malformation {
     /// Every kind, for a reader that names them back from their labels (results files).
-    pub const ALL: [Malformation; 7] = [
+    pub const ALL: [Malformation; 8] = [
         Malformation::Unreadable,
         Malformation::Truncated,
         Malformation::Overlong,
@@ -34,6 +36,7 @@ impl Malformation {
         Malformation::WrongDatatype,
         Malformation::WrongShape,
         Malformation::ErrorBody,
+        Malformation::TooLarge,
     ];
 
     fn label(self) -> &'static str {
@@ -45,6 +48,7 @@ impl Malformation {
             Malformation::WrongDatatype => "wrong datatype",
             Malformation::WrongShape => "wrong shape",
             Malformation::ErrorBody => "error body",
+            Malformation::TooLarge => "too large",
         }
     }
 }

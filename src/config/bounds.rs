@@ -45,6 +45,28 @@ pub fn request_timeout(seconds: f64) -> RunResult<Duration> {
     Ok(Duration::from_secs_f64(seconds))
 }
 
+/// The most `--max-response-bytes` may be: 64 GiB, more than this kind of machine holds.
+pub const MAX_RESPONSE_BYTES: u64 = 64 << 30;
+
+/// `--max-response-bytes N`: at least 1, at most [`MAX_RESPONSE_BYTES`].
+pub fn max_response_bytes(value: u64) -> RunResult<usize> {
+    if value == 0 {
+        return Err(RunError::bad_option(
+            "--max-response-bytes 0 would refuse every answer: give at least 1 (the default is 1 GiB).",
+        ));
+    }
+    if value > MAX_RESPONSE_BYTES {
+        return Err(RunError::bad_option(format!(
+            "--max-response-bytes {value}: an answer that large would not fit in memory; give at most {MAX_RESPONSE_BYTES} (64 GiB)."
+        )));
+    }
+    usize::try_from(value).map_err(|_| {
+        RunError::bad_option(format!(
+            "--max-response-bytes {value} does not fit this machine's address space."
+        ))
+    })
+}
+
 /// A request rate of `flag`: at most [`MAX_RATE`].
 pub fn rate(value: f64, flag: &str) -> RunResult<f64> {
     if value > MAX_RATE {

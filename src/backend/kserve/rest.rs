@@ -57,7 +57,9 @@ pub struct HttpConn {
 impl HttpConn {
     pub async fn open(target: &Target) -> Result<HttpConn, ErrorKind> {
         Ok(HttpConn {
-            io: Http1Stream::connect(&target.addrs, target.timeout).await?,
+            io: Http1Stream::connect(&target.addrs, target.timeout)
+                .await?
+                .limit_body(target.max_response_bytes),
             addrs: target.addrs.clone(),
             timeout: target.timeout,
             host: target.authority.clone(),

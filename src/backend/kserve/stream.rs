@@ -37,6 +37,8 @@ pub struct StreamConn {
     head: Head<()>,
     stream: Option<OpenStream>,
     checked: CheckedAnswers<StreamAnswer>,
+    /// `--max-response-bytes`.
+    limit: usize,
 }
 
 impl StreamConn {
@@ -46,6 +48,7 @@ impl StreamConn {
             head: crate::backend::h2::call_head(target, STREAM_PATH)?,
             stream: None,
             checked: CheckedAnswers::default(),
+            limit: target.max_response_bytes,
         })
     }
 
@@ -124,7 +127,7 @@ impl StreamConn {
             requests,
             head: Some(head),
             answers: None,
-            reader: MessageReader::default(),
+            reader: MessageReader::limited(self.limit),
         })
     }
 }

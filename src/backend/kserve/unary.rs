@@ -22,6 +22,8 @@ pub struct GrpcConn {
     lane: Lane,
     head: Head<()>,
     checked: CheckedAnswers<()>,
+    /// `--max-response-bytes`.
+    limit: usize,
 }
 
 impl GrpcConn {
@@ -30,6 +32,7 @@ impl GrpcConn {
             lane: target.grpc.connect(target, slot).await?,
             head: crate::backend::h2::call_head(target, INFER_PATH)?,
             checked: CheckedAnswers::default(),
+            limit: target.max_response_bytes,
         })
     }
 
@@ -90,7 +93,7 @@ impl GrpcConn {
             Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
             None => {}
         }
-        let mut reader = MessageReader::default();
+        let mut reader = MessageReader::limited(self.limit);
         let message = reader.read(&mut stream).await?;
         let extra = reader.read(&mut stream).await?;
         let trailers = stream.trailers().await.map_err(|e| h2_error(&e))?;

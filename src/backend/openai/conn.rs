@@ -52,7 +52,9 @@ impl StreamCount {
 impl OpenAiConn {
     pub async fn open(target: &Target, adapter: &OpenAi) -> Result<OpenAiConn, ErrorKind> {
         Ok(OpenAiConn {
-            io: Http1Stream::connect(&target.addrs, target.timeout).await?,
+            io: Http1Stream::connect(&target.addrs, target.timeout)
+                .await?
+                .limit_body(target.max_response_bytes),
             events: EventReader::default(),
             body: BytesMut::new(),
             generates: adapter.llm.endpoint.generates(),
