@@ -26,11 +26,13 @@ fn describe(results: &[LevelResult]) -> Vec<String> {
         .collect()
 }
 
-/// 4 instances of 40 ms: up to concurrency 4 a request never waits (avg 40 ms), at 5 one
-/// in five waits a whole execution (avg 50 ms). `-l 45` must stop the search at 4.
+/// 4 instances of 100 ms: up to concurrency 4 a request never waits (avg 100 ms), at 5 one
+/// in five waits a whole execution (avg 120 ms). `-l 112` must stop the search at 4. (The
+/// margins are in ms, not shares: a busy machine adds a few ms to every sleep; 40 ms
+/// executions under `-l 45` measured 45.2 ms at 4 once.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn binary_search_with_a_latency_limit_lands_on_the_instance_count() {
-    let server = start_server(&["four=sleep:ms=40,instances=4"]).await;
+    let server = start_server(&["four=sleep:ms=100,instances=4"]).await;
     let results = profile(&[
         "-m",
         "four",
@@ -40,9 +42,9 @@ async fn binary_search_with_a_latency_limit_lands_on_the_instance_count() {
         "2:12",
         "--binary-search",
         "-l",
-        "45",
+        "112",
         "-p",
-        "400",
+        "800",
         "-s",
         "50",
         "-r",
