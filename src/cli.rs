@@ -34,8 +34,10 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Profile a model on a running server (the default command).
-    #[command(version)]
+    /// Profile a model on a running server (the default command). As with perf_analyzer
+    /// (getopt), a repeated option takes its last value and an unambiguous prefix of a long
+    /// option is that option.
+    #[command(version, args_override_self = true, infer_long_args = true)]
     Profile(Box<ProfileArgs>),
     /// Run the embedded KServe v2 reference server.
     Serve(ServeArgs),
@@ -472,6 +474,52 @@ fn subcommand_names() -> impl Iterator<Item = String> {
         .into_iter()
 }
 
+/// Whether clap's tip suggests an option that is not a misspelling of the one given but a
+/// different option (`--max-threads` → `--max-trials`): a suggestion is kept only when one
+/// name starts with the other or they differ by at most two letters.
+fn names_another_option(e: &clap::Error, tip: &str) -> bool {
+    use clap::error::{ContextKind, ContextValue};
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return false;
+    };
+    let Some(suggested) = tip
+        .strip_prefix("a similar argument exists: '")
+        .and_then(|rest| rest.strip_suffix('\''))
+    else {
+        return false;
+    };
+    let given = given.split('=').next().unwrap_or(given);
+    let related = given.starts_with(suggested) || suggested.starts_with(given);
+    !related && strsim::levenshtein(given, suggested) > 2
+}
+
+/// The sentence for a long option that is the start of several (`--max-`): clap takes an
+/// unambiguous prefix, and says only "unexpected argument" for an ambiguous one.
+fn ambiguous_prefix(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(given)) = e.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let given = given.strip_prefix("--")?.split('=').next()?;
+    let cli = Cli::command();
+    let profile = cli.find_subcommand("profile")?;
+    let names: Vec<String> = profile
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .filter(|long| long.starts_with(given))
+        .map(|long| format!("--{long}"))
+        .collect();
+    (names.len() > 1 && !given.is_empty()).then(|| {
+        format!(
+            "--{given} is the start of several options ({}): give more of the name.",
+            names.join(", ")
+        )
+    })
+}
+
 /// clap's error as one sentence: its first line, with its tip when it has one; a negative
 /// number taken for a flag names the flag it was meant for.
 pub fn clap_sentence(e: &clap::Error, args: &[String]) -> String {
@@ -487,6 +535,9 @@ pub fn clap_sentence(e: &clap::Error, args: &[String]) -> String {
                 return format!("{flag} takes no negative value ({given} was given).");
             }
         }
+    }
+    if let Some(sentence) = ambiguous_prefix(e) {
+        return sentence;
     }
     let text = e.render().to_string();
     // The first paragraph is the message (a list of missing arguments continues it on
@@ -507,7 +558,8 @@ pub fn clap_sentence(e: &clap::Error, args: &[String]) -> String {
     let tip = text
         .lines()
         .map(str::trim)
-        .find_map(|l| l.strip_prefix("tip: "));
+        .find_map(|l| l.strip_prefix("tip: "))
+        .filter(|tip| !names_another_option(e, tip));
     match tip {
         Some(tip) => format!("{message} ({tip}); see inferperf --help."),
         None => format!("{message}; see inferperf --help."),
@@ -563,129 +615,4 @@ pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<Stri
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn top_help_lists_the_commands_before_the_profile_flags() {
-        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        for form in [
-            &["inferperf", "--help"][..],
-            &["inferperf", "-h"],
-            &["inferperf", "help"],
-        ] {
-            let help = top_help(&args(form)).unwrap();
-            let commands = help.find("Commands:").expect("a list of commands");
-            let flags = help.find("\n  -m <MODEL>").expect("profile's flags");
-            assert!(commands < flags, "{help}");
-            for name in ["profile", "serve", "demo"] {
-                assert!(
-                    help[commands..flags].contains(&format!("\n  {name} ")),
-                    "{name} in {help}"
-                );
-            }
-            assert!(
-                help.contains("Usage: inferperf profile [OPTIONS] -m <MODEL>"),
-                "{help}"
-            );
-        }
-        // Every subcommand of the enum is listed: a new one needs no other change.
-        let help = top_help(&args(&["inferperf", "--help"])).unwrap();
-        for name in subcommand_names() {
-            assert!(help.contains(&format!("\n  {name} ")), "{name}");
-        }
-        assert!(top_help(&args(&["inferperf", "-m", "x", "--help"])).is_none());
-        assert!(top_help(&args(&["inferperf", "serve", "--help"])).is_none());
-    }
-
-    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
-        let args = normalize_args(args.iter().map(|s| s.to_string()).collect());
-        Cli::try_parse_from(args)
-    }
-
-    #[test]
-    fn compare_is_a_subcommand() {
-        let cli = parse(&["inferperf", "compare", "a", "b/", "--fail-on", "p99>+10%"]).unwrap();
-        let Command::Compare(args) = cli.command else {
-            panic!("compare must parse as compare");
-        };
-        assert_eq!(args.runs.len(), 2);
-        assert_eq!(args.fail_on.as_deref(), Some("p99>+10%"));
-        assert_eq!(args.output, None);
-        let cli = parse(&["inferperf", "compare", "a", "b", "c", "-o", "c.html"]).unwrap();
-        let Command::Compare(args) = cli.command else {
-            panic!("compare must parse as compare");
-        };
-        assert_eq!(args.runs.len(), 3);
-        assert_eq!(args.output.as_deref(), Some(std::path::Path::new("c.html")));
-        assert!(
-            parse(&["inferperf", "compare", "a"]).is_err(),
-            "two runs at least"
-        );
-    }
-
-    #[test]
-    fn bare_and_subcommand_forms_are_the_same() {
-        let bare = parse(&["inferperf", "-m", "identity", "--concurrency-range", "1:8"]).unwrap();
-        let sub = parse(&[
-            "inferperf",
-            "profile",
-            "-m",
-            "identity",
-            "--concurrency-range",
-            "1:8",
-        ])
-        .unwrap();
-        let (Command::Profile(a), Command::Profile(b)) = (bare.command, sub.command) else {
-            panic!("both forms must parse as profile");
-        };
-        assert_eq!(a.model_name, b.model_name);
-        assert_eq!(a.concurrency_range, b.concurrency_range);
-    }
-
-    #[test]
-    fn perf_analyzer_short_flags_parse() {
-        let cli = parse(&[
-            "inferperf",
-            "-m",
-            "m",
-            "-x",
-            "2",
-            "-u",
-            "h:1",
-            "-i",
-            "grpc",
-            "-b",
-            "4",
-            "-p",
-            "200",
-            "-s",
-            "5",
-            "-r",
-            "3",
-            "-l",
-            "50",
-            "-f",
-            "o.csv",
-            "-v",
-            "-v",
-            "-H",
-            "A: b",
-            "--percentile",
-            "99.9",
-        ])
-        .unwrap();
-        let Command::Profile(p) = cli.command else {
-            panic!("expected profile");
-        };
-        assert_eq!(p.batch_size, 4);
-        assert_eq!(p.verbose, 2);
-        assert_eq!(p.percentile, Some(99.9));
-        assert_eq!(p.headers, vec!["A: b".to_string()]);
-    }
-
-    #[test]
-    fn unknown_flag_is_an_error() {
-        assert!(parse(&["inferperf", "-m", "m", "--no-such-flag"]).is_err());
-    }
-}
+mod tests;
