@@ -39,12 +39,14 @@ pub async fn serve(
     server: LocalServer,
     stop: impl Future<Output = ()> + Send + 'static,
 ) {
+    let server_for_tf = server.clone();
     let service = GrpcInferenceServiceServer::new(Service { server })
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let served = tonic::transport::Server::builder()
         .add_service(service)
+        .add_service(super::tfserving::service(server_for_tf))
         .serve_with_incoming_shutdown(incoming, stop);
     if let Err(e) = served.await {
         eprintln!("inferperf serve: the gRPC server stopped: {e}");

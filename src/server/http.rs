@@ -200,6 +200,10 @@ fn route(path: &str) -> Route<'_> {
 async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path();
+    if let Some(tf) = super::tfserving_rest::route(path) {
+        let reply = super::tfserving_rest::handle(&server, &parts.method, tf, &parts.headers, body);
+        return Ok(reply.await);
+    }
     if path.starts_with("/v1/") {
         return Ok(openai::handle(&server, &parts.method, path, &parts.headers, body).await);
     }

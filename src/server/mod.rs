@@ -25,6 +25,8 @@ mod sched;
 mod spoil;
 mod stats;
 mod stream;
+mod tfserving;
+mod tfserving_rest;
 
 use std::future::Future;
 use std::io::Write;
