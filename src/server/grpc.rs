@@ -5,7 +5,8 @@
 //! stream they travel in `error_message` instead. On the stream every answer carries
 //! Triton's `triton_final_response` parameter: a decoupled model's responses say false and
 //! its empty final response says true; any other model's one response says true. Unary
-//! inference refuses a decoupled model, as Triton does.
+//! inference refuses a decoupled model, as Triton does. TF Serving's `PredictionService`
+//! ([`super::tfserving`]) is served beside it on the same port.
 
 use std::future::Future;
 

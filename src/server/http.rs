@@ -4,7 +4,8 @@
 //! path, and a router framework cost measurable CPU per request there (see
 //! bench/server/README.md). Errors answer `{"error": "..."}` with Triton's status codes.
 //! Paths under `/v1/` go to the OpenAI routes ([`super::openai`]), whose streamed answers
-//! are the one kind of body that is not whole.
+//! are the one kind of body that is not whole. TF Serving's REST paths (`/v1/models/M:predict`,
+//! `/v1/models/M/metadata`) are matched first and go to [`super::tfserving_rest`].
 
 use std::convert::Infallible;
 use std::future::Future;
