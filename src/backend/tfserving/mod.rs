@@ -80,7 +80,7 @@ impl Adapter for TfServing {
 pub fn model_spec(target: &Target, signature: &str) -> TfModelSpec {
     TfModelSpec {
         name: target.model.clone(),
-        version_choice: (target.version.parse::<i64>().ok()).map(|v| VersionChoice::Version(v)),
+        version_choice: (target.version.parse::<i64>().ok()).map(VersionChoice::Version),
         signature_name: signature.to_string(),
     }
 }
