@@ -171,3 +171,37 @@ async fn every_datatype_is_predicted_back_unchanged() {
     }
     server.shutdown().await;
 }
+
+/// A success without the signature's outputs is a bad response, over gRPC and REST.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_without_the_outputs_is_a_bad_response() {
+    use inferperf::backend::{ErrorKind, Malformation};
+    let server = start_server(&["bad=fail:mode=bad_body,rate=1"]).await;
+    for protocol in ["grpc", "http"] {
+        let url = url(&server, protocol);
+        let results = profile(&[
+            "-m",
+            "bad",
+            "--service-kind",
+            "tfserving",
+            "-u",
+            &url,
+            "-i",
+            protocol,
+            "--concurrency-range",
+            "2",
+            "--request-count",
+            "50",
+        ])
+        .await;
+        let merged = &results[0].merged;
+        assert_eq!(merged.ok, 0, "{protocol}");
+        let missing = ErrorKind::BadResponse(Malformation::MissingOutput);
+        assert!(
+            merged.errors.get(&missing).is_some_and(|&n| n >= 50),
+            "{protocol}: {:?}",
+            merged.errors
+        );
+    }
+    server.shutdown().await;
+}

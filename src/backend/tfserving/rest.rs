@@ -250,7 +250,10 @@ pub fn check_answer(request: &Request, format: RestFormat, body: &Bytes) -> Resu
             tensor: key.into(),
             detail: "predictions must be a list of rows".into(),
         }),
-        (RestFormat::Inputs, Value::Object(map)) if names.iter().all(|n| map.contains_key(*n)) => {
+        // Outputs by name; a lone `{"b64": …}` is a single BYTES scalar instead.
+        (RestFormat::Inputs, Value::Object(map))
+            if !(map.len() == 1 && map.contains_key("b64")) =>
+        {
             Ok(map.clone())
         }
         (RestFormat::Inputs, value) if names.len() == 1 => {
