@@ -173,7 +173,8 @@ pub struct ProfileArgs {
     /// Model version (default: the server's choice, usually the latest).
     #[arg(short = 'x', value_name = "VERSION", default_value = "")]
     pub model_version: String,
-    /// Server address, host:port. Default localhost:8000 for HTTP, localhost:8001 for gRPC.
+    /// Server address, host:port. Default localhost:8000 for HTTP, localhost:8001 for gRPC
+    /// (with --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports).
     #[arg(short = 'u', value_name = "URL")]
     pub url: Option<String>,
     /// Protocol: http or grpc.
