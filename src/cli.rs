@@ -175,17 +175,28 @@ pub struct ProfileArgs {
     /// Model version (default: the server's choice, usually the latest).
     #[arg(short = 'x', value_name = "VERSION", default_value = "")]
     pub model_version: String,
-    /// Server address, host:port. Default localhost:8000 for HTTP, localhost:8001 for gRPC.
+    /// Server address, host:port. Default localhost:8000 for HTTP, localhost:8001 for gRPC
+    /// (with --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports).
     #[arg(short = 'u', value_name = "URL")]
     pub url: Option<String>,
     /// Protocol: http or grpc.
     #[arg(short = 'i', value_name = "PROTOCOL", default_value = "http")]
     pub protocol: String,
-    /// Backend kind: `triton` (any KServe v2 server, over -i http|grpc), `openai` (an
-    /// OpenAI-compatible server, see --endpoint) or `local` (the built-in models called in
-    /// this process, no network; see --model).
+    /// Backend kind: `triton` (any KServe v2 server, over -i http|grpc), `tfserving` (TF
+    /// Serving: gRPC PredictionService on port 8500, or its REST API on 8501 with -i http),
+    /// `openai` (an OpenAI-compatible server, see --endpoint) or `local` (the built-in models
+    /// called in this process, no network; see --model).
     #[arg(long, value_name = "KIND", default_value = "triton")]
     pub service_kind: String,
+    /// With --service-kind tfserving: the model's signature to call (default
+    /// serving_default); its inputs and outputs are read from GetModelMetadata.
+    #[arg(long, value_name = "NAME")]
+    pub model_signature_name: Option<String>,
+    /// With --service-kind tfserving -i http: the predict body's form, `inputs` (columnar,
+    /// {"inputs": {name: nested list}}; the default) or `instances` (row-wise, one row per
+    /// element of the first dimension).
+    #[arg(long, value_name = "FORM")]
+    pub tfserving_rest_format: Option<String>,
     /// With --service-kind local: a built-in model, NAME=KIND[:key=value,...]; repeatable
     /// (kinds as in `inferperf serve --help`). Without it: identity and add_sub.
     #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]

@@ -8,6 +8,7 @@ mod metrics;
 mod output;
 pub mod shard;
 pub mod sweep;
+pub mod tfserving;
 
 pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
@@ -28,6 +29,8 @@ pub enum ServiceKind {
     Local,
     /// An OpenAI-compatible server (vLLM, SGLang, llama.cpp, …).
     OpenAi,
+    /// TF Serving's PredictionService (gRPC) or REST API.
+    TfServing,
 }
 
 impl ServiceKind {
@@ -37,6 +40,7 @@ impl ServiceKind {
             ServiceKind::Triton => "TRITON",
             ServiceKind::Local => "LOCAL",
             ServiceKind::OpenAi => "OPENAI",
+            ServiceKind::TfServing => "TFSERVING",
         }
     }
 }
@@ -168,6 +172,8 @@ pub struct Config {
     pub validation_tolerance: f64,
     /// The LLM settings of `--service-kind openai`.
     pub llm: Option<LlmConfig>,
+    /// The TF Serving settings of `--service-kind tfserving`.
+    pub tfserving: Option<tfserving::TfServingConfig>,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
     pub progress: bool,
     /// The server runs in this process (`inferperf demo`): the client CPU the report shows
@@ -197,7 +203,10 @@ impl Config {
         let mut config = Config {
             model_name: non_empty(&args.model_name, "-m")?,
             model_version: args.model_version.trim().to_string(),
-            url: parse_url(args.url.as_deref(), protocol)?,
+            url: parse_url(
+                (args.url.as_deref()).or(tfserving::default_url(service_kind, protocol)),
+                protocol,
+            )?,
             service_kind,
             local_models: parse_local_models(service_kind, &args.local_models)?,
             protocol,
@@ -251,6 +260,7 @@ impl Config {
             streaming: parse_streaming(args.streaming, protocol, service_kind)?,
             validation_tolerance: parse_tolerance(args.validation_tolerance)?,
             llm: parse_llm(args, service_kind, protocol)?,
+            tfserving: tfserving::parse(args, service_kind)?,
             progress: !args.no_progress,
             server_in_process: false,
             shard: shard::parse_shard(args)?,
@@ -388,8 +398,9 @@ fn parse_service_kind(text: &str) -> RunResult<ServiceKind> {
         "triton" | "kserve" => Ok(ServiceKind::Triton),
         "local" => Ok(ServiceKind::Local),
         "openai" => Ok(ServiceKind::OpenAi),
+        "tfserving" => Ok(ServiceKind::TfServing),
         _ => Err(RunError::bad_option(format!(
-            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), openai (an OpenAI-compatible server) or local (built-in models in this process)."
+            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), openai (an OpenAI-compatible server) or local (built-in models in this process)."
         ))),
     }
 }

@@ -57,6 +57,8 @@ pub struct Lane {
     pub sender: SendRequest<Bytes>,
     /// Set by any handle of the lane that saw the connection fail.
     pub broken: Arc<AtomicBool>,
+    /// The largest message taken from it (`--max-response-bytes`).
+    pub message_limit: usize,
 }
 
 impl Lane {
@@ -99,6 +101,7 @@ impl SharedConnections {
         let lane = Lane {
             sender: open_connection(target).await?,
             broken: Arc::new(AtomicBool::new(false)),
+            message_limit: target.max_response_bytes,
         };
         lanes.insert(index, lane.clone());
         Ok(lane)

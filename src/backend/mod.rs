@@ -14,6 +14,7 @@ pub mod memo;
 pub mod openai;
 pub mod outcome;
 pub mod statistics;
+pub mod tfserving;
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -55,6 +56,8 @@ pub enum Api {
     Local(local::Local),
     /// OpenAI-compatible servers (chat, completions, embeddings).
     OpenAi(openai::OpenAi),
+    /// TF Serving (gRPC PredictionService or REST).
+    TfServing(tfserving::TfServing),
 }
 
 impl Api {
@@ -64,6 +67,7 @@ impl Api {
             ServiceKind::Triton => Api::Kserve(kserve::Kserve::new(cfg)),
             ServiceKind::Local => Api::Local(local::Local::new(cfg)),
             ServiceKind::OpenAi => Api::OpenAi(openai::OpenAi::new(cfg)),
+            ServiceKind::TfServing => Api::TfServing(tfserving::TfServing::new(cfg)),
         }
     }
 
@@ -72,6 +76,7 @@ impl Api {
             Api::Kserve(a) => a.discover(target).await,
             Api::Local(a) => a.discover(target).await,
             Api::OpenAi(a) => a.discover(target).await,
+            Api::TfServing(a) => a.discover(target).await,
         }
     }
 
@@ -80,6 +85,7 @@ impl Api {
             Api::Kserve(a) => a.encode(target, model, entry),
             Api::Local(a) => a.encode(target, model, entry),
             Api::OpenAi(a) => a.encode(target, model, entry),
+            Api::TfServing(a) => a.encode(target, model, entry),
         }
     }
 
@@ -88,6 +94,7 @@ impl Api {
             Api::Kserve(a) => a.open(target, slot).await,
             Api::Local(a) => a.open(target, slot).await,
             Api::OpenAi(a) => a.open(target, slot).await,
+            Api::TfServing(a) => a.open(target, slot).await,
         }
     }
 }
@@ -275,6 +282,8 @@ pub enum Connection {
     KserveStream(kserve::stream::StreamConn),
     Local(local::LocalConn),
     OpenAi(openai::conn::OpenAiConn),
+    TfGrpc(tfserving::grpc::TfGrpcConn),
+    TfHttp(tfserving::rest::TfHttpConn),
 }
 
 impl Connection {
@@ -317,6 +326,8 @@ impl Connection {
                 Connection::KserveStream(c) => c.send(request, ex).await,
                 Connection::Local(c) => c.send(request, ex).await,
                 Connection::OpenAi(c) => c.send(request, ex).await,
+                Connection::TfGrpc(c) => c.send(request, ex).await,
+                Connection::TfHttp(c) => c.send(request, ex).await,
             }
         };
         tokio::select! {
@@ -334,6 +345,8 @@ impl Connection {
             Connection::KserveStream(c) => c.is_usable(),
             Connection::Local(_) => true,
             Connection::OpenAi(c) => c.is_usable(),
+            Connection::TfGrpc(c) => c.is_usable(),
+            Connection::TfHttp(c) => c.is_usable(),
         }
     }
 }

@@ -20,6 +20,7 @@ pub fn settings(cfg: &Config) -> Settings {
             ServiceKind::Triton => "triton",
             ServiceKind::Local => "local",
             ServiceKind::OpenAi => "openai",
+            ServiceKind::TfServing => "tfserving",
         }
         .to_string(),
         protocol: match cfg.protocol {

@@ -5,7 +5,8 @@
 //! stream they travel in `error_message` instead. On the stream every answer carries
 //! Triton's `triton_final_response` parameter: a decoupled model's responses say false and
 //! its empty final response says true; any other model's one response says true. Unary
-//! inference refuses a decoupled model, as Triton does.
+//! inference refuses a decoupled model, as Triton does. TF Serving's `PredictionService`
+//! ([`super::tfserving`]) is served beside it on the same port.
 
 use std::future::Future;
 
@@ -39,12 +40,14 @@ pub async fn serve(
     server: LocalServer,
     stop: impl Future<Output = ()> + Send + 'static,
 ) {
+    let server_for_tf = server.clone();
     let service = GrpcInferenceServiceServer::new(Service { server })
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
     let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
     let served = tonic::transport::Server::builder()
         .add_service(service)
+        .add_service(super::tfserving::service(server_for_tf))
         .serve_with_incoming_shutdown(incoming, stop);
     if let Err(e) = served.await {
         eprintln!("inferperf serve: the gRPC server stopped: {e}");

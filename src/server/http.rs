@@ -4,7 +4,8 @@
 //! path, and a router framework cost measurable CPU per request there (see
 //! bench/server/README.md). Errors answer `{"error": "..."}` with Triton's status codes.
 //! Paths under `/v1/` go to the OpenAI routes ([`super::openai`]), whose streamed answers
-//! are the one kind of body that is not whole.
+//! are the one kind of body that is not whole. TF Serving's REST paths (`/v1/models/M:predict`,
+//! `/v1/models/M/metadata`) are matched first and go to [`super::tfserving_rest`].
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -200,6 +201,10 @@ fn route(path: &str) -> Route<'_> {
 async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path();
+    if let Some(tf) = super::tfserving_rest::route(path) {
+        let reply = super::tfserving_rest::handle(&server, &parts.method, tf, &parts.headers, body);
+        return Ok(reply.await);
+    }
     if path.starts_with("/v1/") {
         return Ok(openai::handle(&server, &parts.method, path, &parts.headers, body).await);
     }

@@ -6,7 +6,9 @@
 //! ([`grpc`]) front ends, the Prometheus page ([`metrics`]) and in-process callers alike.
 //! The `llm` and `embeddings` kinds are served OpenAI-style on the HTTP port
 //! ([`openai`], [`openai_wire`]), an `llm` model's requests batched continuously by its
-//! engines ([`llm`]), with what they served counted for the tests to check.
+//! engines ([`llm`]), with what they served counted for the tests to check. TF Serving's
+//! `PredictionService` ([`tfserving`]) shares the gRPC port and its REST routes
+//! ([`tfserving_rest`]) the HTTP port, over the same models.
 //! [`start`] binds the ports and returns once they listen.
 
 mod def;
@@ -25,6 +27,8 @@ mod sched;
 mod spoil;
 mod stats;
 mod stream;
+mod tfserving;
+mod tfserving_rest;
 
 use std::future::Future;
 use std::io::Write;

@@ -13,6 +13,8 @@ mod json;
 mod json_data;
 #[cfg(test)]
 mod tests;
+pub mod tf_json;
+pub mod tfserving;
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -152,6 +154,8 @@ pub enum WireError {
         "{datatype} tensor '{tensor}' cannot use typed gRPC contents; send it as raw contents"
     )]
     TypedUnsupported { tensor: String, datatype: DataType },
+    #[error("tensor '{tensor}' is not a valid TF Serving JSON value: {detail}")]
+    TfJson { tensor: String, detail: String },
     #[error("the server answered with an error: {0}")]
     Server(String),
 }

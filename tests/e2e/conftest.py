@@ -569,6 +569,55 @@ def embedded_server(inferperf_bin, request):
 
 
 # ---------------------------------------------------------------------------------------
+# a TF Serving PredictionService written with tensorflow-serving-api (servers/tfs_server.py)
+
+
+class TfsServer:
+    """servers/tfs_server.py on 127.0.0.1: model `echo` over gRPC, and its own count of the
+    predictions it answered."""
+
+    def __init__(self, grpc_port, count_port, process):
+        self.grpc = f"127.0.0.1:{grpc_port}"
+        self.count_url = f"http://127.0.0.1:{count_port}/count"
+        self.process = process
+
+    def predictions(self):
+        with urllib.request.urlopen(self.count_url, timeout=5) as answer:
+            return json.loads(answer.read())["predictions"]
+
+    def answers(self):
+        """A real Predict through the official client answers (and counts)."""
+        run = subprocess.run(
+            [VENVS / "tfs" / "bin" / "python", SERVERS / "tfs_client.py", self.grpc, "echo"],
+            capture_output=True, text=True, timeout=60,
+        )
+        return run.returncode == 0 and json.loads(run.stdout)["equal"]
+
+
+@pytest.fixture(scope="module")
+def tfs_server():
+    grpc_port, count_port = free_ports(2)
+    process = ServerProcess(
+        "tfs-server",
+        [
+            VENVS / "tfs" / "bin" / "python", SERVERS / "tfs_server.py",
+            "--grpc-port", grpc_port, "--count-port", count_port,
+        ],
+        env=dict(os.environ, PYTHONUNBUFFERED="1", TF_CPP_MIN_LOG_LEVEL="2"),
+        cwd=ARTIFACTS,
+    )
+    server = TfsServer(grpc_port, count_port, process)
+    try:
+        process.start()
+        process.wait_until(lambda: server.predictions() >= 0, 120, "its count page")
+        process.wait_until(server.answers, 60, "a real Predict")
+        SUMMARY["start"]["tfs-server"] = process.ready()
+        yield server
+    finally:
+        process.stop()
+
+
+# ---------------------------------------------------------------------------------------
 # the summary at the end of the run
 
 

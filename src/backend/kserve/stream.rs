@@ -37,8 +37,6 @@ pub struct StreamConn {
     head: Head<()>,
     stream: Option<OpenStream>,
     checked: CheckedAnswers<StreamAnswer>,
-    /// `--max-response-bytes`.
-    limit: usize,
 }
 
 impl StreamConn {
@@ -48,7 +46,6 @@ impl StreamConn {
             head: crate::backend::h2::call_head(target, STREAM_PATH)?,
             stream: None,
             checked: CheckedAnswers::default(),
-            limit: target.max_response_bytes,
         })
     }
 
@@ -127,7 +124,7 @@ impl StreamConn {
             requests,
             head: Some(head),
             answers: None,
-            reader: MessageReader::limited(self.limit),
+            reader: MessageReader::limited(self.lane.message_limit),
         })
     }
 }

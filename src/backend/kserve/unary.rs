@@ -22,8 +22,6 @@ pub struct GrpcConn {
     lane: Lane,
     head: Head<()>,
     checked: CheckedAnswers<()>,
-    /// `--max-response-bytes`.
-    limit: usize,
 }
 
 impl GrpcConn {
@@ -32,7 +30,6 @@ impl GrpcConn {
             lane: target.grpc.connect(target, slot).await?,
             head: crate::backend::h2::call_head(target, INFER_PATH)?,
             checked: CheckedAnswers::default(),
-            limit: target.max_response_bytes,
         })
     }
 
@@ -45,7 +42,7 @@ impl GrpcConn {
         let Payload::Grpc(framed) = &request.payload else {
             return Err(ErrorKind::Connection.into());
         };
-        let (message, done) = match self.call(framed, ex).await {
+        let (message, done) = match unary_call(&mut self.lane, &self.head, framed, ex).await {
             Ok(answer) => answer,
             Err(failure) => {
                 if failure.kind == ErrorKind::Connection {
@@ -59,63 +56,65 @@ impl GrpcConn {
         ex.finish(done);
         Ok(())
     }
+}
 
-    /// The call itself: the answer's message and when it was complete.
-    async fn call(
-        &mut self,
-        framed: &Bytes,
-        ex: &mut Exchange<'_>,
-    ) -> Result<(Bytes, Instant), Failure> {
-        let sender = &mut self.lane.sender;
-        poll_fn(|cx| sender.poll_ready(cx))
-            .await
-            .map_err(|e| h2_error(&e))?;
-        let (response, mut body) = sender
-            .send_request(copy_head(&self.head), false)
-            .map_err(|e| h2_error(&e))?;
-        body.send_data(framed.clone(), true)
-            .map_err(|e| h2_error(&e))?;
-        ex.send_ns = nanos(ex.sent.elapsed());
-        let response = response.await.map_err(|e| h2_error(&e))?;
-        let first_byte = Instant::now();
-        let (head, mut stream) = response.into_parts();
-        if head.status != http::StatusCode::OK {
-            return Err(ErrorKind::HttpStatus(head.status.as_u16()).into());
-        }
-        // A "trailers-only" answer carries its status in the headers, and no message.
-        match grpc_status(&head.headers) {
-            Some(0) => {
-                return Err(Failure::bad(
-                    Malformation::Truncated,
-                    "the call ended with status OK but no answer message",
-                ))
-            }
-            Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
-            None => {}
-        }
-        let mut reader = MessageReader::limited(self.limit);
-        let message = reader.read(&mut stream).await?;
-        let extra = reader.read(&mut stream).await?;
-        let trailers = stream.trailers().await.map_err(|e| h2_error(&e))?;
-        match trailers.as_ref().and_then(grpc_status) {
-            Some(0) => {}
-            Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
-            None => return Err(ErrorKind::GrpcCode(UNKNOWN).into()),
-        }
-        let Some(message) = message else {
+/// One unary call with the head `head` on the lane's connection (KServe's ModelInfer, TF
+/// Serving's Predict): the answer's message and when it was complete.
+pub(crate) async fn unary_call(
+    lane: &mut Lane,
+    head: &Head<()>,
+    framed: &Bytes,
+    ex: &mut Exchange<'_>,
+) -> Result<(Bytes, Instant), Failure> {
+    let sender = &mut lane.sender;
+    poll_fn(|cx| sender.poll_ready(cx))
+        .await
+        .map_err(|e| h2_error(&e))?;
+    let (response, mut body) = sender
+        .send_request(copy_head(head), false)
+        .map_err(|e| h2_error(&e))?;
+    body.send_data(framed.clone(), true)
+        .map_err(|e| h2_error(&e))?;
+    ex.send_ns = nanos(ex.sent.elapsed());
+    let response = response.await.map_err(|e| h2_error(&e))?;
+    let first_byte = Instant::now();
+    let (head, mut stream) = response.into_parts();
+    if head.status != http::StatusCode::OK {
+        return Err(ErrorKind::HttpStatus(head.status.as_u16()).into());
+    }
+    // A "trailers-only" answer carries its status in the headers, and no message.
+    match grpc_status(&head.headers) {
+        Some(0) => {
             return Err(Failure::bad(
                 Malformation::Truncated,
                 "the call ended with status OK but no answer message",
-            ));
-        };
-        if extra.is_some() {
-            return Err(Failure::bad(
-                Malformation::Overlong,
-                "the unary call answered with more than one message",
-            ));
+            ))
         }
-        let done = Instant::now();
-        ex.recv_ns = nanos(done.saturating_duration_since(first_byte));
-        Ok((message, done))
+        Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
+        None => {}
     }
+    let mut reader = MessageReader::limited(lane.message_limit);
+    let message = reader.read(&mut stream).await?;
+    let extra = reader.read(&mut stream).await?;
+    let trailers = stream.trailers().await.map_err(|e| h2_error(&e))?;
+    match trailers.as_ref().and_then(grpc_status) {
+        Some(0) => {}
+        Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
+        None => return Err(ErrorKind::GrpcCode(UNKNOWN).into()),
+    }
+    let Some(message) = message else {
+        return Err(Failure::bad(
+            Malformation::Truncated,
+            "the call ended with status OK but no answer message",
+        ));
+    };
+    if extra.is_some() {
+        return Err(Failure::bad(
+            Malformation::Overlong,
+            "the unary call answered with more than one message",
+        ));
+    }
+    let done = Instant::now();
+    ex.recv_ns = nanos(done.saturating_duration_since(first_byte));
+    Ok((message, done))
 }
