@@ -3,16 +3,19 @@
 //! one response (`Content-Length`, chunked, or until close). Doing that directly on the
 //! socket, instead of through hyper's dispatcher, connection task and header maps, takes the
 //! client's user-space cost per request down by a factor of several (measured with
-//! callgrind; see bench/client/README.md). Header parsing is httparse's.
+//! callgrind; see bench/client/README.md). Header parsing is httparse's. The stream is a
+//! plain socket, read by readiness as before, or a TLS connection ([`super::tls`]).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::outcome::{ErrorKind, Malformation};
+use super::tls::{Alpn, TlsClient, TlsIo};
+use super::Target;
 
 /// A response that is not HTTP as it should be.
 const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
@@ -121,9 +124,16 @@ enum Remaining {
     Done,
 }
 
+/// The byte stream under HTTP/1.1: a plain socket, or TLS over one (boxed: a TLS
+/// connection's state is large and the plain one's enum should not carry it).
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<TlsIo>),
+}
+
 /// One keep-alive HTTP/1.1 connection with its read buffer.
 pub struct Http1Stream {
-    stream: TcpStream,
+    io: Io,
     buf: BytesMut,
     open: bool,
     last_used: Instant,
@@ -136,8 +146,27 @@ pub struct Http1Stream {
 impl Http1Stream {
     /// Connects to the first address that accepts within `timeout`.
     pub async fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<Self, ErrorKind> {
+        Self::connect_with(addrs, timeout, None).await
+    }
+
+    /// Connects to the target, over TLS when the run asks for it.
+    pub async fn open(target: &Target) -> Result<Self, ErrorKind> {
+        Self::connect_with(&target.addrs, target.timeout, target.tls.as_deref()).await
+    }
+
+    /// Connects, then makes the TLS handshake when `tls` is given.
+    pub async fn connect_with(
+        addrs: &[SocketAddr],
+        timeout: Duration,
+        tls: Option<&TlsClient>,
+    ) -> Result<Self, ErrorKind> {
+        let tcp = connect_tcp(addrs, timeout).await?;
+        let io = match tls {
+            None => Io::Plain(tcp),
+            Some(tls) => Io::Tls(Box::new(tls.connect(tcp, Alpn::Http1, timeout).await?)),
+        };
         Ok(Http1Stream {
-            stream: connect_tcp(addrs, timeout).await?,
+            io,
             buf: BytesMut::new(),
             open: true,
             last_used: Instant::now(),
@@ -152,18 +181,26 @@ impl Http1Stream {
     /// request.
     pub fn is_usable(&mut self) -> bool {
         if self.open && self.last_used.elapsed() >= IDLE_CHECK {
-            let mut probe = [0u8; 1];
-            self.open = matches!(
-                self.stream.try_read(&mut probe),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
-            );
+            self.open = match &mut self.io {
+                Io::Plain(stream) => {
+                    let mut probe = [0u8; 1];
+                    matches!(
+                        stream.try_read(&mut probe),
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
+                    )
+                }
+                Io::Tls(stream) => stream.is_idle_and_open(),
+            };
         }
         self.open
     }
 
     /// Writes a whole framed request.
     pub async fn send(&mut self, request: &[u8]) -> Result<(), ErrorKind> {
-        let written = self.stream.write_all(request).await;
+        let written = match &mut self.io {
+            Io::Plain(stream) => stream.write_all(request).await,
+            Io::Tls(stream) => write_flushed(stream, request).await,
+        };
         written.map_err(|_| self.broken(ErrorKind::Connection))
     }
 
@@ -339,44 +376,21 @@ impl Http1Stream {
 
     /// Reads more bytes; `Ok(false)` at the end of the stream.
     async fn fill_or_eof(&mut self) -> Result<bool, ErrorKind> {
-        loop {
-            let ready = std::future::poll_fn(|cx| self.stream.poll_read_ready(cx)).await;
-            if ready.is_err() {
-                return Err(self.broken(ErrorKind::Connection));
-            }
-            let read = if self.buf.capacity() == 0 {
-                self.try_read_unbuffered()
-            } else {
+        let read = match &mut self.io {
+            Io::Plain(stream) => fill_plain(stream, &mut self.buf).await,
+            Io::Tls(stream) => {
                 self.buf.reserve(READ_CHUNK);
-                self.stream.try_read_buf(&mut self.buf)
-            };
-            match read {
-                Ok(0) => {
-                    self.open = false;
-                    return Ok(false);
-                }
-                Ok(_) => return Ok(true),
-                // Readiness was stale (tokio clears it): wait again.
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(_) => return Err(self.broken(ErrorKind::Connection)),
+                stream.read_buf(&mut self.buf).await
             }
+        };
+        match read {
+            Ok(0) => {
+                self.open = false;
+                Ok(false)
+            }
+            Ok(_) => Ok(true),
+            Err(_) => Err(self.broken(ErrorKind::Connection)),
         }
-    }
-
-    /// Reads into a new buffer, made only when bytes came: a connection without one (it
-    /// is waiting for an answer) keeps none through a wake-up that finds nothing to read.
-    /// Readiness says little: tokio keeps a socket readable until a read would block, so
-    /// the first read after every answer finds nothing. Kept out of line, so that its
-    /// array is not in the frame of every read.
-    #[inline(never)]
-    fn try_read_unbuffered(&mut self) -> std::io::Result<usize> {
-        let mut first = [0u8; READ_CHUNK];
-        let n = self.stream.try_read(&mut first)?;
-        if n > 0 {
-            self.buf = BytesMut::with_capacity(READ_CHUNK);
-            self.buf.extend_from_slice(&first[..n]);
-        }
-        Ok(n)
     }
 
     async fn read_head(&mut self, first_byte: &mut Option<Instant>) -> Result<Head, ErrorKind> {
@@ -428,6 +442,46 @@ impl Http1Stream {
             self.fill().await?;
         }
     }
+}
+
+/// Reads what a plain socket has into `buf`, waiting for readiness.
+async fn fill_plain(stream: &mut TcpStream, buf: &mut BytesMut) -> std::io::Result<usize> {
+    loop {
+        std::future::poll_fn(|cx| stream.poll_read_ready(cx)).await?;
+        let read = if buf.capacity() == 0 {
+            try_read_unbuffered(stream, buf)
+        } else {
+            buf.reserve(READ_CHUNK);
+            stream.try_read_buf(buf)
+        };
+        match read {
+            // Readiness was stale (tokio clears it): wait again.
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            other => return other,
+        }
+    }
+}
+
+/// Reads into a new buffer, made only when bytes came: a connection without one (it
+/// is waiting for an answer) keeps none through a wake-up that finds nothing to read.
+/// Readiness says little: tokio keeps a socket readable until a read would block, so
+/// the first read after every answer finds nothing. Kept out of line, so that its
+/// array is not in the frame of every read.
+#[inline(never)]
+fn try_read_unbuffered(stream: &TcpStream, buf: &mut BytesMut) -> std::io::Result<usize> {
+    let mut first = [0u8; READ_CHUNK];
+    let n = stream.try_read(&mut first)?;
+    if n > 0 {
+        *buf = BytesMut::with_capacity(READ_CHUNK);
+        buf.extend_from_slice(&first[..n]);
+    }
+    Ok(n)
+}
+
+/// Writes a whole request through TLS and pushes its records onto the socket.
+async fn write_flushed(stream: &mut TlsIo, request: &[u8]) -> std::io::Result<()> {
+    stream.write_all(request).await?;
+    stream.flush().await
 }
 
 /// A TCP connection (Nagle off) to the first address that accepts within `timeout`.
