@@ -130,11 +130,17 @@ fn serve_tls(args: &ServeArgs) -> Result<Option<server::TlsFiles>, RunError> {
             "--tls-client-ca needs --tls-cert and --tls-key: the server must have a certificate of its own.",
         )),
         (None, None) => Ok(None),
-        (Some(cert), Some(key)) => Ok(Some(server::TlsFiles {
-            cert: cert.clone(),
-            key: key.clone(),
-            client_ca: args.tls_client_ca.clone(),
-        })),
+        (Some(cert), Some(key)) => {
+            let files = server::TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: args.tls_client_ca.clone(),
+            };
+            files
+                .check()
+                .map_err(|e| RunError::bad_option(format!("{e:#}.")))?;
+            Ok(Some(files))
+        }
         _ => Err(RunError::bad_option(
             "--tls-cert and --tls-key go together: give the server's certificate and its private key.",
         )),

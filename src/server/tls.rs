@@ -28,6 +28,13 @@ pub struct TlsFiles {
     pub client_ca: Option<PathBuf>,
 }
 
+impl TlsFiles {
+    /// Reads the files and builds the acceptor once, to refuse unusable files up front.
+    pub fn check(&self) -> anyhow::Result<()> {
+        acceptor(self).map(|_| ())
+    }
+}
+
 /// Builds the acceptor the files describe; a file that cannot be used is an error naming it.
 pub fn acceptor(files: &TlsFiles) -> anyhow::Result<TlsAcceptor> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
