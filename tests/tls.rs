@@ -176,8 +176,8 @@ async fn https_and_grpcs_runs_verify_the_server_and_name_each_failure() {
     ]);
     assert_fails(run(grpcs(&server), "grpc", &other).await, unknown);
     // A plain client to the TLS server is told to use TLS.
-    let plain = format!("speaks TLS and this run connected in plain text: give -u as https://");
-    assert_fails(run(server.http_addr.to_string(), "http", &[]).await, &plain);
+    let plain = "speaks TLS and this run connected in plain text: give -u as https://";
+    assert_fails(run(server.http_addr.to_string(), "http", &[]).await, plain);
     let plain = "speaks TLS and this run connected in plain text: give -u as grpcs://";
     assert_fails(run(server.grpc_addr.to_string(), "grpc", &[]).await, plain);
     server.shutdown().await;

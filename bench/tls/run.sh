@@ -8,7 +8,9 @@
 # directory.
 #
 # Usage: bench/tls/run.sh [BINARY]   (default: builds with cargo build --release)
-# Env:   WINDOW_MS (default 2000), MODEL (default identity)
+# Env:   WINDOW_MS (default 2000), MODEL (default identity), REPEAT (default 3: each figure
+#        is the median of REPEAT runs, the four kinds taking turns, as a shared machine's
+#        load drifts)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -19,6 +21,7 @@ if [ -z "$BIN" ]; then
 fi
 WINDOW_MS=${WINDOW_MS:-2000}
 MODEL=${MODEL:-identity}
+REPEAT=${REPEAT:-3}
 WORK=$(mktemp -d)
 PIDS=()
 cleanup() {
@@ -58,9 +61,10 @@ serve() {
   printf -v "GRPC_$name" '%s' "$(sed -E 's/.*gRPC on ([0-9.:]+).*/\1/' <<<"$line")"
 }
 
-# cpu_per_request ARGS...: the `Client CPU` figures of the levels 16 and 64, space-separated.
+# cpu_per_request ARGS...: the `Client CPU` figures of the levels 16 and 64, space-separated
+# (an unstable level, exit 2, still has its figure).
 cpu_per_request() {
-  "$BIN" -m "$MODEL" --concurrency-range 16:64:48 -p "$WINDOW_MS" -s 50 -r 4 --no-progress "$@" \
+  { "$BIN" -m "$MODEL" --concurrency-range 16:64:48 -p "$WINDOW_MS" -s 50 -r 4 --no-progress "$@" || true; } \
     | sed -nE 's/.*Client CPU: ([0-9.]+) usec per request.*/\1/p' | tr '\n' ' '
 }
 
@@ -69,13 +73,25 @@ serve plain
 serve tls --tls-cert "$WORK/server.pem" --tls-key "$WORK/server.key"
 CA=$WORK/ca.pem
 
-read -r h16 h64 <<<"$(cpu_per_request -u "$HTTP_plain")"
-read -r s16 s64 <<<"$(cpu_per_request -u "https://$HTTP_tls" --ssl-https-ca-certificates-file "$CA")"
-read -r g16 g64 <<<"$(cpu_per_request -i grpc -u "$GRPC_plain")"
-read -r t16 t64 <<<"$(cpu_per_request -i grpc -u "grpcs://$GRPC_tls" --ssl-grpc-root-certifications-file "$CA")"
+# Each kind's figures of every round, one line per round: "c16 c64".
+declare -A RUNS
+for _ in $(seq "$REPEAT"); do
+  RUNS[http]+="$(cpu_per_request -u "$HTTP_plain")"$'\n'
+  RUNS[https]+="$(cpu_per_request -u "https://$HTTP_tls" --ssl-https-ca-certificates-file "$CA")"$'\n'
+  RUNS[grpc]+="$(cpu_per_request -i grpc -u "$GRPC_plain")"$'\n'
+  RUNS[grpcs]+="$(cpu_per_request -i grpc -u "grpcs://$GRPC_tls" --ssl-grpc-root-certifications-file "$CA")"$'\n'
+done
+
+# median KIND COLUMN: the median of a kind's figures at concurrency 16 (1) or 64 (2).
+median() {
+  printf '%s' "${RUNS[$1]}" | awk -v c="$2" 'NF >= c { print $c }' | sort -n \
+    | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+h16=$(median http 1) h64=$(median http 2) s16=$(median https 1) s64=$(median https 2)
+g16=$(median grpc 1) g64=$(median grpc 2) t16=$(median grpcs 1) t64=$(median grpcs 2)
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0) printf "%.2f", b / a; else print "-" }'; }
-echo "Client CPU per request (usec), model $MODEL, windows of $WINDOW_MS ms, $(nproc) cores"
+echo "Client CPU per request (usec, median of $REPEAT), model $MODEL, windows of $WINDOW_MS ms, $(nproc) cores"
 printf "%-6s %-12s %8s %8s %8s\n" "" "" "plain" "TLS" "TLS/plain"
 printf "%-6s %-12s %8s %8s %8s\n" "HTTP" "c=16" "$h16" "$s16" "$(ratio "$h16" "$s16")"
 printf "%-6s %-12s %8s %8s %8s\n" "HTTP" "c=64" "$h64" "$s64" "$(ratio "$h64" "$s64")"

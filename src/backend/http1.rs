@@ -10,12 +10,15 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use super::outcome::{ErrorKind, Malformation};
-use super::tls::{Alpn, TlsClient, TlsIo};
+use super::tls::{Alpn, TlsClient};
 use super::Target;
+use io::Io;
+
+#[path = "http1_io.rs"]
+mod io;
 
 /// A response that is not HTTP as it should be.
 const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
@@ -27,7 +30,7 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most room made for a body before its bytes come (see [`body_reservation`]).
 const MAX_BODY_RESERVATION: usize = 64 * 1024 * 1024;
 /// Spare room made in the read buffer before each read.
-const READ_CHUNK: usize = 4096;
+pub(crate) const READ_CHUNK: usize = 4096;
 /// A connection idle this long is checked for a close by the server before it is reused
 /// (servers drop idle keep-alive connections after a few seconds).
 const IDLE_CHECK: Duration = Duration::from_millis(500);
@@ -124,13 +127,6 @@ enum Remaining {
     Done,
 }
 
-/// The byte stream under HTTP/1.1: a plain socket, or TLS over one (boxed: a TLS
-/// connection's state is large and the plain one's enum should not carry it).
-enum Io {
-    Plain(TcpStream),
-    Tls(Box<TlsIo>),
-}
-
 /// One keep-alive HTTP/1.1 connection with its read buffer.
 pub struct Http1Stream {
     io: Io,
@@ -181,26 +177,14 @@ impl Http1Stream {
     /// request.
     pub fn is_usable(&mut self) -> bool {
         if self.open && self.last_used.elapsed() >= IDLE_CHECK {
-            self.open = match &mut self.io {
-                Io::Plain(stream) => {
-                    let mut probe = [0u8; 1];
-                    matches!(
-                        stream.try_read(&mut probe),
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
-                    )
-                }
-                Io::Tls(stream) => stream.is_idle_and_open(),
-            };
+            self.open = self.io.is_idle_and_open();
         }
         self.open
     }
 
     /// Writes a whole framed request.
     pub async fn send(&mut self, request: &[u8]) -> Result<(), ErrorKind> {
-        let written = match &mut self.io {
-            Io::Plain(stream) => stream.write_all(request).await,
-            Io::Tls(stream) => write_flushed(stream, request).await,
-        };
+        let written = self.io.write_request(request).await;
         written.map_err(|_| self.broken(ErrorKind::Connection))
     }
 
@@ -376,13 +360,7 @@ impl Http1Stream {
 
     /// Reads more bytes; `Ok(false)` at the end of the stream.
     async fn fill_or_eof(&mut self) -> Result<bool, ErrorKind> {
-        let read = match &mut self.io {
-            Io::Plain(stream) => fill_plain(stream, &mut self.buf).await,
-            Io::Tls(stream) => {
-                self.buf.reserve(READ_CHUNK);
-                stream.read_buf(&mut self.buf).await
-            }
-        };
+        let read = self.io.fill(&mut self.buf).await;
         match read {
             Ok(0) => {
                 self.open = false;
@@ -442,46 +420,6 @@ impl Http1Stream {
             self.fill().await?;
         }
     }
-}
-
-/// Reads what a plain socket has into `buf`, waiting for readiness.
-async fn fill_plain(stream: &mut TcpStream, buf: &mut BytesMut) -> std::io::Result<usize> {
-    loop {
-        std::future::poll_fn(|cx| stream.poll_read_ready(cx)).await?;
-        let read = if buf.capacity() == 0 {
-            try_read_unbuffered(stream, buf)
-        } else {
-            buf.reserve(READ_CHUNK);
-            stream.try_read_buf(buf)
-        };
-        match read {
-            // Readiness was stale (tokio clears it): wait again.
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            other => return other,
-        }
-    }
-}
-
-/// Reads into a new buffer, made only when bytes came: a connection without one (it
-/// is waiting for an answer) keeps none through a wake-up that finds nothing to read.
-/// Readiness says little: tokio keeps a socket readable until a read would block, so
-/// the first read after every answer finds nothing. Kept out of line, so that its
-/// array is not in the frame of every read.
-#[inline(never)]
-fn try_read_unbuffered(stream: &TcpStream, buf: &mut BytesMut) -> std::io::Result<usize> {
-    let mut first = [0u8; READ_CHUNK];
-    let n = stream.try_read(&mut first)?;
-    if n > 0 {
-        *buf = BytesMut::with_capacity(READ_CHUNK);
-        buf.extend_from_slice(&first[..n]);
-    }
-    Ok(n)
-}
-
-/// Writes a whole request through TLS and pushes its records onto the socket.
-async fn write_flushed(stream: &mut TlsIo, request: &[u8]) -> std::io::Result<()> {
-    stream.write_all(request).await?;
-    stream.flush().await
 }
 
 /// A TCP connection (Nagle off) to the first address that accepts within `timeout`.
