@@ -4,8 +4,11 @@
 # plain, one with `serve --tls-cert/--tls-key`) on loopback. The figure is the `Client CPU:
 # N usec per request` line of each level (the client process's CPU time over the requests it
 # completed); handshakes are made before measuring, so this is the cost of encrypting and
-# decrypting the requests and answers. Certificates are made with openssl in a temporary
-# directory.
+# decrypting the requests and answers. CPU time moves with whatever else the machine runs,
+# so, when valgrind is installed, a second table gives the client's user-space instructions
+# per request (callgrind; the difference between runs of 2,000 and 12,000 requests, so
+# start-up, discovery and handshakes cancel out), which does not. Certificates are made with
+# openssl in a temporary directory.
 #
 # Usage: bench/tls/run.sh [BINARY]   (default: builds with cargo build --release)
 # Env:   WINDOW_MS (default 2000), MODEL (default identity), REPEAT (default 3: each figure
@@ -97,3 +100,39 @@ printf "%-6s %-12s %8s %8s %8s\n" "HTTP" "c=16" "$h16" "$s16" "$(ratio "$h16" "$
 printf "%-6s %-12s %8s %8s %8s\n" "HTTP" "c=64" "$h64" "$s64" "$(ratio "$h64" "$s64")"
 printf "%-6s %-12s %8s %8s %8s\n" "gRPC" "c=16" "$g16" "$t16" "$(ratio "$g16" "$t16")"
 printf "%-6s %-12s %8s %8s %8s\n" "gRPC" "c=64" "$g64" "$t64" "$(ratio "$g64" "$t64")"
+
+command -v valgrind >/dev/null 2>&1 || {
+  echo "(valgrind is not installed: no instruction counts)"
+  exit 0
+}
+
+# instructions N ARGS...: the client's user-space instructions over a run of N requests.
+instructions() {
+  local n=$1
+  shift
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$BIN" -m "$MODEL" --no-progress \
+    --request-count "$n" "$@" 2>&1 | sed -nE 's/.*Collected : ([0-9]+).*/\1/p'
+}
+
+# per_request C ARGS...: instructions per request at concurrency C.
+per_request() {
+  local c=$1 few many
+  shift
+  few=$(instructions 2000 --concurrency-range "$c" "$@")
+  many=$(instructions 12000 --concurrency-range "$c" "$@")
+  echo $(((many - few) / 10000))
+}
+
+echo
+echo "Client instructions per request (user space, callgrind), model $MODEL"
+printf "%-6s %-12s %8s %8s %8s\n" "" "" "plain" "TLS" "TLS/plain"
+for c in 16 64; do
+  p=$(per_request "$c" -u "$HTTP_plain")
+  t=$(per_request "$c" -u "https://$HTTP_tls" --ssl-https-ca-certificates-file "$CA")
+  printf "%-6s %-12s %8s %8s %8s\n" "HTTP" "c=$c" "$p" "$t" "$(ratio "$p" "$t")"
+done
+for c in 16 64; do
+  p=$(per_request "$c" -i grpc -u "$GRPC_plain")
+  t=$(per_request "$c" -i grpc -u "grpcs://$GRPC_tls" --ssl-grpc-root-certifications-file "$CA")
+  printf "%-6s %-12s %8s %8s %8s\n" "gRPC" "c=$c" "$p" "$t" "$(ratio "$p" "$t")"
+done
