@@ -9,9 +9,11 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 mod llm;
 mod merge;
 mod sweep;
+mod tls;
 pub use llm::LlmArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use sweep::{SweepArgs, SWEEP_HELP};
+pub use tls::TlsArgs;
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.
@@ -164,6 +166,15 @@ pub struct ServeArgs {
     /// how a profile reports a server without it.
     #[arg(long)]
     pub no_statistics: bool,
+    /// Serve HTTPS and gRPC over TLS on the same ports, with this certificate chain (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// The private key of --tls-cert (PEM).
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<std::path::PathBuf>,
+    /// Require client certificates signed by this CA (PEM): mTLS.
+    #[arg(long, value_name = "FILE")]
+    pub tls_client_ca: Option<std::path::PathBuf>,
 }
 
 /// Flags of `inferperf profile`, named as perf_analyzer names them.
@@ -175,8 +186,9 @@ pub struct ProfileArgs {
     /// Model version (default: the server's choice, usually the latest).
     #[arg(short = 'x', value_name = "VERSION", default_value = "")]
     pub model_version: String,
-    /// Server address, host:port. Default localhost:8000 for HTTP, localhost:8001 for gRPC
-    /// (with --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports).
+    /// Server address, host:port (https://host:port for HTTPS, grpcs://host:port for gRPC
+    /// over TLS). Default localhost:8000 for HTTP, localhost:8001 for gRPC (with
+    /// --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports).
     #[arg(short = 'u', value_name = "URL")]
     pub url: Option<String>,
     /// Protocol: http or grpc.
@@ -462,6 +474,8 @@ pub struct ProfileArgs {
     pub enable_mpi: bool,
     #[command(flatten)]
     pub llm: LlmArgs,
+    #[command(flatten)]
+    pub tls: TlsArgs,
 }
 
 /// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).

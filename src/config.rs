@@ -15,6 +15,8 @@ pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
 mod slo;
 mod timeline;
+mod tls;
+pub use tls::{TlsFile, TlsFlags, TlsSettings};
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -103,6 +105,8 @@ pub struct Config {
     pub model_version: String,
     /// `host:port` (a scheme, if the user gave one, is removed).
     pub url: String,
+    /// TLS to the server (`https://`, `grpcs://` or the `--ssl-*` flags); `None`: plain.
+    pub tls: Option<TlsSettings>,
     pub service_kind: ServiceKind,
     /// `--model` definitions for `--service-kind local`.
     pub local_models: Vec<ModelDef>,
@@ -200,13 +204,15 @@ impl Config {
         let (load, concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
         let profile_export_file = output::parse_profile_export(args, &load)?;
+        let (url, secure_url) = parse_url(
+            (args.url.as_deref()).or(tfserving::default_url(service_kind, protocol)),
+            protocol,
+        )?;
         let mut config = Config {
             model_name: non_empty(&args.model_name, "-m")?,
             model_version: args.model_version.trim().to_string(),
-            url: parse_url(
-                (args.url.as_deref()).or(tfserving::default_url(service_kind, protocol)),
-                protocol,
-            )?,
+            url,
+            tls: tls::parse_tls(args, protocol, service_kind, secure_url)?,
             service_kind,
             local_models: parse_local_models(service_kind, &args.local_models)?,
             protocol,
@@ -461,22 +467,19 @@ pub fn parse_concurrency_range(text: &str) -> RunResult<ConcurrencyRange> {
     Ok(ConcurrencyRange { start, end, step })
 }
 
-fn parse_url(url: Option<&str>, protocol: Protocol) -> RunResult<String> {
+/// `-u` as `host:port`, and whether its scheme asked for TLS (`https://`, `grpcs://`).
+fn parse_url(url: Option<&str>, protocol: Protocol) -> RunResult<(String, bool)> {
     let default = match protocol {
         Protocol::Http => "localhost:8000",
         Protocol::Grpc => "localhost:8001",
     };
     let raw = url.unwrap_or(default).trim();
-    let without_scheme = raw
-        .strip_prefix("http://")
-        .or_else(|| raw.strip_prefix("grpc://"))
+    let secure = check_scheme(raw, protocol)?;
+    let without_scheme = ["http://", "grpc://", "https://", "grpcs://"]
+        .iter()
+        .find_map(|scheme| raw.strip_prefix(scheme))
         .unwrap_or(raw)
         .trim_end_matches('/');
-    if raw.starts_with("https://") {
-        return Err(RunError::bad_option(format!(
-            "-u '{raw}': HTTPS is not supported yet; give host:port of a plain HTTP or gRPC endpoint."
-        )));
-    }
     if without_scheme.contains('@') {
         return Err(RunError::bad_option(
             "-u holds a user name or password, which inferperf never sends nor prints: give host:port and pass credentials with -H 'Authorization: …'.",
@@ -491,7 +494,24 @@ fn parse_url(url: Option<&str>, protocol: Protocol) -> RunResult<String> {
             "-u '{raw}' is not host:port (e.g. -u localhost:8000)."
         )));
     }
-    Ok(without_scheme.to_string())
+    Ok((without_scheme.to_string(), secure))
+}
+
+/// Whether the URL's scheme asks for TLS; a TLS scheme of the other protocol is refused.
+fn check_scheme(raw: &str, protocol: Protocol) -> RunResult<bool> {
+    let https = raw.starts_with("https://");
+    let grpcs = raw.starts_with("grpcs://");
+    if https && protocol == Protocol::Grpc {
+        return Err(RunError::bad_option(format!(
+            "-u '{raw}' is an HTTPS URL but -i grpc was given: use grpcs://host:port for gRPC over TLS."
+        )));
+    }
+    if grpcs && protocol == Protocol::Http {
+        return Err(RunError::bad_option(format!(
+            "-u '{raw}' is gRPC over TLS: add -i grpc (or use https:// for HTTP)."
+        )));
+    }
+    Ok(https || grpcs)
 }
 
 fn parse_measurement_mode(text: &str) -> RunResult<MeasurementMode> {

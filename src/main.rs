@@ -115,11 +115,36 @@ async fn serve(args: ServeArgs) -> Result<i32, RunError> {
         metrics_port: args.metrics_port,
         models,
         statistics: !args.no_statistics,
+        tls: serve_tls(&args)?,
     };
     server::run_serve(opts)
         .await
         .map_err(|e| RunError::failed(format!("The server stopped: {e:#}.")))?;
     Ok(0)
+}
+
+/// `serve --tls-cert C --tls-key K [--tls-client-ca CA]`: both files or neither.
+fn serve_tls(args: &ServeArgs) -> Result<Option<server::TlsFiles>, RunError> {
+    match (&args.tls_cert, &args.tls_key) {
+        (None, None) if args.tls_client_ca.is_some() => Err(RunError::bad_option(
+            "--tls-client-ca needs --tls-cert and --tls-key: the server must have a certificate of its own.",
+        )),
+        (None, None) => Ok(None),
+        (Some(cert), Some(key)) => {
+            let files = server::TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+                client_ca: args.tls_client_ca.clone(),
+            };
+            files
+                .check()
+                .map_err(|e| RunError::bad_option(format!("{e:#}.")))?;
+            Ok(Some(files))
+        }
+        _ => Err(RunError::bad_option(
+            "--tls-cert and --tls-key go together: give the server's certificate and its private key.",
+        )),
+    }
 }
 
 /// First Ctrl-C: finish the current window and write every report (then exit 130). Second:

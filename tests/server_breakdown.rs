@@ -19,6 +19,7 @@ async fn serve(models: &[&str], statistics: bool) -> RunningServer {
         metrics_port: Some(0),
         models,
         statistics,
+        tls: None,
     })
     .await
     .expect("server starts")

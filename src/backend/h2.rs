@@ -11,13 +11,17 @@ use std::collections::HashMap;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use h2::client::SendRequest;
 use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
 use http::{HeaderMap, Method, Request, Uri};
 
+use tokio::io::{AsyncRead, AsyncWrite};
+
 use super::outcome::{ErrorKind, Failure, Malformation};
+use super::tls::Alpn;
 use super::{http1, Target};
 
 /// Largest answer accepted (large tensors are legitimate).
@@ -112,11 +116,25 @@ impl SharedConnections {
 /// when every handle on it is dropped or the server goes away.
 async fn open_connection(target: &Target) -> Result<SendRequest<Bytes>, ErrorKind> {
     let stream = http1::connect_tcp(&target.addrs, target.timeout).await?;
+    match &target.tls {
+        None => h2_over(stream, target.timeout).await,
+        Some(tls) => {
+            let stream = tls.connect(stream, Alpn::H2, target.timeout).await?;
+            h2_over(stream, target.timeout).await
+        }
+    }
+}
+
+/// HTTP/2 over a connected stream, plain or TLS.
+async fn h2_over<T>(stream: T, timeout: Duration) -> Result<SendRequest<Bytes>, ErrorKind>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let handshake = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
         .handshake::<_, Bytes>(stream);
-    let (sender, connection) = tokio::time::timeout(target.timeout, handshake)
+    let (sender, connection) = tokio::time::timeout(timeout, handshake)
         .await
         .map_err(|_| ErrorKind::Connection)?
         .map_err(|_| ErrorKind::Connection)?;
@@ -129,7 +147,12 @@ async fn open_connection(target: &Target) -> Result<SendRequest<Bytes>, ErrorKin
 /// The head of every call to `path` on the target: gRPC's content type, `te: trailers`, and
 /// the `-H` headers as metadata (perf_analyzer drops them on gRPC; we send them).
 pub fn call_head(target: &Target, path: &str) -> Result<Request<()>, ErrorKind> {
-    let uri: Uri = format!("http://{}{path}", target.authority)
+    let scheme = if target.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let uri: Uri = format!("{scheme}://{}{path}", target.authority)
         .parse()
         .map_err(|_| ErrorKind::Connection)?;
     let mut request = Request::new(());

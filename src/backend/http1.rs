@@ -3,16 +3,22 @@
 //! one response (`Content-Length`, chunked, or until close). Doing that directly on the
 //! socket, instead of through hyper's dispatcher, connection task and header maps, takes the
 //! client's user-space cost per request down by a factor of several (measured with
-//! callgrind; see bench/client/README.md). Header parsing is httparse's.
+//! callgrind; see bench/client/README.md). Header parsing is httparse's. The stream is a
+//! plain socket, read by readiness as before, or a TLS connection ([`super::tls`]).
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
-use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 use super::outcome::{ErrorKind, Malformation};
+use super::tls::{Alpn, TlsClient};
+use super::Target;
+use io::Io;
+
+#[path = "http1_io.rs"]
+mod io;
 
 /// A response that is not HTTP as it should be.
 const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
@@ -29,7 +35,7 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Most room made for a body before its bytes come (see [`body_reservation`]).
 const MAX_BODY_RESERVATION: usize = 64 * 1024 * 1024;
 /// Spare room made in the read buffer before each read.
-const READ_CHUNK: usize = 4096;
+pub(crate) const READ_CHUNK: usize = 4096;
 /// A connection idle this long is checked for a close by the server before it is reused
 /// (servers drop idle keep-alive connections after a few seconds).
 const IDLE_CHECK: Duration = Duration::from_millis(500);
@@ -128,7 +134,7 @@ enum Remaining {
 
 /// One keep-alive HTTP/1.1 connection with its read buffer.
 pub struct Http1Stream {
-    stream: TcpStream,
+    io: Io,
     buf: BytesMut,
     open: bool,
     last_used: Instant,
@@ -143,8 +149,30 @@ pub struct Http1Stream {
 impl Http1Stream {
     /// Connects to the first address that accepts within `timeout`.
     pub async fn connect(addrs: &[SocketAddr], timeout: Duration) -> Result<Self, ErrorKind> {
+        Self::connect_with(addrs, timeout, None).await
+    }
+
+    /// Connects to the target, over TLS when the run asks for it, taking bodies of at most
+    /// `--max-response-bytes`.
+    pub async fn open(target: &Target) -> Result<Self, ErrorKind> {
+        let stream =
+            Self::connect_with(&target.addrs, target.timeout, target.tls.as_deref()).await?;
+        Ok(stream.limit_body(target.max_response_bytes))
+    }
+
+    /// Connects, then makes the TLS handshake when `tls` is given.
+    pub async fn connect_with(
+        addrs: &[SocketAddr],
+        timeout: Duration,
+        tls: Option<&TlsClient>,
+    ) -> Result<Self, ErrorKind> {
+        let tcp = connect_tcp(addrs, timeout).await?;
+        let io = match tls {
+            None => Io::Plain(tcp),
+            Some(tls) => Io::Tls(Box::new(tls.connect(tcp, Alpn::Http1, timeout).await?)),
+        };
         Ok(Http1Stream {
-            stream: connect_tcp(addrs, timeout).await?,
+            io,
             buf: BytesMut::new(),
             open: true,
             last_used: Instant::now(),
@@ -166,18 +194,14 @@ impl Http1Stream {
     /// request.
     pub fn is_usable(&mut self) -> bool {
         if self.open && self.last_used.elapsed() >= IDLE_CHECK {
-            let mut probe = [0u8; 1];
-            self.open = matches!(
-                self.stream.try_read(&mut probe),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock
-            );
+            self.open = self.io.is_idle_and_open();
         }
         self.open
     }
 
     /// Writes a whole framed request.
     pub async fn send(&mut self, request: &[u8]) -> Result<(), ErrorKind> {
-        let written = self.stream.write_all(request).await;
+        let written = self.io.write_request(request).await;
         written.map_err(|_| self.broken(ErrorKind::Connection))
     }
 
@@ -370,44 +394,15 @@ impl Http1Stream {
 
     /// Reads more bytes; `Ok(false)` at the end of the stream.
     async fn fill_or_eof(&mut self) -> Result<bool, ErrorKind> {
-        loop {
-            let ready = std::future::poll_fn(|cx| self.stream.poll_read_ready(cx)).await;
-            if ready.is_err() {
-                return Err(self.broken(ErrorKind::Connection));
+        let read = self.io.fill(&mut self.buf).await;
+        match read {
+            Ok(0) => {
+                self.open = false;
+                Ok(false)
             }
-            let read = if self.buf.capacity() == 0 {
-                self.try_read_unbuffered()
-            } else {
-                self.buf.reserve(READ_CHUNK);
-                self.stream.try_read_buf(&mut self.buf)
-            };
-            match read {
-                Ok(0) => {
-                    self.open = false;
-                    return Ok(false);
-                }
-                Ok(_) => return Ok(true),
-                // Readiness was stale (tokio clears it): wait again.
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                Err(_) => return Err(self.broken(ErrorKind::Connection)),
-            }
+            Ok(_) => Ok(true),
+            Err(_) => Err(self.broken(ErrorKind::Connection)),
         }
-    }
-
-    /// Reads into a new buffer, made only when bytes came: a connection without one (it
-    /// is waiting for an answer) keeps none through a wake-up that finds nothing to read.
-    /// Readiness says little: tokio keeps a socket readable until a read would block, so
-    /// the first read after every answer finds nothing. Kept out of line, so that its
-    /// array is not in the frame of every read.
-    #[inline(never)]
-    fn try_read_unbuffered(&mut self) -> std::io::Result<usize> {
-        let mut first = [0u8; READ_CHUNK];
-        let n = self.stream.try_read(&mut first)?;
-        if n > 0 {
-            self.buf = BytesMut::with_capacity(READ_CHUNK);
-            self.buf.extend_from_slice(&first[..n]);
-        }
-        Ok(n)
     }
 
     async fn read_head(&mut self, first_byte: &mut Option<Instant>) -> Result<Head, ErrorKind> {

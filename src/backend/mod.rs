@@ -15,6 +15,7 @@ pub mod openai;
 pub mod outcome;
 pub mod statistics;
 pub mod tfserving;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -145,6 +146,8 @@ pub struct Target {
     pub local: Option<crate::server::LocalServer>,
     /// The gRPC connections the run's slots share.
     pub grpc: Arc<h2::SharedConnections>,
+    /// TLS to the server, when the run asks for it.
+    pub tls: Option<Arc<tls::TlsClient>>,
 }
 
 impl Target {
@@ -164,6 +167,7 @@ impl Target {
             tolerance: cfg.validation_tolerance,
             local: None,
             grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
+            tls: None,
         };
         if cfg.service_kind == ServiceKind::Local {
             let server =
@@ -187,6 +191,9 @@ impl Target {
             })?
             .collect();
         target.addrs.sort_by_key(|a| a.is_ipv6());
+        if let Some(settings) = &cfg.tls {
+            target.tls = Some(Arc::new(tls::TlsClient::new(settings, &cfg.url)?));
+        }
         Ok(target)
     }
 
@@ -218,6 +225,31 @@ impl Target {
             self.authority,
             self.protocol_name()
         ))
+    }
+
+    /// The sentence for a first connection that failed: the TLS handshake's cause when TLS
+    /// failed, a plain connection to a TLS server said as such, else [`Target::unreachable`].
+    pub async fn connect_failure(&self, detail: &str) -> RunError {
+        match &self.tls {
+            Some(tls) => match tls.failure() {
+                Some(cause) => RunError::failed(format!(
+                    "The TLS connection to {} failed: {cause}.",
+                    self.authority
+                )),
+                None => self.unreachable(detail),
+            },
+            None if tls::speaks_tls(&self.addrs, self.timeout).await => {
+                let scheme = match self.protocol {
+                    Protocol::Http => "https",
+                    Protocol::Grpc => "grpcs",
+                };
+                RunError::failed(format!(
+                    "The server at {} speaks TLS and this run connected in plain text: give -u as {scheme}://{} (with --ssl-* flags for its certificates).",
+                    self.authority, self.authority
+                ))
+            }
+            None => self.unreachable(detail),
+        }
     }
 
     /// Encodes every entry of the dataset for this target's API, once.

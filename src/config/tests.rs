@@ -91,3 +91,52 @@ fn shapes_and_headers_parse() {
     );
     assert_eq!(c.url, "h:9");
 }
+
+#[test]
+fn tls_is_on_by_scheme_or_by_any_ssl_flag_of_the_protocol() {
+    let plain = config(&["-u", "h:1"]).unwrap();
+    assert_eq!(plain.tls, None);
+    let https = config(&["-u", "https://h:443"]).unwrap();
+    assert_eq!(https.url, "h:443");
+    let tls = https.tls.unwrap();
+    assert!(tls.verify_peer && tls.verify_host && tls.ca_file.is_none());
+    let grpcs = config(&["-i", "grpc", "-u", "grpcs://h:1"]).unwrap();
+    assert_eq!(grpcs.tls.unwrap().flags, TlsFlags::Grpc);
+    // perf_analyzer's way: an HTTP URL with an --ssl-https-* flag, gRPC with use-ssl.
+    let implied = config(&[
+        "-u",
+        "h:1",
+        "--ssl-https-ca-certificates-file",
+        "Cargo.toml",
+    ]);
+    let implied = implied.unwrap().tls.unwrap();
+    assert_eq!(implied.ca_file, Some(PathBuf::from("Cargo.toml")));
+    let use_ssl = config(&["-i", "grpc", "-u", "h:1", "--ssl-grpc-use-ssl"]).unwrap();
+    assert!(use_ssl.tls.is_some());
+}
+
+#[test]
+fn tls_verification_is_loosened_only_by_its_flags() {
+    let off = config(&["-u", "https://h:1", "--ssl-https-verify-peer", "0"]).unwrap();
+    let off = off.tls.unwrap();
+    assert!(!off.verify_peer && off.verify_host);
+    assert_eq!(off.warnings().len(), 1);
+    let no_host = config(&["-u", "https://h:1", "--ssl-https-verify-host", "0"]).unwrap();
+    let no_host = no_host.tls.unwrap();
+    assert!(no_host.verify_peer && !no_host.verify_host);
+    assert!(no_host.warnings()[0].contains("--ssl-https-verify-host 0"));
+    let one = config(&["-u", "https://h:1", "--ssl-https-verify-host", "1"]).unwrap();
+    assert!(one.tls.unwrap().warnings().is_empty());
+    let der = config(&[
+        "-u",
+        "https://h:1",
+        "--ssl-https-client-certificate-file",
+        "Cargo.toml",
+        "--ssl-https-client-certificate-type",
+        "der",
+        "--ssl-https-private-key-file",
+        "Cargo.toml",
+    ]);
+    let der = der.unwrap().tls.unwrap();
+    assert!(der.client_cert.unwrap().der && !der.client_key.unwrap().der);
+}

@@ -82,6 +82,10 @@ impl<'a> Profiler<'a> {
             latency_limit_us: cfg.latency_threshold_ms.map(|ms| ms * 1000.0),
             slo: cfg.slo.clone(),
         };
+        // Discovery's handshakes are not the run's.
+        if let Some(tls) = &target.tls {
+            let _ = tls.take_handshakes();
+        }
         Profiler {
             cfg,
             driver: Driver::new(cfg, target.clone(), requests),
@@ -374,7 +378,18 @@ impl<'a> Profiler<'a> {
             });
         }
         notes.extend(self.driver.notes());
+        notes.extend(self.handshake_note());
         notes
+    }
+
+    /// How many TLS connections the level opened and their median handshake (opened
+    /// before measuring, or on reconnection: never part of a request's latency).
+    fn handshake_note(&self) -> Option<String> {
+        let (count, median) = self.target.tls.as_ref()?.take_handshakes()?;
+        Some(format!(
+            "TLS: {count} connection(s) opened with a handshake, median {:.2} ms; handshakes are not part of any request's latency.",
+            median.as_secs_f64() * 1e3
+        ))
     }
 
     /// A finite load in one window from the first send to the last answer: exactly

@@ -45,6 +45,10 @@ pub fn settings_block(cfg: &Config, service_kind: &str) -> String {
     lines.extend(search_settings(cfg));
     // The client is asynchronous whatever --sync/--async say (see --help).
     lines.push("  Using asynchronous calls for inference".to_string());
+    if let Some(tls) = &cfg.tls {
+        lines.push("  Using TLS to the server".to_string());
+        lines.extend(tls.warnings().into_iter().map(|w| format!("  {w}")));
+    }
     lines.push(String::new());
     join_lines(&lines)
 }

@@ -12,6 +12,7 @@ use std::future::Future;
 
 use futures::stream::BoxStream;
 use tokio::sync::mpsc::{self, OwnedPermit};
+use tokio_rustls::TlsAcceptor;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Response, Status, Streaming};
@@ -34,22 +35,31 @@ const FINAL_RESPONSE: &str = "triton_final_response";
 /// Answers in flight on one stream before reading its next request waits.
 const STREAM_BACKLOG: usize = 256;
 
-/// Serves gRPC on the listener until `stop` completes.
+/// Serves gRPC on the listener (over TLS when `tls` is given) until `stop` completes.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     server: LocalServer,
     stop: impl Future<Output = ()> + Send + 'static,
+    tls: Option<TlsAcceptor>,
 ) {
     let server_for_tf = server.clone();
     let service = GrpcInferenceServiceServer::new(Service { server })
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
         .max_encoding_message_size(MAX_MESSAGE_BYTES);
-    let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
-    let served = tonic::transport::Server::builder()
+    let router = tonic::transport::Server::builder()
         .add_service(service)
-        .add_service(super::tfserving::service(server_for_tf))
-        .serve_with_incoming_shutdown(incoming, stop);
-    if let Err(e) = served.await {
+        .add_service(super::tfserving::service(server_for_tf));
+    let served = match tls {
+        None => {
+            let incoming = TcpIncoming::from(listener).with_nodelay(Some(true));
+            router.serve_with_incoming_shutdown(incoming, stop).await
+        }
+        Some(acceptor) => {
+            let incoming = super::tls::incoming(listener, acceptor);
+            router.serve_with_incoming_shutdown(incoming, stop).await
+        }
+    };
+    if let Err(e) = served {
         eprintln!("inferperf serve: the gRPC server stopped: {e}");
     }
 }

@@ -24,6 +24,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use serde_json::{json, Value};
+use tokio_rustls::TlsAcceptor;
 
 use super::describe;
 use super::error::InferError;
@@ -86,19 +87,21 @@ pub async fn serve(
     server: LocalServer,
     stop: impl Future<Output = ()>,
     grace: Duration,
+    tls: Option<TlsAcceptor>,
 ) {
-    serve_with(listener, stop, grace, move |req| {
+    serve_with(listener, stop, grace, tls, move |req| {
         handle(server.clone(), req)
     })
     .await
 }
 
-/// Accepts connections and answers each request with `handler` (HTTP/1.1 or h2c) until
-/// `stop` completes; then waits up to `grace` for open requests.
+/// Accepts connections and answers each request with `handler` (HTTP/1.1 or h2c; over TLS
+/// when `tls` is given) until `stop` completes; then waits up to `grace` for open requests.
 pub async fn serve_with<F, Fut>(
     listener: tokio::net::TcpListener,
     stop: impl Future<Output = ()>,
     grace: Duration,
+    tls: Option<TlsAcceptor>,
     handler: F,
 ) where
     F: Fn(Request<Incoming>) -> Fut + Clone + Send + Sync + 'static,
@@ -118,10 +121,23 @@ pub async fn serve_with<F, Fut>(
             continue;
         };
         let _ = tcp.set_nodelay(true);
-        let conn = builder.serve_connection(TokioIo::new(tcp), service_fn(handler.clone()));
-        let conn = graceful.watch(conn.into_owned());
+        let Some(acceptor) = &tls else {
+            let conn = builder.serve_connection(TokioIo::new(tcp), service_fn(handler.clone()));
+            let conn = graceful.watch(conn.into_owned());
+            tokio::spawn(async move {
+                let _ = conn.await;
+            });
+            continue;
+        };
+        // The handshake runs in the connection's task, not in the accepting loop.
+        let (acceptor, builder, handler) = (acceptor.clone(), builder.clone(), handler.clone());
+        let watcher = graceful.watcher();
         tokio::spawn(async move {
-            let _ = conn.await;
+            let Some(stream) = super::tls::accept(&acceptor, tcp).await else {
+                return;
+            };
+            let conn = builder.serve_connection(TokioIo::new(stream), service_fn(handler));
+            let _ = watcher.watch(conn.into_owned()).await;
         });
     }
     drop(listener);

@@ -29,6 +29,7 @@ mod stats;
 mod stream;
 mod tfserving;
 mod tfserving_rest;
+mod tls;
 
 use std::future::Future;
 use std::io::Write;
@@ -48,6 +49,7 @@ pub use local::LocalServer;
 pub use metrics::{process_cpu_seconds, process_resident_bytes};
 pub use stats::TokenCounts;
 pub use stream::StreamAnswer;
+pub use tls::TlsFiles;
 
 /// The largest HTTP body or gRPC message the server takes or sends.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
@@ -66,6 +68,8 @@ pub struct ServeOptions {
     pub models: Vec<ModelDef>,
     /// Offer the statistics extension (off: behave like KServe or MLServer, which have none).
     pub statistics: bool,
+    /// Serve HTTPS and gRPC over TLS on the same ports (mTLS with a client CA).
+    pub tls: Option<TlsFiles>,
 }
 
 impl Default for ServeOptions {
@@ -77,6 +81,7 @@ impl Default for ServeOptions {
             metrics_port: None,
             models: default_models(),
             statistics: true,
+            tls: None,
         }
     }
 }
@@ -144,6 +149,7 @@ fn stop_pair() -> (
 /// tokio runtime and returns once all listen.
 pub async fn start(opts: ServeOptions) -> anyhow::Result<RunningServer> {
     let local = LocalServer::with_statistics(opts.models, opts.statistics)?;
+    let tls = opts.tls.as_ref().map(tls::acceptor).transpose()?;
     let http_listener = bind(opts.host, opts.http_port, "HTTP").await?;
     let grpc_listener = bind(opts.host, opts.grpc_port, "gRPC").await?;
     let metrics_listener = match opts.metrics_port {
@@ -162,15 +168,21 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<RunningServer> {
         tasks: Vec::new(),
     };
     let (stop, stopped) = stop_pair();
-    let task = http::serve(http_listener, local.clone(), stopped, SHUTDOWN_GRACE);
+    let task = http::serve(
+        http_listener,
+        local.clone(),
+        stopped,
+        SHUTDOWN_GRACE,
+        tls.clone(),
+    );
     server.push(stop, tokio::spawn(task));
     let (stop, stopped) = stop_pair();
-    let task = grpc::serve(grpc_listener, local.clone(), stopped);
+    let task = grpc::serve(grpc_listener, local.clone(), stopped, tls);
     server.push(stop, tokio::spawn(task));
     if let Some(listener) = metrics_listener {
         let (stop, stopped) = stop_pair();
         let handler = move |req| metrics::handle(local.clone(), req);
-        let task = http::serve_with(listener, stopped, SHUTDOWN_GRACE, handler);
+        let task = http::serve_with(listener, stopped, SHUTDOWN_GRACE, None, handler);
         server.push(stop, tokio::spawn(task));
     }
     Ok(server)
@@ -203,6 +215,13 @@ async fn stop_signal() {
 /// Ctrl-C or SIGTERM.
 pub async fn run_serve(opts: ServeOptions) -> anyhow::Result<()> {
     let defs: Vec<String> = opts.models.iter().map(ModelDef::to_string).collect();
+    let scheme = match &opts.tls {
+        None => "",
+        Some(TlsFiles {
+            client_ca: None, ..
+        }) => " (TLS)",
+        Some(_) => " (TLS, client certificates required)",
+    };
     let server = start(opts).await?;
     let metrics = match server.metrics_addr {
         Some(addr) => format!("metrics on {addr}"),
@@ -211,7 +230,7 @@ pub async fn run_serve(opts: ServeOptions) -> anyhow::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(
         out,
-        "inferperf serve: HTTP on {}, gRPC on {}, {metrics}",
+        "inferperf serve: HTTP on {}, gRPC on {}{scheme}, {metrics}",
         server.http_addr, server.grpc_addr
     )?;
     writeln!(out, "inferperf serve: models {}", defs.join("; "))?;

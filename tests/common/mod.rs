@@ -30,6 +30,7 @@ pub async fn start_server(models: &[&str]) -> RunningServer {
         metrics_port: None,
         models,
         statistics: true,
+        tls: None,
     })
     .await
     .expect("embedded server starts")

@@ -2,14 +2,20 @@
 //! with `-H` headers sent as metadata. Inference calls take the leaner path of `unary.rs`
 //! and `stream.rs`, on the h2 transport of `backend::h2`.
 
+use std::io;
 use std::str::FromStr;
+use std::sync::Arc;
+
+use hyper_util::rt::TokioIo;
 
 use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue, MetadataMap};
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Status};
 
 use crate::backend::h2::MAX_MESSAGE;
+use crate::backend::http1::connect_tcp;
 use crate::backend::outcome::ErrorKind;
+use crate::backend::tls::{Alpn, TlsClient};
 use crate::backend::{server_datatype, ConfigFacts, Discovered, Target};
 use crate::error::{RunError, RunResult};
 use crate::model::{Scheduler, TensorSpec};
@@ -28,6 +34,9 @@ pub(crate) fn status_kind(status: &Status) -> ErrorKind {
 }
 
 pub(crate) async fn connect_channel(target: &Target) -> Result<Channel, ErrorKind> {
+    if let Some(tls) = &target.tls {
+        return connect_tls_channel(target, tls.clone()).await;
+    }
     for addr in &target.addrs {
         let Ok(endpoint) = Endpoint::from_shared(format!("http://{addr}")) else {
             continue;
@@ -38,6 +47,33 @@ pub(crate) async fn connect_channel(target: &Target) -> Result<Channel, ErrorKin
         }
     }
     Err(ErrorKind::Connection)
+}
+
+/// A channel whose connections are made by our TCP connect and TLS handshake (the run's
+/// rustls configuration, ALPN h2), so that discovery and statistics verify the server as
+/// the inference calls do.
+async fn connect_tls_channel(target: &Target, tls: Arc<TlsClient>) -> Result<Channel, ErrorKind> {
+    let (addrs, timeout) = (target.addrs.clone(), target.timeout);
+    let connector = tower::service_fn(move |_: http::Uri| {
+        let (tls, addrs) = (tls.clone(), addrs.clone());
+        async move {
+            let tcp = connect_tcp(&addrs, timeout)
+                .await
+                .map_err(|k| io::Error::other(k.to_string()))?;
+            let stream = tls
+                .connect(tcp, Alpn::H2, timeout)
+                .await
+                .map_err(|k| io::Error::other(k.to_string()))?;
+            Ok::<_, io::Error>(TokioIo::new(stream))
+        }
+    });
+    let endpoint = Endpoint::from_shared(format!("http://{}", target.authority))
+        .map_err(|_| ErrorKind::Connection)?
+        .connect_timeout(target.timeout);
+    endpoint
+        .connect_with_connector(connector)
+        .await
+        .map_err(|_| ErrorKind::Connection)
 }
 
 /// `-H` headers as gRPC metadata (perf_analyzer drops them on gRPC; we send them).
@@ -63,9 +99,14 @@ pub(crate) fn with_metadata<T>(target: &Target, message: T) -> tonic::Request<T>
 
 /// Reads server metadata, model metadata and (if present) the model configuration.
 pub async fn discover(target: &Target) -> RunResult<Discovered> {
-    let channel = connect_channel(target)
-        .await
-        .map_err(|_| target.unreachable("connection refused or timed out"))?;
+    let channel = match connect_channel(target).await {
+        Ok(channel) => channel,
+        Err(_) => {
+            return Err(target
+                .connect_failure("connection refused or timed out")
+                .await)
+        }
+    };
     let mut client = GrpcInferenceServiceClient::new(channel)
         .max_decoding_message_size(MAX_MESSAGE)
         .max_encoding_message_size(MAX_MESSAGE);
@@ -75,7 +116,8 @@ pub async fn discover(target: &Target) -> RunResult<Discovered> {
     let extensions = match server {
         Ok(r) => r.into_inner().extensions,
         Err(s) if status_kind(&s) == ErrorKind::Connection => {
-            return Err(target.unreachable(&format!("ServerMetadata failed: {}", s.message())))
+            let detail = format!("ServerMetadata failed: {}", s.message());
+            return Err(target.connect_failure(&detail).await);
         }
         Err(_) => Vec::new(),
     };

@@ -4,6 +4,7 @@
 //! reader make. The exchange itself is the hand-written HTTP/1.1 of `backend::http1`.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -14,6 +15,7 @@ use super::answer::check_http;
 use crate::backend::http1::{frame_request, user_headers, Http1Stream, Response};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
+use crate::backend::tls::TlsClient;
 use crate::backend::{nanos, server_datatype, ConfigFacts, Discovered, Payload, Request, Target};
 use crate::error::{RunError, RunResult};
 use crate::model::{DataType, Scheduler, TensorSpec};
@@ -49,6 +51,7 @@ pub struct HttpConn {
     /// Where to reconnect when a GET finds the connection closed.
     addrs: Vec<SocketAddr>,
     timeout: Duration,
+    tls: Option<Arc<TlsClient>>,
     host: String,
     headers: Vec<(String, String)>,
     checked: CheckedAnswers<()>,
@@ -57,11 +60,10 @@ pub struct HttpConn {
 impl HttpConn {
     pub async fn open(target: &Target) -> Result<HttpConn, ErrorKind> {
         Ok(HttpConn {
-            io: Http1Stream::connect(&target.addrs, target.timeout)
-                .await?
-                .limit_body(target.max_response_bytes),
+            io: Http1Stream::open(target).await?,
             addrs: target.addrs.clone(),
             timeout: target.timeout,
+            tls: target.tls.clone(),
             host: target.authority.clone(),
             headers: target.headers.clone(),
             checked: CheckedAnswers::default(),
@@ -111,7 +113,8 @@ impl HttpConn {
     /// the server closed meanwhile is opened anew first.
     pub(crate) async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes), ErrorKind> {
         if !self.io.is_usable() {
-            self.io = Http1Stream::connect(&self.addrs, self.timeout).await?;
+            let tls = self.tls.as_deref();
+            self.io = Http1Stream::connect_with(&self.addrs, self.timeout, tls).await?;
         }
         let headers: Vec<(&str, &str)> = user_headers(&self.headers).collect();
         let request = frame_request("GET", path, &self.host, &headers, b"");
@@ -130,11 +133,23 @@ impl HttpConn {
 
 /// Reads server metadata, model metadata and (if present) the model configuration.
 pub async fn discover(target: &Target) -> RunResult<Discovered> {
-    let mut conn = HttpConn::open(target)
-        .await
-        .map_err(|_| target.unreachable("connection refused or timed out"))?;
+    let mut conn = match HttpConn::open(target).await {
+        Ok(conn) => conn,
+        Err(_) => {
+            return Err(target
+                .connect_failure("connection refused or timed out")
+                .await)
+        }
+    };
     let fail = |what: &str, e: ErrorKind| target.unreachable(&format!("{what} failed ({e})"));
-    let (status, server) = conn.get("/v2").await.map_err(|e| fail("GET /v2", e))?;
+    let (status, server) = match conn.get("/v2").await {
+        Ok(answer) => answer,
+        Err(e) => {
+            return Err(target
+                .connect_failure(&format!("GET /v2 failed ({e})"))
+                .await)
+        }
+    };
     let extensions = if status == StatusCode::OK {
         parse_json(&server, "/v2")?["extensions"]
             .as_array()

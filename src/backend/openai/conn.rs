@@ -52,9 +52,7 @@ impl StreamCount {
 impl OpenAiConn {
     pub async fn open(target: &Target, adapter: &OpenAi) -> Result<OpenAiConn, ErrorKind> {
         Ok(OpenAiConn {
-            io: Http1Stream::connect(&target.addrs, target.timeout)
-                .await?
-                .limit_body(target.max_response_bytes),
+            io: Http1Stream::open(target).await?,
             events: EventReader::default(),
             body: BytesMut::new(),
             generates: adapter.llm.endpoint.generates(),
@@ -215,9 +213,13 @@ fn quoted(body: &[u8]) -> String {
 /// and that the endpoint answers a one-token request.
 pub async fn check_model(target: &Target, adapter: &OpenAi) -> RunResult<()> {
     let exchange = async {
-        let mut io = Http1Stream::connect(&target.addrs, target.timeout)
-            .await
-            .map_err(|_| target.unreachable("the connection was refused or timed out"))?;
+        let mut io = match Http1Stream::open(target).await {
+            Ok(io) => io,
+            Err(_) => {
+                let detail = "the connection was refused or timed out";
+                return Err(target.connect_failure(detail).await);
+            }
+        };
         check_listed(&mut io, target).await?;
         probe(&mut io, target, adapter).await
     };
@@ -241,9 +243,14 @@ async fn check_listed(io: &mut Http1Stream, target: &Target) -> RunResult<()> {
         &user_headers(&target.headers).collect::<Vec<_>>(),
         b"",
     );
-    let broken = |_| target.unreachable("the connection broke while reading /v1/models");
-    io.send(&request).await.map_err(broken)?;
-    let response = io.receive().await.map_err(broken)?;
+    let exchange = async {
+        io.send(&request).await?;
+        io.receive().await
+    };
+    let Ok(response) = exchange.await else {
+        let detail = "the connection broke while reading /v1/models";
+        return Err(target.connect_failure(detail).await);
+    };
     if response.status != 200 {
         return Ok(());
     }
@@ -282,7 +289,7 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
     let body = quiet.body(&target.model, &prompt).to_string();
     let request = quiet.frame(target, body.as_bytes());
     if !io.is_usable() {
-        *io = Http1Stream::connect(&target.addrs, target.timeout)
+        *io = Http1Stream::open(target)
             .await
             .map_err(|_| target.unreachable("the connection was refused or timed out"))?;
     }

@@ -173,9 +173,7 @@ pub struct TfHttpConn {
 impl TfHttpConn {
     pub async fn open(target: &Target, format: RestFormat) -> Result<TfHttpConn, ErrorKind> {
         Ok(TfHttpConn {
-            io: Http1Stream::connect(&target.addrs, target.timeout)
-                .await?
-                .limit_body(target.max_response_bytes),
+            io: Http1Stream::open(target).await?,
             format,
             checked: CheckedAnswers::default(),
         })
