@@ -310,11 +310,11 @@ impl Deadline {
 /// and reads and checks its answers, and `is_usable`.
 pub enum Connection {
     KserveHttp(kserve::rest::HttpConn),
-    KserveGrpc(kserve::unary::GrpcConn),
+    /// A unary gRPC call: KServe's ModelInfer or TF Serving's Predict.
+    Grpc(kserve::unary::GrpcConn),
     KserveStream(kserve::stream::StreamConn),
     Local(local::LocalConn),
     OpenAi(openai::conn::OpenAiConn),
-    TfGrpc(tfserving::grpc::TfGrpcConn),
     TfHttp(tfserving::rest::TfHttpConn),
 }
 
@@ -354,11 +354,10 @@ impl Connection {
         let send = async {
             match self {
                 Connection::KserveHttp(c) => c.send(request, ex).await,
-                Connection::KserveGrpc(c) => c.send(request, ex).await,
+                Connection::Grpc(c) => c.send(request, ex).await,
                 Connection::KserveStream(c) => c.send(request, ex).await,
                 Connection::Local(c) => c.send(request, ex).await,
                 Connection::OpenAi(c) => c.send(request, ex).await,
-                Connection::TfGrpc(c) => c.send(request, ex).await,
                 Connection::TfHttp(c) => c.send(request, ex).await,
             }
         };
@@ -373,11 +372,10 @@ impl Connection {
     pub fn is_usable(&mut self) -> bool {
         match self {
             Connection::KserveHttp(c) => c.is_usable(),
-            Connection::KserveGrpc(c) => c.is_usable(),
+            Connection::Grpc(c) => c.is_usable(),
             Connection::KserveStream(c) => c.is_usable(),
             Connection::Local(_) => true,
             Connection::OpenAi(c) => c.is_usable(),
-            Connection::TfGrpc(c) => c.is_usable(),
             Connection::TfHttp(c) => c.is_usable(),
         }
     }

@@ -152,14 +152,7 @@ fn tensors_from_grpc(
             Some(bytes) => Bytes::from(bytes),
             None => from_typed(&t.name, datatype, &t.shape, t.contents.unwrap_or_default())?,
         };
-        let tensor = Tensor {
-            name: t.name,
-            datatype,
-            shape: t.shape,
-            data,
-        };
-        tensor.validate()?;
-        out.push(tensor);
+        out.push(Tensor::checked(t.name, datatype, t.shape, data)?);
     }
     Ok(out)
 }

@@ -355,14 +355,7 @@ fn tensor_in(t: TensorIn, binary: &mut Binary) -> Result<Tensor, WireError> {
             scalars_to_bytes(&t.name, datatype, &values.0)?
         }
     };
-    let tensor = Tensor {
-        name: t.name,
-        datatype,
-        shape: t.shape,
-        data,
-    };
-    tensor.validate()?;
-    Ok(tensor)
+    Tensor::checked(t.name, datatype, t.shape, data)
 }
 
 fn tensors_in(tensors: Vec<TensorIn>, binary: &mut Binary) -> Result<Vec<Tensor>, WireError> {

@@ -188,6 +188,24 @@ pub fn element_count(tensor: &str, shape: &[i64]) -> Result<usize, WireError> {
 }
 
 impl Tensor {
+    /// A tensor read from the wire, once its data is found to match its shape and datatype
+    /// ([`Tensor::validate`]).
+    pub fn checked(
+        name: String,
+        datatype: DataType,
+        shape: Vec<i64>,
+        data: Bytes,
+    ) -> Result<Tensor, WireError> {
+        let tensor = Tensor {
+            name,
+            datatype,
+            shape,
+            data,
+        };
+        tensor.validate()?;
+        Ok(tensor)
+    }
+
     /// Checks that the data matches the shape and datatype (BYTES: well-formed prefixes and
     /// exactly one element per position of the shape).
     pub fn validate(&self) -> Result<(), WireError> {

@@ -48,14 +48,7 @@ pub fn from_json(name: &str, datatype: DataType, value: &Value) -> Result<Tensor
         }
         out.freeze()
     };
-    let tensor = Tensor {
-        name: name.to_string(),
-        datatype,
-        shape,
-        data,
-    };
-    tensor.validate()?;
-    Ok(tensor)
+    Tensor::checked(name.to_string(), datatype, shape, data)
 }
 
 /// Rows (one value each, or one object of named values each) stacked into named columns.

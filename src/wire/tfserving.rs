@@ -111,14 +111,7 @@ pub fn from_tensor_proto(name: &str, proto: &TensorProto) -> Result<Tensor, Wire
     } else {
         typed_values(name, datatype, &shape, count, proto)?
     };
-    let tensor = Tensor {
-        name: name.to_string(),
-        datatype,
-        shape,
-        data,
-    };
-    tensor.validate()?;
-    Ok(tensor)
+    Tensor::checked(name.to_string(), datatype, shape, data)
 }
 
 /// `count` elements from a list of `count`, or of one that fills the shape (TensorFlow's

@@ -93,9 +93,7 @@ impl Adapter for Kserve {
     async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
         Ok(match (target.protocol, self.streaming) {
             (Protocol::Http, _) => Connection::KserveHttp(rest::HttpConn::open(target).await?),
-            (Protocol::Grpc, false) => {
-                Connection::KserveGrpc(unary::GrpcConn::open(target, slot).await?)
-            }
+            (Protocol::Grpc, false) => Connection::Grpc(unary::GrpcConn::open(target, slot).await?),
             (Protocol::Grpc, true) => {
                 Connection::KserveStream(stream::StreamConn::open(target, slot).await?)
             }

@@ -45,6 +45,29 @@ pub fn infer_request(target: &Target, body: &[u8], header_len: Option<usize>) ->
     frame_request("POST", &path, &target.authority, &headers, body)
 }
 
+/// Writes the framed HTTP request of `request` and reads its whole answer, which must be a
+/// 200, setting the exchange's send and receive times: the response and when it was complete
+/// (KServe's and TF Serving's REST connections).
+pub(crate) async fn post(
+    io: &mut Http1Stream,
+    request: &Request,
+    ex: &mut Exchange<'_>,
+) -> Result<(Response, Instant), Failure> {
+    let Payload::Http(bytes) = &request.payload else {
+        return Err(ErrorKind::Connection.into());
+    };
+    io.send(bytes).await?;
+    let written = Instant::now();
+    let response = io.receive().await?;
+    let done = Instant::now();
+    if response.status != 200 {
+        return Err(ErrorKind::HttpStatus(response.status).into());
+    }
+    ex.send_ns = nanos(written.saturating_duration_since(ex.sent));
+    ex.recv_ns = nanos(done.saturating_duration_since(response.first_byte));
+    Ok((response, done))
+}
+
 /// One HTTP/1.1 connection to the server.
 pub struct HttpConn {
     io: Http1Stream,
@@ -76,18 +99,7 @@ impl HttpConn {
 
     /// Writes a framed inference request and reads and checks its answer.
     pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let Payload::Http(bytes) = &request.payload else {
-            return Err(ErrorKind::Connection.into());
-        };
-        self.io.send(bytes).await?;
-        let written = Instant::now();
-        let response = self.io.receive().await?;
-        let done = Instant::now();
-        if response.status != 200 {
-            return Err(ErrorKind::HttpStatus(response.status).into());
-        }
-        ex.send_ns = nanos(written.saturating_duration_since(ex.sent));
-        ex.recv_ns = nanos(done.saturating_duration_since(response.first_byte));
+        let (response, done) = post(&mut self.io, request, ex).await?;
         if response.trailing > 0 {
             return Err(Failure::bad(
                 Malformation::Overlong,

@@ -1,7 +1,8 @@
-//! KServe v2's unary `ModelInfer` on the h2 transport: HEADERS, the one DATA frame framed when
-//! the dataset was built, then the answer's DATA and trailers, read on the slot's own thread.
-//! The answer is checked before it counts; a call that comes back with more than the one
-//! message it declares is a bad response.
+//! A unary gRPC call on the h2 transport — KServe v2's `ModelInfer`, and TF Serving's
+//! `Predict`, which differ only in the path and in how the answer is checked: HEADERS, the
+//! one DATA frame framed when the dataset was built, then the answer's DATA and trailers,
+//! read on the slot's own thread. The answer is checked before it counts; a call that comes
+//! back with more than the one message it declares is a bad response.
 
 use std::future::poll_fn;
 use std::time::Instant;
@@ -15,20 +16,38 @@ use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::backend::{nanos, Payload, Request, Target};
 
-const INFER_PATH: &str = "/inference.GRPCInferenceService/ModelInfer";
+/// The gRPC path of KServe's ModelInfer.
+pub const INFER_PATH: &str = "/inference.GRPCInferenceService/ModelInfer";
 
-/// One slot's handle on its lane's HTTP/2 connection.
+/// How a unary call's answer message is checked against its request (KServe's
+/// [`check_protobuf`], TF Serving's `PredictResponse` check).
+pub type CheckMessage = fn(&mut CheckedAnswers<()>, &Request, &Bytes) -> Result<(), Failure>;
+
+/// One slot's handle on its lane's HTTP/2 connection, making unary calls on one path.
 pub struct GrpcConn {
     lane: Lane,
     head: Head<()>,
+    check: CheckMessage,
     checked: CheckedAnswers<()>,
 }
 
 impl GrpcConn {
+    /// A connection calling KServe's ModelInfer.
     pub async fn open(target: &Target, slot: usize) -> Result<GrpcConn, ErrorKind> {
+        GrpcConn::open_on(target, slot, INFER_PATH, check_protobuf).await
+    }
+
+    /// A connection calling the method at `path`, its answers checked with `check`.
+    pub async fn open_on(
+        target: &Target,
+        slot: usize,
+        path: &str,
+        check: CheckMessage,
+    ) -> Result<GrpcConn, ErrorKind> {
         Ok(GrpcConn {
             lane: target.grpc.connect(target, slot).await?,
-            head: crate::backend::h2::call_head(target, INFER_PATH)?,
+            head: crate::backend::h2::call_head(target, path)?,
+            check,
             checked: CheckedAnswers::default(),
         })
     }
@@ -37,7 +56,7 @@ impl GrpcConn {
         self.lane.is_usable()
     }
 
-    /// Sends one framed `ModelInferRequest` and reads and checks the answer.
+    /// Sends one framed request message and reads and checks the answer.
     pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let Payload::Grpc(framed) = &request.payload else {
             return Err(ErrorKind::Connection.into());
@@ -51,7 +70,7 @@ impl GrpcConn {
                 return Err(failure);
             }
         };
-        check_protobuf(&mut self.checked, request, &message)?;
+        (self.check)(&mut self.checked, request, &message)?;
         ex.answer(done);
         ex.finish(done);
         Ok(())

@@ -1,19 +1,18 @@
 //! TF Serving over gRPC: discovery with tonic's `GetModelMetadata` (the signature map packed
 //! in a `google.protobuf.Any`), each entry encoded once as a framed `PredictRequest`, and
-//! `Predict` sent on the shared h2 connections of `backend::h2` with KServe's unary call —
-//! only the path differs. An answer counts once its outputs decode as the signature
+//! `Predict` sent on the shared h2 connections of `backend::h2` with KServe's unary
+//! connection (`kserve::unary::GrpcConn`) — only the path and the answer check differ. An answer counts once its outputs decode as the signature
 //! declares them.
 
 use bytes::Bytes;
-use http::Request as Head;
 use prost::Message;
 
 use super::{discovered, model_spec, no_model, pick_signature};
-use crate::backend::h2::{frame_message, Lane, MAX_MESSAGE};
+use crate::backend::h2::{frame_message, MAX_MESSAGE};
+use crate::backend::kserve::answer::{memoised, wire_failure};
 use crate::backend::kserve::grpc::{connect_channel, status_kind, with_metadata};
-use crate::backend::kserve::unary::unary_call;
 use crate::backend::memo::CheckedAnswers;
-use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
+use crate::backend::outcome::{ErrorKind, Failure, Malformation};
 use crate::backend::{grpc_code_name, Discovered, Payload, Request, Target};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
@@ -85,69 +84,25 @@ pub fn encode(target: &Target, signature: &str, entry: &Entry) -> Result<Payload
     Ok(Payload::Grpc(frame_message(&message.encode_to_vec())))
 }
 
-/// One slot's handle on its lane's HTTP/2 connection, calling Predict.
-pub struct TfGrpcConn {
-    lane: Lane,
-    head: Head<()>,
-    checked: CheckedAnswers<()>,
-}
-
-impl TfGrpcConn {
-    pub async fn open(target: &Target, slot: usize) -> Result<TfGrpcConn, ErrorKind> {
-        Ok(TfGrpcConn {
-            lane: target.grpc.connect(target, slot).await?,
-            head: crate::backend::h2::call_head(target, PREDICT_PATH)?,
-            checked: CheckedAnswers::default(),
-        })
-    }
-
-    pub fn is_usable(&self) -> bool {
-        self.lane.is_usable()
-    }
-
-    /// Sends one framed `PredictRequest` and reads and checks the answer.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let Payload::Grpc(framed) = &request.payload else {
-            return Err(ErrorKind::Connection.into());
-        };
-        let (message, done) = match unary_call(&mut self.lane, &self.head, framed, ex).await {
-            Ok(answer) => answer,
-            Err(failure) => {
-                if failure.kind == ErrorKind::Connection {
-                    self.lane.mark_broken();
-                }
-                return Err(failure);
-            }
-        };
-        check_answer(&mut self.checked, request, &message)?;
-        ex.answer(done);
-        ex.finish(done);
-        Ok(())
-    }
-}
-
 /// Checks an encoded `PredictResponse`: every output decodes and fits the signature.
 pub fn check_answer(
     memo: &mut CheckedAnswers<()>,
     request: &Request,
     message: &Bytes,
 ) -> Result<(), Failure> {
-    if memo.lookup(request.index, 0, message).is_some() {
-        return Ok(());
-    }
-    let answer = PredictResponse::decode(message.clone()).map_err(|e| {
-        Failure::bad(
-            Malformation::Unreadable,
-            format!("the answer is not a PredictResponse ({e})"),
-        )
-    })?;
-    let outputs = answer
-        .outputs
-        .iter()
-        .map(|(name, proto)| from_tensor_proto(name, proto))
-        .collect::<Result<Vec<Tensor>, WireError>>()
-        .map_err(crate::backend::kserve::answer::wire_failure)?;
-    request.check.check(&outputs)?;
-    memo.remember(request.index, 0, message, ());
-    Ok(())
+    memoised(memo, request, message, || {
+        let answer = PredictResponse::decode(message.clone()).map_err(|e| {
+            Failure::bad(
+                Malformation::Unreadable,
+                format!("the answer is not a PredictResponse ({e})"),
+            )
+        })?;
+        let outputs = answer
+            .outputs
+            .iter()
+            .map(|(name, proto)| from_tensor_proto(name, proto))
+            .collect::<Result<Vec<Tensor>, WireError>>()
+            .map_err(wire_failure)?;
+        request.check.check(&outputs)
+    })
 }

@@ -10,6 +10,7 @@ pub mod rest;
 
 use std::collections::HashMap;
 
+use super::kserve::unary::GrpcConn;
 use super::outcome::ErrorKind;
 use super::{Adapter, Connection, Discovered, Payload, Target};
 use crate::config::tfserving::{RestFormat, TfServingConfig, DEFAULT_SIGNATURE};
@@ -68,7 +69,9 @@ impl Adapter for TfServing {
 
     async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
         Ok(match target.protocol {
-            Protocol::Grpc => Connection::TfGrpc(grpc::TfGrpcConn::open(target, slot).await?),
+            Protocol::Grpc => Connection::Grpc(
+                GrpcConn::open_on(target, slot, grpc::PREDICT_PATH, grpc::check_answer).await?,
+            ),
             Protocol::Http => {
                 Connection::TfHttp(rest::TfHttpConn::open(target, self.rest_format).await?)
             }

@@ -5,7 +5,6 @@
 //! datatypes the signature declares and checked.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use bytes::Bytes;
 use http::StatusCode;
@@ -13,11 +12,11 @@ use serde_json::{Map, Value};
 
 use super::{discovered, no_model, pick_signature};
 use crate::backend::http1::{frame_request, user_headers, Http1Stream};
-use crate::backend::kserve::answer::wire_failure;
-use crate::backend::kserve::rest::HttpConn;
+use crate::backend::kserve::answer::{memoised, wire_failure};
+use crate::backend::kserve::rest::{post, HttpConn};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
-use crate::backend::{nanos, Discovered, Payload, Request, Target};
+use crate::backend::{Discovered, Payload, Request, Target};
 use crate::config::tfserving::RestFormat;
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
@@ -185,32 +184,16 @@ impl TfHttpConn {
 
     /// Writes a framed predict request and reads and checks its answer.
     pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let Payload::Http(bytes) = &request.payload else {
-            return Err(ErrorKind::Connection.into());
-        };
-        self.io.send(bytes).await?;
-        let written = Instant::now();
-        let response = self.io.receive().await?;
-        let done = Instant::now();
-        if response.status != 200 {
-            return Err(ErrorKind::HttpStatus(response.status).into());
-        }
-        ex.send_ns = nanos(written.saturating_duration_since(ex.sent));
-        ex.recv_ns = nanos(done.saturating_duration_since(response.first_byte));
+        let (response, done) = post(&mut self.io, request, ex).await?;
         if response.trailing > 0 {
             return Err(Failure::bad(
                 Malformation::Overlong,
                 format!("{} bytes came after the declared body", response.trailing),
             ));
         }
-        if self
-            .checked
-            .lookup(request.index, 0, &response.body)
-            .is_none()
-        {
-            check_answer(request, self.format, &response.body)?;
-            self.checked.remember(request.index, 0, &response.body, ());
-        }
+        memoised(&mut self.checked, request, &response.body, || {
+            check_answer(request, self.format, &response.body)
+        })?;
         ex.answer(done);
         ex.finish(done);
         Ok(())
