@@ -10,6 +10,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
@@ -58,6 +59,9 @@ struct FailureSlot {
     cause: Mutex<Option<String>>,
     name: String,
     has_client_cert: bool,
+    /// The server asked for a client certificate in the handshake (noted when this client
+    /// has none to give: a server that then closes the connection is refusing mTLS).
+    client_cert_asked: Arc<AtomicBool>,
     ca_flag: &'static str,
     cert_flags: String,
 }
@@ -75,7 +79,8 @@ impl TlsClient {
                 "'{shown}' (the host of -u) is not a DNS name or IP address a certificate can hold: give --ssl-target-name NAME."
             ))
         })?;
-        let config = client_config(settings)?;
+        let client_cert_asked = Arc::new(AtomicBool::new(false));
+        let config = client_config(settings, &client_cert_asked)?;
         let with_alpn = |alpn: &[u8]| {
             let mut c = config.clone();
             c.alpn_protocols = vec![alpn.to_vec()];
@@ -91,6 +96,7 @@ impl TlsClient {
                 cause: Mutex::new(None),
                 name: shown,
                 has_client_cert: settings.client_cert.is_some(),
+                client_cert_asked,
                 ca_flag: flags.ca_flag(),
                 cert_flags: format!("{} and {}", flags.cert_flag(), flags.key_flag()),
             }),
@@ -169,6 +175,13 @@ impl FailureSlot {
         }
     }
 
+    /// The server closed the connection: a refusal of mTLS when it asked for a certificate.
+    fn note_close(&self) {
+        if self.refused_without_client_cert() {
+            self.set(&self.missing_client_cert());
+        }
+    }
+
     fn cause_of(&self, e: &io::Error, handshake: bool) -> Option<String> {
         let inner = e.get_ref().and_then(|i| i.downcast_ref::<rustls::Error>());
         Some(match inner {
@@ -178,6 +191,7 @@ impl FailureSlot {
                 PLAIN_SERVER.to_string()
             }
             Some(other) => format!("{other}"),
+            None if self.refused_without_client_cert() => self.missing_client_cert(),
             None if handshake && e.kind() == io::ErrorKind::UnexpectedEof => {
                 "the server closed the connection during the handshake (is it a plain http:// or grpc:// endpoint?)".to_string()
             }
@@ -208,6 +222,19 @@ impl FailureSlot {
         }
     }
 
+    /// A server that asked for a client certificate, got none and closed the connection
+    /// without an alert (gRPC's C++ servers do so) refused the missing certificate.
+    fn refused_without_client_cert(&self) -> bool {
+        !self.has_client_cert && self.client_cert_asked.load(Ordering::Relaxed)
+    }
+
+    fn missing_client_cert(&self) -> String {
+        format!(
+            "the server requires a client certificate (mTLS) and none was given: add {}",
+            self.cert_flags
+        )
+    }
+
     fn alert_cause(&self, alert: AlertDescription) -> String {
         use AlertDescription as A;
         let refused_client = matches!(
@@ -215,10 +242,7 @@ impl FailureSlot {
             A::CertificateRequired | A::HandshakeFailure | A::BadCertificate
         );
         match alert {
-            _ if refused_client && !self.has_client_cert => format!(
-                "the server requires a client certificate (mTLS) and none was given: add {}",
-                self.cert_flags
-            ),
+            _ if refused_client && !self.has_client_cert => self.missing_client_cert(),
             A::UnknownCA | A::BadCertificate | A::CertificateUnknown | A::AccessDenied => format!(
                 "the server refused the client certificate ({alert:?}): give one signed by an authority the server trusts"
             ),
@@ -231,7 +255,7 @@ const PLAIN_SERVER: &str =
     "the server did not answer in TLS (is it a plain http:// or grpc:// endpoint?)";
 
 /// The rustls configuration the settings describe (no ALPN yet).
-fn client_config(s: &TlsSettings) -> RunResult<ClientConfig> {
+fn client_config(s: &TlsSettings, client_cert_asked: &Arc<AtomicBool>) -> RunResult<ClientConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
@@ -250,7 +274,29 @@ fn client_config(s: &TlsSettings) -> RunResult<ClientConfig> {
                 ))
             })
         }
-        _ => Ok(builder.with_no_client_auth()),
+        _ => Ok(
+            builder.with_client_cert_resolver(Arc::new(NoClientCert(client_cert_asked.clone())))
+        ),
+    }
+}
+
+/// The client identity of a run without one: gives no certificate, and notes that the
+/// server asked for one, so that a connection closed after the handshake is named as mTLS.
+#[derive(Debug)]
+struct NoClientCert(Arc<AtomicBool>);
+
+impl rustls::client::ResolvesClientCert for NoClientCert {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        self.0.store(true, Ordering::Relaxed);
+        None
+    }
+
+    fn has_certs(&self) -> bool {
+        false
     }
 }
 
@@ -445,9 +491,14 @@ impl AsyncRead for TlsIo {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = &mut *self;
+        let (before, room) = (buf.filled().len(), buf.remaining());
         let read = Pin::new(&mut this.stream).poll_read(cx, buf);
-        if let Poll::Ready(Err(e)) = &read {
-            this.failure.note(e, false);
+        match &read {
+            Poll::Ready(Err(e)) => this.failure.note(e, false),
+            Poll::Ready(Ok(())) if room > 0 && buf.filled().len() == before => {
+                this.failure.note_close()
+            }
+            _ => {}
         }
         read
     }
