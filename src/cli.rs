@@ -281,13 +281,20 @@ pub struct ProfileArgs {
     /// Deprecated perf_analyzer flag: the same as --concurrency-range N.
     #[arg(short = 't', value_name = "N", hide_short_help = true)]
     pub old_concurrency: Option<u32>,
-    /// Deprecated perf_analyzer flag: with -d, the highest concurrency of the sweep.
+    /// Deprecated perf_analyzer flag: the end of the concurrency range (-c N alone is
+    /// --concurrency-range 1:N; with -t S it is S:N).
     #[arg(short = 'c', value_name = "N", hide_short_help = true)]
     pub old_max_concurrency: Option<u32>,
-    /// Deprecated perf_analyzer flag: sweep concurrency 1..-c (the same as
-    /// --concurrency-range 1:N).
+    /// Deprecated perf_analyzer flag: concurrency mode; without -c the sweep has no end
+    /// and stops at -l (the same as --concurrency-range 1:0).
     #[arg(short = 'd', hide_short_help = true)]
     pub old_dynamic_concurrency: bool,
+    /// Deprecated perf_analyzer flag: the same as --input-data zero.
+    #[arg(short = 'z', hide_short_help = true)]
+    pub old_zero_input: bool,
+    /// Deprecated perf_analyzer flag: the same as --input-data DIR.
+    #[arg(long = "data-directory", value_name = "DIR", hide_short_help = true)]
+    pub old_data_directory: Option<String>,
     /// Length of a time window in milliseconds.
     #[arg(
         short = 'p',

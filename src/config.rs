@@ -239,7 +239,7 @@ impl Config {
             slo: parse_slo(&args.slo)?,
             request_count: (args.request_count > 0).then_some(args.request_count),
             warmup_request_count: bounds::warmup_requests(args.warmup_request_count)?,
-            input_data: parse_input_data(&args.input_data)?,
+            input_data: parse_input_data(&input_data_args(args)?)?,
             shapes: parse_shapes(&args.shapes)?,
             string_length: positive(args.string_length as u64, "--string-length")? as usize,
             string_data: args.string_data.clone(),
@@ -276,6 +276,16 @@ impl Config {
             shard: shard::parse_shard(args)?,
             arguments: Vec::new(),
         };
+        if let Some(metrics) = config.metrics.as_mut() {
+            if metrics.url.starts_with("https://") {
+                metrics.tls = Some(
+                    config
+                        .tls
+                        .clone()
+                        .unwrap_or_else(TlsSettings::system_default),
+                );
+            }
+        }
         config.check_request_count()?;
         config.check_periodic()?;
         config.check_search()?;

@@ -234,13 +234,27 @@ async fn mtls_needs_the_client_certificate() {
     ]));
     assert_ok(run(https(&server), "http", &http_id).await);
     let mut grpc_id = grpc.clone();
+    let results = certs.path("mtls-results.json");
     grpc_id.extend(args(&[
         "--ssl-grpc-certificate-chain-file",
         &certs.arg("client.pem"),
         "--ssl-grpc-private-key-file",
         &certs.arg("client.key"),
+        "--results-file",
+        results.to_str().unwrap(),
     ]));
     assert_ok(run(grpcs(&server), "grpc", &grpc_id).await);
+    // The results file says how the server was verified and which identity was shown.
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    let tls = &written["settings"]["tls"];
+    assert_eq!(tls["ca_file"], certs.arg("ca.pem").as_str(), "{tls}");
+    assert_eq!(
+        tls["client_certificate_file"],
+        certs.arg("client.pem").as_str()
+    );
+    assert_eq!(tls["verify_peer"], true);
+    assert!(tls["target_name"].is_null());
     server.shutdown().await;
 }
 
@@ -258,4 +272,55 @@ async fn an_expired_certificate_and_a_plain_server_are_named() {
     let grpc_ca = args(&["--ssl-grpc-root-certifications-file", &certs.arg("ca.pem")]);
     assert_fails(run(grpcs(&plain), "grpc", &grpc_ca).await, not_tls);
     plain.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_are_scraped_over_https() {
+    let certs = make_certs();
+    let server = server::start(ServeOptions {
+        host: "127.0.0.1".parse().unwrap(),
+        http_port: 0,
+        grpc_port: 0,
+        metrics_port: Some(0),
+        tls: Some(TlsFiles {
+            cert: certs.path("server.pem"),
+            key: certs.path("server.key"),
+            client_ca: None,
+        }),
+        ..ServeOptions::default()
+    })
+    .await
+    .expect("the TLS server starts");
+    let metrics = format!("https://{}/metrics", server.metrics_addr.unwrap());
+    let scrape = |ca: &str| {
+        args(&[
+            "--ssl-https-ca-certificates-file",
+            &certs.arg(ca),
+            "--collect-metrics",
+            "--metrics-url",
+            &metrics,
+            "--metrics-interval",
+            "100",
+        ])
+    };
+    // The run's CA verifies the metrics endpoint too; the server's CPU time is on the page.
+    let stdout = assert_ok(run(https(&server), "http", &scrape("ca.pem")).await);
+    assert!(stdout.contains("Server Prometheus Metrics:"), "{stdout}");
+    assert!(!stdout.contains("cannot read"), "{stdout}");
+    // A plain run scrapes an HTTPS endpoint with the system's roots, which do not know the
+    // test CA: the report loses its metrics, not the run, and says why.
+    let plain = common::start_server(&[]).await;
+    let (code, stdout, stderr) = run(
+        plain.http_addr.to_string(),
+        "http",
+        &args(&["--collect-metrics", "--metrics-url", &metrics]),
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("cannot read") && stdout.contains("(unknown issuer)"),
+        "{stdout}"
+    );
+    plain.shutdown().await;
+    server.shutdown().await;
 }

@@ -470,6 +470,13 @@ pub struct TlsIo {
     failure: Arc<FailureSlot>,
 }
 
+/// hyper's client pool asks a connection what it is; nothing to say beyond the default.
+impl hyper_util::client::legacy::connect::Connection for TlsIo {
+    fn connected(&self) -> hyper_util::client::legacy::connect::Connected {
+        hyper_util::client::legacy::connect::Connected::new()
+    }
+}
+
 impl TlsIo {
     /// For an idle connection: false when the server closed it or sent something
     /// unasked. One read attempt that must not wait (session tickets are taken in passing).

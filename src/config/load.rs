@@ -313,24 +313,28 @@ fn timeline_flags(args: &ProfileArgs, concurrency: Option<&str>) -> RunResult<Op
     }
 }
 
-/// `--concurrency-range`, or its perf_analyzer predecessors `-t N` and `-d -c N`.
+/// `--concurrency-range`, or its perf_analyzer predecessors: `-t S` the start, `-c E` the
+/// end (from 1 when -t is absent), `-d` concurrency mode with an open end unless -c gives one.
 fn concurrency_flags(args: &ProfileArgs) -> RunResult<Option<String>> {
-    let old =
-        match (
-            args.old_concurrency,
-            args.old_dynamic_concurrency,
-            args.old_max_concurrency,
-        ) {
-            (Some(t), false, _) => Some(t.to_string()),
-            (None, true, c) => Some(format!("1:{}", c.unwrap_or(0))),
-            (None, false, _) => None,
-            (Some(_), true, _) => return Err(RunError::bad_option(
-                "-t and -d are two old ways to set concurrency: use --concurrency-range instead.",
-            )),
-        };
+    let (start, dynamic, end) = (
+        args.old_concurrency,
+        args.old_dynamic_concurrency,
+        args.old_max_concurrency,
+    );
+    let old = match (start, dynamic, end) {
+        (None, false, None) => None,
+        (start, dynamic, end) => {
+            let start = start.unwrap_or(1);
+            let end = end.unwrap_or(if dynamic { 0 } else { start });
+            Some(match start == end {
+                true => start.to_string(),
+                false => format!("{start}:{end}"),
+            })
+        }
+    };
     match (&args.concurrency_range, old) {
         (Some(_), Some(_)) => Err(RunError::bad_option(
-            "--concurrency-range and the old -t/-d flags both set concurrency: keep --concurrency-range.",
+            "--concurrency-range and the old -t/-c/-d flags both set concurrency: keep --concurrency-range.",
         )),
         (Some(range), None) => Ok(Some(range.clone())),
         (None, old) => Ok(old),

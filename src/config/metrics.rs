@@ -79,8 +79,12 @@ impl FromStr for MetricSpec {
 /// Where and how often to scrape, and what to report.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricsConfig {
-    /// `http://host:port/path`.
+    /// `http://host:port/path` or `https://host:port/path`.
     pub url: String,
+    /// For an `https://` URL: the run's TLS settings (its CA, client identity and
+    /// verification), or the system's roots when the run itself is plain. Set by
+    /// `Config::from_args`.
+    pub tls: Option<super::TlsSettings>,
     pub interval: Duration,
     /// `--collect-metrics`: perf_analyzer's GPU metrics and the server's CPU and memory.
     pub standard: bool,
@@ -116,13 +120,14 @@ pub fn parse_metrics(args: &ProfileArgs) -> RunResult<Option<MetricsConfig>> {
     }
     Ok(Some(MetricsConfig {
         url: metrics_url(args)?,
+        tls: None,
         interval: Duration::from_millis(args.metrics_interval),
         standard: args.collect_metrics,
         specs,
     }))
 }
 
-/// `--metrics-url` as `http://host:port/path`, or port 8002 on the host of `-u`.
+/// `--metrics-url` as `http[s]://host:port/path`, or port 8002 on the host of `-u`.
 fn metrics_url(args: &ProfileArgs) -> RunResult<String> {
     let Some(given) = args.metrics_url.as_deref().map(str::trim) else {
         let url = args.url.as_deref().unwrap_or("localhost:8000");
@@ -132,12 +137,7 @@ fn metrics_url(args: &ProfileArgs) -> RunResult<String> {
             .map_or(authority, |(host, _)| host);
         return Ok(format!("http://{host}:8002/metrics"));
     };
-    if given.starts_with("https://") {
-        return Err(RunError::bad_option(format!(
-            "--metrics-url '{given}': HTTPS is not supported; give an http:// URL."
-        )));
-    }
-    let with_scheme = match given.starts_with("http://") {
+    let with_scheme = match given.starts_with("http://") || given.starts_with("https://") {
         true => given.to_string(),
         false => format!("http://{given}"),
     };

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::{ConcurrencyRange, InputData, MeasurementMode, Protocol, ServiceKind, TensorFormat};
+use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
 use crate::model::DataType;
 use crate::server::ModelDef;
@@ -243,6 +244,27 @@ pub(super) fn parse_connection_share(flag: Option<usize>, protocol: Protocol) ->
 }
 
 /// `--input-data`: random, zero, a directory, or JSON files (only files may repeat).
+/// `--input-data`, or its perf_analyzer predecessors `-z` (zero) and `--data-directory DIR`.
+pub(super) fn input_data_args(args: &ProfileArgs) -> RunResult<Vec<String>> {
+    let old = match (args.old_zero_input, &args.old_data_directory) {
+        (true, Some(_)) => {
+            return Err(RunError::bad_option(
+                "-z (zero data) and --data-directory both set the request data: keep one (both are old forms of --input-data).",
+            ))
+        }
+        (true, None) => Some(("-z", "zero".to_string())),
+        (false, Some(dir)) => Some(("--data-directory", dir.clone())),
+        (false, None) => None,
+    };
+    match old {
+        None => Ok(args.input_data.clone()),
+        Some((flag, _)) if args.input_data != ["random"] => Err(RunError::bad_option(format!(
+            "{flag} and --input-data both set the request data: keep --input-data ({flag} is its old form)."
+        ))),
+        Some((_, value)) => Ok(vec![value]),
+    }
+}
+
 pub(super) fn parse_input_data(values: &[String]) -> RunResult<InputData> {
     let mut files = Vec::new();
     for text in values {

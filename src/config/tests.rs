@@ -140,3 +140,39 @@ fn tls_verification_is_loosened_only_by_its_flags() {
     let der = der.unwrap().tls.unwrap();
     assert!(der.client_cert.unwrap().der && !der.client_key.unwrap().der);
 }
+
+#[test]
+fn perf_analyzer_old_concurrency_and_data_flags() {
+    let levels = |args: &[&str]| -> Vec<u32> {
+        config(args).unwrap().concurrency_levels().take(5).collect()
+    };
+    assert_eq!(levels(&["-t", "3"]), vec![3]);
+    // -c without -d is the end of the range, from 1 or from -t.
+    assert_eq!(levels(&["-c", "3"]), vec![1, 2, 3]);
+    assert_eq!(levels(&["-t", "2", "-c", "4"]), vec![2, 3, 4]);
+    assert_eq!(levels(&["-d", "-c", "2"]), vec![1, 2]);
+    // -d alone has no end: it needs a latency limit, as --concurrency-range 1:0 does.
+    assert!(config(&["-d"]).is_err());
+    assert_eq!(levels(&["-d", "-l", "5"]), vec![1, 2, 3, 4, 5]);
+    assert!(config(&["-c", "2", "--concurrency-range", "1:2"]).is_err());
+    let zero = config(&["-z"]).unwrap();
+    assert!(
+        matches!(zero.input_data, InputData::Zero),
+        "{:?}",
+        zero.input_data
+    );
+    let dir = std::env::temp_dir();
+    let from_dir = config(&["--data-directory", dir.to_str().unwrap()]).unwrap();
+    assert!(
+        matches!(from_dir.input_data, InputData::Directory(_)),
+        "{:?}",
+        from_dir.input_data
+    );
+    let both = config(&["-z", "--data-directory", dir.to_str().unwrap()]);
+    assert!(both.unwrap_err().to_string().contains("keep one"));
+    let twice = config(&["-z", "--input-data", "zero"]);
+    assert!(twice
+        .unwrap_err()
+        .to_string()
+        .contains("-z and --input-data"));
+}

@@ -65,6 +65,19 @@ pub struct TlsSettings {
 }
 
 impl TlsSettings {
+    /// HTTPS with the system's roots, full verification and no client identity.
+    pub fn system_default() -> TlsSettings {
+        TlsSettings {
+            flags: TlsFlags::Https,
+            ca_file: None,
+            client_cert: None,
+            client_key: None,
+            verify_peer: true,
+            verify_host: true,
+            target_name: None,
+        }
+    }
+
     /// The warning lines the report prints when verification was loosened.
     pub fn warnings(&self) -> Vec<String> {
         let mut lines = Vec::new();

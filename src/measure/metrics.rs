@@ -9,10 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Empty};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use super::page_client::PageClient;
 
 use crate::config::{MetricAggregation, MetricSpec, MetricsConfig};
 use crate::prometheus::{self, MetricSample};
@@ -147,11 +144,13 @@ impl MetricsScraper {
     /// the sentence to print when the endpoint cannot be read.
     pub async fn start(cfg: &MetricsConfig) -> Result<MetricsScraper, String> {
         let specs = Arc::new(cfg.specs.clone());
-        let client = Client::builder(TokioExecutor::new()).build_http::<Empty<Bytes>>();
         let url: hyper::Uri = cfg
             .url
             .parse()
             .map_err(|e| format!("--metrics-url '{}' is not a URL ({e})", cfg.url))?;
+        let client = PageClient::new(&url, cfg.tls.as_ref()).map_err(|e| {
+            format!("Metrics: cannot read {url} ({e}); the report has no server metrics.")
+        })?;
         let first = scrape(&client, &url, &specs).await.map_err(|e| {
             format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url.")
         })?;
@@ -235,7 +234,7 @@ fn is_counter_key(key: &str, specs: &[MetricSpec]) -> bool {
 }
 
 async fn scrape_loop(
-    client: Client<hyper_util::client::legacy::connect::HttpConnector, Empty<Bytes>>,
+    client: PageClient,
     url: hyper::Uri,
     specs: Arc<Vec<MetricSpec>>,
     pending: Arc<Mutex<Pending>>,
@@ -260,24 +259,11 @@ async fn scrape_loop(
 
 /// One GET of the page, parsed and reduced to the tracked series, within 2 s.
 async fn scrape(
-    client: &Client<hyper_util::client::legacy::connect::HttpConnector, Empty<Bytes>>,
+    client: &PageClient,
     url: &hyper::Uri,
     specs: &[MetricSpec],
 ) -> Result<Scrape, String> {
-    let get = async {
-        let response = client.get(url.clone()).await.map_err(|e| e.to_string())?;
-        let status = response.status();
-        let body = response
-            .into_body()
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?;
-        if !status.is_success() {
-            return Err(format!("HTTP {}", status.as_u16()));
-        }
-        Ok(body.to_bytes())
-    };
-    let body = tokio::time::timeout(Duration::from_secs(2), get)
+    let body = tokio::time::timeout(Duration::from_secs(2), client.get(url))
         .await
         .map_err(|_| "no answer within 2 s".to_string())??;
     let at = Instant::now();

@@ -115,6 +115,7 @@ fn verbose_csv_adds_perf_analyzer_columns_and_metrics() {
     cfg.verbose_csv = true;
     cfg.metrics = Some(crate::config::MetricsConfig {
         url: String::new(),
+        tls: None,
         interval: std::time::Duration::from_secs(1),
         standard: true,
         specs: vec![

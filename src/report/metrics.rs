@@ -149,6 +149,7 @@ mod tests {
     fn console_block_follows_perf_analyzer_and_adds_cpu_and_metrics() {
         let cfg = MetricsConfig {
             url: String::new(),
+            tls: None,
             interval: std::time::Duration::from_secs(1),
             standard: true,
             specs: vec!["x:rate".parse().unwrap(), "y".parse().unwrap()],

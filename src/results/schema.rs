@@ -108,10 +108,29 @@ pub struct Settings {
     /// This process's part of a sharded run (`--shard`, MPI, an Indexed Job).
     #[serde(default)]
     pub shard: Option<ShardRecord>,
+    /// TLS to the server (null: plain text).
+    #[serde(default)]
+    pub tls: Option<TlsRecord>,
     /// The command line after the program's name, `-H` values hidden as `Name: <hidden>`:
     /// what `inferperf merge` rebuilds the run's settings from.
     #[serde(default)]
     pub arguments: Vec<String>,
+}
+
+/// How the run's TLS verified the server and which identity it showed. Paths only: no
+/// certificate or key content.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TlsRecord {
+    /// The file of trusted authorities; null: the system's roots.
+    pub ca_file: Option<String>,
+    /// The client certificate shown (mTLS); null: none.
+    pub client_certificate_file: Option<String>,
+    /// false: `--ssl-https-verify-peer 0`, any certificate accepted.
+    pub verify_peer: bool,
+    /// false: `--ssl-https-verify-host 0`, the certificate's name not checked.
+    pub verify_host: bool,
+    /// `--ssl-target-name`: the name checked instead of the host.
+    pub target_name: Option<String>,
 }
 
 /// Which shard of how many a results file holds, and what said so.

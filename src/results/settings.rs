@@ -75,6 +75,13 @@ pub fn settings(cfg: &Config) -> Settings {
             source: s.source.label().to_string(),
             start_at: s.start_at.map(super::rfc3339),
         }),
+        tls: cfg.tls.as_ref().map(|t| TlsRecord {
+            ca_file: t.ca_file.as_deref().map(display),
+            client_certificate_file: t.client_cert.as_ref().map(|f| display(&f.path)),
+            verify_peer: t.verify_peer,
+            verify_host: t.verify_host,
+            target_name: t.target_name.clone(),
+        }),
         arguments: cfg.arguments.clone(),
     }
 }

@@ -177,12 +177,12 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<RunningServer> {
     );
     server.push(stop, tokio::spawn(task));
     let (stop, stopped) = stop_pair();
-    let task = grpc::serve(grpc_listener, local.clone(), stopped, tls);
+    let task = grpc::serve(grpc_listener, local.clone(), stopped, tls.clone());
     server.push(stop, tokio::spawn(task));
     if let Some(listener) = metrics_listener {
         let (stop, stopped) = stop_pair();
         let handler = move |req| metrics::handle(local.clone(), req);
-        let task = http::serve_with(listener, stopped, SHUTDOWN_GRACE, None, handler);
+        let task = http::serve_with(listener, stopped, SHUTDOWN_GRACE, tls, handler);
         server.push(stop, tokio::spawn(task));
     }
     Ok(server)
