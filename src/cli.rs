@@ -190,7 +190,8 @@ pub struct ProfileArgs {
     pub model_version: String,
     /// Server address, host:port (https://host:port for HTTPS, grpcs://host:port for gRPC
     /// over TLS). Default localhost:8000 for HTTP, localhost:8001 for gRPC (with
-    /// --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports).
+    /// --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports; with
+    /// --service-kind torchserve: 8080, TorchServe's inference port).
     #[arg(short = 'u', value_name = "URL")]
     pub url: Option<String>,
     /// Protocol: http or grpc.
@@ -198,6 +199,7 @@ pub struct ProfileArgs {
     pub protocol: String,
     /// Backend kind: `triton` (any KServe v2 server, over -i http|grpc), `tfserving` (TF
     /// Serving: gRPC PredictionService on port 8500, or its REST API on 8501 with -i http),
+    /// `torchserve` (TorchServe's HTTP inference API on 8080: POST /predictions/M[/V]),
     /// `openai` (an OpenAI-compatible server, see --endpoint) or `local` (the built-in models
     /// called in this process, no network; see --model).
     #[arg(long, value_name = "KIND", default_value = "triton")]
@@ -211,6 +213,10 @@ pub struct ProfileArgs {
     /// element of the first dimension).
     #[arg(long, value_name = "FORM")]
     pub tfserving_rest_format: Option<String>,
+    /// With --service-kind torchserve: TorchServe's management API, host:port, where the
+    /// model is described (GET /models/M). Default: port 8081 on the host of -u, then -u.
+    #[arg(long, value_name = "URL")]
+    pub torchserve_management_url: Option<String>,
     /// With --service-kind local: a built-in model, NAME=KIND[:key=value,...]; repeatable
     /// (kinds as in `inferperf serve --help`). Without it: identity and add_sub.
     #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
@@ -410,7 +416,8 @@ pub struct ProfileArgs {
     /// with any server that has a metrics page.
     #[arg(long)]
     pub collect_metrics: bool,
-    /// The metrics page. Default: port 8002 on the host of -u, path /metrics.
+    /// The metrics page. Default: port 8002 on the host of -u, path /metrics (with
+    /// --service-kind torchserve: port 8082, where the Server: breakdown is read from).
     #[arg(long, value_name = "URL")]
     pub metrics_url: Option<String>,
     /// Milliseconds between scrapes of the metrics page.

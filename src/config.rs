@@ -10,6 +10,7 @@ mod parse;
 pub mod shard;
 pub mod sweep;
 pub mod tfserving;
+pub mod torchserve;
 
 pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
@@ -37,6 +38,8 @@ pub enum ServiceKind {
     OpenAi,
     /// TF Serving's PredictionService (gRPC) or REST API.
     TfServing,
+    /// TorchServe's HTTP inference API (`POST /predictions/M[/V]`).
+    TorchServe,
 }
 
 impl ServiceKind {
@@ -47,6 +50,7 @@ impl ServiceKind {
             ServiceKind::Local => "LOCAL",
             ServiceKind::OpenAi => "OPENAI",
             ServiceKind::TfServing => "TFSERVING",
+            ServiceKind::TorchServe => "TORCHSERVE",
         }
     }
 }
@@ -182,6 +186,8 @@ pub struct Config {
     pub llm: Option<LlmConfig>,
     /// The TF Serving settings of `--service-kind tfserving`.
     pub tfserving: Option<tfserving::TfServingConfig>,
+    /// The TorchServe settings of `--service-kind torchserve`.
+    pub torchserve: Option<torchserve::TorchServeConfig>,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
     pub progress: bool,
     /// The server runs in this process (`inferperf demo`): the client CPU the report shows
@@ -205,11 +211,14 @@ impl Config {
     pub fn from_args(args: &ProfileArgs) -> RunResult<Config> {
         let protocol = parse_protocol(&args.protocol)?;
         let service_kind = parse_service_kind(&args.service_kind)?;
+        let torchserve = torchserve::parse(args, service_kind, protocol)?;
         let (load, concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
         let profile_export_file = output::parse_profile_export(args, &load)?;
         let (url, secure_url) = parse_url(
-            (args.url.as_deref()).or(tfserving::default_url(service_kind, protocol)),
+            (args.url.as_deref())
+                .or(tfserving::default_url(service_kind, protocol))
+                .or(torchserve::default_url(service_kind)),
             protocol,
         )?;
         let mut config = Config {
@@ -266,11 +275,12 @@ impl Config {
             grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
             async_mode: args.async_mode,
             verbose_csv: args.verbose_csv,
-            metrics: metrics::parse_metrics(args)?,
+            metrics: metrics::parse_metrics(args, service_kind)?,
             streaming: parse_streaming(args.streaming, protocol, service_kind)?,
             validation_tolerance: parse_tolerance(args.validation_tolerance)?,
             llm: parse_llm(args, service_kind, protocol)?,
             tfserving: tfserving::parse(args, service_kind)?,
+            torchserve,
             progress: !args.no_progress,
             server_in_process: false,
             shard: shard::parse_shard(args)?,

@@ -1,6 +1,6 @@
 //! Client backends: how a request reaches the server and how its answers come back. Each
 //! API is an [`Adapter`] — discovery, encoding a dataset entry once, opening a connection —
-//! in its own file or folder ([`kserve`], [`local`]), registered in [`Api`] and
+//! in its own file or folder ([`kserve`], [`local`], [`tfserving`], [`torchserve`], …), registered in [`Api`] and
 //! [`Connection`] below; the connection kinds they share ([`http1`], [`h2`]) and what every
 //! API's answers are checked against ([`check`]) sit beside them. [`Target`] is the resolved
 //! server and model.
@@ -16,6 +16,7 @@ pub mod outcome;
 pub mod statistics;
 pub mod tfserving;
 pub mod tls;
+pub mod torchserve;
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -59,6 +60,8 @@ pub enum Api {
     OpenAi(openai::OpenAi),
     /// TF Serving (gRPC PredictionService or REST).
     TfServing(tfserving::TfServing),
+    /// TorchServe's HTTP inference API.
+    TorchServe(torchserve::TorchServe),
 }
 
 impl Api {
@@ -69,6 +72,7 @@ impl Api {
             ServiceKind::Local => Api::Local(local::Local::new(cfg)),
             ServiceKind::OpenAi => Api::OpenAi(openai::OpenAi::new(cfg)),
             ServiceKind::TfServing => Api::TfServing(tfserving::TfServing::new(cfg)),
+            ServiceKind::TorchServe => Api::TorchServe(torchserve::TorchServe::new(cfg)),
         }
     }
 
@@ -78,6 +82,7 @@ impl Api {
             Api::Local(a) => a.discover(target).await,
             Api::OpenAi(a) => a.discover(target).await,
             Api::TfServing(a) => a.discover(target).await,
+            Api::TorchServe(a) => a.discover(target).await,
         }
     }
 
@@ -87,6 +92,7 @@ impl Api {
             Api::Local(a) => a.encode(target, model, entry),
             Api::OpenAi(a) => a.encode(target, model, entry),
             Api::TfServing(a) => a.encode(target, model, entry),
+            Api::TorchServe(a) => a.encode(target, model, entry),
         }
     }
 
@@ -96,6 +102,7 @@ impl Api {
             Api::Local(a) => a.open(target, slot).await,
             Api::OpenAi(a) => a.open(target, slot).await,
             Api::TfServing(a) => a.open(target, slot).await,
+            Api::TorchServe(a) => a.open(target, slot).await,
         }
     }
 }
@@ -316,6 +323,7 @@ pub enum Connection {
     Local(local::LocalConn),
     OpenAi(openai::conn::OpenAiConn),
     TfHttp(tfserving::rest::TfHttpConn),
+    TorchServe(torchserve::TsConn),
 }
 
 impl Connection {
@@ -359,6 +367,7 @@ impl Connection {
                 Connection::Local(c) => c.send(request, ex).await,
                 Connection::OpenAi(c) => c.send(request, ex).await,
                 Connection::TfHttp(c) => c.send(request, ex).await,
+                Connection::TorchServe(c) => c.send(request, ex).await,
             }
         };
         tokio::select! {
@@ -377,6 +386,7 @@ impl Connection {
             Connection::Local(_) => true,
             Connection::OpenAi(c) => c.is_usable(),
             Connection::TfHttp(c) => c.is_usable(),
+            Connection::TorchServe(c) => c.is_usable(),
         }
     }
 }

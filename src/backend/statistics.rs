@@ -2,7 +2,8 @@
 //! model (`GET …/stats` over HTTP, `ModelStatistics` over gRPC, or a direct call in local
 //! mode), on a connection of its own that carries the user's `-H` headers, so that a server
 //! whose statistics sit behind an access token answers. Every protocol's answer becomes the
-//! same protobuf `ModelStatistics`, which the measurement side turns into deltas.
+//! same protobuf `ModelStatistics`, which the measurement side turns into deltas; so do
+//! TorchServe's Prometheus counters ([`super::torchserve::metrics`]).
 
 use serde_json::Value;
 
@@ -28,6 +29,8 @@ pub enum StatsSource {
         server: crate::server::LocalServer,
         models: Vec<String>,
     },
+    /// TorchServe's Prometheus counters, read as statistics.
+    TorchServe(super::torchserve::metrics::TsMetricsSource),
 }
 
 impl StatsSource {
@@ -38,6 +41,11 @@ impl StatsSource {
         all_models: bool,
         models: &[String],
     ) -> Result<Self, String> {
+        if let super::Api::TorchServe(ts) = &target.api {
+            let source =
+                super::torchserve::metrics::TsMetricsSource::open(target, ts.metrics_url());
+            return Ok(StatsSource::TorchServe(source.await?));
+        }
         if let Some(server) = &target.local {
             return Ok(StatsSource::Local {
                 server: server.clone(),
@@ -96,6 +104,7 @@ impl StatsSource {
             StatsSource::Local { server, models } => {
                 Ok(models.iter().filter_map(|m| server.statistics(m)).collect())
             }
+            StatsSource::TorchServe(source) => source.read().await,
         }
     }
 }

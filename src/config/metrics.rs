@@ -5,6 +5,7 @@
 use std::str::FromStr;
 use std::time::Duration;
 
+use super::ServiceKind;
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
 use crate::prometheus::parse_labels;
@@ -92,7 +93,7 @@ pub struct MetricsConfig {
 }
 
 /// The metrics configuration, when `--collect-metrics` or a `--metric` asks for scraping.
-pub fn parse_metrics(args: &ProfileArgs) -> RunResult<Option<MetricsConfig>> {
+pub fn parse_metrics(args: &ProfileArgs, kind: ServiceKind) -> RunResult<Option<MetricsConfig>> {
     let specs = args
         .metrics
         .iter()
@@ -106,7 +107,9 @@ pub fn parse_metrics(args: &ProfileArgs) -> RunResult<Option<MetricsConfig>> {
         .collect::<RunResult<Vec<_>>>()?;
     let scraping = args.collect_metrics || !specs.is_empty();
     if !scraping {
-        if args.metrics_url.is_some() {
+        // TorchServe's server-side breakdown is read from its metrics page, which
+        // --metrics-url names without any scraping asked for.
+        if args.metrics_url.is_some() && kind != ServiceKind::TorchServe {
             return Err(RunError::bad_option(
                 "--metrics-url needs --collect-metrics (or a --metric) to scrape it.",
             ));
@@ -119,7 +122,7 @@ pub fn parse_metrics(args: &ProfileArgs) -> RunResult<Option<MetricsConfig>> {
         ));
     }
     Ok(Some(MetricsConfig {
-        url: metrics_url(args)?,
+        url: metrics_url(args, default_metrics_port(kind))?,
         tls: None,
         interval: Duration::from_millis(args.metrics_interval),
         standard: args.collect_metrics,
@@ -127,15 +130,23 @@ pub fn parse_metrics(args: &ProfileArgs) -> RunResult<Option<MetricsConfig>> {
     }))
 }
 
-/// `--metrics-url` as `http[s]://host:port/path`, or port 8002 on the host of `-u`.
-fn metrics_url(args: &ProfileArgs) -> RunResult<String> {
+/// The metrics port of the server kind: TorchServe's 8082, else Triton's 8002.
+fn default_metrics_port(kind: ServiceKind) -> u16 {
+    match kind {
+        ServiceKind::TorchServe => 8082,
+        _ => 8002,
+    }
+}
+
+/// `--metrics-url` as `http[s]://host:port/path`, or port `default_port` on the host of `-u`.
+pub(super) fn metrics_url(args: &ProfileArgs, default_port: u16) -> RunResult<String> {
     let Some(given) = args.metrics_url.as_deref().map(str::trim) else {
         let url = args.url.as_deref().unwrap_or("localhost:8000");
         let authority = url.split("://").last().unwrap_or(url);
         let host = authority
             .rsplit_once(':')
             .map_or(authority, |(host, _)| host);
-        return Ok(format!("http://{host}:8002/metrics"));
+        return Ok(format!("http://{host}:{default_port}/metrics"));
     };
     let with_scheme = match given.starts_with("http://") || given.starts_with("https://") {
         true => given.to_string(),

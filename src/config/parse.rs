@@ -67,8 +67,9 @@ pub(super) fn parse_service_kind(text: &str) -> RunResult<ServiceKind> {
         "local" => Ok(ServiceKind::Local),
         "openai" => Ok(ServiceKind::OpenAi),
         "tfserving" => Ok(ServiceKind::TfServing),
+        "torchserve" => Ok(ServiceKind::TorchServe),
         _ => Err(RunError::bad_option(format!(
-            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), openai (an OpenAI-compatible server) or local (built-in models in this process)."
+            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), torchserve (TorchServe), openai (an OpenAI-compatible server) or local (built-in models in this process)."
         ))),
     }
 }

@@ -9,6 +9,8 @@
 //! `"timestamp"` (milliseconds, a number or a one-element array). Sequence files, whose
 //! `data` is a list of streams (lists of entries), are read stream after stream into one
 //! list: inferperf does not run sequences yet, so their entries are replayed in order.
+//! perf_analyzer's TorchServe entries, `{"TORCHSERVE_INPUT": ["<path>"]}`, name a file whose
+//! bytes are the request body ([`super::torchserve`]).
 //! Every problem is one sentence naming the file, the entry (`data[2]`, `data[1][0]`) and
 //! the tensor.
 
@@ -18,6 +20,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::entry::{self, Entry, ShapeSources};
+use super::torchserve;
 use super::values;
 use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
@@ -37,7 +40,7 @@ const UNSUPPORTED_KEYS: [(&str, &str); 5] = [
     ),
     (
         "TORCHSERVE_INPUT",
-        "TorchServe inputs are not supported yet",
+        "TorchServe bodies apply to --service-kind torchserve only",
     ),
 ];
 
@@ -218,8 +221,12 @@ impl Reader<'_> {
             .iter()
             .map(|spec| {
                 let flag = entry::flag_shape(self.shapes, &spec.name);
-                tensor(spec, &fields[&spec.name], flag)
-                    .map_err(|m| self.fail(at, format!(", input '{}': {m}", spec.name)))
+                let value = &fields[&spec.name];
+                match torchserve::is_body_input(spec) {
+                    true => torchserve::read_body(value),
+                    false => tensor(spec, value, flag),
+                }
+                .map_err(|m| self.fail(at, format!(", input '{}': {m}", spec.name)))
             })
             .collect::<RunResult<Vec<Tensor>>>()?;
         let expected = match check {

@@ -9,6 +9,7 @@ pub mod generate;
 pub mod json_file;
 pub mod prompts;
 pub mod shape;
+pub mod torchserve;
 pub mod values;
 
 use crate::config::{Config, InputData};

@@ -307,6 +307,9 @@ impl ServerStatsReader {
 
 /// The sentence printed instead of the Server block.
 fn unavailable(model: &ModelSpec, why: &str) -> String {
+    if model.platform == "torchserve" {
+        return format!("Server: no server-side breakdown: TorchServe's metrics page cannot be read ({why}); start TorchServe with metrics_mode=prometheus, or name the page with --metrics-url.");
+    }
     let listed = model.server_has_extension("statistics");
     let offered = match listed {
         true => "the server lists the statistics extension, but reading it failed",

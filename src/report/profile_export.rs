@@ -180,6 +180,7 @@ fn write_tail(out: &mut impl Write, cfg: &Config) -> io::Result<()> {
     let (service_kind, endpoint) = match cfg.service_kind {
         ServiceKind::OpenAi => ("openai", cfg.llm.as_ref().map_or("", |l| l.endpoint.path())),
         ServiceKind::TfServing => ("tfserving", ""),
+        ServiceKind::TorchServe => ("torchserve", ""),
         ServiceKind::Triton | ServiceKind::Local => ("triton", ""),
     };
     write!(

@@ -141,7 +141,10 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
     let shared = match cfg.service_kind {
         ServiceKind::Local => Some("models"),
         _ if cfg.server_in_process => Some("server"),
-        ServiceKind::Triton | ServiceKind::OpenAi | ServiceKind::TfServing => None,
+        ServiceKind::Triton
+        | ServiceKind::OpenAi
+        | ServiceKind::TfServing
+        | ServiceKind::TorchServe => None,
     };
     let usage = match shared {
         Some(what) => format!(

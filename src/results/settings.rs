@@ -21,6 +21,7 @@ pub fn settings(cfg: &Config) -> Settings {
             ServiceKind::Local => "local",
             ServiceKind::OpenAi => "openai",
             ServiceKind::TfServing => "tfserving",
+            ServiceKind::TorchServe => "torchserve",
         }
         .to_string(),
         protocol: match cfg.protocol {

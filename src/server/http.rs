@@ -5,7 +5,8 @@
 //! bench/server/README.md). Errors answer `{"error": "..."}` with Triton's status codes.
 //! Paths under `/v1/` go to the OpenAI routes ([`super::openai`]), whose streamed answers
 //! are the one kind of body that is not whole. TF Serving's REST paths (`/v1/models/M:predict`,
-//! `/v1/models/M/metadata`) are matched first and go to [`super::tfserving_rest`].
+//! `/v1/models/M/metadata`) are matched first and go to [`super::tfserving_rest`], and
+//! TorchServe's (`/predictions/…`, `/models…`, `/ping`) to [`super::torchserve`].
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -217,6 +218,10 @@ fn route(path: &str) -> Route<'_> {
 async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path();
+    if let Some(ts) = super::torchserve::route(path) {
+        let reply = super::torchserve::handle(&server, &parts.method, ts, &parts.headers, body);
+        return Ok(reply.await);
+    }
     if let Some(tf) = super::tfserving_rest::route(path) {
         let reply = super::tfserving_rest::handle(&server, &parts.method, tf, &parts.headers, body);
         return Ok(reply.await);

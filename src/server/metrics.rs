@@ -1,7 +1,8 @@
 //! Prometheus text on `--metrics-port`, as Triton serves it on its port 8002: the
 //! `nv_inference_*` counters per model and version with Triton's meanings (taken from the
 //! same statistics the extension reports), plus the process's CPU time and resident
-//! memory read from /proc, so a client can see what the server spent.
+//! memory read from /proc, so a client can see what the server spent. The same counters are
+//! also given under TorchServe's names (`ts_inference_requests_total`, …).
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -114,8 +115,49 @@ pub fn render(server: &LocalServer) -> String {
             );
         }
     }
+    write_torchserve(&mut out, &stats);
     write_process(&mut out);
     out
+}
+
+/// How one family's value is read from a model's statistics.
+type Reading = fn(&ModelStatistics) -> f64;
+
+/// TorchServe's names for the same counters, so a TorchServe client reads its breakdown
+/// here: requests, inference latency (which holds the queue, as TorchServe's does) and queue
+/// latency per model, and `Requests2XX`, which counts the successful inferences (TorchServe
+/// counts every API answer there; this server counts only inferences).
+fn write_torchserve(out: &mut String, stats: &[ModelStatistics]) {
+    let families: [(&str, Reading); 3] = [
+        ("ts_inference_requests_total", |s| {
+            stat(s, |i| i.success).count as f64
+        }),
+        ("ts_inference_latency_microseconds", |s| {
+            stat(s, |i| i.success).ns as f64 / 1000.0
+        }),
+        ("ts_queue_latency_microseconds", |s| {
+            stat(s, |i| i.queue).ns as f64 / 1000.0
+        }),
+    ];
+    for (name, value) in families {
+        let _ = writeln!(
+            out,
+            "# HELP {name} TorchServe's {name}\n# TYPE {name} counter"
+        );
+        for s in stats {
+            let _ = writeln!(
+                out,
+                "{name}{{model_name=\"{}\",model_version=\"default\",hostname=\"inferperf\",}} {:.3}",
+                s.name,
+                value(s)
+            );
+        }
+    }
+    let ok: u64 = stats.iter().map(|s| stat(s, |i| i.success).count).sum();
+    let _ = writeln!(
+        out,
+        "# HELP Requests2XX Successful inferences\n# TYPE Requests2XX counter\nRequests2XX{{Level=\"Host\",Hostname=\"inferperf\",}} {ok}"
+    );
 }
 
 fn write_process(out: &mut String) {

@@ -8,7 +8,8 @@
 //! ([`openai`], [`openai_wire`]), an `llm` model's requests batched continuously by its
 //! engines ([`llm`]), with what they served counted for the tests to check. TF Serving's
 //! `PredictionService` ([`tfserving`]) shares the gRPC port and its REST routes
-//! ([`tfserving_rest`]) the HTTP port, over the same models.
+//! ([`tfserving_rest`]) the HTTP port, over the same models, as do TorchServe's
+//! predictions and management routes ([`torchserve`]).
 //! [`start`] binds the ports and returns once they listen.
 
 mod def;
@@ -30,6 +31,7 @@ mod stream;
 mod tfserving;
 mod tfserving_rest;
 mod tls;
+mod torchserve;
 
 use std::future::Future;
 use std::io::Write;

@@ -34,6 +34,7 @@ from e2e_lib import (
     note,
     post_json,
 )
+from torchserve_lib import TorchServe, torchserve_config, torchserve_store
 
 
 def free_ports(count):
@@ -614,6 +615,47 @@ def tfs_server():
         SUMMARY["start"]["tfs-server"] = process.ready()
         yield server
     finally:
+        process.stop()
+
+
+# ---------------------------------------------------------------------------------------
+# TorchServe 0.12 (venv `torchserve`), with the handler of torchserve_lib.py archived with
+# torch-model-archiver
+
+
+@pytest.fixture(scope="module")
+def torchserve(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("torchserve")
+    bin_dir = VENVS / "torchserve" / "bin"
+    env = dict(
+        os.environ, PATH=f"{bin_dir}:{os.environ.get('PATH', '')}",
+        LOG_LOCATION=str(folder / "logs"), METRICS_LOCATION=str(folder / "logs"),
+    )
+    torchserve_store(folder, env)
+    ports = free_ports(3)
+    config = torchserve_config(folder, ports)
+    process = ServerProcess(
+        "torchserve",
+        [
+            bin_dir / "torchserve", "--start", "--foreground", "--ncs", "--disable-token-auth",
+            "--model-store", folder / "store", "--models", "echo=echo.mar",
+            "--ts-config", config,
+        ],
+        env=env,
+        cwd=folder,
+    )
+    server = TorchServe(ports, process, env)
+    try:
+        process.start()
+        process.wait_until(server.predicts, 120, "a real prediction")
+        SUMMARY["start"]["torchserve"] = process.ready()
+        yield server
+    finally:
+        # TorchServe's own stop first (its frontend, then its workers), then the group.
+        subprocess.run(
+            [bin_dir / "torchserve", "--stop"], env=env, cwd=folder, timeout=60,
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
         process.stop()
 
 

@@ -53,6 +53,16 @@ pub(crate) async fn post(
     request: &Request,
     ex: &mut Exchange<'_>,
 ) -> Result<(Response, Instant), Failure> {
+    post_accepting(io, request, ex, |status| status == 200).await
+}
+
+/// [`post`], with `accept` saying which statuses are a success (TorchServe: any 2xx).
+pub(crate) async fn post_accepting(
+    io: &mut Http1Stream,
+    request: &Request,
+    ex: &mut Exchange<'_>,
+    accept: fn(u16) -> bool,
+) -> Result<(Response, Instant), Failure> {
     let Payload::Http(bytes) = &request.payload else {
         return Err(ErrorKind::Connection.into());
     };
@@ -60,7 +70,7 @@ pub(crate) async fn post(
     let written = Instant::now();
     let response = io.receive().await?;
     let done = Instant::now();
-    if response.status != 200 {
+    if !accept(response.status) {
         return Err(ErrorKind::HttpStatus(response.status).into());
     }
     ex.send_ns = nanos(written.saturating_duration_since(ex.sent));
