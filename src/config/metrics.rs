@@ -125,7 +125,7 @@ pub fn parse_metrics(args: &ProfileArgs) -> RunResult<Option<MetricsConfig>> {
 /// `--metrics-url` as `http://host:port/path`, or port 8002 on the host of `-u`.
 fn metrics_url(args: &ProfileArgs) -> RunResult<String> {
     let Some(given) = args.metrics_url.as_deref().map(str::trim) else {
-        let url = args.url.as_deref().unwrap_or("localhost:8000");
+        let url = args.first_url().unwrap_or("localhost:8000");
         let authority = url.split("://").last().unwrap_or(url);
         let host = authority
             .rsplit_once(':')

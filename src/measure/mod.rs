@@ -7,6 +7,7 @@ pub mod distribution;
 pub mod level;
 pub mod metrics;
 pub mod monitors;
+pub mod replica;
 pub mod request_log;
 pub mod sample;
 pub mod server_stats;
