@@ -7,7 +7,8 @@ pub mod merge;
 
 use std::sync::Arc;
 
-use crate::backend::{self, Request, Target};
+use crate::backend::replicas::{self, Replicas};
+use crate::backend::{Request, Target};
 use crate::config::Config;
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
@@ -26,11 +27,14 @@ use crate::results::{ResultsWriter, RunEnd};
 
 /// The target, model, dataset and encoded requests of a run, ready to drive.
 pub struct Prepared {
+    /// The first (usually only) server: the one statistics and metrics are read from.
     pub target: Arc<Target>,
     pub model: ModelSpec,
     pub dataset: Arc<Dataset>,
-    /// The dataset's entries as the target's API sends them, encoded once.
+    /// The dataset's entries as the first server's API sends them, encoded once.
     pub requests: Arc<Vec<Request>>,
+    /// Every `-u` server with the requests encoded for it (the first one is the above).
+    pub replicas: Arc<Replicas>,
 }
 
 impl Prepared {
@@ -42,29 +46,25 @@ impl Prepared {
         interrupt: Arc<Interrupt>,
     ) -> (Profiler<'a>, Vec<String>) {
         let started = Monitors::start(cfg, &self.target, &self.model).await;
-        let profiler = Profiler::new(
-            cfg,
-            self.target.clone(),
-            self.dataset.clone(),
-            self.requests.clone(),
-            interrupt,
-        )
-        .with_monitors(started.monitors);
+        let profiler = Profiler::new(cfg, self.replicas.clone(), self.dataset.clone(), interrupt)
+            .with_monitors(started.monitors);
         (profiler, started.notes)
     }
 }
 
-/// Resolves the server, reads the model and encodes the requests.
+/// Resolves the servers, reads the model (the same from each) and encodes the requests.
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
-    let target = Arc::new(Target::resolve(cfg).await?);
-    let model = backend::discover(&target).await?;
+    let targets = replicas::resolve_all(cfg).await?;
+    let model = replicas::discover_all(&targets).await?;
     let dataset = Arc::new(Dataset::build(cfg, &model)?);
-    let requests = Arc::new(target.encode(&model, &dataset)?);
+    let replicas = Replicas::encode(&targets, &model, &dataset)?;
+    let first = replicas.first().clone();
     Ok(Prepared {
-        target,
+        target: first.target,
         model,
         dataset,
-        requests,
+        requests: first.requests,
+        replicas: Arc::new(replicas),
     })
 }
 
@@ -180,6 +180,14 @@ fn probe_csv(cfg: &Config) -> RunResult<()> {
             ))
         })?;
     }
+    if let Some(path) = &cfg.per_url_csv {
+        report::csv::probe(path).map_err(|e| {
+            RunError::bad_option(format!(
+                "--per-url-csv {} cannot be written: {e}. Choose a file in a folder that exists and can be written.",
+                path.display()
+            ))
+        })?;
+    }
     Ok(())
 }
 
@@ -220,9 +228,8 @@ async fn follow_timeline(
     }
     let outcome = run_timeline(
         cfg,
-        prepared.target.clone(),
+        prepared.replicas.clone(),
         prepared.dataset.clone(),
-        prepared.requests.clone(),
         interrupt.clone(),
         |bucket| {
             live.bucket(bucket);
@@ -308,6 +315,9 @@ fn finish(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> RunResult
     }
     for path in cfg.csv_paths() {
         report::write_csv(cfg, model, results, &path).map_err(|e| csv_error(&path, e))?;
+    }
+    if let Some(path) = &cfg.per_url_csv {
+        report::replicas::write_per_url_csv(cfg, results).map_err(|e| csv_error(path, e))?;
     }
     Ok(())
 }

@@ -39,8 +39,8 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Profile a model on a running server (the default command). As with perf_analyzer
-    /// (getopt), a repeated option takes its last value and an unambiguous prefix of a long
-    /// option is that option.
+    /// (getopt), a repeated option takes its last value (list options such as -u and -H add
+    /// up) and an unambiguous prefix of a long option is that option.
     #[command(version, args_override_self = true, infer_long_args = true)]
     Profile(Box<ProfileArgs>),
     /// Run the embedded KServe v2 reference server.
@@ -192,8 +192,10 @@ pub struct ProfileArgs {
     /// over TLS). Default localhost:8000 for HTTP, localhost:8001 for gRPC (with
     /// --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports; with
     /// --service-kind torchserve: 8080, TorchServe's inference port).
+    /// Several servers (replicas of one model): `-u a,b,c` or -u repeated; the load is
+    /// spread over them round-robin and the report has a line per URL.
     #[arg(short = 'u', value_name = "URL")]
-    pub url: Option<String>,
+    pub url: Vec<String>,
     /// Protocol: http or grpc.
     #[arg(short = 'i', value_name = "PROTOCOL", default_value = "http")]
     pub protocol: String,
@@ -393,6 +395,10 @@ pub struct ProfileArgs {
     /// Write perf_analyzer's CSV report to this file.
     #[arg(short = 'f', value_name = "FILE")]
     pub csv_file: Option<std::path::PathBuf>,
+    /// With several -u URLs: also write a CSV with a row per level and URL (throughput,
+    /// p50 and p99 latency, errors).
+    #[arg(long, value_name = "FILE")]
+    pub per_url_csv: Option<std::path::PathBuf>,
     /// A folder for this run's reports (created if missing): results.json — everything
     /// measured, every window with its latency histograms, rewritten after each level and
     /// completed on Ctrl-C (schema: docs/results.schema.json) — and perf_analyzer's CSV as
@@ -492,6 +498,14 @@ pub struct ProfileArgs {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub tls: TlsArgs,
+}
+
+impl ProfileArgs {
+    /// The first `-u` URL as given (the first item of a comma-separated list).
+    pub fn first_url(&self) -> Option<&str> {
+        let first = self.url.first()?;
+        Some(first.split(',').next().unwrap_or(first).trim())
+    }
 }
 
 /// Turns the bare form (`inferperf -m M`) into the subcommand form (`inferperf profile -m M`).

@@ -111,8 +111,13 @@ pub struct Config {
     pub model_name: String,
     /// `-x`; empty lets the server choose.
     pub model_version: String,
-    /// `host:port` (a scheme, if the user gave one, is removed).
+    /// `host:port` (a scheme, if the user gave one, is removed); the first of `urls`.
     pub url: String,
+    /// Every `-u` server as `host:port`, in order (one unless several were given): the
+    /// replicas the load is spread over.
+    pub urls: Vec<String>,
+    /// `--per-url-csv`: a row per level and URL.
+    pub per_url_csv: Option<PathBuf>,
     /// TLS to the server (`https://`, `grpcs://` or the `--ssl-*` flags); `None`: plain.
     pub tls: Option<TlsSettings>,
     pub service_kind: ServiceKind,
@@ -215,16 +220,18 @@ impl Config {
         let (load, concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
         let profile_export_file = output::parse_profile_export(args, &load)?;
-        let (url, secure_url) = parse_url(
-            (args.url.as_deref())
-                .or(tfserving::default_url(service_kind, protocol))
-                .or(torchserve::default_url(service_kind)),
-            protocol,
-        )?;
+        let default_url = tfserving::default_url(service_kind, protocol)
+            .or(torchserve::default_url(service_kind));
+        let (urls, secure_url) = match default_url {
+            Some(default) if args.url.is_empty() => parse_urls(&[default.to_string()], protocol)?,
+            _ => parse_urls(&args.url, protocol)?,
+        };
         let mut config = Config {
             model_name: non_empty(&args.model_name, "-m")?,
             model_version: args.model_version.trim().to_string(),
-            url,
+            url: urls[0].clone(),
+            urls,
+            per_url_csv: args.per_url_csv.clone(),
             tls: tls::parse_tls(args, protocol, service_kind, secure_url)?,
             service_kind,
             local_models: parse_local_models(service_kind, &args.local_models)?,
@@ -302,6 +309,7 @@ impl Config {
         config.check_timeline()?;
         config.check_llm_slo()?;
         config.check_shard()?;
+        config.check_replicas()?;
         config.shard_outputs();
         Ok(config)
     }
@@ -322,6 +330,27 @@ impl Config {
     pub fn max_concurrency(&self) -> Option<u32> {
         let ConcurrencyRange { start, end, step } = self.concurrency;
         (end != 0).then(|| start + (end - start) / step * step)
+    }
+
+    /// Several URLs need servers reached over the network, and a load the replicas can share.
+    fn check_replicas(&self) -> RunResult<()> {
+        if self.urls.len() < 2 {
+            return Ok(());
+        }
+        if self.service_kind == ServiceKind::Local {
+            return Err(RunError::bad_option(
+                "--service-kind local runs the models in this process: give a single -u (or none).",
+            ));
+        }
+        if matches!(self.load, LoadMode::Periodic(_)) {
+            return Err(RunError::bad_option(
+                "--periodic-concurrency-range drives one server: give a single -u.",
+            ));
+        }
+        if self.urls.len() > u16::MAX as usize {
+            return Err(RunError::bad_option("-u lists more than 65535 servers."));
+        }
+        Ok(())
     }
 
     fn check_request_count(&self) -> RunResult<()> {

@@ -199,13 +199,7 @@ async fn measure_cost(
 ) -> RunResult<CostRow> {
     let prepared = app::prepare(cfg).await?;
     let cpu_before = process_cpu_time();
-    let mut profiler = Profiler::new(
-        cfg,
-        prepared.target,
-        prepared.dataset,
-        prepared.requests,
-        interrupt.clone(),
-    );
+    let mut profiler = Profiler::new(cfg, prepared.replicas, prepared.dataset, interrupt.clone());
     let live = Live::for_stderr(cfg);
     if let Some(hook) = live.hook() {
         profiler = profiler.with_progress(hook);

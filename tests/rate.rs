@@ -71,7 +71,7 @@ async fn run_open_loop(
     let cfg = config(&["-m", "noop", "-u", url, "--request-rate-range", "1"]);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
     let threads = inferperf::load::threads::ClientThreads::start(1);
-    let mut driver = OpenLoop::new(prepared.target, prepared.requests, cap, threads);
+    let mut driver = OpenLoop::new(prepared.replicas, cap, threads);
     driver.start(schedule);
     tokio::time::sleep(for_how_long).await;
     driver.stop().await;

@@ -16,15 +16,7 @@ async fn buckets(args: &[&str]) -> Vec<Bucket> {
     let cfg = config(args);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
     let interrupt = Arc::new(Interrupt::default());
-    let outcome = run_timeline(
-        &cfg,
-        prepared.target,
-        prepared.dataset,
-        prepared.requests,
-        interrupt,
-        |_| {},
-    )
-    .await;
+    let outcome = run_timeline(&cfg, prepared.replicas, prepared.dataset, interrupt, |_| {}).await;
     if let Some(e) = outcome.error {
         panic!("timeline failed: {e}");
     }

@@ -324,3 +324,23 @@ async fn metrics_are_scraped_over_https() {
     plain.shutdown().await;
     server.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_list_of_tls_urls_spreads_the_run_over_each() {
+    let certs = make_certs();
+    let one = tls_server(&certs, "server", None).await;
+    let two = tls_server(&certs, "server", None).await;
+    let http_ca = args(&["--ssl-https-ca-certificates-file", &certs.arg("ca.pem")]);
+    let list = format!("{},{}", https(&one), https(&two));
+    let out = assert_ok(run(list, "http", &http_ca).await);
+    for server in [&one, &two] {
+        let line = format!("URL {}: throughput ", server.http_addr);
+        assert!(out.contains(&line), "{line:?} in {out}");
+    }
+    let grpc_ca = args(&["--ssl-grpc-root-certifications-file", &certs.arg("ca.pem")]);
+    let list = format!("{},{}", grpcs(&one), grpcs(&two));
+    let out = assert_ok(run(list, "grpc", &grpc_ca).await);
+    assert!(out.contains(&format!("URL {}: ", two.grpc_addr)), "{out}");
+    one.shutdown().await;
+    two.shutdown().await;
+}

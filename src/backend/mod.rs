@@ -13,6 +13,7 @@ pub mod local;
 pub mod memo;
 pub mod openai;
 pub mod outcome;
+pub mod replicas;
 pub mod statistics;
 pub mod tfserving;
 pub mod tls;
@@ -160,10 +161,15 @@ pub struct Target {
 impl Target {
     /// Resolves the server's address; a name that does not resolve is a clear error.
     pub async fn resolve(cfg: &Config) -> RunResult<Target> {
+        Target::resolve_at(cfg, &cfg.url).await
+    }
+
+    /// Resolves the server at `url` (one of `-u`'s), with the run's other settings.
+    pub async fn resolve_at(cfg: &Config, url: &str) -> RunResult<Target> {
         let mut target = Target {
             api: Api::for_config(cfg),
             protocol: cfg.protocol,
-            authority: cfg.url.clone(),
+            authority: url.to_string(),
             addrs: Vec::new(),
             model: cfg.model_name.clone(),
             version: cfg.model_version.clone(),
@@ -188,18 +194,17 @@ impl Target {
             target.local = Some(server);
             return Ok(target);
         }
-        target.addrs = tokio::net::lookup_host(cfg.url.as_str())
+        target.addrs = tokio::net::lookup_host(url)
             .await
             .map_err(|e| {
                 RunError::failed(format!(
-                    "Cannot resolve the server address '{}': {e}. Check -u.",
-                    cfg.url
+                    "Cannot resolve the server address '{url}': {e}. Check -u."
                 ))
             })?
             .collect();
         target.addrs.sort_by_key(|a| a.is_ipv6());
         if let Some(settings) = &cfg.tls {
-            target.tls = Some(Arc::new(tls::TlsClient::new(settings, &cfg.url)?));
+            target.tls = Some(Arc::new(tls::TlsClient::new(settings, url)?));
         }
         Ok(target)
     }

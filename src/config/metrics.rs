@@ -141,7 +141,7 @@ fn default_metrics_port(kind: ServiceKind) -> u16 {
 /// `--metrics-url` as `http[s]://host:port/path`, or port `default_port` on the host of `-u`.
 pub(super) fn metrics_url(args: &ProfileArgs, default_port: u16) -> RunResult<String> {
     let Some(given) = args.metrics_url.as_deref().map(str::trim) else {
-        let url = args.url.as_deref().unwrap_or("localhost:8000");
+        let url = args.first_url().unwrap_or("localhost:8000");
         let authority = url.split("://").last().unwrap_or(url);
         let host = authority
             .rsplit_once(':')

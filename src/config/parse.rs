@@ -160,6 +160,54 @@ pub(super) fn parse_url(url: Option<&str>, protocol: Protocol) -> RunResult<(Str
     Ok((without_scheme.to_string(), secure))
 }
 
+/// Every `-u` URL as `host:port`, in order: the items of each comma-separated value of each
+/// `-u`, and whether their scheme asked for TLS (all alike: one TLS setting serves them all).
+pub(super) fn parse_urls(given: &[String], protocol: Protocol) -> RunResult<(Vec<String>, bool)> {
+    let Some(first) = given.first() else {
+        let (url, secure) = parse_url(None, protocol)?;
+        return Ok((vec![url], secure));
+    };
+    let mut urls: Vec<String> = Vec::new();
+    let mut schemes = Vec::new();
+    for value in given {
+        if !value.contains(',') {
+            let (url, secure) = parse_url(Some(value), protocol)?;
+            push_url(&mut urls, url)?;
+            schemes.push((value.trim().to_string(), secure));
+            continue;
+        }
+        for item in value.split(',') {
+            if item.trim().is_empty() {
+                return Err(RunError::bad_option(format!(
+                    "-u '{value}' has an empty item: list host:port values separated by single commas (e.g. -u a:8000,b:8000)."
+                )));
+            }
+            let (url, secure) = parse_url(Some(item), protocol)?;
+            push_url(&mut urls, url)?;
+            schemes.push((item.trim().to_string(), secure));
+        }
+    }
+    let secure = schemes[0].1;
+    if let Some((item, _)) = schemes.iter().find(|(_, s)| *s != secure) {
+        return Err(RunError::bad_option(format!(
+            "-u '{item}' does not use TLS like '{}' does: give every URL of the list the same scheme (all plain or all https:// / grpcs://).",
+            first.split(',').next().unwrap_or(first).trim()
+        )));
+    }
+    Ok((urls, secure))
+}
+
+/// Adds a `-u` server to the list; a server given twice is refused.
+fn push_url(urls: &mut Vec<String>, url: String) -> RunResult<()> {
+    if urls.contains(&url) {
+        return Err(RunError::bad_option(format!(
+            "-u lists {url} twice: give each server once."
+        )));
+    }
+    urls.push(url);
+    Ok(())
+}
+
 /// Whether the URL's scheme asks for TLS; a TLS scheme of the other protocol is refused.
 pub(super) fn check_scheme(raw: &str, protocol: Protocol) -> RunResult<bool> {
     let https = raw.starts_with("https://");

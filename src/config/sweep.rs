@@ -243,7 +243,7 @@ impl SweepPlan {
                 self.report_dir.display()
             )));
         }
-        if args.url.is_none() {
+        if args.url.is_empty() {
             let port = match parse_protocol(&args.protocol)? {
                 Protocol::Grpc => ports.grpc_port.ok_or_else(|| {
                     RunError::bad_option(
@@ -252,7 +252,7 @@ impl SweepPlan {
                 })?,
                 Protocol::Http => ports.port,
             };
-            args.url = Some(format!("127.0.0.1:{port}"));
+            args.url = vec![format!("127.0.0.1:{port}")];
         }
         args.report_dir = Some(self.setting_dir(setting));
         let cfg = Config::from_args(&args)?;

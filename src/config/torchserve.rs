@@ -56,7 +56,7 @@ pub fn parse(
             "--streaming does not apply to TorchServe, whose predictions answer once: drop --streaming.",
         ));
     }
-    let host = host_of(args.url.as_deref().unwrap_or(DEFAULT_URL));
+    let host = host_of(args.first_url().unwrap_or(DEFAULT_URL));
     let management_url = match args.torchserve_management_url.as_deref() {
         Some(given) => management_url(given)?,
         None => format!("http://{host}:{MANAGEMENT_PORT}"),

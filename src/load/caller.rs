@@ -21,6 +21,8 @@ pub enum Called {
 /// One slot's connection, deadline and reusable list of answer gaps.
 pub struct Caller {
     slot: usize,
+    /// The `-u` server the slot sends to, marked on its samples.
+    replica: u16,
     connection: Option<Connection>,
     deadline: Deadline,
     gaps: Vec<u64>,
@@ -30,10 +32,16 @@ impl Caller {
     pub fn new(slot: usize, target: &Target) -> Caller {
         Caller {
             slot,
+            replica: 0,
             connection: None,
             deadline: Deadline::new(target.timeout),
             gaps: Vec::new(),
         }
+    }
+
+    /// The same caller, marking its samples as sent to `-u` server number `replica`.
+    pub fn for_replica(self, replica: u16) -> Caller {
+        Caller { replica, ..self }
     }
 
     /// Opens the slot's connection ahead of its first request (so that connecting is not
@@ -62,7 +70,10 @@ impl Caller {
             Err(kind) => {
                 let at = Instant::now();
                 let sample = Sample::failed(scheduled.unwrap_or(at), at, at, kind);
-                buffer.push(sample.of_request(request.index), &[]);
+                buffer.push(
+                    sample.of_request(request.index).of_replica(self.replica),
+                    &[],
+                );
                 return Called::NotConnected;
             }
         };
@@ -77,7 +88,9 @@ impl Caller {
         }
         match conn.exchange(request, &mut ex, &mut self.deadline).await {
             Ok(()) => {
-                let sample = Sample::answered(scheduled, &ex).of_request(request.index);
+                let sample = Sample::answered(scheduled, &ex)
+                    .of_request(request.index)
+                    .of_replica(self.replica);
                 buffer.push(sample, ex.gaps());
             }
             Err(failure) => {
@@ -85,7 +98,8 @@ impl Caller {
                     self.connection = None;
                 }
                 let sample = Sample::failed(scheduled, sent, Instant::now(), failure.kind)
-                    .of_request(request.index);
+                    .of_request(request.index)
+                    .of_replica(self.replica);
                 buffer.push_failure(sample, failure);
             }
         }

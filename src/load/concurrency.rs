@@ -11,6 +11,7 @@ use tokio::task::JoinHandle;
 
 use super::caller::{Called, Caller};
 use super::threads::ClientThreads;
+use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::measure::sample::{Drained, SlotBuffer};
 
@@ -51,8 +52,8 @@ struct Slot {
 
 /// Keeps a chosen number of requests in flight.
 pub struct ClosedLoop {
-    target: Arc<Target>,
-    requests: Arc<Vec<Request>>,
+    /// The servers; slot i sends to server i % n.
+    replicas: Arc<Replicas>,
     slots: Vec<Slot>,
     threads: Arc<ClientThreads>,
     /// When set, the number of requests still allowed to start (request-count and warm-up).
@@ -67,14 +68,9 @@ pub struct ClosedLoop {
 }
 
 impl ClosedLoop {
-    pub fn new(
-        target: Arc<Target>,
-        requests: Arc<Vec<Request>>,
-        threads: Arc<ClientThreads>,
-    ) -> Self {
+    pub fn new(replicas: Arc<Replicas>, threads: Arc<ClientThreads>) -> Self {
         ClosedLoop {
-            target,
-            requests,
+            replicas,
             slots: Vec::new(),
             threads,
             budget: None,
@@ -123,16 +119,21 @@ impl ClosedLoop {
     }
 
     fn spawn(&self, index: usize, shared: Arc<SlotShared>) -> JoinHandle<()> {
+        let (replica, server) = self.replicas.for_index(index);
+        let count = self.replicas.len().max(1);
         let slot = SlotTask {
-            index,
+            index: index / count,
+            replica,
             shared,
-            target: self.target.clone(),
-            requests: self.requests.clone(),
+            target: server.target.clone(),
+            requests: server.requests.clone(),
             budget: self.budget.clone(),
             next_request: self.next_request.clone(),
             connects: self.connects.clone(),
         };
-        let lane = self.target.lane(index);
+        // The server's own lanes, interleaved with the other servers' (with one server:
+        // the lane of `index`).
+        let lane = server.target.lane(index / count) * count + replica as usize;
         self.threads.handle(lane).spawn(slot.run())
     }
 
@@ -180,7 +181,9 @@ impl ClosedLoop {
 
 /// One in-flight slot: its connection and its loop.
 struct SlotTask {
+    /// The slot's place among its server's slots.
     index: usize,
+    replica: u16,
     shared: Arc<SlotShared>,
     target: Arc<Target>,
     requests: Arc<Vec<Request>>,
@@ -191,7 +194,7 @@ struct SlotTask {
 
 impl SlotTask {
     async fn run(self) {
-        let mut caller = Caller::new(self.index, &self.target);
+        let mut caller = Caller::new(self.index, &self.target).for_replica(self.replica);
         if let Ok(_permit) = self.connects.acquire().await {
             let opened = caller.open(&self.target).await;
             self.shared.connected.store(opened, Ordering::Relaxed);

@@ -12,6 +12,7 @@ use super::periodic::PeriodicLoop;
 use super::rate::OpenLoop;
 use super::schedule::Schedule;
 use super::threads::ClientThreads;
+use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::config::{Config, Distribution, LoadLevel, LoadMode, PeriodicRange};
 use crate::data::Dataset;
@@ -44,12 +45,15 @@ pub enum Driver {
 }
 
 impl Driver {
-    pub fn new(cfg: &Config, target: Arc<Target>, requests: Arc<Vec<Request>>) -> Driver {
+    /// The driver of `cfg`'s load over `replicas` (periodic concurrency: the first server
+    /// only, which the configuration makes the only one).
+    pub fn new(cfg: &Config, replicas: Arc<Replicas>) -> Driver {
         let threads = ClientThreads::start(cfg.client_threads);
         if let LoadMode::Periodic(range) = cfg.load {
+            let first = replicas.first();
             return Driver::Periodic(Box::new(Periodic {
-                target,
-                requests,
+                target: first.target.clone(),
+                requests: first.requests.clone(),
                 threads,
                 range,
                 running: None,
@@ -58,11 +62,11 @@ impl Driver {
         if cfg.load.is_open_loop() {
             let cap = cfg.max_concurrency.map(|c| c as usize);
             Driver::Open {
-                driver: OpenLoop::new(target, requests, cap, threads),
+                driver: OpenLoop::new(replicas, cap, threads),
                 mark: CounterMark::default(),
             }
         } else {
-            Driver::Closed(ClosedLoop::new(target, requests, threads))
+            Driver::Closed(ClosedLoop::new(replicas, threads))
         }
     }
 

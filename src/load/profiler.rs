@@ -11,7 +11,8 @@ pub use super::interrupt::Interrupt;
 use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
 use super::shards::Coordinator;
-use crate::backend::{ErrorKind, Request, Target};
+use crate::backend::replicas::Replicas;
+use crate::backend::{ErrorKind, Target};
 use crate::config::shard::ShardPlan;
 use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
@@ -71,11 +72,11 @@ pub struct Profiler<'a> {
 impl<'a> Profiler<'a> {
     pub fn new(
         cfg: &'a Config,
-        target: Arc<Target>,
+        replicas: Arc<Replicas>,
         dataset: Arc<Dataset>,
-        requests: Arc<Vec<Request>>,
         interrupt: Arc<Interrupt>,
     ) -> Self {
+        let target = replicas.first().target.clone();
         let rule = StabilityRule {
             threshold: cfg.stability_percentage / 100.0,
             percentile: cfg.percentile,
@@ -83,12 +84,14 @@ impl<'a> Profiler<'a> {
             slo: cfg.slo.clone(),
         };
         // Discovery's handshakes are not the run's.
-        if let Some(tls) = &target.tls {
-            let _ = tls.take_handshakes();
+        for replica in &replicas.list {
+            if let Some(tls) = &replica.target.tls {
+                let _ = tls.take_handshakes();
+            }
         }
         Profiler {
             cfg,
-            driver: Driver::new(cfg, target.clone(), requests),
+            driver: Driver::new(cfg, replicas),
             target,
             dataset,
             rule,

@@ -3,7 +3,9 @@
 //! it to an idle worker; workers are tasks with one connection each, created on demand, so a
 //! slow server makes requests pile up in flight instead of delaying sends. With
 //! `--max-concurrency` the pool is capped: a send then waits for a free worker, and the wait
-//! is counted. Latency is measured from the scheduled time (no coordinated omission).
+//! is counted. Latency is measured from the scheduled time (no coordinated omission). With
+//! several `-u` servers, send k goes to server k % n, each server with its own pool of
+//! workers (and its share of the cap).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -16,7 +18,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use super::caller::Caller;
 use super::schedule::Schedule;
 use super::threads::ClientThreads;
-use crate::backend::{Request, Target};
+use crate::backend::replicas::{Replica, Replicas};
 use crate::measure::sample::{Drained, SlotBuffer, SlotBuffers};
 
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
@@ -44,17 +46,33 @@ pub struct OpenLoopCounters {
     pub workers: AtomicU64,
 }
 
-/// The workers and their queues, handed from one level's dispatcher to the next.
-struct Pool {
+/// One server's workers and their queues.
+struct ServerPool {
     jobs: Vec<UnboundedSender<Job>>,
     idle_tx: Sender<usize>,
     idle_rx: Receiver<usize>,
 }
 
+impl ServerPool {
+    fn new() -> ServerPool {
+        let (idle_tx, idle_rx) = mpsc::channel();
+        ServerPool {
+            jobs: Vec::new(),
+            idle_tx,
+            idle_rx,
+        }
+    }
+}
+
+/// Every server's pool, handed from one level's dispatcher to the next.
+struct Pool {
+    servers: Vec<ServerPool>,
+}
+
 /// Sends requests on a schedule.
 pub struct OpenLoop {
-    target: Arc<Target>,
-    requests: Arc<Vec<Request>>,
+    replicas: Arc<Replicas>,
+    /// The in-flight cap of each server's pool.
     cap: usize,
     buffers: Arc<SlotBuffers>,
     counters: Arc<OpenLoopCounters>,
@@ -66,25 +84,22 @@ pub struct OpenLoop {
 
 impl OpenLoop {
     pub fn new(
-        target: Arc<Target>,
-        requests: Arc<Vec<Request>>,
+        replicas: Arc<Replicas>,
         max_in_flight: Option<usize>,
         threads: Arc<ClientThreads>,
     ) -> Self {
-        let (idle_tx, idle_rx) = mpsc::channel();
+        let servers = replicas.len().max(1);
+        let cap = max_in_flight.unwrap_or(MAX_WORKERS).clamp(1, MAX_WORKERS);
         OpenLoop {
-            target,
-            requests,
-            cap: max_in_flight.unwrap_or(MAX_WORKERS).clamp(1, MAX_WORKERS),
+            cap: cap.div_ceil(servers),
             buffers: Arc::default(),
             counters: Arc::default(),
             stop: Arc::default(),
             dispatcher: None,
             pool: Some(Pool {
-                jobs: Vec::new(),
-                idle_tx,
-                idle_rx,
+                servers: (0..servers).map(|_| ServerPool::new()).collect(),
             }),
+            replicas,
             threads,
         }
     }
@@ -105,8 +120,7 @@ impl OpenLoop {
             pool,
             cap: self.cap,
             threads: self.threads.clone(),
-            target: self.target.clone(),
-            requests: self.requests.clone(),
+            replicas: self.replicas.clone(),
             buffers: self.buffers.clone(),
             counters: self.counters.clone(),
             stop: self.stop.clone(),
@@ -178,8 +192,7 @@ struct Dispatcher {
     pool: Pool,
     cap: usize,
     threads: Arc<ClientThreads>,
-    target: Arc<Target>,
-    requests: Arc<Vec<Request>>,
+    replicas: Arc<Replicas>,
     buffers: Arc<SlotBuffers>,
     counters: Arc<OpenLoopCounters>,
     stop: Arc<AtomicBool>,
@@ -190,20 +203,24 @@ impl Dispatcher {
         lower_timer_slack();
         let start = Instant::now();
         let mut payload = 0usize;
+        let entries = self.replicas.first().requests.len().max(1);
+        let mut send = 0usize;
         while let Some(offset) = self.schedule.next_offset() {
             let due = start + offset;
             if !self.sleep_until(due) {
                 break;
             }
-            let Some(worker) = self.free_worker() else {
+            let server = send % self.pool.servers.len();
+            send = send.wrapping_add(1);
+            let Some(worker) = self.free_worker(server) else {
                 break;
             };
             let job = Job {
                 scheduled: due,
                 payload,
             };
-            payload = (payload + 1) % self.requests.len().max(1);
-            if self.pool.jobs[worker].send(job).is_ok() {
+            payload = (payload + 1) % entries;
+            if self.pool.servers[server].jobs[worker].send(job).is_ok() {
                 self.counters.sent.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -224,20 +241,21 @@ impl Dispatcher {
         }
     }
 
-    /// An idle worker, a new one, or (at the cap) the next one to finish.
-    fn free_worker(&mut self) -> Option<usize> {
-        if let Ok(id) = self.pool.idle_rx.try_recv() {
+    /// An idle worker of `server`, a new one, or (at the cap) the next one to finish.
+    fn free_worker(&mut self, server: usize) -> Option<usize> {
+        let pool = &self.pool.servers[server];
+        if let Ok(id) = pool.idle_rx.try_recv() {
             return Some(id);
         }
-        if self.pool.jobs.len() < self.cap {
-            return Some(self.spawn_worker());
+        if pool.jobs.len() < self.cap {
+            return Some(self.spawn_worker(server));
         }
         let waited = Instant::now();
         loop {
             if self.stop.load(Ordering::Relaxed) {
                 return None;
             }
-            match self.pool.idle_rx.recv_timeout(STOP_CHECK) {
+            match self.pool.servers[server].idle_rx.recv_timeout(STOP_CHECK) {
                 Ok(id) => {
                     let ns = waited.elapsed().as_nanos() as u64;
                     self.counters.cap_waits.fetch_add(1, Ordering::Relaxed);
@@ -250,21 +268,24 @@ impl Dispatcher {
         }
     }
 
-    fn spawn_worker(&mut self) -> usize {
-        let id = self.pool.jobs.len();
+    fn spawn_worker(&mut self, server: usize) -> usize {
+        let count = self.pool.servers.len();
+        let pool = &mut self.pool.servers[server];
+        let id = pool.jobs.len();
         let (tx, rx) = unbounded_channel();
         let buffer = self.buffers.add();
         let worker = Worker {
             id,
-            target: self.target.clone(),
-            requests: self.requests.clone(),
+            replica: server as u16,
+            server: self.replicas.list[server].clone(),
             buffer,
-            idle: self.pool.idle_tx.clone(),
+            idle: pool.idle_tx.clone(),
             counters: self.counters.clone(),
         };
-        let lane = self.target.lane(id);
+        // The server's own lanes, interleaved with the other servers'.
+        let lane = worker.server.target.lane(id) * count + server;
         self.threads.handle(lane).spawn(worker.run(rx));
-        self.pool.jobs.push(tx);
+        pool.jobs.push(tx);
         self.counters.workers.fetch_add(1, Ordering::Relaxed);
         id
     }
@@ -280,9 +301,10 @@ fn lower_timer_slack() {
 
 /// One worker: a connection and a queue of jobs.
 struct Worker {
+    /// Its place in its server's pool.
     id: usize,
-    target: Arc<Target>,
-    requests: Arc<Vec<Request>>,
+    replica: u16,
+    server: Replica,
     buffer: Arc<SlotBuffer>,
     idle: Sender<usize>,
     counters: Arc<OpenLoopCounters>,
@@ -290,17 +312,12 @@ struct Worker {
 
 impl Worker {
     async fn run(self, mut jobs: UnboundedReceiver<Job>) {
-        let mut caller = Caller::new(self.id, &self.target);
+        let target = &self.server.target;
+        let mut caller = Caller::new(self.id, target).for_replica(self.replica);
         while let Some(job) = jobs.recv().await {
-            if let Some(request) = self.requests.get(job.payload) {
+            if let Some(request) = self.server.requests.get(job.payload) {
                 caller
-                    .call(
-                        &self.target,
-                        request,
-                        Some(job.scheduled),
-                        &self.buffer,
-                        None,
-                    )
+                    .call(target, request, Some(job.scheduled), &self.buffer, None)
                     .await;
             }
             self.counters.done.fetch_add(1, Ordering::Relaxed);

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use super::driver::Driver;
 use super::profiler::{check_reachable, Interrupt, FOLD_EVERY};
-use crate::backend::{Request, Target};
+use crate::backend::replicas::Replicas;
+use crate::backend::Target;
 use crate::config::{Config, Timeline, TimelineKind};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
@@ -23,12 +24,12 @@ const FOLLOW_EVERY: Duration = Duration::from_millis(5);
 /// Runs the plan of `cfg` once, handing each bucket to `on_bucket` as it closes.
 pub async fn run_timeline(
     cfg: &Config,
-    target: Arc<Target>,
+    replicas: Arc<Replicas>,
     dataset: Arc<Dataset>,
-    requests: Arc<Vec<Request>>,
     interrupt: Arc<Interrupt>,
     on_bucket: impl FnMut(&Bucket),
 ) -> TimelineOutcome {
+    let target = replicas.first().target.clone();
     let mut outcome = TimelineOutcome {
         buckets: Vec::new(),
         total: WindowStats::for_run(cfg),
@@ -41,7 +42,7 @@ pub async fn run_timeline(
     let mut run = TimelineRun {
         cfg,
         plan,
-        driver: Driver::new(cfg, target.clone(), requests),
+        driver: Driver::new(cfg, replicas),
         target,
         interrupt,
         concurrency: 0,

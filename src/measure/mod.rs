@@ -8,6 +8,7 @@ pub mod level;
 pub mod metrics;
 pub mod monitors;
 pub mod page_client;
+pub mod replica;
 pub mod request_log;
 pub mod sample;
 pub mod server_stats;

@@ -35,6 +35,8 @@ pub struct Sample {
     pub tokens: Tokens,
     /// The request's place in the dataset (for per-request exports).
     pub request: u32,
+    /// Which `-u` server it went to (its place in the list; 0 with one server).
+    pub replica: u16,
     pub error: Option<ErrorKind>,
 }
 
@@ -53,6 +55,7 @@ impl Sample {
             connect_ns: ex.connect_ns,
             tokens: ex.tokens,
             request: 0,
+            replica: 0,
             error: None,
         }
     }
@@ -71,6 +74,7 @@ impl Sample {
             connect_ns: 0,
             tokens: Tokens::default(),
             request: 0,
+            replica: 0,
             error: None,
         }
     }
@@ -89,6 +93,7 @@ impl Sample {
             connect_ns: 0,
             tokens: Tokens::default(),
             request: 0,
+            replica: 0,
             error: Some(kind),
         }
     }
@@ -99,6 +104,11 @@ impl Sample {
             request: request as u32,
             ..self
         }
+    }
+
+    /// The same sample, marked as sent to `-u` server number `replica`.
+    pub fn of_replica(self, replica: u16) -> Sample {
+        Sample { replica, ..self }
     }
 
     /// Latency from the actual send to the final response (the service time), in ns.
@@ -284,6 +294,7 @@ mod tests {
             connect_ns: 0,
             tokens: Tokens::default(),
             request: 0,
+            replica: 0,
             error: None,
         }
     }

@@ -203,6 +203,7 @@ mod tests {
             gaps: output.div_ceil(4) - 1,
             connect_ns: 0,
             request: 0,
+            replica: 0,
             tokens: Tokens {
                 output,
                 input: 100,

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::distribution::{Compaction, Distribution};
 use super::metrics::MetricsWindow;
+use super::replica::{merge_replicas, ReplicaWindow};
 use super::sample::{Drained, ErrorNote, Sample};
 use super::server_stats::ServerWindow;
 use super::tokens::{GoodputRule, TokenStats};
@@ -76,12 +77,18 @@ pub struct WindowStats {
     /// When the window began and ended as it was cut (merged: the earliest start and the
     /// latest end), for the results file's time axis; `None` until cut.
     pub bounds: Option<(Instant, Instant)>,
+    /// Each `-u` server's share, in `-u` order, when the run has several (else empty).
+    pub replicas: Vec<ReplicaWindow>,
 }
 
 impl WindowStats {
     /// An empty window of a run: its batch size, and the goodput limits of its `--slo`.
     pub fn for_run(cfg: &crate::config::Config) -> Self {
-        WindowStats::with_goodput(cfg.batch_size, GoodputRule::from_slo(&cfg.slo))
+        let mut window = WindowStats::with_goodput(cfg.batch_size, GoodputRule::from_slo(&cfg.slo));
+        if cfg.urls.len() > 1 {
+            window.replicas = vec![ReplicaWindow::default(); cfg.urls.len()];
+        }
+        window
     }
 
     /// An empty window whose generations count towards goodput under `rule`.
@@ -121,6 +128,7 @@ impl WindowStats {
             first_send: None,
             last_done: None,
             bounds: None,
+            replicas: Vec::new(),
         }
     }
 
@@ -154,6 +162,9 @@ impl WindowStats {
         self.send_lag.record(lag.as_nanos() as u64);
         if lag > LATE_SEND {
             self.late_sends += 1;
+        }
+        if let Some(replica) = self.replicas.get_mut(sample.replica as usize) {
+            replica.add(sample);
         }
         if let Some(kind) = sample.error {
             *self.errors.entry(kind).or_insert(0) += 1;
@@ -212,6 +223,9 @@ impl WindowStats {
         if let Some(tokens) = &mut self.tokens {
             tokens.compact(keep);
         }
+        for replica in &mut self.replicas {
+            replica.compact(keep);
+        }
     }
 
     /// Adds another window into this one; neither may be compacted.
@@ -247,6 +261,7 @@ impl WindowStats {
         merge_option(&mut self.server, &other.server, ServerWindow::merge);
         merge_option(&mut self.metrics, &other.metrics, MetricsWindow::merge);
         merge_option(&mut self.tokens, &other.tokens, |m, o| m.merge(o));
+        merge_replicas(&mut self.replicas, &other.replicas);
         if !self.goodput.is_set() {
             self.goodput = other.goodput;
         }
@@ -321,6 +336,11 @@ impl WindowStats {
     /// Successful inferences per second (requests × batch / window length).
     pub fn throughput(&self) -> f64 {
         self.per_second((self.ok * self.batch_size as u64) as f64)
+    }
+
+    /// Successful inferences per second of one `-u` server's share (over the same length).
+    pub fn replica_throughput(&self, replica: &ReplicaWindow) -> f64 {
+        self.per_second((replica.ok * self.batch_size as u64) as f64)
     }
 
     /// Answers of successful requests per second (perf_analyzer's response throughput).

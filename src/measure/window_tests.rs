@@ -16,6 +16,7 @@ fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
         gaps: 0,
         connect_ns: 0,
         request: 0,
+        replica: 0,
         tokens: Default::default(),
         error,
     }

@@ -43,6 +43,7 @@ pub fn settings_block(cfg: &Config, service_kind: &str) -> String {
     }
     lines.extend(load_limit(cfg));
     lines.extend(search_settings(cfg));
+    lines.extend(super::replicas::settings_line(cfg));
     // The client is asynchronous whatever --sync/--async say (see --help).
     lines.push("  Using asynchronous calls for inference".to_string());
     if let Some(tls) = &cfg.tls {
@@ -194,6 +195,7 @@ pub fn level_block(cfg: &Config, model: &ModelSpec, r: &LevelResult) -> String {
     let w = &r.merged;
     let mut lines = vec![level_heading(cfg, &r.level), "  Client: ".to_string()];
     lines.extend(client_lines(cfg, model, w));
+    lines.extend(super::replicas::replica_lines(cfg, w));
     let open_loop = matches!(r.level, LoadLevel::Rate(_));
     if let LoadLevel::Rate(rate) = r.level {
         lines.extend(super::open_loop::open_loop_lines(cfg, rate, w));
@@ -203,11 +205,15 @@ pub fn level_block(cfg: &Config, model: &ModelSpec, r: &LevelResult) -> String {
     lines.extend(server::client_cost_lines(cfg, w, open_loop));
     if let Some(stats) = &w.server {
         lines.extend(server::server_lines(stats));
+        lines.extend(super::replicas::first_server_note(cfg));
     }
     if let (Some(metrics_cfg), Some(metrics)) = (&cfg.metrics, &w.metrics) {
         lines.extend(super::metrics::metrics_lines(metrics_cfg, metrics));
     }
-    lines.extend(server::time_split_line(w));
+    // The split sets one server's figures against every server's latency: not with several.
+    if cfg.urls.len() < 2 {
+        lines.extend(server::time_split_line(w));
+    }
     if cfg.verbose >= 1 {
         lines.extend(window_lines(cfg, &r.windows));
     }

@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod open_loop;
 pub mod profile_export;
 pub mod progress;
+pub mod replicas;
 pub mod search;
 pub mod server;
 pub mod sweep;
@@ -59,6 +60,7 @@ fn test_window(
         gaps: 0,
         connect_ns: 0,
         request: 0,
+        replica: 0,
         tokens: Default::default(),
         error,
     };

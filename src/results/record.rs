@@ -90,7 +90,28 @@ pub fn window_record(w: &WindowStats, start: Instant, percentiles: &[f64]) -> Wi
             .tokens
             .as_deref()
             .map(|t| tokens_record(t, w, percentiles)),
+        replicas: Vec::new(),
     }
+}
+
+/// The record of a level's window with each `-u` server's share, named by its URL.
+fn window_with_replicas(
+    w: &WindowStats,
+    urls: &[String],
+    start: Instant,
+    percentiles: &[f64],
+) -> WindowRecord {
+    let mut record = window_record(w, start, percentiles);
+    record.replicas = (w.replicas.iter().zip(urls))
+        .map(|(r, url)| ReplicaRecord {
+            url: url.clone(),
+            ok: r.ok,
+            failed: r.failed,
+            throughput: w.replica_throughput(r),
+            latency: distribution_record(&r.latency, NS, percentiles),
+        })
+        .collect();
+    record
 }
 
 /// A distribution's record. A compacted one answers the percentiles it did not keep from
@@ -263,10 +284,10 @@ pub fn level_record(cfg: &Config, r: &LevelResult, start: Instant) -> LevelRecor
         windows: r
             .windows
             .iter()
-            .map(|w| window_record(w, start, &percentiles))
+            .map(|w| window_with_replicas(w, &cfg.urls, start, &percentiles))
             .collect(),
         merged_windows: (first_merged..r.windows.len()).collect(),
-        merged: window_record(&r.merged, start, &percentiles),
+        merged: window_with_replicas(&r.merged, &cfg.urls, start, &percentiles),
     }
 }
 

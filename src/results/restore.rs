@@ -12,6 +12,7 @@ use super::schema::*;
 use crate::backend::{ErrorKind, Malformation};
 use crate::measure::distribution::Distribution;
 use crate::measure::metrics::{MetricsWindow, SeriesStats};
+use crate::measure::replica::ReplicaWindow;
 use crate::measure::sample::ErrorNote;
 use crate::measure::server_stats::{ModelCounters, ServerWindow, Timed};
 use crate::measure::tokens::{GoodputRule, TokenStats};
@@ -47,7 +48,20 @@ pub fn window_stats(
         Some(t) => Some(Box::new(token_stats(t)?)),
         None => None,
     };
+    w.replicas = record
+        .replicas
+        .iter()
+        .map(replica_window)
+        .collect::<Result<_, _>>()?;
     Ok(w)
+}
+
+fn replica_window(record: &ReplicaRecord) -> Result<ReplicaWindow, String> {
+    Ok(ReplicaWindow {
+        ok: record.ok,
+        failed: record.failed,
+        latency: distribution(&record.latency, &format!("replicas ({})", record.url))?,
+    })
 }
 
 fn non_negative(secs: f64) -> f64 {

@@ -68,7 +68,11 @@ pub struct Host {
 pub struct Settings {
     pub model_name: String,
     pub model_version: String,
+    /// The first (usually only) `-u` server.
     pub url: String,
+    /// Every `-u` server in order, when the run spread its load over several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub urls: Vec<String>,
     pub service_kind: String,
     pub protocol: String,
     pub local_models: Vec<String>,
@@ -309,6 +313,22 @@ pub struct WindowRecord {
     pub server: Option<ServerRecord>,
     pub metrics: Option<MetricsRecord>,
     pub tokens: Option<TokensRecord>,
+    /// Each `-u` server's share when the run spread its load over several (absent with one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<ReplicaRecord>,
+}
+
+/// One `-u` server's share of a window: its requests, throughput and latency (from the
+/// scheduled send, as the window's `latency`). Rates divide by the window's `duration_s`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplicaRecord {
+    /// `host:port` as given to -u.
+    pub url: String,
+    pub ok: u64,
+    pub failed: u64,
+    /// Successful inferences per second (requests × batch size).
+    pub throughput: f64,
+    pub latency: DistributionRecord,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

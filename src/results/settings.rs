@@ -16,6 +16,10 @@ pub fn settings(cfg: &Config) -> Settings {
         model_name: cfg.model_name.clone(),
         model_version: cfg.model_version.clone(),
         url: without_userinfo(&cfg.url),
+        urls: match cfg.urls.len() {
+            1 => Vec::new(),
+            _ => cfg.urls.iter().map(|u| without_userinfo(u)).collect(),
+        },
         service_kind: match cfg.service_kind {
             ServiceKind::Triton => "triton",
             ServiceKind::Local => "local",
