@@ -7,12 +7,14 @@ pub mod merge;
 
 use std::sync::Arc;
 
+use crate::backend::kserve::trace::TraceChange;
 use crate::backend::replicas::{self, Replicas};
 use crate::backend::{Request, Target};
-use crate::config::Config;
+use crate::config::{Config, LoadMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::load::profiler::{Interrupt, Profiler};
+use crate::load::sequences::SequencePlan;
 use crate::load::shards::Coordinator;
 use crate::load::timeline::run_timeline;
 use crate::measure::level::LevelResult;
@@ -35,6 +37,8 @@ pub struct Prepared {
     pub requests: Arc<Vec<Request>>,
     /// Every `-u` server with the requests encoded for it (the first one is the above).
     pub replicas: Arc<Replicas>,
+    /// How sequences are played, when the model is a sequence model.
+    pub sequences: Option<Arc<SequencePlan>>,
 }
 
 impl Prepared {
@@ -47,7 +51,8 @@ impl Prepared {
     ) -> (Profiler<'a>, Vec<String>) {
         let started = Monitors::start(cfg, &self.target, &self.model).await;
         let profiler = Profiler::new(cfg, self.replicas.clone(), self.dataset.clone(), interrupt)
-            .with_monitors(started.monitors);
+            .with_monitors(started.monitors)
+            .with_sequences(self.sequences.clone());
         (profiler, started.notes)
     }
 }
@@ -59,12 +64,27 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     let dataset = Arc::new(Dataset::build(cfg, &model)?);
     let replicas = Replicas::encode(&targets, &model, &dataset)?;
     let first = replicas.first().clone();
+    let sequences = SequencePlan::for_run(&cfg.sequence, &model, &dataset).map(Arc::new);
+    let follows_plan = cfg.load.timeline().is_some();
+    if sequences.is_some() && (follows_plan || matches!(cfg.load, LoadMode::Periodic(_))) {
+        return Err(RunError::bad_option(format!(
+            "Model '{}' is a sequence model, which --ramp, --load-steps and --periodic-concurrency-range do not play: use --concurrency-range, --request-rate-range or --request-intervals.",
+            model.name
+        )));
+    }
+    if sequences.is_none() && cfg.sequence.flags_given {
+        println!(
+            "Note: model '{}' is not a sequence model (no sequence_batching in its configuration); the sequence flags are ignored, as perf_analyzer ignores them.",
+            model.name
+        );
+    }
     Ok(Prepared {
         target: first.target,
         model,
         dataset,
         requests: first.requests,
         replicas: Arc::new(replicas),
+        sequences,
     })
 }
 
@@ -118,10 +138,53 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
             return Err(error);
         }
     };
+    let trace = match set_trace(cfg, &prepared.target).await {
+        Ok(change) => change,
+        Err(error) => {
+            let _ = results.finish(RunEnd {
+                error: Some(&error),
+                ..RunEnd::default()
+            });
+            return Err(error);
+        }
+    };
+    let outcome = run_prepared(cfg, &prepared, interrupt, &mut results, coordinator).await;
+    let Some(change) = trace else {
+        return outcome;
+    };
+    // Put back what the run changed, however it ended; failing to is the run's error.
+    match (change.restore(&prepared.target).await, outcome) {
+        (Err(restore), Ok(_)) => Err(restore),
+        (Err(restore), Err(error)) => {
+            eprintln!("error: {restore}");
+            Err(error)
+        }
+        (Ok(()), outcome) => outcome,
+    }
+}
+
+/// `--trace-*` / `--log-frequency`: the model's trace settings set for the run.
+async fn set_trace(cfg: &Config, target: &Target) -> RunResult<Option<TraceChange>> {
+    if cfg.trace_settings.is_empty() {
+        return Ok(None);
+    }
+    crate::backend::kserve::trace::apply(target, &cfg.trace_settings)
+        .await
+        .map(Some)
+}
+
+/// The run of a prepared target: the sweep (or load plan) and every report.
+async fn run_prepared(
+    cfg: &Config,
+    prepared: &Prepared,
+    interrupt: Arc<Interrupt>,
+    results: &mut ResultsWriter<'_>,
+    coordinator: Arc<Coordinator>,
+) -> RunResult<ProfileOutcome> {
     results.set_model(&prepared.model);
     print_preamble(cfg, &prepared.model);
     if cfg.load.timeline().is_some() {
-        return follow_timeline(cfg, &prepared, interrupt, &mut results).await;
+        return follow_timeline(cfg, prepared, interrupt, results).await;
     }
     let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
     let mut profiler = profiler.with_coordinator(coordinator);
@@ -141,7 +204,7 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
             export.write_level(level);
             results.add_level(level);
             // Cheap beside a level: the page is there while the run goes on.
-            let _ = write_html(cfg, &results);
+            let _ = write_html(cfg, results);
         })
         .await;
     live.finish();
@@ -150,7 +213,7 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         error: outcome.error.as_ref(),
         timeline_total: None,
     });
-    let written = written.and(write_html(cfg, &results)).and(export.finish());
+    let written = written.and(write_html(cfg, results)).and(export.finish());
     finish(cfg, &prepared.model, &outcome.results)?;
     artifacts.finish()?;
     written?;
@@ -264,6 +327,10 @@ fn finish_timeline(cfg: &Config, buckets: &[Bucket], total: &WindowStats) -> Run
     print!("{}", report::timeline_summary(cfg, buckets, total));
     for path in cfg.csv_paths() {
         report::write_timeline_csv(cfg, buckets, &path).map_err(|e| csv_error(&path, e))?;
+    }
+    if let Some(path) = &cfg.per_url_csv {
+        report::replicas::write_per_url_timeline_csv(cfg, buckets)
+            .map_err(|e| csv_error(path, e))?;
     }
     Ok(())
 }

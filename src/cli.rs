@@ -8,12 +8,16 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod llm;
 mod merge;
+mod pa_options;
 mod sentences;
+mod sequence;
 mod sweep;
 mod tls;
 pub use llm::LlmArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
+pub use pa_options::PaOptionArgs;
 pub use sentences::{clap_sentence, top_help};
+pub use sequence::SequenceArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
 pub use tls::TlsArgs;
 
@@ -344,7 +348,9 @@ pub struct ProfileArgs {
         default_value_t = 0.0
     )]
     pub latency_threshold: f64,
-    /// Send exactly N requests in one window (no stability check).
+    /// Send exactly N requests in one window (no stability check), as perf_analyzer's count
+    /// window of N: at a single --concurrency-range N value (N requests at least), a single
+    /// --request-rate-range R (at least R requests), or over --request-intervals.
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub request_count: u64,
     /// Requests sent before measuring starts.
@@ -395,8 +401,8 @@ pub struct ProfileArgs {
     /// Write perf_analyzer's CSV report to this file.
     #[arg(short = 'f', value_name = "FILE")]
     pub csv_file: Option<std::path::PathBuf>,
-    /// With several -u URLs: also write a CSV with a row per level and URL (throughput,
-    /// p50 and p99 latency, errors).
+    /// With several -u URLs: also write a CSV with a row per level (with --ramp or
+    /// --load-steps, per second) and URL (throughput, p50 and p99 latency, requests, errors).
     #[arg(long, value_name = "FILE")]
     pub per_url_csv: Option<std::path::PathBuf>,
     /// A folder for this run's reports (created if missing): results.json — everything
@@ -498,6 +504,10 @@ pub struct ProfileArgs {
     pub llm: LlmArgs,
     #[command(flatten)]
     pub tls: TlsArgs,
+    #[command(flatten)]
+    pub sequence: SequenceArgs,
+    #[command(flatten)]
+    pub pa: PaOptionArgs,
 }
 
 impl ProfileArgs {

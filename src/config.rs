@@ -6,6 +6,7 @@ mod llm;
 mod load;
 mod metrics;
 mod output;
+mod pa_options;
 mod parse;
 pub mod shard;
 pub mod sweep;
@@ -15,9 +16,11 @@ pub mod torchserve;
 pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
+pub use pa_options::{GrpcCompression, ParameterValue, RequestParameter};
 pub(crate) use parse::whole_range;
 use parse::*;
 pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
+pub mod sequence;
 mod slo;
 mod timeline;
 mod tls;
@@ -193,6 +196,13 @@ pub struct Config {
     pub tfserving: Option<tfserving::TfServingConfig>,
     /// The TorchServe settings of `--service-kind torchserve`.
     pub torchserve: Option<torchserve::TorchServeConfig>,
+    /// The trace settings set for the run and restored after it (`--trace-level`,
+    /// `--trace-rate`, `--trace-count`, `--log-frequency`), as the trace extension names them.
+    pub trace_settings: serde_json::Map<String, serde_json::Value>,
+    /// `--grpc-compression-algorithm`: how gRPC request messages are compressed.
+    pub grpc_compression: Option<GrpcCompression>,
+    /// `--request-parameter`s, sent with every request (KServe v2).
+    pub request_parameters: Vec<RequestParameter>,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
     pub progress: bool,
     /// The server runs in this process (`inferperf demo`): the client CPU the report shows
@@ -201,6 +211,8 @@ pub struct Config {
     pub server_in_process: bool,
     /// This process's part of a sharded run (`--shard`, MPI, an Indexed Job).
     pub shard: Option<shard::ShardPlan>,
+    /// How sequences are played when the model is a sequence model.
+    pub sequence: sequence::SequenceConfig,
     /// The command line after the program's name, header values hidden: what the results
     /// file records so that `inferperf merge` can rebuild the run's settings.
     pub arguments: Vec<String>,
@@ -217,6 +229,7 @@ impl Config {
         let protocol = parse_protocol(&args.protocol)?;
         let service_kind = parse_service_kind(&args.service_kind)?;
         let torchserve = torchserve::parse(args, service_kind, protocol)?;
+        pa_options::refuse_session_concurrency(&args.pa, service_kind)?;
         let (load, concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
         let profile_export_file = output::parse_profile_export(args, &load)?;
@@ -278,7 +291,10 @@ impl Config {
             verbose: args.verbose,
             request_timeout: bounds::request_timeout(args.request_timeout)?,
             max_response_bytes: bounds::max_response_bytes(args.max_response_bytes)?,
-            client_threads: parse_client_threads(args.client_threads)?,
+            client_threads: pa_options::cap_client_threads(
+                parse_client_threads(args.client_threads)?,
+                &args.pa,
+            )?,
             grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
             async_mode: args.async_mode,
             verbose_csv: args.verbose_csv,
@@ -288,9 +304,13 @@ impl Config {
             llm: parse_llm(args, service_kind, protocol)?,
             tfserving: tfserving::parse(args, service_kind)?,
             torchserve,
+            trace_settings: pa_options::parse_trace_settings(&args.pa, protocol, service_kind)?,
+            grpc_compression: pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?,
+            request_parameters: pa_options::parse_request_parameters(&args.pa.request_parameters)?,
             progress: !args.no_progress,
             server_in_process: false,
             shard: shard::parse_shard(args)?,
+            sequence: sequence::parse(&args.sequence)?,
             arguments: Vec::new(),
         };
         if let Some(metrics) = config.metrics.as_mut() {
@@ -304,12 +324,14 @@ impl Config {
             }
         }
         config.check_request_count()?;
+        config.check_request_parameters()?;
         config.check_periodic()?;
         config.check_search()?;
         config.check_timeline()?;
         config.check_llm_slo()?;
         config.check_shard()?;
         config.check_replicas()?;
+        config.check_sequence_ids()?;
         config.shard_outputs();
         Ok(config)
     }
@@ -353,15 +375,24 @@ impl Config {
         Ok(())
     }
 
+    /// `--request-count N`, as perf_analyzer: one count window of exactly N requests, at a
+    /// single concurrency, request rate, or over the `--request-intervals` gaps.
     fn check_request_count(&self) -> RunResult<()> {
         let Some(count) = self.request_count else {
             return Ok(());
         };
-        if self.load.is_open_loop() {
-            return Err(RunError::bad_option(
-                "--request-count works with --concurrency-range only; for an open loop use -p windows or --fixed-schedule.",
-            ));
+        match &self.load {
+            LoadMode::Concurrency => self.check_count_concurrency(count),
+            LoadMode::RequestRate { range, .. } => check_count_rate(count, range),
+            LoadMode::Intervals { .. } => Ok(()),
+            LoadMode::FixedSchedule => Err(RunError::bad_option(
+                "--request-count does not apply to --fixed-schedule, which sends every input-data entry once: drop --request-count.",
+            )),
+            _ => Ok(()),
         }
+    }
+
+    fn check_count_concurrency(&self, count: u64) -> RunResult<()> {
         if self.max_concurrency() != Some(self.concurrency.start) {
             return Err(RunError::bad_option(
                 "--request-count needs a single concurrency value: pass --concurrency-range N alone.",
@@ -375,6 +406,22 @@ impl Config {
         }
         Ok(())
     }
+}
+
+/// perf_analyzer's rules for `--request-count` with `--request-rate-range`.
+fn check_count_rate(count: u64, range: &RateRange) -> RunResult<()> {
+    if range.end != range.start {
+        return Err(RunError::bad_option(
+            "--request-count needs a single request rate: pass --request-rate-range R alone.",
+        ));
+    }
+    if (count as f64) < range.start.floor() {
+        return Err(RunError::bad_option(format!(
+            "--request-count {count} is smaller than the request rate {}: ask for at least a second's worth of requests.",
+            format_rate(range.start)
+        )));
+    }
+    Ok(())
 }
 
 /// The LLM flags: read for `--service-kind openai` (HTTP only), refused elsewhere.

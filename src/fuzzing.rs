@@ -296,7 +296,8 @@ fn sample_request() -> Request {
             ],
             expected: None,
             tolerance: 1e-5,
-        },
+        }
+        .into(),
     }
 }
 

@@ -184,6 +184,9 @@ pub struct ModelSpec {
     pub has_config: bool,
     /// Extensions the server lists in its metadata (`binary_tensor_data`, `statistics`, ...).
     pub server_extensions: Vec<String>,
+    /// A sequence model whose correlation ids are strings (its `CORRID` control is
+    /// `TYPE_STRING`); numbers otherwise.
+    pub string_sequence_ids: bool,
 }
 
 impl ModelSpec {
@@ -191,9 +194,26 @@ impl ModelSpec {
         self.max_batch_size > 0
     }
 
+    /// Whether the model keeps state across the requests of a sequence (Triton's
+    /// `sequence_batching`), so requests carry a correlation id and start/end flags.
+    pub fn is_sequence(&self) -> bool {
+        self.scheduler == Scheduler::Sequence
+    }
+
     pub fn server_has_extension(&self, name: &str) -> bool {
         self.server_extensions.iter().any(|e| e == name)
     }
+}
+
+/// One request's place in a sequence: the correlation id it carries and whether it starts
+/// or ends the sequence. Protocol-free; each API writes it its own way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SequenceStep {
+    pub id: u64,
+    pub start: bool,
+    pub end: bool,
+    /// The model takes string correlation ids (the id is sent as its decimal text).
+    pub string_id: bool,
 }
 
 #[cfg(test)]

@@ -2,7 +2,9 @@
 //! `inferperf serve` processes whose model takes 2, 5 and 10 ms: each per-URL line shows its
 //! own server's latency, the per-URL throughputs add up to the whole, each server counts
 //! the requests attributed to it, an open loop splits its sends evenly, `--per-url-csv` has
-//! a row per level and URL, and servers that describe the model differently are refused.
+//! a row per level and URL (per second in a timeline, merged across shards by `merge`),
+//! every API (TorchServe, TF Serving over gRPC and HTTP, OpenAI) spreads its requests the
+//! same way, and servers that describe the model differently are refused.
 
 mod common;
 
@@ -301,4 +303,261 @@ fn repeated_u_equals_a_comma_list() {
     assert_eq!(repeated.urls, listed.urls);
     assert_eq!(repeated.urls, ["a:1", "b:2", "c:3"]);
     assert_eq!(repeated.url, "a:1");
+}
+
+/// Two shards of one run over two servers, merged with `--per-url-csv`: each URL's row
+/// holds both shards' requests to it, which is what that server counted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn merge_writes_the_per_url_csv_of_the_shards_together() {
+    let servers: Vec<Served> = SERVICE_MS[..2]
+        .iter()
+        .map(|ms| serve(&format!("sleep:ms={ms},instances=8")))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let run_dir = dir.path().join("run");
+    let list = urls(&servers);
+    let shard = |index: u32| {
+        let args: Vec<String> = [
+            "-m",
+            "m",
+            "-u",
+            &list,
+            "--concurrency-range",
+            "4",
+            "--request-count",
+            "200",
+            "--no-progress",
+            "--shard",
+            &format!("{index}/2"),
+            "--report-dir",
+            run_dir.to_str().unwrap(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            run_cli(&args).await
+        }
+    };
+    let (a, b) = tokio::join!(shard(0), shard(1));
+    for out in [&a, &b] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+    }
+    let csv = dir.path().join("merged_per_url.csv");
+    let out = run_cli(&[
+        "merge",
+        run_dir.to_str().unwrap(),
+        "--per-url-csv",
+        csv.to_str().unwrap(),
+    ])
+    .await;
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    let (header, rows) = csv_rows(&csv);
+    assert!(header.starts_with("Concurrency,URL,"), "{header}");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    let mut total = 0;
+    for (row, server) in rows.iter().zip(&servers) {
+        assert_eq!(row[1], server.http, "{row:?}");
+        let attributed: u64 = row[5].parse().unwrap();
+        assert_eq!(
+            attributed,
+            server_successes(&server.http),
+            "{row:?}\n{text}"
+        );
+        total += attributed;
+    }
+    // The shards split the run's 200 requests between them.
+    assert_eq!(total, 200, "{rows:?}\n{text}");
+    // The shards' own lines are in the merged console report too.
+    assert_eq!(url_lines(&text).len(), 2, "{text}");
+}
+
+/// A `--load-steps` run over two servers: every second has a row per URL in
+/// `--per-url-csv`, the URLs' requests add up to the second's, and the totals have a line
+/// per URL; results.json keeps each bucket's per-URL share.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeline_has_per_url_figures_in_every_second() {
+    let servers: Vec<Served> = SERVICE_MS[..2]
+        .iter()
+        .map(|ms| serve(&format!("sleep:ms={ms},instances=8")))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let per_url = dir.path().join("per_url.csv");
+    let series = dir.path().join("series.csv");
+    let results = dir.path().join("results.json");
+    let out = run_cli(&[
+        "-m",
+        "m",
+        "-u",
+        &urls(&servers),
+        "--load-steps",
+        "rate=100:2s,rate=200:2s",
+        "-f",
+        series.to_str().unwrap(),
+        "--per-url-csv",
+        per_url.to_str().unwrap(),
+        "--results-file",
+        results.to_str().unwrap(),
+        "--no-progress",
+    ])
+    .await;
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}\n{}", stderr(&out));
+    let (header, rows) = csv_rows(&per_url);
+    assert!(header.starts_with("Time (s),URL,"), "{header}");
+    let (_, seconds) = csv_rows(&series);
+    assert_eq!(rows.len(), 2 * seconds.len(), "{rows:?}");
+    for (pair, second) in rows.chunks(2).zip(&seconds) {
+        assert_eq!(
+            (pair[0][0].as_str(), pair[1][0].as_str()),
+            (second[0].as_str(), second[0].as_str())
+        );
+        assert_eq!(
+            (pair[0][1].as_str(), pair[1][1].as_str()),
+            (servers[0].http.as_str(), servers[1].http.as_str())
+        );
+    }
+    // In the second step (200/s, 100/s to each), each server's p50 is its own service time.
+    let busy = &rows[4..6];
+    for (row, ms) in busy.iter().zip(SERVICE_MS) {
+        let p50_ms = row[3].parse::<f64>().unwrap() / 1000.0;
+        assert!(p50_ms >= ms * 0.95 && p50_ms < ms * 3.0, "{row:?}");
+        let requests: u64 = row[5].parse().unwrap();
+        assert!((80..=120).contains(&requests), "{row:?}");
+    }
+    let sum: u64 = rows.iter().map(|r| r[5].parse::<u64>().unwrap()).sum();
+    let counted: u64 = servers.iter().map(|s| server_successes(&s.http)).sum();
+    assert_eq!(sum, counted, "{rows:?}\n{text}");
+    assert_eq!(url_lines(&text).len(), 2, "{text}");
+    let file = inferperf::results::read(&results).unwrap();
+    let buckets = &file.timeline.as_ref().unwrap().buckets;
+    assert!(buckets.iter().all(|b| b.window.replicas.len() == 2));
+}
+
+/// What one API's run needs: the service kind's flags, the model to serve, and how to read
+/// a server's count of the requests it answered.
+struct ApiCase {
+    name: &'static str,
+    model: &'static str,
+    flags: &'static [&'static str],
+    grpc: bool,
+    count: fn(&inferperf::server::RunningServer) -> u64,
+    /// Requests discovery sends to each server before the run (OpenAI's one-token probe).
+    discovery_requests: u64,
+}
+
+fn inference_successes(server: &inferperf::server::RunningServer) -> u64 {
+    let stats = server.local.statistics("m").unwrap();
+    stats.inference_stats.unwrap().success.unwrap().count
+}
+
+fn completions(server: &inferperf::server::RunningServer) -> u64 {
+    let all = server.local.openai_statistics();
+    all.into_iter().find(|(n, _)| n == "m").unwrap().1.completed
+}
+
+const API_CASES: [ApiCase; 4] = [
+    ApiCase {
+        name: "torchserve",
+        model: "m=identity:max_batch=0",
+        flags: &[
+            "--service-kind",
+            "torchserve",
+            "--shape",
+            "TORCHSERVE_INPUT:16",
+        ],
+        grpc: false,
+        count: inference_successes,
+        discovery_requests: 0,
+    },
+    ApiCase {
+        name: "tfserving grpc",
+        model: "m=identity:max_batch=0",
+        flags: &["--service-kind", "tfserving", "-i", "grpc"],
+        grpc: true,
+        count: inference_successes,
+        discovery_requests: 0,
+    },
+    ApiCase {
+        name: "tfserving http",
+        model: "m=identity:max_batch=0",
+        flags: &["--service-kind", "tfserving", "-i", "http"],
+        grpc: false,
+        count: inference_successes,
+        discovery_requests: 0,
+    },
+    ApiCase {
+        name: "openai",
+        model: "m=llm:ttft_ms=1,itl_ms=1,max_batch=8",
+        flags: &[
+            "--service-kind",
+            "openai",
+            "--endpoint",
+            "v1/chat/completions",
+            "--output-tokens-mean",
+            "4",
+        ],
+        grpc: false,
+        count: completions,
+        discovery_requests: 1,
+    },
+];
+
+/// Every API's adapter spreads its requests over several URLs: each server answers the
+/// requests the per-URL CSV gives it, and they add up to the run's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_api_spreads_its_requests_over_the_urls() {
+    for case in &API_CASES {
+        let servers = [
+            common::start_server(&[case.model]).await,
+            common::start_server(&[case.model]).await,
+        ];
+        let addr = |s: &inferperf::server::RunningServer| match case.grpc {
+            true => s.grpc_addr.to_string(),
+            false => s.http_addr.to_string(),
+        };
+        let list = format!("{},{}", addr(&servers[0]), addr(&servers[1]));
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("per_url.csv");
+        let mut args = vec!["-m", "m", "-u", &list];
+        args.extend_from_slice(case.flags);
+        args.extend([
+            "--concurrency-range",
+            "4",
+            "--request-count",
+            "100",
+            "--per-url-csv",
+            csv.to_str().unwrap(),
+            "--no-progress",
+        ]);
+        let out = run_cli(&args).await;
+        let text = stdout(&out);
+        let name = case.name;
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{name}: {text}\n{}",
+            stderr(&out)
+        );
+        assert_eq!(url_lines(&text).len(), 2, "{name}: {text}");
+        let (_, rows) = csv_rows(&csv);
+        let mut total = 0;
+        for (row, server) in rows.iter().zip(&servers) {
+            assert_eq!(row[1], addr(server), "{name}: {row:?}");
+            let attributed: u64 = row[5].parse().unwrap();
+            let counted = (case.count)(server) - case.discovery_requests;
+            assert_eq!(attributed, counted, "{name}: {row:?}");
+            assert!(
+                attributed >= 40,
+                "{name}: one server got too little: {rows:?}"
+            );
+            total += attributed;
+        }
+        assert_eq!(total, 100, "{name}: {rows:?}");
+        for server in servers {
+            server.shutdown().await;
+        }
+    }
 }

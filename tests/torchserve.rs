@@ -96,6 +96,55 @@ async fn requests_match_the_servers_count_and_the_server_block_splits_them() {
     server.shutdown().await;
 }
 
+/// TorchServe counts answers by status class only for the whole server: the run prints
+/// them under the `Server:` block and they agree with the errors the client saw.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_wide_answer_classes_match_the_clients_successes_and_errors() {
+    let server = start_with_metrics(&["flaky=fail:rate=0.3,code=503,max_batch=0"]).await;
+    let url = server.http_addr.to_string();
+    let metrics = format!("{}/metrics", server.metrics_addr.unwrap());
+    let args = [
+        "-m",
+        "flaky",
+        "--service-kind",
+        "torchserve",
+        "-u",
+        &url,
+        "--metrics-url",
+        &metrics,
+        "--shape",
+        "TORCHSERVE_INPUT:16",
+        "--concurrency-range",
+        "1",
+        "--request-count",
+        "300",
+    ];
+    let out = run_cli(&args).await;
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    let line = (text.lines())
+        .find(|l| l.contains("Server-wide answers"))
+        .unwrap_or_else(|| panic!("no server-wide line in:\n{text}"));
+    let counts: Vec<u64> = (line.rsplit(':').next().unwrap().split('/'))
+        .map(|n| n.trim().parse().unwrap())
+        .collect();
+    let (ok, client, server_errors) = (counts[0], counts[1], counts[2]);
+    // One request in flight, so the window's answers are exactly the run's requests: its
+    // successes and its HTTP 503 errors.
+    let succeeded = figure(&text, "Request count:") as u64;
+    let failed = figure(&text, "Errors:") as u64;
+    assert_eq!(
+        (ok, client, server_errors),
+        (succeeded, 0, failed),
+        "{text}"
+    );
+    assert_eq!(ok + server_errors, 300, "{line}");
+    assert!((40..=140).contains(&server_errors), "{line}");
+    let all = server.local.torchserve_answers().read();
+    assert!(all[2] >= server_errors && all[0] >= ok, "{all:?} vs {line}");
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unregistered_model_is_one_sentence_and_exit_99() {
     let server = start_with_metrics(&["identity=identity"]).await;

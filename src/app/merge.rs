@@ -22,11 +22,12 @@ const SHARD_FLAGS: [&str; 3] = ["--shard", "--shards", "--start-at"];
 /// Flags that take no value and are the shard's own.
 const SHARD_SWITCHES: [&str; 1] = ["--enable-mpi"];
 /// Where a shard wrote its reports: replaced by merge's own.
-const OUTPUT_FLAGS: [&str; 4] = [
+const OUTPUT_FLAGS: [&str; 5] = [
     "-f",
     "--report-dir",
     "--results-file",
     "--profile-export-file",
+    "--per-url-csv",
 ];
 
 /// Runs `inferperf merge`; the exit code is 2 when a merged level is unstable, else 0.
@@ -141,6 +142,7 @@ fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<
     profile.csv_file.clone_from(&args.csv_file);
     profile.report_dir.clone_from(&args.report_dir);
     profile.results_file.clone_from(&args.results_file);
+    profile.per_url_csv.clone_from(&args.per_url_csv);
     profile.profile_export_file = None;
     profile.no_progress = true;
     let mut cfg = Config::from_args(&profile).map_err(|e| {
@@ -155,6 +157,7 @@ fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<
     cfg.csv_file.clone_from(&args.csv_file);
     cfg.report_dir.clone_from(&args.report_dir);
     cfg.results_file.clone_from(&args.results_file);
+    cfg.per_url_csv.clone_from(&args.per_url_csv);
     cfg.arguments = merged_arguments(kept, args);
     cfg.client_threads *= args.shards.len();
     Ok(cfg)
@@ -167,6 +170,7 @@ fn merged_arguments(kept: &[String], args: &MergeArgs) -> Vec<String> {
         ("-f", &args.csv_file),
         ("--report-dir", &args.report_dir),
         ("--results-file", &args.results_file),
+        ("--per-url-csv", &args.per_url_csv),
     ];
     for (flag, path) in outputs {
         if let Some(path) = path {
@@ -304,6 +308,7 @@ mod tests {
             "r.json",
             "--profile-export-file",
             "e.json",
+            "--per-url-csv=urls.csv",
             "-H",
             "Authorization: <hidden>",
             "--concurrency-range",

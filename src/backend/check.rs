@@ -279,6 +279,7 @@ mod tests {
             expected,
             origin: "test".into(),
             prompt: None,
+            stream: None,
         }
     }
 

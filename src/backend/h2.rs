@@ -22,7 +22,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::outcome::{ErrorKind, Failure, Malformation};
 use super::tls::Alpn;
-use super::{http1, Target};
+use super::{compression, http1, Target};
+use crate::config::GrpcCompression;
 
 /// Largest answer accepted (large tensors are legitimate).
 pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
@@ -63,6 +64,8 @@ pub struct Lane {
     pub broken: Arc<AtomicBool>,
     /// The largest message taken from it (`--max-response-bytes`).
     pub message_limit: usize,
+    /// The encoding its calls advertise, in which answers may come compressed.
+    pub compression: Option<GrpcCompression>,
 }
 
 impl Lane {
@@ -106,6 +109,7 @@ impl SharedConnections {
             sender: open_connection(target).await?,
             broken: Arc::new(AtomicBool::new(false)),
             message_limit: target.max_response_bytes,
+            compression: target.grpc_compression,
         };
         lanes.insert(index, lane.clone());
         Ok(lane)
@@ -165,6 +169,11 @@ pub fn call_head(target: &Target, path: &str) -> Result<Request<()>, ErrorKind> 
 fn request_headers(target: &Target) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    if let Some(algorithm) = target.grpc_compression {
+        let name = HeaderValue::from_static(compression::encoding_name(algorithm));
+        headers.insert("grpc-encoding", name.clone());
+        headers.insert("grpc-accept-encoding", name);
+    }
     headers.insert(TE, HeaderValue::from_static("trailers"));
     headers.insert(
         USER_AGENT,
@@ -216,6 +225,8 @@ pub struct MessageReader {
     pending: Bytes,
     /// The largest message taken (`--max-response-bytes`).
     limit: usize,
+    /// The encoding advertised, in which a message flagged compressed is inflated.
+    compression: Option<GrpcCompression>,
 }
 
 impl Default for MessageReader {
@@ -230,6 +241,15 @@ impl MessageReader {
         MessageReader {
             pending: Bytes::new(),
             limit,
+            compression: None,
+        }
+    }
+
+    /// A reader for a lane's calls: its message limit and advertised encoding.
+    pub fn for_lane(lane: &Lane) -> Self {
+        MessageReader {
+            compression: lane.compression,
+            ..MessageReader::limited(lane.message_limit)
         }
     }
 
@@ -238,12 +258,16 @@ impl MessageReader {
         if self.pending.len() < 5 {
             return Ok(None);
         }
-        if self.pending[0] != 0 {
-            return Err(Failure::bad(
-                Malformation::Unreadable,
-                "the server sent a compressed gRPC message, which was not asked for",
-            ));
-        }
+        let compressed = match (self.pending[0], self.compression) {
+            (0, _) => None,
+            (1, Some(algorithm)) => Some(algorithm),
+            _ => {
+                return Err(Failure::bad(
+                    Malformation::Unreadable,
+                    "the server sent a compressed gRPC message, which was not asked for",
+                ))
+            }
+        };
         let len = u32::from_be_bytes([
             self.pending[1],
             self.pending[2],
@@ -264,7 +288,12 @@ impl MessageReader {
         }
         let mut message = self.pending.split_to(5 + len);
         message.advance(5);
-        Ok(Some(message))
+        match compressed {
+            None => Ok(Some(message)),
+            Some(algorithm) => compression::decompress(algorithm, &message, self.limit)
+                .map(Some)
+                .map_err(|why| Failure::bad(Malformation::Unreadable, why)),
+        }
     }
 
     /// Adds a received chunk after the bytes not handed out yet.

@@ -6,6 +6,7 @@
 //! server and model.
 
 pub mod check;
+pub mod compression;
 pub mod h2;
 pub mod http1;
 pub mod kserve;
@@ -30,7 +31,7 @@ use tokio::time::Sleep;
 use crate::config::{Config, Protocol, ServiceKind};
 use crate::data::{Dataset, Entry};
 use crate::error::{RunError, RunResult};
-use crate::model::{ModelSpec, TensorSpec};
+use crate::model::{ModelSpec, SequenceStep, TensorSpec};
 use crate::wire::{InferRequest, RequestedOutput};
 pub use check::AnswerCheck;
 pub use outcome::{
@@ -97,6 +98,30 @@ impl Api {
         }
     }
 
+    /// `request` as one step of a sequence: KServe requests carry the step's parameters;
+    /// the other APIs have no sequences and send the request unchanged.
+    pub fn in_sequence(&self, request: &Request, step: &SequenceStep) -> Request {
+        let payload = match (&request.payload, self) {
+            (Payload::Http(bytes), Api::Kserve(_)) => {
+                kserve::sequence::patch_http(bytes, step).map(Payload::Http)
+            }
+            (Payload::Grpc(bytes), Api::Kserve(_)) => {
+                kserve::sequence::patch_grpc(bytes, step).map(Payload::Grpc)
+            }
+            (Payload::Local(req), _) => {
+                let mut req = InferRequest::clone(req);
+                req.parameters
+                    .extend(kserve::sequence::json_parameters(step));
+                Some(Payload::Local(Arc::new(req)))
+            }
+            _ => None,
+        };
+        Request {
+            payload: payload.unwrap_or_else(|| request.payload.clone()),
+            ..request.clone()
+        }
+    }
+
     async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
         match self {
             Api::Kserve(a) => a.open(target, slot).await,
@@ -114,7 +139,8 @@ pub struct Request {
     /// Its place in the dataset.
     pub index: usize,
     pub payload: Payload,
-    pub check: AnswerCheck,
+    /// Shared, so that a request re-framed per sequence step costs no copy of it.
+    pub check: Arc<AnswerCheck>,
     /// A prompt's input tokens as the dataset counts them (0 for tensors).
     pub input_tokens: u32,
 }
@@ -156,6 +182,9 @@ pub struct Target {
     pub grpc: Arc<h2::SharedConnections>,
     /// TLS to the server, when the run asks for it.
     pub tls: Option<Arc<tls::TlsClient>>,
+    /// `--grpc-compression-algorithm`: request messages compressed with it, and the one
+    /// encoding advertised for answers.
+    pub grpc_compression: Option<crate::config::GrpcCompression>,
 }
 
 impl Target {
@@ -181,6 +210,7 @@ impl Target {
             local: None,
             grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
             tls: None,
+            grpc_compression: cfg.grpc_compression,
         };
         if cfg.service_kind == ServiceKind::Local {
             let server =
@@ -274,7 +304,7 @@ impl Target {
                 Ok(Request {
                     index,
                     payload: self.api.encode(self, model, entry)?,
-                    check: AnswerCheck::new(model, entry, self.tolerance),
+                    check: Arc::new(AnswerCheck::new(model, entry, self.tolerance)),
                     input_tokens: entry.prompt.as_ref().map_or(0, |p| p.input_tokens),
                 })
             })
@@ -432,6 +462,8 @@ pub struct ConfigFacts {
     pub response_cache: bool,
     /// The models an ensemble's steps call, in step order.
     pub composing_models: Vec<String>,
+    /// The sequence batcher's `CORRID` control is `TYPE_STRING`.
+    pub string_sequence_ids: bool,
 }
 
 impl Discovered {
@@ -472,6 +504,7 @@ impl Discovered {
             composing_models: facts.composing_models,
             has_config: self.config.is_some(),
             server_extensions: self.extensions,
+            string_sequence_ids: facts.string_sequence_ids,
         }
     }
 }

@@ -164,6 +164,7 @@ mod tests {
             composing_models: Vec::new(),
             has_config: false,
             server_extensions: Vec::new(),
+            string_sequence_ids: false,
         }
     }
 

@@ -107,6 +107,15 @@ impl StatsSource {
             StatsSource::TorchServe(source) => source.read().await,
         }
     }
+
+    /// Server-wide answer counters by status class, where the server keeps them only for
+    /// the whole server (TorchServe); taken at the last [`StatsSource::read`].
+    pub fn answers(&self) -> Option<super::torchserve::metrics::AnswerCounts> {
+        match self {
+            StatsSource::TorchServe(source) => source.answers(),
+            _ => None,
+        }
+    }
 }
 
 /// Triton guards restricted gRPC APIs (statistics among them) with a metadata key of the

@@ -19,7 +19,7 @@ not measured by every shard at the same time is left out with a note. The run's 
 rule (-s, -r, --percentile, -l, --slo) is judged on the merged windows, and each level \
 reports the merge of its last windows, as one process would. The server's statistics and \
 metrics are the first shard's (every shard saw the same server). Every report follows: the \
-console's, the CSV (-f, --report-dir), results.json (--report-dir, --results-file) and \
+console's, the CSV (-f, --report-dir), the per-URL CSV (--per-url-csv), results.json (--report-dir, --results-file) and \
 report.html (--report-dir). Files of different runs (any setting but the shard and the \
 output paths differs), a shard given twice or of another shard count, and a missing shard \
 (unless --allow-missing) are refused: exit 3. Exit 2 when a merged level is unstable.";
@@ -41,6 +41,10 @@ pub struct MergeArgs {
     /// Write the merged run's results file to this path alone.
     #[arg(long, value_name = "FILE")]
     pub results_file: Option<PathBuf>,
+    /// Write a CSV with a row per level and server (`-u` URL) of the merged run, as a run's
+    /// `--per-url-csv` does.
+    #[arg(long, value_name = "FILE")]
+    pub per_url_csv: Option<PathBuf>,
     /// Merge the shards given although some of the run's shards are missing (their load is
     /// then not in the figures, which a note says).
     #[arg(long)]

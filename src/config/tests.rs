@@ -176,3 +176,99 @@ fn perf_analyzer_old_concurrency_and_data_flags() {
         .to_string()
         .contains("-z and --input-data"));
 }
+
+#[test]
+fn sequence_flags_follow_perf_analyzer() {
+    let c = config(&[]).unwrap();
+    assert_eq!(c.sequence.base_length(), 20);
+    assert_eq!(c.sequence.variation_pct, 20.0);
+    assert_eq!((c.sequence.id_start, c.sequence.live_sequences), (1, 4));
+    assert!(!c.sequence.flags_given);
+    let c = config(&[
+        "--sequence-id-range",
+        "10:20",
+        "--concurrency-range",
+        "1:10",
+    ])
+    .unwrap();
+    assert_eq!((c.sequence.id_start, c.sequence.id_count), (10, 10));
+    assert!(c.sequence.flags_given);
+    for (args, needle) in [
+        (
+            vec!["--sequence-id-range", "1:4", "--concurrency-range", "1:8"],
+            "holds 3 ids, fewer than the 8 sequences",
+        ),
+        (
+            vec!["--sequence-id-range", "5:6", "--request-rate-range", "10"],
+            "--num-of-sequences",
+        ),
+        (vec!["--sequence-id-range", "9:3"], "END above START"),
+        (vec!["--sequence-length", "0"], "--sequence-length 0"),
+        (vec!["--num-of-sequences", "0"], "--num-of-sequences 0"),
+    ] {
+        let err = config(&args).unwrap_err();
+        assert!(err.to_string().contains(needle), "{args:?}: {err}");
+        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+    }
+}
+
+#[test]
+fn max_threads_caps_the_client_threads() {
+    assert_eq!(config(&["--max-threads", "16"]).unwrap().client_threads, 1);
+    let capped = config(&["--client-threads", "4", "--max-threads", "2"]).unwrap();
+    assert_eq!(capped.client_threads, 2);
+    let err = config(&["--max-threads", "0"]).unwrap_err();
+    assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+}
+
+#[test]
+fn request_count_fits_every_open_loop_but_the_fixed_schedule() {
+    let rate = config(&["--request-rate-range", "50", "--request-count", "80"]).unwrap();
+    assert_eq!(rate.request_count, Some(80));
+    for (args, says) in [
+        (
+            vec!["--request-rate-range", "50:100", "--request-count", "80"],
+            "single request rate",
+        ),
+        (
+            vec!["--request-rate-range", "50", "--request-count", "20"],
+            "smaller than the request rate 50",
+        ),
+        (
+            vec!["--session-concurrency", "2"],
+            "only with --service-kind openai",
+        ),
+    ] {
+        let err = config(&args).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+        assert!(err.to_string().contains(says), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn request_parameters_are_typed_and_malformed_ones_refused() {
+    use super::{ParameterValue, RequestParameter};
+    let c = config(&[
+        "--request-parameter",
+        "n:3:INT",
+        "--request-parameter",
+        "s:x:y:string",
+    ])
+    .unwrap();
+    let want = |name: &str, value| RequestParameter {
+        name: name.into(),
+        value,
+    };
+    assert_eq!(
+        c.request_parameters,
+        vec![
+            want("n", ParameterValue::Int(3)),
+            want("s", ParameterValue::String("x:y".into()))
+        ]
+    );
+    for bad in ["n:3", "n:x:int", "n:maybe:bool", "n:1:float", ":1:int"] {
+        let err = config(&["--request-parameter", bad]).unwrap_err();
+        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION, "{bad}");
+        assert!(err.to_string().contains("NAME:VALUE:TYPE"), "{bad}: {err}");
+    }
+}

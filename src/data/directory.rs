@@ -53,6 +53,7 @@ pub fn read(
         expected: (!expected.is_empty()).then_some(expected),
         origin: shown.clone(),
         prompt: None,
+        stream: None,
     })
 }
 

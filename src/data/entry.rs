@@ -26,6 +26,8 @@ pub struct Entry {
     pub origin: String,
     /// For a text-generation model: the prompt (then `inputs` is empty).
     pub prompt: Option<Prompt>,
+    /// The stream (sequence) of multi-stream input data the entry is a step of, in order.
+    pub stream: Option<u32>,
 }
 
 /// One prompt of an LLM run, protocol-free: its text and how long an answer to ask for —
@@ -83,6 +85,7 @@ fn join(group: &[&Entry]) -> RunResult<Entry> {
         expected,
         origin: first.origin.clone(),
         prompt: None,
+        stream: first.stream,
     })
 }
 
@@ -317,6 +320,7 @@ mod tests {
             expected: None,
             origin: format!("data[{value}]"),
             prompt: None,
+            stream: None,
         }
     }
 

@@ -97,11 +97,30 @@ pub fn parse(
         model,
         shapes,
     };
+    let streams = stream_of_each_step(data);
     steps
         .iter()
         .zip(checks)
-        .map(|((at, step), check)| reader.entry(at, step, check))
+        .zip(streams)
+        .map(|(((at, step), check), stream)| {
+            let entry = reader.entry(at, step, check)?;
+            Ok(Entry { stream, ..entry })
+        })
         .collect()
+}
+
+/// Per step of `data`, the stream (sequence) it belongs to when `data` is a list of
+/// streams; `None` for a plain list of entries.
+fn stream_of_each_step(data: &Value) -> Vec<Option<u32>> {
+    let items = data.as_array().map(Vec::as_slice).unwrap_or_default();
+    let mut out = Vec::new();
+    for (s, item) in items.iter().enumerate() {
+        match item.as_array() {
+            Some(stream) => out.extend(stream.iter().map(|_| Some(s as u32))),
+            None => out.push(None),
+        }
+    }
+    out
 }
 
 /// The entries of a `data` (or `validation_data`) list with their positions: a list of
@@ -239,6 +258,7 @@ impl Reader<'_> {
             expected,
             origin: format!("{} {at}", self.file),
             prompt: None,
+            stream: None,
         })
     }
 
@@ -469,6 +489,7 @@ mod tests {
         assert_eq!(expected[0].shape, vec![1, 2]);
         assert_eq!(got[1].expected, None);
         assert_eq!(got[1].origin, "f.json data[1][0]");
+        assert_eq!((got[0].stream, got[1].stream), (Some(0), Some(1)));
     }
 
     #[test]

@@ -102,7 +102,14 @@ fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>
         InputData::Json(files) => {
             let mut entries = Vec::new();
             for file in files {
-                entries.extend(json_file::read(file, model, &cfg.shapes)?);
+                // Each file's streams follow the previous files' ones.
+                let streams_before = entries.iter().filter_map(|e: &Entry| e.stream).max();
+                let offset = streams_before.map_or(0, |s| s + 1);
+                let read = json_file::read(file, model, &cfg.shapes)?;
+                entries.extend(read.into_iter().map(|e| Entry {
+                    stream: e.stream.map(|s| s + offset),
+                    ..e
+                }));
             }
             Ok(Some(entries))
         }
@@ -174,6 +181,7 @@ fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
         expected: None,
         origin: format!("generated {} data", input_data_name(&cfg.input_data)),
         prompt: None,
+        stream: None,
     })
 }
 

@@ -55,6 +55,7 @@ fn entry(prompt: Prompt, origin: String) -> Entry {
         expected: None,
         origin,
         prompt: Some(prompt),
+        stream: None,
     }
 }
 

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use crate::backend::{Connection, Deadline, Exchange, Request, Target};
 use crate::measure::sample::{Sample, SlotBuffer};
+use crate::model::SequenceStep;
 
 /// How a call went, as far as the driver needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +64,30 @@ impl Caller {
         buffer: &SlotBuffer,
         watch: Option<&(dyn Fn(u32) + Sync)>,
     ) -> Called {
+        self.call_step(target, request, scheduled, buffer, watch, None)
+            .await
+    }
+
+    /// [`Caller::call`] for one step of a sequence (`None`: a request of no sequence): the
+    /// request carries the step's id and flags, and its sample records them.
+    pub async fn call_step(
+        &mut self,
+        target: &Target,
+        request: &Request,
+        scheduled: Option<Instant>,
+        buffer: &SlotBuffer,
+        watch: Option<&(dyn Fn(u32) + Sync)>,
+        step: Option<SequenceStep>,
+    ) -> Called {
+        let stepped;
+        let request = match &step {
+            Some(step) => {
+                stepped = target.api.in_sequence(request, step);
+                &stepped
+            }
+            None => request,
+        };
+        let (sequence_id, end) = step.map_or((0, false), |s| (s.id, s.end));
         let opening = Instant::now();
         let reused = self.connection.as_mut().is_some_and(|c| c.is_usable());
         let conn = match Connection::reuse_or_open(&mut self.connection, target, self.slot).await {
@@ -70,10 +95,8 @@ impl Caller {
             Err(kind) => {
                 let at = Instant::now();
                 let sample = Sample::failed(scheduled.unwrap_or(at), at, at, kind);
-                buffer.push(
-                    sample.of_request(request.index).of_replica(self.replica),
-                    &[],
-                );
+                let sample = sample.of_request(request.index).of_replica(self.replica);
+                buffer.push(sample.of_sequence(sequence_id, end), &[]);
                 return Called::NotConnected;
             }
         };
@@ -90,7 +113,8 @@ impl Caller {
             Ok(()) => {
                 let sample = Sample::answered(scheduled, &ex)
                     .of_request(request.index)
-                    .of_replica(self.replica);
+                    .of_replica(self.replica)
+                    .of_sequence(sequence_id, end);
                 buffer.push(sample, ex.gaps());
             }
             Err(failure) => {
@@ -99,7 +123,8 @@ impl Caller {
                 }
                 let sample = Sample::failed(scheduled, sent, Instant::now(), failure.kind)
                     .of_request(request.index)
-                    .of_replica(self.replica);
+                    .of_replica(self.replica)
+                    .of_sequence(sequence_id, end);
                 buffer.push_failure(sample, failure);
             }
         }

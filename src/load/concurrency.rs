@@ -9,7 +9,11 @@ use std::time::{Duration, Instant};
 use tokio::sync::{Notify, Semaphore};
 use tokio::task::JoinHandle;
 
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
+
 use super::caller::{Called, Caller};
+use super::sequences::{Sequence, SequencePlan};
 use super::threads::ClientThreads;
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
@@ -65,6 +69,8 @@ pub struct ClosedLoop {
     next_request: Arc<AtomicUsize>,
     /// Bounds the connections opened at once.
     connects: Arc<Semaphore>,
+    /// The sequences a sequence model's slots play, one at a time each.
+    sequences: Option<Arc<SequencePlan>>,
 }
 
 impl ClosedLoop {
@@ -76,7 +82,13 @@ impl ClosedLoop {
             budget: None,
             next_request: Arc::new(AtomicUsize::new(0)),
             connects: Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT)),
+            sequences: None,
         }
+    }
+
+    /// Makes every slot started from now on play sequences of `plan`.
+    pub fn set_sequences(&mut self, plan: Option<Arc<SequencePlan>>) {
+        self.sequences = plan;
     }
 
     /// How many of the first `concurrency` slots have a connection.
@@ -130,6 +142,8 @@ impl ClosedLoop {
             budget: self.budget.clone(),
             next_request: self.next_request.clone(),
             connects: self.connects.clone(),
+            holder: index,
+            sequences: self.sequences.clone(),
         };
         // The server's own lanes, interleaved with the other servers' (with one server:
         // the lane of `index`).
@@ -190,6 +204,9 @@ struct SlotTask {
     budget: Option<Arc<AtomicI64>>,
     next_request: Arc<AtomicUsize>,
     connects: Arc<Semaphore>,
+    /// The slot's place among all slots: which sequence holder it is.
+    holder: usize,
+    sequences: Option<Arc<SequencePlan>>,
 }
 
 impl SlotTask {
@@ -202,6 +219,8 @@ impl SlotTask {
         let take =
             || self.next_request.fetch_add(1, Ordering::Relaxed) % self.requests.len().max(1);
         let mut next = take();
+        let mut rng = SmallRng::from_os_rng();
+        let mut live: Option<Sequence> = None;
         let mut backoff = Duration::from_millis(1);
         loop {
             match self.shared.state.load(Ordering::Relaxed) {
@@ -215,12 +234,21 @@ impl SlotTask {
             if !self.take_budget() {
                 break;
             }
-            let Some(request) = self.requests.get(next) else {
+            let (index, step) = match &self.sequences {
+                Some(plan) => {
+                    let sequence = live.get_or_insert_with(|| plan.begin(self.holder, &mut rng));
+                    let (index, step) = plan.step(sequence);
+                    (index, Some(step))
+                }
+                None => (next, None),
+            };
+            let Some(request) = self.requests.get(index) else {
                 break;
             };
             self.shared.busy.store(true, Ordering::Relaxed);
+            let buffer = &self.shared.buffer;
             let called = caller
-                .call(&self.target, request, None, &self.shared.buffer, None)
+                .call_step(&self.target, request, None, buffer, None, step)
                 .await;
             self.shared.busy.store(false, Ordering::Relaxed);
             let connected = called != Called::NotConnected;
@@ -232,8 +260,37 @@ impl SlotTask {
                 continue;
             }
             backoff = Duration::from_millis(1);
+            if let Some(sequence) = live.as_mut() {
+                sequence.advance();
+                if sequence.finished() {
+                    live = None;
+                }
+                continue;
+            }
             next = take();
         }
+        if let (Some(plan), Some(sequence)) = (&self.sequences, live.as_ref()) {
+            self.end_sequence(&mut caller, plan, sequence).await;
+        }
+    }
+
+    /// Ends the slot's sequence that the end of the level (or of `--request-count`) cut
+    /// short, as perf_analyzer completes its ongoing sequences: one more request, with the
+    /// END flag and not measured. Left open, the sequence would hold its place in the
+    /// server's sequence batcher until its idle timeout, holding back the requests of the
+    /// other slots' sequences that are still in flight.
+    async fn end_sequence(&self, caller: &mut Caller, plan: &SequencePlan, sequence: &Sequence) {
+        if sequence.done == 0 {
+            return;
+        }
+        let (index, mut step) = plan.step(sequence);
+        step.end = true;
+        let Some(request) = self.requests.get(index) else {
+            return;
+        };
+        let unmeasured = SlotBuffer::default();
+        let step = Some(step);
+        let _ = (caller.call_step(&self.target, request, None, &unmeasured, None, step)).await;
     }
 
     fn take_budget(&self) -> bool {

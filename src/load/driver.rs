@@ -70,6 +70,15 @@ impl Driver {
         }
     }
 
+    /// Makes the closed or open loop play sequences of `plan` (a sequence model).
+    pub fn set_sequences(&mut self, plan: Option<Arc<super::sequences::SequencePlan>>) {
+        match self {
+            Driver::Closed(closed) => closed.set_sequences(plan),
+            Driver::Open { driver, .. } => driver.set_sequences(plan),
+            Driver::Periodic(_) => {}
+        }
+    }
+
     /// Puts the level's load on the server.
     pub fn apply(&mut self, cfg: &Config, dataset: &Dataset, level: LoadLevel) -> RunResult<()> {
         let level = cfg.shard.as_ref().map_or(level, |s| s.level_share(level));
@@ -118,6 +127,16 @@ impl Driver {
             }
         }
         Ok(())
+    }
+
+    /// `--request-count`: the closed loop's slots, or the open loop's next schedule, send
+    /// `count` requests in all and stop (`None`: no end).
+    pub fn set_budget(&mut self, count: Option<u64>) {
+        match self {
+            Driver::Closed(closed) => closed.set_budget(count),
+            Driver::Open { driver, .. } => driver.set_budget(count),
+            Driver::Periodic(_) => {}
+        }
     }
 
     /// Moves a closed loop to `concurrency` slots (other drivers ignore it).

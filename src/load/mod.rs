@@ -18,6 +18,7 @@ pub mod progress;
 pub mod rate;
 pub mod schedule;
 pub mod search;
+pub mod sequences;
 pub mod shards;
 pub mod threads;
 pub mod timeline;

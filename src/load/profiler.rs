@@ -108,6 +108,12 @@ impl<'a> Profiler<'a> {
         }
     }
 
+    /// Plays sequences of `plan` on a sequence model.
+    pub fn with_sequences(mut self, plan: Option<Arc<super::sequences::SequencePlan>>) -> Self {
+        self.driver.set_sequences(plan);
+        self
+    }
+
     /// Starts and ends each level together with the run's other shards.
     pub fn with_coordinator(mut self, coordinator: Arc<Coordinator>) -> Self {
         self.coordinator = coordinator;
@@ -214,7 +220,7 @@ impl<'a> Profiler<'a> {
     }
 
     async fn measure_level(&mut self, level: LoadLevel) -> RunResult<LevelResult> {
-        if let (Some(count), LoadLevel::Concurrency(_)) = (self.cfg.request_count, level) {
+        if let Some(count) = self.cfg.request_count {
             let count = self
                 .cfg
                 .shard
@@ -402,9 +408,7 @@ impl<'a> Profiler<'a> {
         level: LoadLevel,
         budget: Option<u64>,
     ) -> RunResult<LevelResult> {
-        if let (Some(closed), Some(count)) = (self.driver.closed_loop(), budget) {
-            closed.set_budget(Some(count));
-        }
+        self.driver.set_budget(budget);
         let start = Instant::now();
         self.request_log = self.wall_clock.map(RequestLog::new);
         self.monitors.restart(start).await;
@@ -414,9 +418,7 @@ impl<'a> Profiler<'a> {
             tokio::time::sleep(POLL).await;
             self.fold(Instant::now(), &mut window);
         }
-        if let Some(closed) = self.driver.closed_loop() {
-            closed.set_budget(None);
-        }
+        self.driver.set_budget(None);
         let boundary = Instant::now();
         self.cut_window(start, boundary, &mut window);
         self.monitors.stamp(&mut window, boundary).await;

@@ -15,11 +15,16 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
 use super::caller::Caller;
 use super::schedule::Schedule;
+use super::sequences::{Sequence, SequencePlan};
 use super::threads::ClientThreads;
 use crate::backend::replicas::{Replica, Replicas};
 use crate::measure::sample::{Drained, SlotBuffer, SlotBuffers};
+use crate::model::SequenceStep;
 
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
 pub const MAX_WORKERS: usize = 16_384;
@@ -30,6 +35,8 @@ const STOP_CHECK: Duration = Duration::from_millis(20);
 struct Job {
     scheduled: Instant,
     payload: usize,
+    /// Its sequence step, and the flag its live sequence keeps while it is in flight.
+    step: Option<(SequenceStep, Arc<AtomicBool>)>,
 }
 
 /// Counters the profiler reads at window ends.
@@ -80,6 +87,10 @@ pub struct OpenLoop {
     dispatcher: Option<JoinHandle<Pool>>,
     pool: Option<Pool>,
     threads: Arc<ClientThreads>,
+    /// A sequence model's sequences, `--num-of-sequences` of them live at once.
+    sequences: Option<Arc<SequencePlan>>,
+    /// `--request-count`: the next schedules send this many requests, then end.
+    budget: Option<u64>,
 }
 
 impl OpenLoop {
@@ -101,7 +112,19 @@ impl OpenLoop {
             }),
             replicas,
             threads,
+            sequences: None,
+            budget: None,
         }
+    }
+
+    /// Makes every send from the next schedule on a step of one of the live sequences.
+    pub fn set_sequences(&mut self, plan: Option<Arc<SequencePlan>>) {
+        self.sequences = plan;
+    }
+
+    /// Ends each schedule started from now on after `count` sends (`None`: no end).
+    pub fn set_budget(&mut self, count: Option<u64>) {
+        self.budget = count;
     }
 
     pub fn counters(&self) -> &OpenLoopCounters {
@@ -111,6 +134,10 @@ impl OpenLoop {
     /// Starts sending on `schedule` from now, after the previous schedule (if any) stops.
     pub fn start(&mut self, schedule: Schedule) {
         self.halt_dispatcher();
+        let schedule = match self.budget {
+            Some(count) => Schedule::limited(schedule, count),
+            None => schedule,
+        };
         let Some(pool) = self.pool.take() else {
             return;
         };
@@ -124,6 +151,7 @@ impl OpenLoop {
             buffers: self.buffers.clone(),
             counters: self.counters.clone(),
             stop: self.stop.clone(),
+            sequences: self.sequences.clone().map(LiveSequences::new),
         };
         let spawned = std::thread::Builder::new()
             .name("inferperf-dispatch".into())
@@ -196,6 +224,7 @@ struct Dispatcher {
     buffers: Arc<SlotBuffers>,
     counters: Arc<OpenLoopCounters>,
     stop: Arc<AtomicBool>,
+    sequences: Option<LiveSequences>,
 }
 
 impl Dispatcher {
@@ -215,11 +244,22 @@ impl Dispatcher {
             let Some(worker) = self.free_worker(server) else {
                 break;
             };
+            let (index, step) = match self.sequences.as_mut() {
+                Some(live) => match live.next(&self.stop) {
+                    Some((index, step)) => (index, Some(step)),
+                    None => break,
+                },
+                None => {
+                    let index = payload;
+                    payload = (payload + 1) % entries;
+                    (index, None)
+                }
+            };
             let job = Job {
                 scheduled: due,
-                payload,
+                payload: index,
+                step,
             };
-            payload = (payload + 1) % entries;
             if self.pool.servers[server].jobs[worker].send(job).is_ok() {
                 self.counters.sent.fetch_add(1, Ordering::Relaxed);
             }
@@ -291,6 +331,64 @@ impl Dispatcher {
     }
 }
 
+/// The open loop's live sequences (`--num-of-sequences`), on the dispatcher thread: each
+/// send goes to one drawn at random — with `--serial-sequences`, among those with no
+/// request in flight, waiting for one to come free.
+struct LiveSequences {
+    plan: Arc<SequencePlan>,
+    live: Vec<Option<Sequence>>,
+    busy: Vec<Arc<AtomicBool>>,
+    serial: bool,
+    rng: SmallRng,
+}
+
+impl LiveSequences {
+    fn new(plan: Arc<SequencePlan>) -> LiveSequences {
+        let count = plan.live_sequences().max(1);
+        LiveSequences {
+            serial: plan.serial(),
+            live: vec![None; count],
+            busy: (0..count).map(|_| Arc::default()).collect(),
+            plan,
+            rng: SmallRng::from_os_rng(),
+        }
+    }
+
+    /// The next send's request and step; `None` when asked to stop while waiting.
+    fn next(&mut self, stop: &AtomicBool) -> Option<(usize, (SequenceStep, Arc<AtomicBool>))> {
+        let holder = self.pick(stop)?;
+        let plan = &self.plan;
+        let rng = &mut self.rng;
+        let sequence = self.live[holder].get_or_insert_with(|| plan.begin(holder, rng));
+        let (index, step) = plan.step(sequence);
+        sequence.advance();
+        if sequence.finished() {
+            self.live[holder] = None;
+        }
+        self.busy[holder].store(true, Ordering::Release);
+        Some((index, (step, self.busy[holder].clone())))
+    }
+
+    fn pick(&mut self, stop: &AtomicBool) -> Option<usize> {
+        let count = self.live.len();
+        if !self.serial {
+            return Some(self.rng.random_range(0..count));
+        }
+        loop {
+            let free: Vec<usize> = (0..count)
+                .filter(|&i| !self.busy[i].load(Ordering::Acquire))
+                .collect();
+            if !free.is_empty() {
+                return Some(free[self.rng.random_range(0..free.len())]);
+            }
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+    }
+}
+
 /// Asks the kernel to wake this thread within 1 µs of its deadline (default slack: 50 µs).
 fn lower_timer_slack() {
     // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
@@ -316,9 +414,20 @@ impl Worker {
         let mut caller = Caller::new(self.id, target).for_replica(self.replica);
         while let Some(job) = jobs.recv().await {
             if let Some(request) = self.server.requests.get(job.payload) {
+                let step = job.step.as_ref().map(|(step, _)| *step);
                 caller
-                    .call(target, request, Some(job.scheduled), &self.buffer, None)
+                    .call_step(
+                        target,
+                        request,
+                        Some(job.scheduled),
+                        &self.buffer,
+                        None,
+                        step,
+                    )
                     .await;
+            }
+            if let Some((_, busy)) = &job.step {
+                busy.store(false, Ordering::Release);
             }
             self.counters.done.fetch_add(1, Ordering::Relaxed);
             if self.idle.send(self.id).is_err() {

@@ -40,6 +40,8 @@ pub enum Schedule {
         /// Sends of the whole schedule drawn so far.
         drawn: u64,
     },
+    /// The first `left` sends of `inner` (`--request-count` in an open loop).
+    Limited { inner: Box<Schedule>, left: u64 },
 }
 
 impl Schedule {
@@ -94,6 +96,14 @@ impl Schedule {
         }
     }
 
+    /// The first `count` sends of `inner`, then the end.
+    pub fn limited(inner: Schedule, count: u64) -> Schedule {
+        Schedule::Limited {
+            inner: Box::new(inner),
+            left: count,
+        }
+    }
+
     /// The offset of the next request from the start, or `None` when the schedule is over.
     pub fn next_offset(&mut self) -> Option<Duration> {
         match self {
@@ -124,6 +134,10 @@ impl Schedule {
                 at
             }
             Schedule::Curve(curve) => curve.next_offset(),
+            Schedule::Limited { inner, left } => {
+                *left = left.checked_sub(1)?;
+                inner.next_offset()
+            }
             Schedule::Sharded {
                 whole,
                 index,
@@ -156,6 +170,7 @@ impl Schedule {
             Schedule::Curve(curve) => curve.mean_rate(),
             // A shard's report names the whole stream's rate, the level asked of all shards.
             Schedule::Sharded { whole, .. } => whole.mean_rate(),
+            Schedule::Limited { inner, .. } => inner.mean_rate(),
         }
     }
 }
@@ -237,6 +252,14 @@ mod tests {
         let fixed = vec![Duration::from_millis(5), Duration::from_millis(2)];
         let mut part = Schedule::sharded(Schedule::fixed_from_zero(fixed), 1, 2);
         assert_eq!(offsets(&mut part, 5), vec![0.005]);
+    }
+
+    #[test]
+    fn a_limited_schedule_ends_after_its_count() {
+        let mut limited = Schedule::limited(Schedule::constant(100.0), 3);
+        assert_eq!(offsets(&mut limited, 3), [0.0, 0.01, 0.02]);
+        assert_eq!(limited.next_offset(), None);
+        assert_eq!(limited.mean_rate(), 100.0);
     }
 
     #[test]

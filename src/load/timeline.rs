@@ -114,11 +114,21 @@ impl TimelineRun<'_> {
             bucket.stats.compact(&self.compaction);
             outcome.buckets.push(bucket);
             from = to;
-            let idle = from >= total && self.driver.in_flight() == 0;
-            if self.interrupt.is_raised() || idle || from >= drain_limit {
+            if self.interrupt.is_raised() || self.idle(from >= total) || from >= drain_limit {
                 return Ok(());
             }
         }
+    }
+
+    /// After the plan's end, whether nothing is left: no request in flight and no answer
+    /// that arrived after the last cut (the last answers may land just after it, and must
+    /// get a bucket of their own rather than be lost).
+    fn idle(&mut self, plan_over: bool) -> bool {
+        if !plan_over || self.driver.in_flight() > 0 {
+            return false;
+        }
+        self.fold(Instant::now());
+        self.current.completed() == 0
     }
 
     /// Waits until `to` after `start`, moving a closed loop's concurrency along the plan;

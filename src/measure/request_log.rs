@@ -65,6 +65,8 @@ pub struct RequestRecord {
     pub answers: u32,
     pub tokens: Tokens,
     pub error: Option<ErrorKind>,
+    /// The correlation id of its sequence (0: none).
+    pub sequence_id: u64,
 }
 
 /// The requests of one level in the order their windows took them, with the gaps between
@@ -112,6 +114,7 @@ impl RequestLog {
             answers: sample.answers,
             tokens: sample.tokens,
             error: sample.error,
+            sequence_id: sample.sequence_id,
         });
         self.gaps.extend_from_slice(gaps);
         self.gap_counts.push(gaps.len() as u32);

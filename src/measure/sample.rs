@@ -37,6 +37,10 @@ pub struct Sample {
     pub request: u32,
     /// Which `-u` server it went to (its place in the list; 0 with one server).
     pub replica: u16,
+    /// The correlation id of the sequence it is a step of (0: none).
+    pub sequence_id: u64,
+    /// It was the last request of its sequence.
+    pub sequence_end: bool,
     pub error: Option<ErrorKind>,
 }
 
@@ -56,6 +60,8 @@ impl Sample {
             tokens: ex.tokens,
             request: 0,
             replica: 0,
+            sequence_id: 0,
+            sequence_end: false,
             error: None,
         }
     }
@@ -75,6 +81,8 @@ impl Sample {
             tokens: Tokens::default(),
             request: 0,
             replica: 0,
+            sequence_id: 0,
+            sequence_end: false,
             error: None,
         }
     }
@@ -94,6 +102,8 @@ impl Sample {
             tokens: Tokens::default(),
             request: 0,
             replica: 0,
+            sequence_id: 0,
+            sequence_end: false,
             error: Some(kind),
         }
     }
@@ -102,6 +112,15 @@ impl Sample {
     pub fn of_request(self, request: usize) -> Sample {
         Sample {
             request: request as u32,
+            ..self
+        }
+    }
+
+    /// The same sample, marked as a step of sequence `id` (`end`: its last).
+    pub fn of_sequence(self, id: u64, end: bool) -> Sample {
+        Sample {
+            sequence_id: id,
+            sequence_end: end,
             ..self
         }
     }
@@ -295,6 +314,8 @@ mod tests {
             tokens: Tokens::default(),
             request: 0,
             replica: 0,
+            sequence_id: 0,
+            sequence_end: false,
             error: None,
         }
     }

@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use crate::backend::statistics::StatsSource;
+use crate::backend::torchserve::metrics::AnswerCounts;
 use crate::backend::Target;
 use crate::model::ModelSpec;
 use crate::proto::{ModelStatistics, StatisticDuration};
@@ -171,6 +172,9 @@ impl ModelCounters {
 pub struct ServerWindow {
     pub model: ModelCounters,
     pub composing: Vec<ModelCounters>,
+    /// The whole server's answers by status class, where the server counts them only
+    /// server-wide (TorchServe's `Requests2XX/4XX/5XX`).
+    pub answers: Option<AnswerCounts>,
 }
 
 /// Per-request averages of where the server spent its time, in µs.
@@ -203,6 +207,11 @@ impl ServerWindow {
             return;
         }
         self.model.add(&other.model);
+        match (&mut self.answers, &other.answers) {
+            (Some(mine), Some(theirs)) => mine.add(theirs),
+            (mine @ None, Some(theirs)) => *mine = Some(*theirs),
+            _ => {}
+        }
         for theirs in &other.composing {
             match self.composing.iter_mut().find(|m| m.name == theirs.name) {
                 Some(mine) => mine.add(theirs),
@@ -242,6 +251,7 @@ pub struct ServerStatsReader {
     model: String,
     composing: Vec<String>,
     last: Option<HashMap<String, ModelCounters>>,
+    last_answers: Option<AnswerCounts>,
 }
 
 impl ServerStatsReader {
@@ -257,6 +267,7 @@ impl ServerStatsReader {
             model: target.model.clone(),
             composing,
             last: None,
+            last_answers: None,
         };
         let first = tokio::time::timeout(READ_TIMEOUT, reader.read())
             .await
@@ -267,6 +278,7 @@ impl ServerStatsReader {
             return Err(unavailable(model, &why));
         }
         reader.last = Some(first);
+        reader.last_answers = reader.source.answers();
         Ok(reader)
     }
 
@@ -277,6 +289,9 @@ impl ServerStatsReader {
             .await
             .ok()
             .and_then(Result::ok);
+        let answers_now = now.as_ref().and(self.source.answers());
+        let answers_before = std::mem::replace(&mut self.last_answers, answers_now);
+        let answers = answers_now.zip(answers_before).map(|(n, b)| n.since(&b));
         let before = std::mem::replace(&mut self.last, now);
         let (now, before) = (self.last.as_ref()?, before?);
         let delta = |name: &str| -> ModelCounters {
@@ -287,6 +302,7 @@ impl ServerStatsReader {
         Some(ServerWindow {
             model: delta(&self.model),
             composing: self.composing.iter().map(|c| delta(c)).collect(),
+            answers,
         })
     }
 
@@ -359,6 +375,7 @@ mod tests {
         let window = ServerWindow {
             model: counters("ens", 5, 0, 0),
             composing: vec![counters("a", 5, 1000, 2000), counters("b", 5, 3000, 4000)],
+            answers: None,
         };
         let b = window.breakdown();
         assert!((b.queue - 4.0).abs() < 1e-9);

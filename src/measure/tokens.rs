@@ -204,6 +204,8 @@ mod tests {
             connect_ns: 0,
             request: 0,
             replica: 0,
+            sequence_id: 0,
+            sequence_end: false,
             tokens: Tokens {
                 output,
                 input: 100,

@@ -50,6 +50,8 @@ pub struct WindowStats {
     pub responses: Distribution,
     /// Sends more than 1 ms late (perf_analyzer's tolerance).
     pub late_sends: u64,
+    /// Sequences whose last request succeeded in the window (a sequence model's run).
+    pub sequences_ended: u64,
     /// Requests the driver sent during the window (set by the profiler; 0 if unknown).
     pub sent: u64,
     /// Sends that waited for `--max-concurrency`, and their total wait in ns.
@@ -114,6 +116,7 @@ impl WindowStats {
             inter_response: Distribution::default(),
             responses: Distribution::default(),
             late_sends: 0,
+            sequences_ended: 0,
             sent: 0,
             cap_waits: 0,
             cap_wait_ns: 0,
@@ -172,6 +175,7 @@ impl WindowStats {
         }
         let latency = sample.latency_from_schedule_ns().max(1);
         self.ok += 1;
+        self.sequences_ended += u64::from(sample.sequence_end);
         self.latency.record(latency);
         self.latency_sq_sum += (latency as f64) * (latency as f64);
         self.service.record(sample.latency_ns().max(1));
@@ -251,6 +255,7 @@ impl WindowStats {
         }
         self.latency_sq_sum += other.latency_sq_sum;
         self.late_sends += other.late_sends;
+        self.sequences_ended += other.sequences_ended;
         self.sent += other.sent;
         self.cap_waits += other.cap_waits;
         self.cap_wait_ns += other.cap_wait_ns;
@@ -320,6 +325,11 @@ impl WindowStats {
         } else {
             count / secs
         }
+    }
+
+    /// Sequences ended per second (perf_analyzer's `sequence_per_sec`).
+    pub fn sequence_throughput(&self) -> f64 {
+        self.per_second(self.sequences_ended as f64)
     }
 
     /// Output tokens of successful requests per second.

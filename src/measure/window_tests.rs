@@ -17,6 +17,8 @@ fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
         connect_ns: 0,
         request: 0,
         replica: 0,
+        sequence_id: 0,
+        sequence_end: false,
         tokens: Default::default(),
         error,
     }

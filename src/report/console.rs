@@ -246,6 +246,13 @@ fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String>
         ),
     ];
     lines.extend(answers::response_throughput_line(model, w));
+    if model.is_sequence() {
+        lines.push(format!(
+            "    Sequences/s: {} ({} sequences ended)",
+            format_throughput(w.sequence_throughput()),
+            w.sequences_ended
+        ));
+    }
     if cfg.llm.is_some() {
         // GenAI-Perf's table stands for the latency lines of a tensor run.
         lines.extend(super::llm::console::llm_lines(cfg, w));
@@ -425,8 +432,15 @@ fn summary_line(cfg: &Config, r: &LevelResult) -> String {
         LevelEnd::MissedSlo => " (missed SLO)",
         LevelEnd::Interrupted => " (interrupted)",
     };
+    let sequences = match r.merged.sequences_ended {
+        0 => String::new(),
+        _ => format!(
+            ", {} Sequences/s",
+            format_throughput(r.merged.sequence_throughput())
+        ),
+    };
     format!(
-        "{name}: {value}, throughput: {} infer/sec, latency {} usec{mark}",
+        "{name}: {value}, throughput: {} infer/sec{sequences}, latency {} usec{mark}",
         format_throughput(r.merged.throughput()),
         usec(r.merged.stabilizing_latency_us(cfg.percentile))
     )

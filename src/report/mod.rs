@@ -61,6 +61,8 @@ fn test_window(
         connect_ns: 0,
         request: 0,
         replica: 0,
+        sequence_id: 0,
+        sequence_end: false,
         tokens: Default::default(),
         error,
     };

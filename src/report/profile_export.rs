@@ -165,6 +165,9 @@ fn write_request(
         record.sent_ns,
         Json::Array(times.collect()).compact()
     )?;
+    if record.sequence_id != 0 {
+        write!(out, ",\"sequence_id\":{}", record.sequence_id)?;
+    }
     if tokens {
         write!(
             out,

@@ -127,6 +127,7 @@ fn a_tensor_request_lists_its_inputs_by_name_as_perf_analyzer_writes_them() {
         expected: None,
         origin: "test".into(),
         prompt: None,
+        stream: None,
     };
     let cfg = {
         use clap::Parser;

@@ -1,12 +1,14 @@
 //! What the reports say about each `-u` server when a run spreads its load over several:
-//! a line per URL under each level's client figures, a settings line naming the servers,
-//! and the `--per-url-csv` file with a row per level and URL. With one server nothing here
+//! a line per URL under each level's client figures (and under a `--ramp` run's totals), a
+//! settings line naming the servers, and the `--per-url-csv` file with a row per level (or
+//! second of a timeline) and URL. With one server nothing here
 //! prints a line, so a single-server report is what it always was.
 
 use std::path::Path;
 
 use crate::config::Config;
 use crate::measure::level::LevelResult;
+use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 
 use super::format::{format_throughput, level_name_value, mode_column, usec};
@@ -71,6 +73,19 @@ pub fn per_url_csv(cfg: &Config, results: &[LevelResult]) -> String {
     text
 }
 
+/// The `--per-url-csv` text of a `--ramp` / `--load-steps` run: a row per second and URL,
+/// in time order, the first column the bucket's start as in the time-series CSV.
+pub fn per_url_timeline_csv(cfg: &Config, buckets: &[Bucket]) -> String {
+    let mut text = format!("Time (s),{}\n", PER_URL_COLUMNS.join(","));
+    for bucket in buckets {
+        let start = bucket.start.as_secs_f64();
+        for (url, cells) in url_rows(cfg, &bucket.stats) {
+            text.push_str(&format!("{start},{url},{}\n", cells.join(",")));
+        }
+    }
+    text
+}
+
 /// Each server's cells of one merged window; with one server, its one row is the whole.
 fn url_rows(cfg: &Config, w: &WindowStats) -> Vec<(String, Vec<String>)> {
     if w.replicas.is_empty() {
@@ -111,6 +126,14 @@ fn cells(throughput: f64, p50_us: f64, p99_us: f64, requests: u64, errors: u64) 
 pub fn write_per_url_csv(cfg: &Config, results: &[LevelResult]) -> std::io::Result<()> {
     match &cfg.per_url_csv {
         Some(path) => write_to(path, &per_url_csv(cfg, results)),
+        None => Ok(()),
+    }
+}
+
+/// Writes the `--per-url-csv` of a timeline run, when asked for.
+pub fn write_per_url_timeline_csv(cfg: &Config, buckets: &[Bucket]) -> std::io::Result<()> {
+    match &cfg.per_url_csv {
+        Some(path) => write_to(path, &per_url_timeline_csv(cfg, buckets)),
         None => Ok(()),
     }
 }

@@ -44,6 +44,12 @@ pub fn server_lines(server: &ServerWindow) -> Vec<String> {
             lines.extend(model_lines(model, "      ", true));
         }
     }
+    if let Some(a) = &server.answers {
+        lines.push(format!(
+            "    Server-wide answers, all models (2XX/4XX/5XX): {} / {} / {}",
+            a.ok, a.client_errors, a.server_errors
+        ));
+    }
     lines
 }
 
@@ -304,6 +310,7 @@ mod tests {
         w.server = Some(ServerWindow {
             model: counters("m", 10),
             composing: Vec::new(),
+            answers: None,
         });
         w
     }
@@ -327,6 +334,7 @@ mod tests {
         let server = ServerWindow {
             model: counters("ens", 4),
             composing: vec![counters("a", 4), counters("b", 4)],
+            answers: None,
         };
         let lines = server_lines(&server);
         assert_eq!(lines[4], "    Avg request latency: 900 usec");

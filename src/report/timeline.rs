@@ -188,6 +188,7 @@ pub fn timeline_summary(cfg: &Config, buckets: &[Bucket], all: &WindowStats) -> 
             seconds(slowest.start.as_secs_f64())
         ));
     }
+    lines.extend(super::replicas::replica_lines(cfg, all));
     if kind(cfg) == TimelineKind::Rate {
         lines.extend(super::open_loop::keep_up_warning(cfg, all));
     }

@@ -59,6 +59,8 @@ pub fn window_record(w: &WindowStats, start: Instant, percentiles: &[f64]) -> Wi
         throughput: w.throughput(),
         request_throughput: per_second(w.ok as f64),
         response_throughput: w.response_throughput(),
+        sequences_ended: (w.sequences_ended > 0).then_some(w.sequences_ended),
+        sequence_throughput: (w.sequences_ended > 0).then(|| w.sequence_throughput()),
         send_rate: w.send_rate(),
         error_rate: w.error_rate(),
         errors: w
@@ -179,6 +181,11 @@ fn server_record(s: &ServerWindow) -> ServerRecord {
     ServerRecord {
         model: counters_record(&s.model),
         composing: s.composing.iter().map(counters_record).collect(),
+        answers: s.answers.map(|a| AnswerCountsRecord {
+            status_2xx: a.ok,
+            status_4xx: a.client_errors,
+            status_5xx: a.server_errors,
+        }),
         breakdown_us: BreakdownRecord {
             request: b.request,
             queue: b.queue,
@@ -291,13 +298,18 @@ pub fn level_record(cfg: &Config, r: &LevelResult, start: Instant) -> LevelRecor
     }
 }
 
-/// The record of a timeline bucket.
-pub fn bucket_record(b: &Bucket, start: Instant, percentiles: &[f64]) -> BucketRecord {
+/// The record of a timeline bucket, with each `-u` server's share.
+pub fn bucket_record(
+    b: &Bucket,
+    urls: &[String],
+    start: Instant,
+    percentiles: &[f64],
+) -> BucketRecord {
     BucketRecord {
         plan_offset_s: b.start.as_secs_f64(),
         target: b.target,
         after_end: b.after_end,
-        window: window_record(&b.stats, start, percentiles),
+        window: window_with_replicas(&b.stats, urls, start, percentiles),
     }
 }
 

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::schema::*;
+use crate::backend::torchserve::metrics::AnswerCounts;
 use crate::backend::{ErrorKind, Malformation};
 use crate::measure::distribution::Distribution;
 use crate::measure::metrics::{MetricsWindow, SeriesStats};
@@ -31,6 +32,7 @@ pub fn window_stats(
     w.duration = Duration::from_secs_f64(non_negative(record.duration_s));
     w.windows = record.windows;
     w.ok = record.ok;
+    w.sequences_ended = record.sequences_ended.unwrap_or(0);
     w.sent = record.sent;
     w.bounds = bounds;
     restore_errors(&mut w, &record.errors, bounds.map(|b| b.0))?;
@@ -143,6 +145,11 @@ fn server_window(s: &ServerRecord) -> ServerWindow {
     ServerWindow {
         model: counters(&s.model),
         composing: s.composing.iter().map(counters).collect(),
+        answers: s.answers.map(|a| AnswerCounts {
+            ok: a.status_2xx,
+            client_errors: a.status_4xx,
+            server_errors: a.status_5xx,
+        }),
     }
 }
 
@@ -247,6 +254,7 @@ pub fn model_spec(m: &ModelRecord) -> Result<ModelSpec, String> {
         composing_models: m.composing_models.clone(),
         has_config: m.has_config,
         server_extensions: m.server_extensions.clone(),
+        string_sequence_ids: false,
     })
 }
 

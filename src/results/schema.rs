@@ -300,6 +300,12 @@ pub struct WindowRecord {
     pub throughput: f64,
     pub request_throughput: f64,
     pub response_throughput: f64,
+    /// A sequence model's run: sequences whose last request succeeded in the window, and
+    /// their rate (perf_analyzer's sequence_per_sec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequences_ended: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence_throughput: Option<f64>,
     pub send_rate: f64,
     pub error_rate: f64,
     pub errors: Vec<ErrorRecord>,
@@ -420,6 +426,18 @@ pub struct ServerRecord {
     pub model: CountersRecord,
     pub composing: Vec<CountersRecord>,
     pub breakdown_us: BreakdownRecord,
+    /// The whole server's answers by status class, where the server counts them only for
+    /// all models together (TorchServe's `Requests2XX/4XX/5XX`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<AnswerCountsRecord>,
+}
+
+/// Answers by HTTP status class over the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerCountsRecord {
+    pub status_2xx: u64,
+    pub status_4xx: u64,
+    pub status_5xx: u64,
 }
 
 /// The statistics extension's counters of one model over the window.

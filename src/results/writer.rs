@@ -174,7 +174,7 @@ impl<'a> ResultsWriter<'a> {
         if !self.is_on() {
             return;
         }
-        let record = bucket_record(bucket, self.start, &self.percentiles);
+        let record = bucket_record(bucket, &self.cfg.urls, self.start, &self.percentiles);
         if let Some(timeline) = &mut self.file.timeline {
             timeline.buckets.push(record);
         }

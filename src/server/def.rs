@@ -41,6 +41,7 @@ impl ModelDef {
     pub fn new(name: &str, kind: ModelKind) -> ModelDef {
         let (datatype, dims, max_batch) = match kind {
             ModelKind::AddSub => (DataType::Int32, vec![16], 0),
+            ModelKind::Sequence { .. } => (DataType::Int32, vec![1], 0),
             ModelKind::Echo | ModelKind::Llm(_) => (DataType::Bytes, vec![1], 8),
             ModelKind::Embeddings { .. } => (DataType::Bytes, vec![1], 0),
             _ => (DataType::Fp32, vec![16], 8),
@@ -322,7 +323,10 @@ impl fmt::Display for ModelDef {
             }
             return self.kind.write_options(f);
         }
-        if !matches!(self.kind, ModelKind::AddSub | ModelKind::Echo) {
+        if !matches!(
+            self.kind,
+            ModelKind::AddSub | ModelKind::Echo | ModelKind::Sequence { .. }
+        ) {
             write!(f, "datatype={},", self.datatype)?;
         }
         write!(f, "shape={},max_batch={}", join(&self.dims), self.max_batch)?;
@@ -351,7 +355,7 @@ pub fn default_models() -> Vec<ModelDef> {
 
 /// What each kind does and the options it alone takes, for `serve --help`; the defaults are
 /// printed from [`ModelDef::new`] beside it.
-const KIND_HELP: [(&str, &str); 9] = [
+const KIND_HELP: [(&str, &str); 10] = [
     ("identity", "OUTPUT0 = INPUT0, any datatype"),
     ("add_sub", "INT32 INPUT0, INPUT1 -> OUTPUT0 sum, OUTPUT1 difference"),
     ("echo", "BYTES identity"),
@@ -368,6 +372,10 @@ const KIND_HELP: [(&str, &str); 9] = [
         "decoupled, gRPC ModelStreamInfer only: responses answers per request, the first first_ms after the execution starts, then every interval_ms; dist and spin as sleep",
     ),
     ("noop", "identity-shaped, no work"),
+    (
+        "sequence",
+        "INT32 INPUT -> OUTPUT, the running sum of the sequence's inputs: Triton's sequence batching (sequence_id, sequence_start, sequence_end parameters; an id without a live sequence is rejected); string_ids=true declares string correlation ids (CORRID TYPE_STRING)",
+    ),
     (
         "llm",
         "OpenAI /v1/chat/completions and /v1/completions, continuous batching of max_batch sequences per engine (instances engines): first event after ttft_ms + prefill_us_per_token x prompt tokens, then one event of tokens_per_event tokens every itl_ms; output_tokens=N caps the answer (default: the request's max_tokens, 16 without one)",

@@ -5,6 +5,7 @@
 
 use serde_json::{json, Value};
 
+use super::def::ModelKind;
 use super::models::Model;
 use crate::model::{DataType, TensorSpec};
 use crate::proto::model_config::SchedulingChoice;
@@ -96,6 +97,10 @@ pub fn config(model: &Model) -> ModelConfig {
             preserve_ordering: false,
         })
     });
+    let batching = match def.kind {
+        ModelKind::Sequence { string_ids } => Some(sequence_batching(string_ids)),
+        _ => batching,
+    };
     ModelConfig {
         name: model.name().to_string(),
         platform: PLATFORM.to_string(),
@@ -114,6 +119,28 @@ pub fn config(model: &Model) -> ModelConfig {
         }),
         ..Default::default()
     }
+}
+
+/// Triton's sequence batcher, with a `CORRID` control of the correlation ids' type.
+fn sequence_batching(string_ids: bool) -> SchedulingChoice {
+    use crate::proto::model_sequence_batching::{
+        control::Kind as ControlKind, Control, ControlInput,
+    };
+    let data_type = if string_ids {
+        DataType::Bytes
+    } else {
+        DataType::Uint64
+    };
+    SchedulingChoice::SequenceBatching(crate::proto::ModelSequenceBatching {
+        max_sequence_idle_microseconds: 1_000_000,
+        control_input: vec![ControlInput {
+            name: "CORRID".into(),
+            control: vec![Control {
+                kind: ControlKind::ControlSequenceCorrid as i32,
+                data_type: data_type.config_enum(),
+            }],
+        }],
+    })
 }
 
 /// Triton's spelling of a datatype in the model configuration.
@@ -154,6 +181,20 @@ pub fn config_json(c: &ModelConfig) -> Value {
             "decoupled": c.model_transaction_policy.as_ref().is_some_and(|p| p.decoupled),
         },
     });
+    if let Some(SchedulingChoice::SequenceBatching(s)) = &c.scheduling_choice {
+        let controls: Vec<Value> = (s.control_input.iter())
+            .map(|input| {
+                let control: Vec<Value> = (input.control.iter())
+                    .map(|c| json!({"kind": "CONTROL_SEQUENCE_CORRID", "data_type": config_type(c.data_type)}))
+                    .collect();
+                json!({"name": input.name, "control": control})
+            })
+            .collect();
+        out["sequence_batching"] = json!({
+            "max_sequence_idle_microseconds": s.max_sequence_idle_microseconds,
+            "control_input": controls,
+        });
+    }
     if let Some(SchedulingChoice::DynamicBatching(d)) = &c.scheduling_choice {
         out["dynamic_batching"] = json!({
             "preferred_batch_size": d.preferred_batch_size,

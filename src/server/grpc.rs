@@ -9,6 +9,7 @@
 //! ([`super::tfserving`]) is served beside it on the same port.
 
 use std::future::Future;
+use tonic::codec::CompressionEncoding;
 
 use futures::stream::BoxStream;
 use tokio::sync::mpsc::{self, OwnedPermit};
@@ -45,7 +46,11 @@ pub async fn serve(
     let server_for_tf = server.clone();
     let service = GrpcInferenceServiceServer::new(Service { server })
         .max_decoding_message_size(MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(MAX_MESSAGE_BYTES);
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
+        .accept_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Deflate)
+        .send_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Deflate);
     let router = tonic::transport::Server::builder()
         .add_service(service)
         .add_service(super::tfserving::service(server_for_tf));

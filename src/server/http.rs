@@ -220,10 +220,16 @@ async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, In
     let path = parts.uri.path();
     if let Some(ts) = super::torchserve::route(path) {
         let reply = super::torchserve::handle(&server, &parts.method, ts, &parts.headers, body);
-        return Ok(reply.await);
+        let reply = reply.await;
+        server.torchserve_answers().count(reply.status().as_u16());
+        return Ok(reply);
     }
     if let Some(tf) = super::tfserving_rest::route(path) {
         let reply = super::tfserving_rest::handle(&server, &parts.method, tf, &parts.headers, body);
+        return Ok(reply.await);
+    }
+    if let Some(model) = super::trace::route(path) {
+        let reply = super::trace::handle(&server, &parts.method, model, &parts.headers, body);
         return Ok(reply.await);
     }
     if path.starts_with("/v1/") {

@@ -124,6 +124,9 @@ pub enum ModelKind {
     },
     /// Identity-shaped and doing no work.
     Noop,
+    /// A stateful accumulator with Triton's sequence batching: INT32 `OUTPUT` is the running
+    /// sum of `INPUT` over the requests of the sequence (see [`super::sequences`]).
+    Sequence { string_ids: bool },
     /// An OpenAI-compatible text generator behind continuous batching, served on
     /// `/v1/chat/completions` and `/v1/completions` only.
     Llm(LlmTiming),
@@ -133,7 +136,8 @@ pub enum ModelKind {
 }
 
 /// The kinds, as error messages list them.
-pub const KINDS: &str = "identity, add_sub, echo, sleep, fail, stream, noop, llm, embeddings";
+pub const KINDS: &str =
+    "identity, add_sub, echo, sleep, fail, stream, noop, sequence, llm, embeddings";
 
 impl ModelKind {
     pub fn name(&self) -> &'static str {
@@ -145,6 +149,7 @@ impl ModelKind {
             ModelKind::Fail { .. } => "fail",
             ModelKind::Stream { .. } => "stream",
             ModelKind::Noop => "noop",
+            ModelKind::Sequence { .. } => "sequence",
             ModelKind::Llm(_) => "llm",
             ModelKind::Embeddings { .. } => "embeddings",
         }
@@ -174,6 +179,7 @@ impl ModelKind {
                 spin: false,
             },
             "noop" => ModelKind::Noop,
+            "sequence" => ModelKind::Sequence { string_ids: false },
             "llm" => ModelKind::Llm(LlmTiming {
                 ttft_ms: 20.0,
                 itl_ms: 5.0,
@@ -216,6 +222,7 @@ impl ModelKind {
             ModelKind::Fail { .. } => ", rate, mode, code",
             ModelKind::Sleep { .. } => ", ms, dist, spin",
             ModelKind::Stream { .. } => ", responses, first_ms, interval_ms, dist, spin",
+            ModelKind::Sequence { .. } => ", string_ids",
             _ => "",
         }
     }
@@ -247,6 +254,14 @@ impl ModelKind {
                 _ => set_timing(key, value, bad, dist, spin),
             },
             ModelKind::Llm(timing) => set_llm(key, value, bad, timing),
+            ModelKind::Sequence { string_ids } => match key {
+                "string_ids" => Some(
+                    (value.parse::<bool>())
+                        .map(|s| *string_ids = s)
+                        .map_err(|_| bad("expected true or false")),
+                ),
+                _ => None,
+            },
             ModelKind::Embeddings { dims, ms } => Some(match key {
                 "dims" => whole(value, 1, MAX_EMBEDDING_DIMS, bad).map(|n| *dims = n),
                 "ms" => millis(value, bad).map(|v| *ms = v),
@@ -411,6 +426,7 @@ impl ModelKind {
                 )
             }
             ModelKind::Embeddings { dims, ms } => write!(f, ",dims={dims},ms={ms}"),
+            ModelKind::Sequence { string_ids: true } => write!(f, ",string_ids=true"),
             _ => Ok(()),
         }
     }

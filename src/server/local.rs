@@ -5,10 +5,12 @@
 //! lock.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use super::def::ModelDef;
+use serde_json::{Map, Value};
+
+use super::def::{ModelDef, ModelKind};
 use super::describe;
 use super::error::InferError;
 use super::llm::Engines;
@@ -16,6 +18,7 @@ use super::models::Model;
 use super::sched::Scheduler;
 use super::stats::TokenCounts;
 use super::stream::{self, StreamAnswer};
+use super::trace::TraceSettings;
 use crate::proto::{ModelConfig, ModelMetadataResponse, ModelStatistics};
 use crate::wire::{InferRequest, InferResponse};
 
@@ -24,9 +27,21 @@ use crate::wire::{InferRequest, InferResponse};
 pub(crate) struct Served {
     pub model: Arc<Model>,
     scheduler: Scheduler,
+    /// The `parameters` of the latest request that had any (what a client's
+    /// `--request-parameter` delivered, with its JSON type); written only for such requests.
+    parameters: Mutex<Option<Map<String, Value>>>,
 }
 
 impl Served {
+    fn note_parameters(&self, request: &InferRequest) {
+        if request.parameters.is_empty() {
+            return;
+        }
+        if let Ok(mut latest) = self.parameters.lock() {
+            *latest = Some(request.parameters.clone());
+        }
+    }
+
     /// An `llm` model's engines.
     pub(crate) fn engines(&self) -> Option<&Engines> {
         match &self.scheduler {
@@ -50,6 +65,34 @@ impl Served {
 struct Registry {
     models: BTreeMap<String, Served>,
     statistics: bool,
+    torchserve_answers: AnswerClasses,
+    /// Each model's trace settings (the trace extension).
+    trace: TraceSettings,
+}
+
+/// Answers on the TorchServe routes by status class (2XX, 4XX, 5XX), server-wide as
+/// TorchServe's `Requests2XX/4XX/5XX` count them.
+#[derive(Debug, Default)]
+pub struct AnswerClasses([std::sync::atomic::AtomicU64; 3]);
+
+impl AnswerClasses {
+    /// Counts one answer of HTTP `status` (other classes are not counted).
+    pub fn count(&self, status: u16) {
+        let class = match status {
+            200..=299 => 0,
+            400..=499 => 1,
+            500..=599 => 2,
+            _ => return,
+        };
+        self.0[class].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The 2XX, 4XX and 5XX counts now.
+    pub fn read(&self) -> [u64; 3] {
+        self.0
+            .each_ref()
+            .map(|c| c.load(std::sync::atomic::Ordering::Relaxed))
+    }
 }
 
 /// The models, callable in-process: a handle to the registry and schedulers, no network.
@@ -76,11 +119,27 @@ impl LocalServer {
             }
             let model = Arc::new(Model::new(def));
             let scheduler = Scheduler::new(&model)?;
-            models.insert(name, Served { model, scheduler });
+            let parameters = Mutex::new(None);
+            let served = Served {
+                model,
+                scheduler,
+                parameters,
+            };
+            models.insert(name, served);
         }
         Ok(LocalServer {
-            inner: Arc::new(Registry { models, statistics }),
+            inner: Arc::new(Registry {
+                models,
+                statistics,
+                torchserve_answers: AnswerClasses::default(),
+                trace: TraceSettings::default(),
+            }),
         })
+    }
+
+    /// The answers given on the TorchServe routes, by status class.
+    pub fn torchserve_answers(&self) -> &AnswerClasses {
+        &self.inner.torchserve_answers
     }
 
     /// Whether the statistics extension is offered.
@@ -137,6 +196,7 @@ impl LocalServer {
                  model '{model}' answers through infer_stream"
             )));
         }
+        served.note_parameters(&request);
         let job = served.model.check(request, arrival)?;
         served.scheduler.submit(&served.model, job).await
     }
@@ -153,6 +213,7 @@ impl LocalServer {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
         served.model.refuse_kserve()?;
+        served.note_parameters(&request);
         let job = served.model.check(request, arrival)?;
         if !served.model.decoupled() {
             let response = served.scheduler.submit(&served.model, job).await?;
@@ -161,6 +222,18 @@ impl LocalServer {
         let (sender, answers) = stream::channel(&served.model);
         served.scheduler.submit_stream(job, sender)?;
         Ok(answers)
+    }
+
+    /// The `parameters` of the latest request to `model` that carried any, as decoded
+    /// (gRPC's typed `InferParameter`s as JSON bool, integer or string).
+    pub fn last_parameters(&self, model: &str) -> Option<Map<String, Value>> {
+        let served = self.find(model, "").ok()?;
+        served.parameters.lock().ok()?.clone()
+    }
+
+    /// The trace settings of every model (`/v2/models/M/trace/setting`).
+    pub fn trace_settings(&self) -> &TraceSettings {
+        &self.inner.trace
     }
 
     /// The model's statistics, cumulative since the server started.
@@ -184,6 +257,16 @@ impl LocalServer {
     }
 
     /// Every model's statistics, sorted by name.
+    /// Each `sequence` model's sequence counters, by name (also `GET /v1/inferperf/sequences`).
+    pub fn sequence_statistics(&self) -> Vec<(String, super::sequences::SequenceCounts)> {
+        let models = self.inner.models.values();
+        let sequence = |s: &&Served| matches!(s.model.def.kind, ModelKind::Sequence { .. });
+        models
+            .filter(sequence)
+            .map(|s| (s.model.name().to_string(), s.model.sequences.counts()))
+            .collect()
+    }
+
     pub fn all_statistics(&self) -> Vec<ModelStatistics> {
         let models = self.inner.models.values();
         models

@@ -115,7 +115,7 @@ pub fn render(server: &LocalServer) -> String {
             );
         }
     }
-    write_torchserve(&mut out, &stats);
+    write_torchserve(&mut out, &stats, server.torchserve_answers().read());
     write_process(&mut out);
     out
 }
@@ -125,9 +125,9 @@ type Reading = fn(&ModelStatistics) -> f64;
 
 /// TorchServe's names for the same counters, so a TorchServe client reads its breakdown
 /// here: requests, inference latency (which holds the queue, as TorchServe's does) and queue
-/// latency per model, and `Requests2XX`, which counts the successful inferences (TorchServe
-/// counts every API answer there; this server counts only inferences).
-fn write_torchserve(out: &mut String, stats: &[ModelStatistics]) {
+/// latency per model, and `Requests2XX/4XX/5XX`, the answers on the TorchServe routes by
+/// status class, for the whole server (as TorchServe counts them).
+fn write_torchserve(out: &mut String, stats: &[ModelStatistics], answers: [u64; 3]) {
     let families: [(&str, Reading); 3] = [
         ("ts_inference_requests_total", |s| {
             stat(s, |i| i.success).count as f64
@@ -153,11 +153,13 @@ fn write_torchserve(out: &mut String, stats: &[ModelStatistics]) {
             );
         }
     }
-    let ok: u64 = stats.iter().map(|s| stat(s, |i| i.success).count).sum();
-    let _ = writeln!(
-        out,
-        "# HELP Requests2XX Successful inferences\n# TYPE Requests2XX counter\nRequests2XX{{Level=\"Host\",Hostname=\"inferperf\",}} {ok}"
-    );
+    let classes = ["Requests2XX", "Requests4XX", "Requests5XX"];
+    for (name, count) in classes.iter().zip(answers) {
+        let _ = writeln!(
+            out,
+            "# HELP {name} Answers of this status class on the TorchServe routes\n# TYPE {name} counter\n{name}{{Level=\"Host\",Hostname=\"inferperf\",}} {count}"
+        );
+    }
 }
 
 fn write_process(out: &mut String) {

@@ -25,6 +25,7 @@ mod models;
 mod openai;
 mod openai_wire;
 mod sched;
+mod sequences;
 mod spoil;
 mod stats;
 mod stream;
@@ -32,6 +33,7 @@ mod tfserving;
 mod tfserving_rest;
 mod tls;
 mod torchserve;
+mod trace;
 
 use std::future::Future;
 use std::io::Write;
@@ -52,6 +54,7 @@ pub use metrics::{process_cpu_seconds, process_resident_bytes};
 pub use stats::TokenCounts;
 pub use stream::StreamAnswer;
 pub use tls::TlsFiles;
+pub use trace::TraceSettings;
 
 /// The largest HTTP body or gRPC message the server takes or sends.
 pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;

@@ -12,6 +12,7 @@ use rand::{Rng, SeedableRng};
 
 use super::def::{Dist, FailMode, ModelDef, ModelKind};
 use super::error::InferError;
+use super::sequences::SequenceBook;
 use super::spoil::wrong_values;
 use super::stats::{nanos, Compute, ModelStats, TokenStats};
 use crate::model::{DataType, TensorSpec};
@@ -92,6 +93,8 @@ pub struct Model {
     pub stats: ModelStats,
     /// What the OpenAI routes served (zero for the KServe kinds).
     pub tokens: TokenStats,
+    /// A `sequence` model's live sequences and counters.
+    pub sequences: SequenceBook,
 }
 
 impl Model {
@@ -120,6 +123,7 @@ impl Model {
                     shape: vec![i64::from(dims)],
                 }],
             ),
+            ModelKind::Sequence { .. } => (names(["INPUT", ""]), names(["OUTPUT", ""])),
             _ => (names(["INPUT0", "INPUT1"]), names(["OUTPUT0", "OUTPUT1"])),
         };
         Model {
@@ -127,6 +131,7 @@ impl Model {
             outputs,
             stats: ModelStats::new(def.kserve_max_batch(), counted_responses(&def.kind)),
             tokens: TokenStats::default(),
+            sequences: SequenceBook::default(),
             def,
         }
     }
@@ -176,8 +181,11 @@ impl Model {
 
     fn check_parts(&self, req: InferRequest, arrival: Instant) -> Result<Job, InferError> {
         let wanted = self.check_outputs(&req)?;
-        let inputs = self.check_inputs(req.inputs)?;
+        let mut inputs = self.check_inputs(req.inputs)?;
         let batch = self.batch_of(&inputs)?;
+        if matches!(self.def.kind, ModelKind::Sequence { .. }) {
+            self.sequence_step(&req.parameters, &mut inputs)?;
+        }
         Ok(Job {
             id: req.id,
             inputs,
@@ -186,6 +194,26 @@ impl Model {
             arrival,
             enqueued: Instant::now(),
         })
+    }
+
+    /// A `sequence` model's request: its INPUT becomes its sequence's running sum, which the
+    /// identity execution then answers.
+    fn sequence_step(
+        &self,
+        params: &serde_json::Map<String, serde_json::Value>,
+        inputs: &mut [Tensor],
+    ) -> Result<(), InferError> {
+        let Some(input) = inputs.first_mut() else {
+            return Ok(());
+        };
+        let value = match input.data.get(..4) {
+            Some(b) => i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            None => return Err(self.bad("input 'INPUT' holds no value".into())),
+        };
+        let string_ids = matches!(self.def.kind, ModelKind::Sequence { string_ids: true });
+        let sum = (self.sequences).step(self.name(), params, i64::from(value), string_ids)?;
+        input.data = Bytes::copy_from_slice(&(sum as i32).to_le_bytes());
+        Ok(())
     }
 
     fn bad(&self, what: String) -> InferError {

@@ -67,6 +67,7 @@ pub async fn handle(
         "/v1/embeddings" if post => embeddings(server, headers, body).await,
         "/v1/models" if method == Method::GET => models(server),
         "/v1/inferperf/stats" if method == Method::GET => stats(server),
+        "/v1/inferperf/sequences" if method == Method::GET => sequence_stats(server),
         _ if method == Method::GET && path.starts_with("/v1/models/") => {
             model(server, &path["/v1/models/".len()..])
         }
@@ -107,7 +108,17 @@ fn model(server: &LocalServer, name: &str) -> Reply {
 }
 
 fn stats(server: &LocalServer) -> Reply {
-    let data: Vec<Value> = (server.openai_statistics().into_iter())
+    named_list(server.openai_statistics())
+}
+
+/// Each `sequence` model's sequences started, completed, rejected and live.
+fn sequence_stats(server: &LocalServer) -> Reply {
+    named_list(server.sequence_statistics())
+}
+
+/// `{"object": "list", "data": [...]}` of each model's counts, with its name as `model`.
+fn named_list<T: serde::Serialize>(per_model: Vec<(String, T)>) -> Reply {
+    let data: Vec<Value> = (per_model.into_iter())
         .map(|(name, counts)| {
             let mut entry = json!(counts);
             entry["model"] = json!(name);

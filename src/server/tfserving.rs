@@ -5,6 +5,7 @@
 //! routes of [`super::tfserving_rest`] share the core here, so both count alike.
 
 use prost::Message;
+use tonic::codec::CompressionEncoding;
 use tonic::{Request, Response, Status};
 
 use super::describe;
@@ -35,6 +36,10 @@ pub fn service(server: LocalServer) -> PredictionServiceServer<TfService> {
     PredictionServiceServer::new(TfService { server })
         .max_decoding_message_size(super::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(super::MAX_MESSAGE_BYTES)
+        .accept_compressed(CompressionEncoding::Gzip)
+        .accept_compressed(CompressionEncoding::Deflate)
+        .send_compressed(CompressionEncoding::Gzip)
+        .send_compressed(CompressionEncoding::Deflate)
 }
 
 pub struct TfService {

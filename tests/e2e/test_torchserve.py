@@ -50,6 +50,12 @@ def test_inferperf_counts_what_torchserve_counts(torchserve, inferperf_bin):
     assert "Server:" in run.stdout, run.show()
     assert re.search(r"Successful request count: \d+", run.stdout), run.show()
     assert "queue" in run.stdout and "compute infer" in run.stdout, run.show()
+    # TorchServe's Requests2XX/4XX/5XX count the whole server's answers: every request of
+    # the window was a 2XX one, and none failed.
+    answers = re.search(r"Server-wide answers, all models \(2XX/4XX/5XX\): (\d+) / (\d+) / (\d+)", run.stdout)
+    assert answers, run.show()
+    ok, client_errors, server_errors = map(int, answers.groups())
+    assert ok >= 0.97 * sent and (client_errors, server_errors) == (0, 0), run.show()
     note(
         f"torchserve echo http c2: {levels_text(run)}; TorchServe counted {counted}, "
         f"inferperf {sent}"

@@ -155,7 +155,8 @@ mod tests {
                 }],
                 expected: None,
                 tolerance: 0.0,
-            },
+            }
+            .into(),
         }
     }
 

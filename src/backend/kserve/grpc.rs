@@ -218,5 +218,18 @@ pub(crate) fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
             }
             _ => Vec::new(),
         },
+        string_sequence_ids: match &config.scheduling_choice {
+            Some(SchedulingChoice::SequenceBatching(s)) => string_correlation_ids(s),
+            _ => false,
+        },
     }
+}
+
+/// Whether a sequence batcher's `CORRID` control input is `TYPE_STRING`.
+fn string_correlation_ids(batching: &proto::ModelSequenceBatching) -> bool {
+    use proto::model_sequence_batching::control::Kind;
+    let string = crate::model::DataType::Bytes.config_enum();
+    (batching.control_input.iter())
+        .flat_map(|input| &input.control)
+        .any(|c| c.kind == Kind::ControlSequenceCorrid as i32 && c.data_type == string)
 }

@@ -7,16 +7,18 @@
 pub mod answer;
 pub mod grpc;
 pub mod rest;
+pub mod sequence;
 pub mod stream;
+pub mod trace;
 pub mod unary;
 
 use prost::Message;
 use serde_json::Value;
 
-use super::h2::frame_message;
+use super::compression;
 use super::outcome::ErrorKind;
 use super::{requested_outputs, Adapter, Connection, Discovered, Payload, Target};
-use crate::config::{Config, Protocol, TensorFormat};
+use crate::config::{Config, ParameterValue, Protocol, RequestParameter, TensorFormat};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -30,6 +32,8 @@ pub struct Kserve {
     output_format: Option<TensorFormat>,
     /// `--streaming`: every request over `ModelStreamInfer`.
     streaming: bool,
+    /// `--request-parameter`s as JSON values, put into every request when it is encoded.
+    parameters: serde_json::Map<String, Value>,
 }
 
 impl Kserve {
@@ -38,6 +42,7 @@ impl Kserve {
             input_format: cfg.input_format,
             output_format: cfg.output_format,
             streaming: cfg.streaming,
+            parameters: request_parameters(&cfg.request_parameters),
         }
     }
 
@@ -46,7 +51,7 @@ impl Kserve {
         let binary_output = target.protocol == Protocol::Http
             && effective_format(self.output_format, model) == TensorFormat::Binary;
         let outputs = requested_outputs(model, binary_output);
-        let mut parameters = serde_json::Map::new();
+        let mut parameters = self.parameters.clone();
         if self.streaming {
             parameters.insert(answer::ENABLE_EMPTY_FINAL.into(), Value::Bool(true));
         }
@@ -85,7 +90,8 @@ impl Adapter for Kserve {
             }
             Protocol::Grpc => {
                 let message = wire::to_grpc_request(&target.model, &target.version, &request);
-                Ok(Payload::Grpc(frame_message(&message.encode_to_vec())))
+                let framed = compression::frame(&message.encode_to_vec(), target.grpc_compression);
+                Ok(Payload::Grpc(framed))
             }
         }
     }
@@ -99,6 +105,19 @@ impl Adapter for Kserve {
             }
         })
     }
+}
+
+/// `--request-parameter`s as the JSON values of a request's `parameters` (which the gRPC
+/// encoder turns into typed `InferParameter`s).
+fn request_parameters(list: &[RequestParameter]) -> serde_json::Map<String, Value> {
+    let json = |value: &ParameterValue| match value {
+        ParameterValue::Int(i) => Value::from(*i),
+        ParameterValue::Bool(b) => Value::Bool(*b),
+        ParameterValue::String(s) => Value::String(s.clone()),
+    };
+    list.iter()
+        .map(|p| (p.name.clone(), json(&p.value)))
+        .collect()
 }
 
 /// The HTTP tensor format: the one asked for, or binary when the server lists the binary

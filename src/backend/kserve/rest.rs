@@ -134,12 +134,33 @@ impl HttpConn {
     /// GETs a resource; `Ok((status, body))` for any answer from the server. A connection
     /// the server closed meanwhile is opened anew first.
     pub(crate) async fn get(&mut self, path: &str) -> Result<(StatusCode, Bytes), ErrorKind> {
+        self.exchange("GET", path, b"").await
+    }
+
+    /// POSTs a JSON body; `Ok((status, body))` for any answer, as [`HttpConn::get`].
+    pub(crate) async fn post_json(
+        &mut self,
+        path: &str,
+        json: &[u8],
+    ) -> Result<(StatusCode, Bytes), ErrorKind> {
+        self.exchange("POST", path, json).await
+    }
+
+    async fn exchange(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: &[u8],
+    ) -> Result<(StatusCode, Bytes), ErrorKind> {
         if !self.io.is_usable() {
             let tls = self.tls.as_deref();
             self.io = Http1Stream::connect_with(&self.addrs, self.timeout, tls).await?;
         }
-        let headers: Vec<(&str, &str)> = user_headers(&self.headers).collect();
-        let request = frame_request("GET", path, &self.host, &headers, b"");
+        let mut headers: Vec<(&str, &str)> = user_headers(&self.headers).collect();
+        if method == "POST" {
+            headers.push(("content-type", "application/json"));
+        }
+        let request = frame_request(method, path, &self.host, &headers, body);
         let exchange = async {
             self.io.send(&request).await?;
             self.io.receive().await
@@ -305,7 +326,16 @@ fn parse_config(config: &Value) -> ConfigFacts {
                 unique(names.map(String::from))
             })
             .unwrap_or_default(),
+        string_sequence_ids: string_correlation_ids(&config["sequence_batching"]),
     }
+}
+
+/// Whether a sequence batcher's `CORRID` control input is `TYPE_STRING`.
+fn string_correlation_ids(batching: &Value) -> bool {
+    let controls = batching["control_input"].as_array().into_iter().flatten();
+    controls
+        .flat_map(|input| input["control"].as_array().into_iter().flatten())
+        .any(|c| c["kind"] == "CONTROL_SEQUENCE_CORRID" && c["data_type"] == "TYPE_STRING")
 }
 
 #[cfg(test)]
@@ -325,6 +355,13 @@ mod tests {
         assert_eq!(facts.scheduler, Scheduler::Dynamic);
         assert!(facts.response_cache);
         assert_eq!(parse_config(&json!({})).scheduler, Scheduler::None);
+        let sequence = parse_config(&json!({"sequence_batching": {"control_input": [
+            {"name": "CORRID", "control": [
+                {"kind": "CONTROL_SEQUENCE_CORRID", "data_type": "TYPE_STRING"}]}]}}));
+        assert_eq!(sequence.scheduler, Scheduler::Sequence);
+        assert!(sequence.string_sequence_ids);
+        let numeric = parse_config(&json!({"sequence_batching": {}}));
+        assert!(!numeric.string_sequence_ids);
     }
 
     #[test]

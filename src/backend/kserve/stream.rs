@@ -124,7 +124,7 @@ impl StreamConn {
             requests,
             head: Some(head),
             answers: None,
-            reader: MessageReader::limited(self.lane.message_limit),
+            reader: MessageReader::for_lane(&self.lane),
         })
     }
 }

@@ -112,7 +112,7 @@ pub(crate) async fn unary_call(
         Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
         None => {}
     }
-    let mut reader = MessageReader::limited(lane.message_limit);
+    let mut reader = MessageReader::for_lane(lane);
     let message = reader.read(&mut stream).await?;
     let extra = reader.read(&mut stream).await?;
     let trailers = stream.trailers().await.map_err(|e| h2_error(&e))?;

@@ -8,7 +8,8 @@ use bytes::Bytes;
 use prost::Message;
 
 use super::{discovered, model_spec, no_model, pick_signature};
-use crate::backend::h2::{frame_message, MAX_MESSAGE};
+use crate::backend::compression;
+use crate::backend::h2::MAX_MESSAGE;
 use crate::backend::kserve::answer::{memoised, wire_failure};
 use crate::backend::kserve::grpc::{connect_channel, status_kind, with_metadata};
 use crate::backend::memo::CheckedAnswers;
@@ -81,7 +82,8 @@ pub fn encode(target: &Target, signature: &str, entry: &Entry) -> Result<Payload
         inputs,
         output_filter: Vec::new(),
     };
-    Ok(Payload::Grpc(frame_message(&message.encode_to_vec())))
+    let framed = compression::frame(&message.encode_to_vec(), target.grpc_compression);
+    Ok(Payload::Grpc(framed))
 }
 
 /// Checks an encoded `PredictResponse`: every output decodes and fits the signature.

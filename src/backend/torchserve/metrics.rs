@@ -16,6 +16,34 @@ const QUEUE_US: &str = "ts_queue_latency_microseconds";
 const INFERENCE_US: &str = "ts_inference_latency_microseconds";
 /// A frontend counter every TorchServe in Prometheus mode shows once it answered anything.
 const REQUESTS_2XX: &str = "Requests2XX";
+const REQUESTS_4XX: &str = "Requests4XX";
+const REQUESTS_5XX: &str = "Requests5XX";
+
+/// TorchServe's frontend counters `Requests2XX/4XX/5XX`: every answer the server gave, by
+/// status class, for all models together (TorchServe does not count them per model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnswerCounts {
+    pub ok: u64,
+    pub client_errors: u64,
+    pub server_errors: u64,
+}
+
+impl AnswerCounts {
+    /// What was counted between `before` and `self`.
+    pub fn since(&self, before: &AnswerCounts) -> AnswerCounts {
+        AnswerCounts {
+            ok: self.ok.saturating_sub(before.ok),
+            client_errors: self.client_errors.saturating_sub(before.client_errors),
+            server_errors: self.server_errors.saturating_sub(before.server_errors),
+        }
+    }
+
+    pub fn add(&mut self, other: &AnswerCounts) {
+        self.ok += other.ok;
+        self.client_errors += other.client_errors;
+        self.server_errors += other.server_errors;
+    }
+}
 
 /// A connection to TorchServe's metrics page, for one model.
 pub struct TsMetricsSource {
@@ -23,6 +51,7 @@ pub struct TsMetricsSource {
     path: String,
     model: String,
     version: String,
+    answers: Option<AnswerCounts>,
 }
 
 impl TsMetricsSource {
@@ -37,6 +66,7 @@ impl TsMetricsSource {
             path,
             model: target.model.clone(),
             version: target.version.clone(),
+            answers: None,
         })
     }
 
@@ -49,7 +79,31 @@ impl TsMetricsSource {
             return Err(format!("GET {path} answered HTTP {}", status.as_u16()));
         }
         let text = String::from_utf8_lossy(&body);
-        Ok(vec![statistics(&text, &self.model, &self.version)?])
+        let model = statistics(&text, &self.model, &self.version)?;
+        self.answers = Some(answer_counts(&text));
+        Ok(vec![model])
+    }
+
+    /// The server-wide answer counters of the last successful read.
+    pub fn answers(&self) -> Option<AnswerCounts> {
+        self.answers
+    }
+}
+
+/// The frontend's answer counters on a metrics page (a class TorchServe has not counted yet
+/// has no series, which is zero).
+pub fn answer_counts(text: &str) -> AnswerCounts {
+    let Ok(page) = parse(text) else {
+        return AnswerCounts::default();
+    };
+    let sum = |name: &str| -> u64 {
+        let values = page.samples.iter().filter(|s| s.name == name);
+        values.map(|s| s.value).sum::<f64>().max(0.0) as u64
+    };
+    AnswerCounts {
+        ok: sum(REQUESTS_2XX),
+        client_errors: sum(REQUESTS_4XX),
+        server_errors: sum(REQUESTS_5XX),
     }
 }
 
@@ -127,5 +181,27 @@ Requests2XX{Level=\"Host\",Hostname=\"h\",} 12.0\n";
         assert!(statistics("up 1\n", "echo", "")
             .unwrap_err()
             .contains("metrics_mode=prometheus"));
+    }
+
+    #[test]
+    fn answer_classes_are_read_and_a_missing_class_is_zero() {
+        let page = format!("{PAGE}Requests5XX{{Level=\"Host\",Hostname=\"h\",}} 3.0\n");
+        let counts = answer_counts(&page);
+        let expected = AnswerCounts {
+            ok: 12,
+            client_errors: 0,
+            server_errors: 3,
+        };
+        assert_eq!(counts, expected);
+        let later = AnswerCounts {
+            ok: 20,
+            client_errors: 1,
+            server_errors: 3,
+        };
+        let delta = later.since(&counts);
+        assert_eq!(
+            (delta.ok, delta.client_errors, delta.server_errors),
+            (8, 1, 0)
+        );
     }
 }

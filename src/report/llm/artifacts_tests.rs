@@ -32,6 +32,7 @@ fn dataset() -> Dataset {
             expected: None,
             origin: "test".into(),
             prompt: Some(prompt),
+            stream: None,
         }],
     }
 }

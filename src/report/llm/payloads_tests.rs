@@ -13,6 +13,7 @@ fn bodies_are_the_adapters_or_the_users_and_inputs_json_wraps_them() {
         expected: None,
         origin: "test".into(),
         prompt: Some(prompt),
+        stream: None,
     };
     let generated = Prompt {
         text: "hello there".into(),

@@ -1,0 +1,43 @@
+//! perf_analyzer's remaining options, apart from the rest of the profile flags so that a
+//! reader finds them in one place: per-run request parameters, gRPC compression, the
+//! worker-thread cap, Triton's trace settings, BLS composing models and the session mode.
+//! `config::pa_options` checks them.
+
+use clap::Args;
+
+/// perf_analyzer's options that shape requests and the run around them.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PaOptionArgs {
+    /// perf_analyzer's most worker threads. inferperf sends from --client-threads event-loop
+    /// threads (default 1), each carrying many requests, so N caps them: the client threads
+    /// are min(--client-threads, N).
+    #[arg(long, value_name = "N")]
+    pub max_threads: Option<usize>,
+    /// perf_analyzer's multi-turn chat sessions (--service-kind openai with a dataset of
+    /// sessions); inferperf does not run chat sessions and refuses it with a sentence.
+    #[arg(long, value_name = "N")]
+    pub session_concurrency: Option<u64>,
+    /// A parameter sent with every request, NAME:VALUE:TYPE with TYPE int, bool or string
+    /// (KServe v2 request `parameters` over HTTP, a typed InferParameter over gRPC);
+    /// repeatable, a repeated NAME takes its last value.
+    #[arg(long = "request-parameter", value_name = "NAME:VALUE:TYPE")]
+    pub request_parameters: Vec<String>,
+    /// Compress every gRPC request message with none, gzip or deflate (gRPC only), and let
+    /// the server compress its answers the same way.
+    #[arg(long, value_name = "ALGORITHM")]
+    pub grpc_compression_algorithm: Option<String>,
+    /// Triton's trace level for the run: OFF, TIMESTAMPS or TENSORS; repeatable (several
+    /// levels). Set through the trace extension (HTTP) before the run and, as every
+    /// --trace-* and --log-frequency setting, put back as it was after it.
+    #[arg(long = "trace-level", value_name = "LEVEL")]
+    pub trace_levels: Vec<String>,
+    /// Triton's trace sampling rate for the run: trace one request in N.
+    #[arg(long, value_name = "N")]
+    pub trace_rate: Option<u64>,
+    /// Triton's trace count for the run: the most requests traced (-1: no limit).
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub trace_count: Option<i64>,
+    /// Triton's trace log frequency for the run: write the trace file every N traces.
+    #[arg(long, value_name = "N")]
+    pub log_frequency: Option<u64>,
+}

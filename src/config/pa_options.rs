@@ -1,0 +1,210 @@
+//! The checks of perf_analyzer's remaining options (`cli::pa_options`): what each means in
+//! inferperf, and the one sentence for a value or combination that cannot work.
+
+use super::{Config, Protocol, ServiceKind};
+use crate::cli::PaOptionArgs;
+use crate::error::{RunError, RunResult};
+
+/// `--max-threads N` caps the client threads: min(`--client-threads`, N).
+pub(super) fn cap_client_threads(threads: usize, args: &PaOptionArgs) -> RunResult<usize> {
+    match args.max_threads {
+        None => Ok(threads),
+        Some(0) => Err(RunError::bad_option(
+            "--max-threads must be at least 1 (it caps the client threads).",
+        )),
+        Some(most) => Ok(threads.min(most)),
+    }
+}
+
+/// `--session-concurrency` is perf_analyzer's multi-turn chat-session load, which inferperf
+/// does not have: refused with the reason.
+pub(super) fn refuse_session_concurrency(args: &PaOptionArgs, kind: ServiceKind) -> RunResult<()> {
+    match args.session_concurrency {
+        None => Ok(()),
+        Some(0) => Err(RunError::bad_option(
+            "--session-concurrency must be at least 1.",
+        )),
+        Some(_) if kind != ServiceKind::OpenAi => Err(RunError::bad_option(
+            "--session-concurrency runs multi-turn chat sessions, which perf_analyzer supports only with --service-kind openai.",
+        )),
+        Some(_) => Err(RunError::bad_option(
+            "--session-concurrency runs perf_analyzer's multi-turn chat sessions (an --input-data file of session_id entries), which inferperf does not support: profile with --concurrency-range instead.",
+        )),
+    }
+}
+
+/// A `--request-parameter`'s value, typed as its TYPE says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ParameterValue {
+    Int(i64),
+    Bool(bool),
+    String(String),
+}
+
+/// One `--request-parameter NAME:VALUE:TYPE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestParameter {
+    pub name: String,
+    pub value: ParameterValue,
+}
+
+/// The `--request-parameter` list in order of first appearance, a repeated name keeping
+/// its last value (as perf_analyzer's map of them).
+pub(super) fn parse_request_parameters(list: &[String]) -> RunResult<Vec<RequestParameter>> {
+    let mut parsed: Vec<RequestParameter> = Vec::new();
+    for text in list {
+        let parameter = parse_request_parameter(text)?;
+        match parsed.iter_mut().find(|p| p.name == parameter.name) {
+            Some(earlier) => *earlier = parameter,
+            None => parsed.push(parameter),
+        }
+    }
+    Ok(parsed)
+}
+
+fn parse_request_parameter(text: &str) -> RunResult<RequestParameter> {
+    let malformed = |why: &str| {
+        RunError::bad_option(format!(
+            "--request-parameter '{text}' {why}: give NAME:VALUE:TYPE with TYPE int, bool or string (e.g. max_tokens:256:int)."
+        ))
+    };
+    let (name, rest) = text
+        .split_once(':')
+        .ok_or_else(|| malformed("has no VALUE"))?;
+    let (value, kind) = rest
+        .rsplit_once(':')
+        .ok_or_else(|| malformed("has no TYPE"))?;
+    if name.trim().is_empty() {
+        return Err(malformed("has an empty NAME"));
+    }
+    let value = match kind.trim().to_ascii_lowercase().as_str() {
+        "int" => ParameterValue::Int(
+            value
+                .trim()
+                .parse()
+                .map_err(|_| malformed("has a VALUE that is not a whole number"))?,
+        ),
+        "bool" => ParameterValue::Bool(
+            parse_bool(value).ok_or_else(|| malformed("has a VALUE that is not true or false"))?,
+        ),
+        "string" => ParameterValue::String(value.to_string()),
+        _ => return Err(malformed("has an unknown TYPE")),
+    };
+    Ok(RequestParameter {
+        name: name.trim().to_string(),
+        value,
+    })
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    }
+}
+
+impl Config {
+    /// Request parameters travel in KServe v2 requests only.
+    pub(super) fn check_request_parameters(&self) -> RunResult<()> {
+        if !self.request_parameters.is_empty() && self.service_kind != ServiceKind::Triton {
+            return Err(RunError::bad_option(format!(
+                "--request-parameter is sent as KServe v2 request parameters, which --service-kind {} does not take: drop it.",
+                self.service_kind.label().to_ascii_lowercase()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// `--grpc-compression-algorithm` (none is no compression).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GrpcCompression {
+    Gzip,
+    Deflate,
+}
+
+/// `--grpc-compression-algorithm none|gzip|deflate`; gRPC only, as in perf_analyzer.
+pub(super) fn parse_grpc_compression(
+    args: &PaOptionArgs,
+    protocol: Protocol,
+    kind: ServiceKind,
+) -> RunResult<Option<GrpcCompression>> {
+    let Some(text) = args.grpc_compression_algorithm.as_deref() else {
+        return Ok(None);
+    };
+    let algorithm = match text.trim().to_ascii_lowercase().as_str() {
+        "none" => return Ok(None),
+        "gzip" => GrpcCompression::Gzip,
+        "deflate" => GrpcCompression::Deflate,
+        _ => {
+            return Err(RunError::bad_option(format!(
+                "--grpc-compression-algorithm '{text}' is not one of none, gzip or deflate."
+            )))
+        }
+    };
+    if protocol != Protocol::Grpc {
+        return Err(RunError::bad_option(
+            "--grpc-compression-algorithm compresses gRPC messages: add -i grpc or drop it.",
+        ));
+    }
+    if !matches!(kind, ServiceKind::Triton | ServiceKind::TfServing) {
+        return Err(RunError::bad_option(
+            "--grpc-compression-algorithm applies to --service-kind triton or tfserving over gRPC.",
+        ));
+    }
+    Ok(Some(algorithm))
+}
+
+/// The trace settings to set for the run (`--trace-level`, `--trace-rate`, `--trace-count`,
+/// `--log-frequency`), as the trace extension names them; empty when none is asked.
+pub(super) fn parse_trace_settings(
+    args: &PaOptionArgs,
+    protocol: Protocol,
+    kind: ServiceKind,
+) -> RunResult<serde_json::Map<String, serde_json::Value>> {
+    use serde_json::Value;
+    let mut settings = serde_json::Map::new();
+    if !args.trace_levels.is_empty() {
+        let mut levels = Vec::new();
+        for level in &args.trace_levels {
+            let level = level.trim().to_ascii_uppercase();
+            if !matches!(level.as_str(), "OFF" | "TIMESTAMPS" | "TENSORS") {
+                return Err(RunError::bad_option(format!(
+                    "--trace-level '{level}' is not one of OFF, TIMESTAMPS or TENSORS."
+                )));
+            }
+            levels.push(Value::from(level));
+        }
+        settings.insert("trace_level".into(), Value::Array(levels));
+    }
+    if let Some(count) = args.trace_count {
+        if count < -1 {
+            return Err(RunError::bad_option(
+                "--trace-count must be -1 (no limit) or a count of requests.",
+            ));
+        }
+        settings.insert("trace_count".into(), Value::from(count.to_string()));
+    }
+    let positive = [
+        ("trace_rate", "--trace-rate", args.trace_rate),
+        ("log_frequency", "--log-frequency", args.log_frequency),
+    ];
+    for (key, flag, value) in positive {
+        match value {
+            Some(0) if key == "trace_rate" => {
+                return Err(RunError::bad_option(format!("{flag} must be at least 1.")))
+            }
+            Some(n) => {
+                settings.insert(key.into(), Value::from(n.to_string()));
+            }
+            None => {}
+        }
+    }
+    if !settings.is_empty() && (kind != ServiceKind::Triton || protocol != Protocol::Http) {
+        return Err(RunError::bad_option(
+            "The --trace-* and --log-frequency flags set Triton's trace settings over its HTTP trace extension: use --service-kind triton with -i http.",
+        ));
+    }
+    Ok(settings)
+}
