@@ -96,8 +96,11 @@ async fn open_loop_serial_sequences_over_grpc_with_string_ids() {
         "numeric ids or overlapping steps would be rejected"
     );
     assert!(completed > 20, "{completed}");
-    assert!(
-        live <= 3 && started - completed == live,
+    // The sequences each level's end cut short are ended by one more, unmeasured request
+    // each: none is left open on the server.
+    assert_eq!(
+        (live, started),
+        (0, completed),
         "{started} {completed} {live}"
     );
 }

@@ -37,7 +37,13 @@ struct Job {
     payload: usize,
     /// Its sequence step, and the flag its live sequence keeps while it is in flight.
     step: Option<(SequenceStep, Arc<AtomicBool>)>,
+    /// False for the request that ends a sequence the schedule's end cut short: sent, not
+    /// measured, and not counted among the sends.
+    measured: bool,
 }
+
+/// Longest the end of a run waits for the requests that end cut-short sequences.
+const ENDING_WAIT: Duration = Duration::from_secs(2);
 
 /// Counters the profiler reads at window ends.
 #[derive(Debug, Default)]
@@ -51,6 +57,8 @@ pub struct OpenLoopCounters {
     pub cap_wait_ns: AtomicU64,
     /// Workers (connections) opened so far.
     pub workers: AtomicU64,
+    /// Requests ending cut-short sequences that are queued or in flight.
+    pub ending: AtomicU64,
 }
 
 /// One server's workers and their queues.
@@ -209,8 +217,14 @@ impl OpenLoop {
             .await
             .ok()
             .flatten();
-        // Dropping the job queues ends each worker after its current request.
+        // Dropping the job queues ends each worker after its queued requests.
         drop(pool.or_else(|| self.pool.take()));
+        // The requests that end cut-short sequences go out before the run ends, so that no
+        // sequence is left open on the server.
+        let waited = Instant::now();
+        while self.counters.ending.load(Ordering::Acquire) > 0 && waited.elapsed() < ENDING_WAIT {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
     }
 }
 
@@ -259,12 +273,59 @@ impl Dispatcher {
                 scheduled: due,
                 payload: index,
                 step,
+                measured: true,
             };
             if self.pool.servers[server].jobs[worker].send(job).is_ok() {
                 self.counters.sent.fetch_add(1, Ordering::Relaxed);
             }
         }
+        self.end_live_sequences();
         self.pool
+    }
+
+    /// Ends each sequence this schedule started and did not finish, as the closed loop's
+    /// slots do: one more request with the END flag, not measured, after the sequence's
+    /// request in flight (if any) is answered. Left open, a sequence would hold its place
+    /// in the server's sequence batcher until its idle timeout and stall the next level's.
+    fn end_live_sequences(&mut self) {
+        let Some(live) = self.sequences.take() else {
+            return;
+        };
+        let servers = self.pool.servers.len();
+        let deadline = Instant::now() + ENDING_WAIT;
+        for (holder, sequence) in live.live.into_iter().enumerate() {
+            let Some(sequence) = sequence.filter(|s| s.done > 0) else {
+                continue;
+            };
+            while live.busy[holder].load(Ordering::Acquire) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            let (payload, mut step) = live.plan.step(&sequence);
+            step.end = true;
+            let server = holder % servers;
+            let Some(worker) = self.idle_or_new_worker(server) else {
+                continue;
+            };
+            let job = Job {
+                scheduled: Instant::now(),
+                payload,
+                step: Some((step, live.busy[holder].clone())),
+                measured: false,
+            };
+            self.counters.ending.fetch_add(1, Ordering::AcqRel);
+            if self.pool.servers[server].jobs[worker].send(job).is_err() {
+                self.counters.ending.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// An idle worker of `server`, or a new one under the cap; never waits.
+    fn idle_or_new_worker(&mut self, server: usize) -> Option<usize> {
+        let pool = &self.pool.servers[server];
+        if let Ok(id) = pool.idle_rx.try_recv() {
+            return Some(id);
+        }
+        (pool.jobs.len() < self.cap).then(|| self.spawn_worker(server))
     }
 
     /// Sleeps until `due`; false if asked to stop meanwhile.
@@ -412,24 +473,23 @@ impl Worker {
     async fn run(self, mut jobs: UnboundedReceiver<Job>) {
         let target = &self.server.target;
         let mut caller = Caller::new(self.id, target).for_replica(self.replica);
+        let unmeasured = SlotBuffer::default();
         while let Some(job) = jobs.recv().await {
             if let Some(request) = self.server.requests.get(job.payload) {
                 let step = job.step.as_ref().map(|(step, _)| *step);
-                caller
-                    .call_step(
-                        target,
-                        request,
-                        Some(job.scheduled),
-                        &self.buffer,
-                        None,
-                        step,
-                    )
-                    .await;
+                let (scheduled, buffer) = match job.measured {
+                    true => (Some(job.scheduled), &*self.buffer),
+                    false => (None, &unmeasured),
+                };
+                (caller.call_step(target, request, scheduled, buffer, None, step)).await;
             }
             if let Some((_, busy)) = &job.step {
                 busy.store(false, Ordering::Release);
             }
-            self.counters.done.fetch_add(1, Ordering::Relaxed);
+            match job.measured {
+                true => self.counters.done.fetch_add(1, Ordering::Relaxed),
+                false => self.counters.ending.fetch_sub(1, Ordering::AcqRel),
+            };
             if self.idle.send(self.id).is_err() {
                 break;
             }
