@@ -61,6 +61,7 @@ impl Prepared {
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     let targets = replicas::resolve_all(cfg).await?;
     let model = replicas::discover_all(&targets).await?;
+    let model = (model.with_bls_calls(&cfg.bls_composing_models)).map_err(RunError::bad_option)?;
     let dataset = Arc::new(Dataset::build(cfg, &model)?);
     let replicas = Replicas::encode(&targets, &model, &dataset)?;
     let first = replicas.first().clone();

@@ -45,7 +45,12 @@ pub enum Command {
     /// Profile a model on a running server (the default command). As with perf_analyzer
     /// (getopt), a repeated option takes its last value (list options such as -u and -H add
     /// up) and an unambiguous prefix of a long option is that option.
-    #[command(version, args_override_self = true, infer_long_args = true)]
+    #[command(
+        version,
+        args_override_self = true,
+        infer_long_args = true,
+        override_usage = "inferperf profile [OPTIONS] -m <MODEL>\n       inferperf profile [OPTIONS] --service-kind dynamic_grpc --grpc-method <PACKAGE.SERVICE/METHOD>"
+    )]
     Profile(Box<ProfileArgs>),
     /// Run the embedded KServe v2 reference server.
     Serve(ServeArgs),
@@ -186,8 +191,14 @@ pub struct ServeArgs {
 /// Flags of `inferperf profile`, named as perf_analyzer names them.
 #[derive(Debug, Args, Clone)]
 pub struct ProfileArgs {
-    /// Name of the model to profile.
-    #[arg(short = 'm', value_name = "MODEL")]
+    /// Name of the model to profile (with --service-kind dynamic_grpc, only a label; the
+    /// method --grpc-method names by default).
+    #[arg(
+        short = 'm',
+        value_name = "MODEL",
+        required_unless_present = "grpc_method",
+        default_value = ""
+    )]
     pub model_name: String,
     /// Model version (default: the server's choice, usually the latest).
     #[arg(short = 'x', value_name = "VERSION", default_value = "")]
@@ -206,8 +217,9 @@ pub struct ProfileArgs {
     /// Backend kind: `triton` (any KServe v2 server, over -i http|grpc), `tfserving` (TF
     /// Serving: gRPC PredictionService on port 8500, or its REST API on 8501 with -i http),
     /// `torchserve` (TorchServe's HTTP inference API on 8080: POST /predictions/M[/V]),
-    /// `openai` (an OpenAI-compatible server, see --endpoint) or `local` (the built-in models
-    /// called in this process, no network; see --model).
+    /// `openai` (an OpenAI-compatible server, see --endpoint), `dynamic_grpc` (any gRPC
+    /// method, see --grpc-method) or `local` (the built-in models called in this process, no
+    /// network; see --model).
     #[arg(long, value_name = "KIND", default_value = "triton")]
     pub service_kind: String,
     /// With --service-kind tfserving: the model's signature to call (default

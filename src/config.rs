@@ -43,6 +43,8 @@ pub enum ServiceKind {
     TfServing,
     /// TorchServe's HTTP inference API (`POST /predictions/M[/V]`).
     TorchServe,
+    /// Any gRPC method (`--grpc-method`), called with the messages a generator prints.
+    DynamicGrpc,
 }
 
 impl ServiceKind {
@@ -54,6 +56,7 @@ impl ServiceKind {
             ServiceKind::OpenAi => "OPENAI",
             ServiceKind::TfServing => "TFSERVING",
             ServiceKind::TorchServe => "TORCHSERVE",
+            ServiceKind::DynamicGrpc => "DYNAMIC_GRPC",
         }
     }
 }
@@ -203,6 +206,10 @@ pub struct Config {
     pub grpc_compression: Option<GrpcCompression>,
     /// `--request-parameter`s, sent with every request (KServe v2).
     pub request_parameters: Vec<RequestParameter>,
+    /// `--bls-composing-models`: the models a BLS model calls, `MODEL` or `MODEL:VERSION`.
+    pub bls_composing_models: Vec<String>,
+    /// `--grpc-method PACKAGE.SERVICE/METHOD` of `--service-kind dynamic_grpc`.
+    pub grpc_method: Option<String>,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
     pub progress: bool,
     /// The server runs in this process (`inferperf demo`): the client CPU the report shows
@@ -226,8 +233,13 @@ use crate::server::ModelDef;
 impl Config {
     /// Checks every flag and flag combination; the error names the flag and the fix.
     pub fn from_args(args: &ProfileArgs) -> RunResult<Config> {
-        let protocol = parse_protocol(&args.protocol)?;
         let service_kind = parse_service_kind(&args.service_kind)?;
+        let protocol = match (parse_protocol(&args.protocol)?, service_kind) {
+            // perf_analyzer's dynamic gRPC forces gRPC.
+            (_, ServiceKind::DynamicGrpc) => Protocol::Grpc,
+            (protocol, _) => protocol,
+        };
+        let grpc_method = pa_options::parse_grpc_method(args, service_kind)?;
         let torchserve = torchserve::parse(args, service_kind, protocol)?;
         pa_options::refuse_session_concurrency(&args.pa, service_kind)?;
         let (load, concurrency) = load::parse_load(args)?;
@@ -240,7 +252,11 @@ impl Config {
             _ => parse_urls(&args.url, protocol)?,
         };
         let mut config = Config {
-            model_name: non_empty(&args.model_name, "-m")?,
+            model_name: match &grpc_method {
+                Some(method) if args.model_name.trim().is_empty() => method.clone(),
+                _ => non_empty(&args.model_name, "-m")?,
+            },
+            grpc_method,
             model_version: args.model_version.trim().to_string(),
             url: urls[0].clone(),
             urls,
@@ -307,6 +323,7 @@ impl Config {
             trace_settings: pa_options::parse_trace_settings(&args.pa, protocol, service_kind)?,
             grpc_compression: pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?,
             request_parameters: pa_options::parse_request_parameters(&args.pa.request_parameters)?,
+            bls_composing_models: pa_options::parse_bls_composing_models(&args.pa, service_kind)?,
             progress: !args.no_progress,
             server_in_process: false,
             shard: shard::parse_shard(args)?,
@@ -325,6 +342,7 @@ impl Config {
         }
         config.check_request_count()?;
         config.check_request_parameters()?;
+        config.check_dynamic_grpc()?;
         config.check_periodic()?;
         config.check_search()?;
         config.check_timeline()?;

@@ -178,7 +178,8 @@ pub struct ModelSpec {
     pub scheduler: Scheduler,
     pub decoupled: bool,
     pub response_cache: bool,
-    /// The models an ensemble's steps call, in step order (empty for other models).
+    /// The models an ensemble's steps call, in step order, or the models a BLS model calls
+    /// (`--bls-composing-models`, `MODEL` or `MODEL:VERSION`); empty for other models.
     pub composing_models: Vec<String>,
     /// Whether the server answered the Triton model-configuration request.
     pub has_config: bool,
@@ -198,6 +199,28 @@ impl ModelSpec {
     /// `sequence_batching`), so requests carry a correlation id and start/end flags.
     pub fn is_sequence(&self) -> bool {
         self.scheduler == Scheduler::Sequence
+    }
+
+    /// Takes `--bls-composing-models` (`MODEL` or `MODEL:VERSION`) as the models this model
+    /// calls; `Err` is the sentence for an ensemble, whose composing models are its steps.
+    pub fn with_bls_calls(mut self, calls: &[String]) -> Result<ModelSpec, String> {
+        if calls.is_empty() {
+            return Ok(self);
+        }
+        if self.scheduler == Scheduler::Ensemble {
+            return Err(format!(
+                "--bls-composing-models names the models a BLS model calls, but '{}' is an ensemble, whose composing models come from its configuration: leave the flag out.",
+                self.name
+            ));
+        }
+        self.composing_models = calls.to_vec();
+        Ok(self)
+    }
+
+    /// Whether the composing models are a BLS model's calls, which run inside its compute
+    /// (not an ensemble's steps, whose times add up to the ensemble's).
+    pub fn calls_composing(&self) -> bool {
+        self.scheduler != Scheduler::Ensemble && !self.composing_models.is_empty()
     }
 
     pub fn server_has_extension(&self, name: &str) -> bool {

@@ -108,7 +108,6 @@ struct Case {
 
 const SHARED_MEMORY: &str = "system shared memory is not built yet";
 const C_API: &str = "--service-kind triton_c_api (Triton in process) is not built yet";
-const BLS: &str = "the per-composing-model breakdown of a BLS model is not built yet";
 
 /// The servers and files the invocations use.
 struct World {
@@ -449,7 +448,19 @@ fn long_cases(w: &World) -> Vec<Case> {
             "sequence-length-variation",
             sequenced(w, &["--sequence-length-variation", "20"]),
         ),
-        pending("bls-composing-models", &["identity"], BLS, w),
+        accepted(
+            "bls-composing-models",
+            strings(&[
+                "-m",
+                "pipe",
+                "-u",
+                &w.http(),
+                "--request-count",
+                "8",
+                "--bls-composing-models",
+                "identity:1",
+            ]),
+        ),
         accepted(
             "serial-sequences",
             sequenced(w, &["--request-rate-range", "8", "--serial-sequences"]),
@@ -498,11 +509,20 @@ fn long_cases(w: &World) -> Vec<Case> {
                 "--session-concurrency runs perf_analyzer's multi-turn chat sessions",
             ),
         },
-        pending(
+        accepted(
             "grpc-method",
-            &["pkg.Service/Method"],
-            "--service-kind dynamic_grpc (any gRPC method) is not built yet",
-            w,
+            strings(&[
+                "--service-kind",
+                "dynamic_grpc",
+                "--grpc-method",
+                "inference.GRPCInferenceService/ModelInfer",
+                "-u",
+                &w.grpc(),
+                "--input-data",
+                &w.file("generated.json"),
+                "--request-count",
+                "8",
+            ]),
         ),
     ]
 }
@@ -563,6 +583,35 @@ fn write_data(dir: &Path) {
         .collect();
     let doc = serde_json::json!({ "data": entries });
     std::fs::write(dir.join("schedule.json"), doc.to_string()).unwrap();
+    write_generator(dir);
+}
+
+/// A dynamic gRPC data file: one entry whose generator prints one identity ModelInferRequest
+/// after its 4-byte little-endian length.
+fn write_generator(dir: &Path) {
+    use inferperf::proto::model_infer_request::InferInputTensor;
+    use prost::Message;
+    let request = inferperf::proto::ModelInferRequest {
+        model_name: "identity".into(),
+        inputs: vec![InferInputTensor {
+            name: "INPUT0".into(),
+            datatype: "FP32".into(),
+            shape: vec![1, 16],
+            contents: Some(inferperf::proto::InferTensorContents {
+                fp32_contents: vec![1.0; 16],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }],
+        ..Default::default()
+    }
+    .encode_to_vec();
+    let mut framed = (request.len() as u32).to_le_bytes().to_vec();
+    framed.extend_from_slice(&request);
+    std::fs::write(dir.join("message.bin"), framed).unwrap();
+    let command = format!("cat '{}'", dir.join("message.bin").display());
+    let doc = serde_json::json!({ "data": [{ "message_generator": command }] });
+    std::fs::write(dir.join("generated.json"), doc.to_string()).unwrap();
 }
 
 async fn world() -> World {
@@ -572,6 +621,7 @@ async fn world() -> World {
     let models = [
         "identity=identity",
         "seq=sequence",
+        "pipe=bls:calls=identity",
         "stream=stream:responses=2",
         "llm=llm:ttft_ms=1,itl_ms=1,output_tokens=4",
     ];

@@ -1,12 +1,14 @@
 //! Client backends: how a request reaches the server and how its answers come back. Each
 //! API is an [`Adapter`] — discovery, encoding a dataset entry once, opening a connection —
-//! in its own file or folder ([`kserve`], [`local`], [`tfserving`], [`torchserve`], …), registered in [`Api`] and
+//! in its own file or folder ([`kserve`], [`local`], [`tfserving`], [`torchserve`],
+//! [`dynamic_grpc`], …), registered in [`Api`] and
 //! [`Connection`] below; the connection kinds they share ([`http1`], [`h2`]) and what every
 //! API's answers are checked against ([`check`]) sit beside them. [`Target`] is the resolved
 //! server and model.
 
 pub mod check;
 pub mod compression;
+pub mod dynamic_grpc;
 pub mod h2;
 pub mod http1;
 pub mod kserve;
@@ -64,6 +66,8 @@ pub enum Api {
     TfServing(tfserving::TfServing),
     /// TorchServe's HTTP inference API.
     TorchServe(torchserve::TorchServe),
+    /// Any gRPC method, with generated messages (perf_analyzer's dynamic gRPC).
+    DynamicGrpc(dynamic_grpc::DynamicGrpc),
 }
 
 impl Api {
@@ -75,6 +79,7 @@ impl Api {
             ServiceKind::OpenAi => Api::OpenAi(openai::OpenAi::new(cfg)),
             ServiceKind::TfServing => Api::TfServing(tfserving::TfServing::new(cfg)),
             ServiceKind::TorchServe => Api::TorchServe(torchserve::TorchServe::new(cfg)),
+            ServiceKind::DynamicGrpc => Api::DynamicGrpc(dynamic_grpc::DynamicGrpc::new(cfg)),
         }
     }
 
@@ -85,6 +90,7 @@ impl Api {
             Api::OpenAi(a) => a.discover(target).await,
             Api::TfServing(a) => a.discover(target).await,
             Api::TorchServe(a) => a.discover(target).await,
+            Api::DynamicGrpc(a) => a.discover(target).await,
         }
     }
 
@@ -95,6 +101,7 @@ impl Api {
             Api::OpenAi(a) => a.encode(target, model, entry),
             Api::TfServing(a) => a.encode(target, model, entry),
             Api::TorchServe(a) => a.encode(target, model, entry),
+            Api::DynamicGrpc(a) => a.encode(target, model, entry),
         }
     }
 
@@ -129,6 +136,7 @@ impl Api {
             Api::OpenAi(a) => a.open(target, slot).await,
             Api::TfServing(a) => a.open(target, slot).await,
             Api::TorchServe(a) => a.open(target, slot).await,
+            Api::DynamicGrpc(a) => a.open(target, slot).await,
         }
     }
 }
@@ -359,6 +367,8 @@ pub enum Connection {
     OpenAi(openai::conn::OpenAiConn),
     TfHttp(tfserving::rest::TfHttpConn),
     TorchServe(torchserve::TsConn),
+    /// A call of any gRPC method (perf_analyzer's dynamic gRPC).
+    DynamicGrpc(dynamic_grpc::DynamicGrpcConn),
 }
 
 impl Connection {
@@ -403,6 +413,7 @@ impl Connection {
                 Connection::OpenAi(c) => c.send(request, ex).await,
                 Connection::TfHttp(c) => c.send(request, ex).await,
                 Connection::TorchServe(c) => c.send(request, ex).await,
+                Connection::DynamicGrpc(c) => c.send(request, ex).await,
             }
         };
         tokio::select! {
@@ -422,6 +433,7 @@ impl Connection {
             Connection::OpenAi(c) => c.is_usable(),
             Connection::TfHttp(c) => c.is_usable(),
             Connection::TorchServe(c) => c.is_usable(),
+            Connection::DynamicGrpc(c) => c.is_usable(),
         }
     }
 }

@@ -102,7 +102,11 @@ impl StatsSource {
                 Ok(answer.into_inner().model_stats)
             }
             StatsSource::Local { server, models } => {
-                Ok(models.iter().filter_map(|m| server.statistics(m)).collect())
+                // `MODEL:VERSION` (a BLS composing model): the embedded server has one
+                // version of each model, whose statistics it gives.
+                let name = |m: &String| m.split_once(':').map_or(m.clone(), |(n, _)| n.into());
+                let names: Vec<String> = models.iter().map(name).collect();
+                Ok(names.iter().filter_map(|m| server.statistics(m)).collect())
             }
             StatsSource::TorchServe(source) => source.read().await,
         }

@@ -26,6 +26,17 @@ pub struct PaOptionArgs {
     /// the server compress its answers the same way.
     #[arg(long, value_name = "ALGORITHM")]
     pub grpc_compression_algorithm: Option<String>,
+    /// The models a BLS model calls, MODEL[:VERSION] separated by commas (repeatable): their
+    /// server statistics are read with the profiled model's and shown as its composing
+    /// models, inside its compute (Triton statistics; an ensemble's come from its
+    /// configuration).
+    #[arg(long = "bls-composing-models", value_name = "MODEL[:VERSION],...")]
+    pub bls_composing_models: Vec<String>,
+    /// The gRPC method --service-kind dynamic_grpc calls, PACKAGE.SERVICE/METHOD: each
+    /// request is one call carrying the messages an --input-data entry's message_generator
+    /// command prints (each after its 4-byte little-endian length).
+    #[arg(long, value_name = "PACKAGE.SERVICE/METHOD")]
+    pub grpc_method: Option<String>,
     /// Triton's trace level for the run: OFF, TIMESTAMPS or TENSORS; repeatable (several
     /// levels). Set through the trace extension (HTTP) before the run and, as every
     /// --trace-* and --log-frequency setting, put back as it was after it.

@@ -115,6 +115,25 @@ impl Config {
         }
         Ok(())
     }
+
+    /// Dynamic gRPC sends what `message_generator` entries print, so it needs a JSON
+    /// input-data file and has no tensors to stream or sequence.
+    pub(super) fn check_dynamic_grpc(&self) -> RunResult<()> {
+        if self.service_kind != ServiceKind::DynamicGrpc {
+            return Ok(());
+        }
+        if !matches!(self.input_data, super::InputData::Json(_)) {
+            return Err(RunError::bad_option(
+                "--service-kind dynamic_grpc sends the messages that the message_generator commands of --input-data FILE.json print: give such a file.",
+            ));
+        }
+        if self.streaming {
+            return Err(RunError::bad_option(
+                "--streaming is KServe's ModelStreamInfer; --service-kind dynamic_grpc makes one call of --grpc-method per request: drop --streaming.",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// `--grpc-compression-algorithm` (none is no compression).
@@ -207,4 +226,71 @@ pub(super) fn parse_trace_settings(
         ));
     }
     Ok(settings)
+}
+
+/// `--bls-composing-models a:3,b`: the models a BLS model calls, each `MODEL` or
+/// `MODEL:VERSION`, in order of first appearance without repeats. Only a server with
+/// Triton's statistics extension can break them down.
+pub(super) fn parse_bls_composing_models(
+    args: &PaOptionArgs,
+    kind: ServiceKind,
+) -> RunResult<Vec<String>> {
+    let mut models: Vec<String> = Vec::new();
+    for item in args.bls_composing_models.iter().flat_map(|l| l.split(',')) {
+        let item = item.trim();
+        let bad = |why: &str| {
+            RunError::bad_option(format!(
+                "--bls-composing-models '{item}' {why}: give MODEL or MODEL:VERSION, separated by commas (e.g. preprocess:1,classifier)."
+            ))
+        };
+        let (name, version) = item.split_once(':').unwrap_or((item, ""));
+        if name.is_empty() {
+            return Err(bad("has no model name"));
+        }
+        if item.contains(':')
+            && (version.is_empty() || !version.bytes().all(|b| b.is_ascii_digit()))
+        {
+            return Err(bad("has a version that is not a whole number"));
+        }
+        if !models.iter().any(|m| m == item) {
+            models.push(item.to_string());
+        }
+    }
+    if !models.is_empty() && !matches!(kind, ServiceKind::Triton | ServiceKind::Local) {
+        return Err(RunError::bad_option(
+            "--bls-composing-models breaks a BLS model down with Triton's statistics extension, which only --service-kind triton has.",
+        ));
+    }
+    Ok(models)
+}
+
+/// `--grpc-method PACKAGE.SERVICE/METHOD`: required by `--service-kind dynamic_grpc`, which
+/// sends the messages of an `--input-data` file's `message_generator` entries, and
+/// meaningless without it.
+pub(super) fn parse_grpc_method(
+    args: &crate::cli::ProfileArgs,
+    kind: ServiceKind,
+) -> RunResult<Option<String>> {
+    let method = args.pa.grpc_method.as_deref().map(str::trim);
+    match (method, kind) {
+        (None, ServiceKind::DynamicGrpc) => Err(RunError::bad_option(
+            "--service-kind dynamic_grpc calls the method --grpc-method names: add --grpc-method PACKAGE.SERVICE/METHOD (e.g. --grpc-method helloworld.Greeter/SayHello).",
+        )),
+        (None, _) => Ok(None),
+        (Some(_), k) if k != ServiceKind::DynamicGrpc => Err(RunError::bad_option(
+            "--grpc-method names the method of --service-kind dynamic_grpc: add --service-kind dynamic_grpc, or leave --grpc-method out.",
+        )),
+        (Some(method), _) => {
+            let well_formed = method.split_once('/').is_some_and(|(service, name)| {
+                let part = |p: &str| !p.is_empty() && !p.contains(['/', ' ']);
+                part(service) && part(name) && service.contains('.')
+            });
+            if !well_formed {
+                return Err(RunError::bad_option(format!(
+                    "--grpc-method '{method}' is not PACKAGE.SERVICE/METHOD (e.g. helloworld.Greeter/SayHello)."
+                )));
+            }
+            Ok(Some(method.to_string()))
+        }
+    }
 }

@@ -68,8 +68,9 @@ pub(super) fn parse_service_kind(text: &str) -> RunResult<ServiceKind> {
         "openai" => Ok(ServiceKind::OpenAi),
         "tfserving" => Ok(ServiceKind::TfServing),
         "torchserve" => Ok(ServiceKind::TorchServe),
+        "dynamic_grpc" => Ok(ServiceKind::DynamicGrpc),
         _ => Err(RunError::bad_option(format!(
-            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), torchserve (TorchServe), openai (an OpenAI-compatible server) or local (built-in models in this process)."
+            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), torchserve (TorchServe), openai (an OpenAI-compatible server), dynamic_grpc (any gRPC method) or local (built-in models in this process)."
         ))),
     }
 }

@@ -10,7 +10,9 @@
 //! `data` is a list of streams (lists of entries), are read stream after stream into one
 //! list: inferperf does not run sequences yet, so their entries are replayed in order.
 //! perf_analyzer's TorchServe entries, `{"TORCHSERVE_INPUT": ["<path>"]}`, name a file whose
-//! bytes are the request body ([`super::torchserve`]).
+//! bytes are the request body ([`super::torchserve`]); dynamic gRPC entries,
+//! `{"message_generator": "<command>"}`, name a command whose output is the request's
+//! messages ([`super::message_generator`]).
 //! Every problem is one sentence naming the file, the entry (`data[2]`, `data[1][0]`) and
 //! the tensor.
 
@@ -20,8 +22,8 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::entry::{self, Entry, ShapeSources};
-use super::torchserve;
 use super::values;
+use super::{message_generator, torchserve};
 use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
 use crate::wire::Tensor;
@@ -36,7 +38,7 @@ const UNSUPPORTED_KEYS: [(&str, &str); 5] = [
     ),
     (
         "message_generator",
-        "dynamic gRPC message generators are not supported yet",
+        "message generators apply to --service-kind dynamic_grpc only",
     ),
     (
         "TORCHSERVE_INPUT",
@@ -241,9 +243,12 @@ impl Reader<'_> {
             .map(|spec| {
                 let flag = entry::flag_shape(self.shapes, &spec.name);
                 let value = &fields[&spec.name];
-                match torchserve::is_body_input(spec) {
-                    true => torchserve::read_body(value),
-                    false => tensor(spec, value, flag),
+                if torchserve::is_body_input(spec) {
+                    torchserve::read_body(value)
+                } else if message_generator::is_generator_input(spec) {
+                    message_generator::run_generator(value)
+                } else {
+                    tensor(spec, value, flag)
                 }
                 .map_err(|m| self.fail(at, format!(", input '{}': {m}", spec.name)))
             })

@@ -7,6 +7,7 @@ pub mod directory;
 pub mod entry;
 pub mod generate;
 pub mod json_file;
+pub mod message_generator;
 pub mod prompts;
 pub mod shape;
 pub mod torchserve;

@@ -30,9 +30,12 @@ impl Monitors {
     /// Opens the server statistics reader and (if asked) the metrics scraper.
     pub async fn start(cfg: &Config, target: &Target, model: &ModelSpec) -> StartedMonitors {
         let mut notes = Vec::new();
-        // OpenAI-compatible servers and TF Serving have no statistics extension to read.
+        // OpenAI-compatible servers, TF Serving and an arbitrary gRPC method have no
+        // statistics extension to read.
         let server = match cfg.service_kind {
-            crate::config::ServiceKind::OpenAi | crate::config::ServiceKind::TfServing => None,
+            crate::config::ServiceKind::OpenAi
+            | crate::config::ServiceKind::TfServing
+            | crate::config::ServiceKind::DynamicGrpc => None,
             _ => ServerStatsReader::open(target, model)
                 .await
                 .map_err(|why| notes.push(why))

@@ -167,11 +167,14 @@ impl ModelCounters {
 }
 
 /// The server's counters over a window (or merged windows): the profiled model and, for an
-/// ensemble, its composing models.
+/// ensemble or a BLS model, its composing models.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServerWindow {
     pub model: ModelCounters,
     pub composing: Vec<ModelCounters>,
+    /// The composing models are a BLS model's calls (`--bls-composing-models`): they run
+    /// inside the model's compute, so its own counters are the breakdown.
+    pub bls: bool,
     /// The whole server's answers by status class, where the server counts them only
     /// server-wide (TorchServe's `Requests2XX/4XX/5XX`).
     pub answers: Option<AnswerCounts>,
@@ -207,6 +210,7 @@ impl ServerWindow {
             return;
         }
         self.model.add(&other.model);
+        self.bls |= other.bls;
         match (&mut self.answers, &other.answers) {
             (Some(mine), Some(theirs)) => mine.add(theirs),
             (mine @ None, Some(theirs)) => *mine = Some(*theirs),
@@ -221,9 +225,9 @@ impl ServerWindow {
     }
 
     /// Per-request averages; for an ensemble, queue and compute are the sums over its
-    /// composing models (as perf_analyzer adds them).
+    /// composing models (as perf_analyzer adds them); a BLS model's are its own.
     pub fn breakdown(&self) -> ServerBreakdown {
-        let parts: Vec<&ModelCounters> = if self.composing.is_empty() {
+        let parts: Vec<&ModelCounters> = if self.composing.is_empty() || self.bls {
             vec![&self.model]
         } else {
             self.composing.iter().collect()
@@ -250,6 +254,7 @@ pub struct ServerStatsReader {
     source: StatsSource,
     model: String,
     composing: Vec<String>,
+    bls: bool,
     last: Option<HashMap<String, ModelCounters>>,
     last_answers: Option<AnswerCounts>,
 }
@@ -266,6 +271,7 @@ impl ServerStatsReader {
             source: source.map_err(|e| unavailable(model, &e))?,
             model: target.model.clone(),
             composing,
+            bls: model.calls_composing(),
             last: None,
             last_answers: None,
         };
@@ -276,6 +282,11 @@ impl ServerStatsReader {
         if !first.contains_key(&reader.model) {
             let why = "its answer does not list the model".to_string();
             return Err(unavailable(model, &why));
+        }
+        if let Some(missing) = reader.composing.iter().find(|c| !first.contains_key(*c)) {
+            return Err(format!(
+                "Server: no server-side breakdown: the server's statistics do not list composing model '{missing}' (check --bls-composing-models' names and versions)."
+            ));
         }
         reader.last = Some(first);
         reader.last_answers = reader.source.answers();
@@ -302,20 +313,25 @@ impl ServerStatsReader {
         Some(ServerWindow {
             model: delta(&self.model),
             composing: self.composing.iter().map(|c| delta(c)).collect(),
+            bls: self.bls,
             answers,
         })
     }
 
-    /// One reading, the versions of each model added together.
+    /// One reading: each model under its name (its versions added together) and each
+    /// version under `name:version` (what `--bls-composing-models a:3` names).
     async fn read(&mut self) -> Result<HashMap<String, ModelCounters>, String> {
         let list = self.source.read().await?;
         let mut by_name: HashMap<String, ModelCounters> = HashMap::new();
         for stats in &list {
             let counters = ModelCounters::from_proto(stats);
-            by_name
-                .entry(stats.name.clone())
-                .and_modify(|c| c.add(&counters))
-                .or_insert(counters);
+            let versioned = format!("{}:{}", stats.name, stats.version);
+            for key in [stats.name.clone(), versioned] {
+                by_name
+                    .entry(key)
+                    .and_modify(|c| c.add(&counters))
+                    .or_insert_with(|| counters.clone());
+            }
         }
         Ok(by_name)
     }
@@ -375,6 +391,7 @@ mod tests {
         let window = ServerWindow {
             model: counters("ens", 5, 0, 0),
             composing: vec![counters("a", 5, 1000, 2000), counters("b", 5, 3000, 4000)],
+            bls: false,
             answers: None,
         };
         let b = window.breakdown();
@@ -384,5 +401,23 @@ mod tests {
         merged.merge(&window);
         merged.merge(&window);
         assert_eq!(merged.composing[1].success.count, 10);
+    }
+
+    #[test]
+    fn bls_breakdown_is_the_models_own() {
+        // The calls run inside the BLS model's compute: adding them would count them twice.
+        let window = ServerWindow {
+            model: counters("bls", 5, 500, 9000),
+            composing: vec![counters("a", 5, 1000, 2000), counters("b", 5, 3000, 4000)],
+            bls: true,
+            answers: None,
+        };
+        let b = window.breakdown();
+        assert!((b.queue - 0.5).abs() < 1e-9);
+        assert!((b.compute_infer - 9.0).abs() < 1e-9);
+        let mut merged = ServerWindow::default();
+        merged.merge(&window);
+        merged.merge(&window);
+        assert!(merged.bls);
     }
 }

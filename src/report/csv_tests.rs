@@ -74,6 +74,7 @@ fn level_with_server(cache: bool) -> LevelResult {
             ..ModelCounters::default()
         },
         composing: Vec::new(),
+        bls: false,
         answers: None,
     });
     level

@@ -122,6 +122,7 @@ mod tests {
         level.merged.server = Some(ServerWindow {
             model: counters("ens", 10),
             composing: vec![counters("pre", 10), counters("net", 5)],
+            bls: false,
             answers: None,
         });
         let files = composing_csvs(&[level], Path::new("/tmp/out.csv"));

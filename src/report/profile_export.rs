@@ -184,6 +184,7 @@ fn write_tail(out: &mut impl Write, cfg: &Config) -> io::Result<()> {
         ServiceKind::OpenAi => ("openai", cfg.llm.as_ref().map_or("", |l| l.endpoint.path())),
         ServiceKind::TfServing => ("tfserving", ""),
         ServiceKind::TorchServe => ("torchserve", ""),
+        ServiceKind::DynamicGrpc => ("dynamic_grpc", cfg.grpc_method.as_deref().unwrap_or("")),
         ServiceKind::Triton | ServiceKind::Local => ("triton", ""),
     };
     write!(

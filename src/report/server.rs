@@ -24,25 +24,27 @@ pub fn client_capacity(cfg: &Config) -> f64 {
     (cfg.client_threads as f64 + dispatcher).min(available_cores())
 }
 
-/// perf_analyzer's `Server:` block, and the composing models of an ensemble.
+/// perf_analyzer's `Server:` block, and the composing models of an ensemble or a BLS model.
 pub fn server_lines(server: &ServerWindow) -> Vec<String> {
     let mut lines = vec!["  Server: ".to_string()];
     lines.extend(model_lines(
         &server.model,
         "    ",
-        server.composing.is_empty(),
+        server.composing.is_empty() || server.bls,
     ));
-    if !server.composing.is_empty() {
+    if server.bls && !server.composing.is_empty() {
+        lines.push("    Composing models (called by the BLS model, inside its compute):".into());
+    } else if !server.composing.is_empty() {
         let b = server.breakdown();
         lines.push(format!(
             "    Composing models (queue {} usec + compute {} usec in total):",
             usec(b.queue),
             usec(b.compute())
         ));
-        for model in &server.composing {
-            lines.push(format!("    {}:", model.name));
-            lines.extend(model_lines(model, "      ", true));
-        }
+    }
+    for model in &server.composing {
+        lines.push(format!("    {}:", model.name));
+        lines.extend(model_lines(model, "      ", true));
     }
     if let Some(a) = &server.answers {
         lines.push(format!(
@@ -150,7 +152,8 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
         ServiceKind::Triton
         | ServiceKind::OpenAi
         | ServiceKind::TfServing
-        | ServiceKind::TorchServe => None,
+        | ServiceKind::TorchServe
+        | ServiceKind::DynamicGrpc => None,
     };
     let usage = match shared {
         Some(what) => format!(
@@ -310,6 +313,7 @@ mod tests {
         w.server = Some(ServerWindow {
             model: counters("m", 10),
             composing: Vec::new(),
+            bls: false,
             answers: None,
         });
         w
@@ -334,6 +338,7 @@ mod tests {
         let server = ServerWindow {
             model: counters("ens", 4),
             composing: vec![counters("a", 4), counters("b", 4)],
+            bls: false,
             answers: None,
         };
         let lines = server_lines(&server);

@@ -181,6 +181,7 @@ fn server_record(s: &ServerWindow) -> ServerRecord {
     ServerRecord {
         model: counters_record(&s.model),
         composing: s.composing.iter().map(counters_record).collect(),
+        bls: s.bls,
         answers: s.answers.map(|a| AnswerCountsRecord {
             status_2xx: a.ok,
             status_4xx: a.client_errors,

@@ -145,6 +145,7 @@ fn server_window(s: &ServerRecord) -> ServerWindow {
     ServerWindow {
         model: counters(&s.model),
         composing: s.composing.iter().map(counters).collect(),
+        bls: s.bls,
         answers: s.answers.map(|a| AnswerCounts {
             ok: a.status_2xx,
             client_errors: a.status_4xx,

@@ -425,6 +425,9 @@ impl<'de> Deserialize<'de> for Percentiles {
 pub struct ServerRecord {
     pub model: CountersRecord,
     pub composing: Vec<CountersRecord>,
+    /// The composing models are a BLS model's calls, inside its compute.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bls: bool,
     pub breakdown_us: BreakdownRecord,
     /// The whole server's answers by status class, where the server counts them only for
     /// all models together (TorchServe's `Requests2XX/4XX/5XX`).

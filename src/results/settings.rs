@@ -26,6 +26,7 @@ pub fn settings(cfg: &Config) -> Settings {
             ServiceKind::OpenAi => "openai",
             ServiceKind::TfServing => "tfserving",
             ServiceKind::TorchServe => "torchserve",
+            ServiceKind::DynamicGrpc => "dynamic_grpc",
         }
         .to_string(),
         protocol: match cfg.protocol {

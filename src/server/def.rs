@@ -355,7 +355,7 @@ pub fn default_models() -> Vec<ModelDef> {
 
 /// What each kind does and the options it alone takes, for `serve --help`; the defaults are
 /// printed from [`ModelDef::new`] beside it.
-const KIND_HELP: [(&str, &str); 10] = [
+const KIND_HELP: [(&str, &str); 11] = [
     ("identity", "OUTPUT0 = INPUT0, any datatype"),
     ("add_sub", "INT32 INPUT0, INPUT1 -> OUTPUT0 sum, OUTPUT1 difference"),
     ("echo", "BYTES identity"),
@@ -383,6 +383,10 @@ const KIND_HELP: [(&str, &str); 10] = [
     (
         "embeddings",
         "OpenAI /v1/embeddings: a unit vector of dims numbers per input after ms per request",
+    ),
+    (
+        "bls",
+        "identity after calling the models calls=a+b in turn on its inputs, inside its compute (a Triton Python model's BLS requests); the called models take the same datatype and shape and count the calls in their statistics",
     ),
 ];
 

@@ -133,11 +133,16 @@ pub enum ModelKind {
     /// OpenAI-compatible embeddings of `dims` numbers after a service time of `ms` per
     /// request, served on `/v1/embeddings` only.
     Embeddings { dims: u32, ms: f64 },
+    /// A BLS (business logic scripting) model: each request runs the `calls` models in turn
+    /// on its own inputs, inside this model's compute, then answers as `identity` (see
+    /// [`super::bls`]). The calls count in their models' statistics as Triton counts a
+    /// Python model's BLS requests.
+    Bls { calls: Vec<String> },
 }
 
 /// The kinds, as error messages list them.
 pub const KINDS: &str =
-    "identity, add_sub, echo, sleep, fail, stream, noop, sequence, llm, embeddings";
+    "identity, add_sub, echo, sleep, fail, stream, noop, sequence, llm, embeddings, bls";
 
 impl ModelKind {
     pub fn name(&self) -> &'static str {
@@ -152,6 +157,7 @@ impl ModelKind {
             ModelKind::Sequence { .. } => "sequence",
             ModelKind::Llm(_) => "llm",
             ModelKind::Embeddings { .. } => "embeddings",
+            ModelKind::Bls { .. } => "bls",
         }
     }
 
@@ -188,6 +194,7 @@ impl ModelKind {
                 tokens_per_event: 1,
             }),
             "embeddings" => ModelKind::Embeddings { dims: 16, ms: 1.0 },
+            "bls" => ModelKind::Bls { calls: Vec::new() },
             _ => return None,
         })
     }
@@ -223,6 +230,7 @@ impl ModelKind {
             ModelKind::Sleep { .. } => ", ms, dist, spin",
             ModelKind::Stream { .. } => ", responses, first_ms, interval_ms, dist, spin",
             ModelKind::Sequence { .. } => ", string_ids",
+            ModelKind::Bls { .. } => ", calls",
             _ => "",
         }
     }
@@ -267,6 +275,10 @@ impl ModelKind {
                 "ms" => millis(value, bad).map(|v| *ms = v),
                 _ => return None,
             }),
+            ModelKind::Bls { calls } => match key {
+                "calls" => Some(model_names(value, bad).map(|names| *calls = names)),
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -283,6 +295,17 @@ impl ModelKind {
             }
             _ => Ok(()),
         }
+    }
+}
+
+/// A `bls` model's `calls=a+b`: model names joined by `+`, none empty.
+fn model_names(value: &str, bad: &dyn Fn(&str) -> String) -> Result<Vec<String>, String> {
+    let names: Vec<String> = value.split('+').map(|n| n.trim().to_string()).collect();
+    match names.iter().any(String::is_empty) {
+        true => Err(bad(
+            "expected model names joined by '+', e.g. calls=pre+net",
+        )),
+        false => Ok(names),
     }
 }
 
@@ -427,6 +450,9 @@ impl ModelKind {
             }
             ModelKind::Embeddings { dims, ms } => write!(f, ",dims={dims},ms={ms}"),
             ModelKind::Sequence { string_ids: true } => write!(f, ",string_ids=true"),
+            ModelKind::Bls { calls } if !calls.is_empty() => {
+                write!(f, ",calls={}", calls.join("+"))
+            }
             _ => Ok(()),
         }
     }

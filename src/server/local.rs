@@ -42,6 +42,26 @@ impl Served {
         }
     }
 
+    /// Runs one request through this model's scheduler, counting it in the statistics.
+    /// A decoupled model is refused, as Triton refuses it outside a stream.
+    pub(crate) async fn infer(
+        &self,
+        request: InferRequest,
+        arrival: Instant,
+    ) -> Result<InferResponse, InferError> {
+        self.model.refuse_kserve()?;
+        if self.model.decoupled() {
+            return Err(InferError::Unsupported(format!(
+                "LocalServer::infer doesn't support models with decoupled transaction policy; \
+                 model '{}' answers through infer_stream",
+                self.model.name()
+            )));
+        }
+        self.note_parameters(&request);
+        let job = self.model.check(request, arrival)?;
+        self.scheduler.submit(&self.model, job).await
+    }
+
     /// An `llm` model's engines.
     pub(crate) fn engines(&self) -> Option<&Engines> {
         match &self.scheduler {
@@ -127,6 +147,7 @@ impl LocalServer {
             };
             models.insert(name, served);
         }
+        super::bls::check_calls(&models)?;
         Ok(LocalServer {
             inner: Arc::new(Registry {
                 models,
@@ -189,16 +210,14 @@ impl LocalServer {
     ) -> Result<InferResponse, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
-        served.model.refuse_kserve()?;
-        if served.model.decoupled() {
-            return Err(InferError::Unsupported(format!(
-                "LocalServer::infer doesn't support models with decoupled transaction policy; \
-                 model '{model}' answers through infer_stream"
-            )));
+        if let ModelKind::Bls { calls } = &served.model.def.kind {
+            served.note_parameters(&request);
+            let callees: Vec<&Served> = (calls.iter())
+                .map(|c| self.find(c, ""))
+                .collect::<Result<_, _>>()?;
+            return super::bls::infer(served, &callees, request, arrival).await;
         }
-        served.note_parameters(&request);
-        let job = served.model.check(request, arrival)?;
-        served.scheduler.submit(&served.model, job).await
+        served.infer(request, arrival).await
     }
 
     /// Runs one request as a stream: a decoupled model's N responses then the empty final
@@ -212,6 +231,10 @@ impl LocalServer {
     ) -> Result<tokio::sync::mpsc::Receiver<Result<StreamAnswer, InferError>>, InferError> {
         let arrival = Instant::now();
         let served = self.find(model, version)?;
+        if let ModelKind::Bls { .. } = served.model.def.kind {
+            let response = self.infer(model, version, request).await?;
+            return Ok(stream::single(response));
+        }
         served.model.refuse_kserve()?;
         served.note_parameters(&request);
         let job = served.model.check(request, arrival)?;

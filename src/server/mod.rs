@@ -9,9 +9,11 @@
 //! engines ([`llm`]), with what they served counted for the tests to check. TF Serving's
 //! `PredictionService` ([`tfserving`]) shares the gRPC port and its REST routes
 //! ([`tfserving_rest`]) the HTTP port, over the same models, as do TorchServe's
-//! predictions and management routes ([`torchserve`]).
+//! predictions and management routes ([`torchserve`]). A [`bls`] model calls other models
+//! inside its own compute, as a Triton Python model's BLS requests do.
 //! [`start`] binds the ports and returns once they listen.
 
+mod bls;
 mod def;
 mod describe;
 mod error;

@@ -323,6 +323,29 @@ impl Model {
         outcomes
     }
 
+    /// A `bls` model's answer once its calls (started at `calls_started`) are done: the
+    /// identity answer, recorded as one execution whose compute spans the calls.
+    pub fn answer_after_calls(&self, mut job: Job, calls_started: Instant) -> Outcome {
+        let outputs = std::mem::take(&mut job.inputs);
+        let mut jobs = [job];
+        let outcome = self.answer(&mut jobs[0], outputs.into_iter());
+        let end = Instant::now();
+        let compute = Compute {
+            input_ns: 0,
+            infer_ns: nanos(end - calls_started),
+            output_ns: 0,
+        };
+        let outcomes = [outcome];
+        self.record(&jobs, &outcomes, calls_started, end, compute);
+        let [outcome] = outcomes;
+        outcome
+    }
+
+    /// Counts a request that failed after it was checked (a `bls` model's failed call).
+    pub fn record_failed(&self, arrival: Instant) {
+        self.stats.record_failure(nanos(arrival.elapsed()));
+    }
+
     fn record(&self, jobs: &[Job], outcomes: &[Outcome], start: Instant, end: Instant, c: Compute) {
         let total: u32 = jobs.iter().map(|j| j.batch).sum();
         self.stats.record_execution(total, c);
