@@ -21,6 +21,7 @@ pub(crate) use parse::whole_range;
 use parse::*;
 pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
 pub mod sequence;
+pub mod shm;
 mod slo;
 mod timeline;
 mod tls;
@@ -201,6 +202,8 @@ pub struct Config {
     pub trace_settings: serde_json::Map<String, serde_json::Value>,
     /// `--grpc-compression-algorithm`: how gRPC request messages are compressed.
     pub grpc_compression: Option<GrpcCompression>,
+    /// `--shared-memory` / `--output-shared-memory-size`.
+    pub shm: shm::ShmConfig,
     /// `--request-parameter`s, sent with every request (KServe v2).
     pub request_parameters: Vec<RequestParameter>,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
@@ -228,6 +231,7 @@ impl Config {
     pub fn from_args(args: &ProfileArgs) -> RunResult<Config> {
         let protocol = parse_protocol(&args.protocol)?;
         let service_kind = parse_service_kind(&args.service_kind)?;
+        let shm = shm::parse(args, service_kind)?;
         let torchserve = torchserve::parse(args, service_kind, protocol)?;
         pa_options::refuse_session_concurrency(&args.pa, service_kind)?;
         let (load, concurrency) = load::parse_load(args)?;
@@ -307,6 +311,7 @@ impl Config {
             trace_settings: pa_options::parse_trace_settings(&args.pa, protocol, service_kind)?,
             grpc_compression: pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?,
             request_parameters: pa_options::parse_request_parameters(&args.pa.request_parameters)?,
+            shm,
             progress: !args.no_progress,
             server_in_process: false,
             shard: shard::parse_shard(args)?,
