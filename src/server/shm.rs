@@ -204,7 +204,7 @@ fn bad_param(what: &str) -> InferError {
 /// Whether a request's JSON names a region at all (the cheap test before any rewriting).
 pub fn mentions_regions(json: &[u8]) -> bool {
     let needle = REGION_PARAM.as_bytes();
-    json.windows(needle.len()).any(|w| w == needle)
+    (json.windows(needle.len())).any(|w| w[0] == b's' && w == needle)
 }
 
 /// The outputs asked for in regions, by output name.
@@ -345,6 +345,11 @@ impl ShmRegions {
     /// A gRPC request with shared-memory inputs made ordinary (their bytes as raw
     /// contents); the outputs asked for in regions, their parameters taken out.
     pub fn rewrite_grpc(&self, msg: &mut ModelInferRequest) -> Result<OutputPlaces, InferError> {
+        let names = |p: &HashMap<String, InferParameter>| p.contains_key(REGION_PARAM);
+        let inputs = msg.inputs.iter().any(|i| names(&i.parameters));
+        if !inputs && !msg.outputs.iter().any(|o| names(&o.parameters)) {
+            return Ok(Vec::new());
+        }
         let mut old_raw = std::mem::take(&mut msg.raw_input_contents).into_iter();
         let mut raw = Vec::with_capacity(msg.inputs.len());
         for input in &mut msg.inputs {
