@@ -5,6 +5,7 @@
 //! is removed by the next one. The flags that cannot work with it are refused.
 
 mod common;
+mod fault_proxy;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -335,4 +336,43 @@ async fn runs_that_cannot_use_it_are_refused_with_one_sentence() {
         assert!(said.contains(words), "{flags:?}: {said}");
         assert_eq!(said.trim().lines().count(), 1, "{flags:?}: {said}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_refuses_registration_is_one_sentence_and_exit_99() {
+    use std::sync::Arc;
+    let server = start_server(&["identity=identity"]).await;
+    // Discovery (server metadata, model metadata, configuration) passes; every call of the
+    // extension after it is refused as a server without it would.
+    let plan: fault_proxy::Plan = Arc::new(|n| match n {
+        0..=2 => fault_proxy::Fault::Pass,
+        _ => fault_proxy::Fault::Status(400),
+    });
+    let proxy = fault_proxy::start(server.http_addr, plan).await;
+    let child = Command::new(BIN)
+        .args(["-m", "identity", "-u", &proxy.addr.to_string()])
+        .args([
+            "--shared-memory",
+            "system",
+            "--request-count",
+            "10",
+            "--no-progress",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("inferperf starts");
+    let pid = child.id();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output()).await;
+    let out = out.unwrap().unwrap();
+    let said = stderr(&out);
+    assert_eq!(out.status.code(), Some(99), "{said}");
+    assert!(
+        said.contains("refused to register the shared-memory region"),
+        "{said}"
+    );
+    assert!(said.contains("HTTP 400"), "{said}");
+    assert_eq!(said.trim().lines().count(), 1, "{said}");
+    assert_eq!(objects_of(pid), Vec::<String>::new());
+    assert_eq!(served(&server, "identity"), 0);
 }
