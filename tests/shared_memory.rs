@@ -194,8 +194,10 @@ async fn validation_data_reads_the_output_regions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_finished_run_leaves_no_region_on_the_server_or_in_dev_shm() {
     let server = start_server(&["identity=identity"]).await;
+    let dir = tempfile::tempdir().unwrap();
     for protocol in ["http", "grpc"] {
         let before = served(&server, "identity");
+        let results = dir.path().join(format!("{protocol}.json"));
         let child = Command::new(BIN)
             .args([
                 "-m",
@@ -206,7 +208,8 @@ async fn a_finished_run_leaves_no_region_on_the_server_or_in_dev_shm() {
                 protocol,
             ])
             .args(["--shared-memory", "system", "--concurrency-range", "3"])
-            .args(["--request-count", "50", "--no-progress"])
+            .args(["--request-count", "50", "--no-progress", "--results-file"])
+            .arg(&results)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -218,6 +221,8 @@ async fn a_finished_run_leaves_no_region_on_the_server_or_in_dev_shm() {
         assert_eq!(served(&server, "identity") - before, 50, "{protocol}");
         assert_eq!(registered(&server), Vec::<String>::new(), "{protocol}");
         assert_eq!(objects_of(pid), Vec::<String>::new(), "{protocol}");
+        let written = common::assert_valid(&results);
+        assert_eq!(written["settings"]["shared_memory"], "system", "{protocol}");
     }
 }
 
