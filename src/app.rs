@@ -73,6 +73,9 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
             model.name
         )));
     }
+    if let Some(shm) = first.target.shm() {
+        shm.register(&first.target).await?;
+    }
     if sequences.is_none() && cfg.sequence.flags_given {
         println!(
             "Note: model '{}' is not a sequence model (no sequence_batching in its configuration); the sequence flags are ignored, as perf_analyzer ignores them.",
@@ -142,6 +145,9 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     let trace = match set_trace(cfg, &prepared.target).await {
         Ok(change) => change,
         Err(error) => {
+            if let Some(shm) = prepared.target.shm() {
+                shm.cleanup(&prepared.target).await;
+            }
             let _ = results.finish(RunEnd {
                 error: Some(&error),
                 ..RunEnd::default()
@@ -150,6 +156,9 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
         }
     };
     let outcome = run_prepared(cfg, &prepared, interrupt, &mut results, coordinator).await;
+    if let Some(shm) = prepared.target.shm() {
+        shm.cleanup(&prepared.target).await;
+    }
     let Some(change) = trace else {
         return outcome;
     };

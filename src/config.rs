@@ -21,6 +21,7 @@ pub(crate) use parse::whole_range;
 use parse::*;
 pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
 pub mod sequence;
+pub mod shm;
 mod slo;
 mod timeline;
 mod tls;
@@ -204,6 +205,8 @@ pub struct Config {
     pub trace_settings: serde_json::Map<String, serde_json::Value>,
     /// `--grpc-compression-algorithm`: how gRPC request messages are compressed.
     pub grpc_compression: Option<GrpcCompression>,
+    /// `--shared-memory` / `--output-shared-memory-size`.
+    pub shm: shm::ShmConfig,
     /// `--request-parameter`s, sent with every request (KServe v2).
     pub request_parameters: Vec<RequestParameter>,
     /// `--bls-composing-models`: the models a BLS model calls, `MODEL` or `MODEL:VERSION`.
@@ -240,6 +243,7 @@ impl Config {
             (protocol, _) => protocol,
         };
         let grpc_method = pa_options::parse_grpc_method(args, service_kind)?;
+        let shm = shm::parse(args, service_kind)?;
         let torchserve = torchserve::parse(args, service_kind, protocol)?;
         pa_options::refuse_session_concurrency(&args.pa, service_kind)?;
         let (load, concurrency) = load::parse_load(args)?;
@@ -324,6 +328,7 @@ impl Config {
             grpc_compression: pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?,
             request_parameters: pa_options::parse_request_parameters(&args.pa.request_parameters)?,
             bls_composing_models: pa_options::parse_bls_composing_models(&args.pa, service_kind)?,
+            shm,
             progress: !args.no_progress,
             server_in_process: false,
             shard: shard::parse_shard(args)?,

@@ -23,5 +23,6 @@ pub mod proto;
 pub mod report;
 pub mod results;
 pub mod server;
+pub mod shm;
 pub mod sweep;
 pub mod wire;

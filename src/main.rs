@@ -163,6 +163,8 @@ fn watch_ctrl_c(interrupt: Arc<Interrupt>) {
         eprintln!("{clear}Interrupted: finishing the current window and writing the reports (Ctrl-C again to exit now).");
         interrupt.raise();
         if tokio::signal::ctrl_c().await.is_ok() {
+            // No destructor runs on this exit: the run's shared-memory objects go now.
+            inferperf::shm::unlink_all_created();
             std::process::exit(EXIT_INTERRUPTED);
         }
     });

@@ -106,7 +106,6 @@ struct Case {
     expect: Expect,
 }
 
-const SHARED_MEMORY: &str = "system shared memory is not built yet";
 const C_API: &str = "--service-kind triton_c_api (Triton in process) is not built yet";
 
 /// The servers and files the invocations use.
@@ -317,8 +316,19 @@ fn long_cases(w: &World) -> Vec<Case> {
             "request-intervals",
             counted(w, &["--request-intervals", &gaps]),
         ),
-        pending("shared-memory", &["system"], SHARED_MEMORY, w),
-        pending("output-shared-memory-size", &["1024"], SHARED_MEMORY, w),
+        accepted("shared-memory", counted(w, &["--shared-memory", "system"])),
+        accepted(
+            "output-shared-memory-size",
+            counted(
+                w,
+                &[
+                    "--shared-memory",
+                    "system",
+                    "--output-shared-memory-size",
+                    "1024",
+                ],
+            ),
+        ),
         accepted("service-kind", counted(w, &["--service-kind", "triton"])),
         accepted("model-signature-name", {
             let mut a = strings(&["-m", "identity", "-u", &w.grpc(), "-i", "grpc"]);
@@ -527,6 +537,15 @@ fn long_cases(w: &World) -> Vec<Case> {
     ]
 }
 
+/// Values of options listed above that are refused on purpose, checked beside them.
+fn refused_values(w: &World) -> Vec<Case> {
+    vec![Case {
+        option: "shared-memory",
+        args: counted(w, &["--shared-memory", "cuda"]),
+        expect: Expect::Refused("--shared-memory cuda needs a GPU build of inferperf with CUDA"),
+    }]
+}
+
 fn short_cases(w: &World) -> Vec<Case> {
     let csv = w.file("short.csv");
     vec![
@@ -696,7 +715,7 @@ async fn every_perf_analyzer_option_is_accepted_refused_on_purpose_or_listed_as_
     assert_eq!(BTreeSet::from(PA_LONG_OPTIONS).len(), PA_LONG_OPTIONS.len());
     let mut failures = Vec::new();
     let mut pending = Vec::new();
-    for case in long.into_iter().chain(short) {
+    for case in long.into_iter().chain(short).chain(refused_values(&w)) {
         if let Expect::Pending(why) = case.expect {
             pending.push(format!("--{}: {why}", case.option));
         }

@@ -125,7 +125,12 @@ async fn http_health_metadata_and_config() {
     assert_eq!(meta["name"], "inferperf");
     assert_eq!(
         meta["extensions"],
-        json!(["binary_tensor_data", "model_configuration", "statistics"])
+        json!([
+            "binary_tensor_data",
+            "model_configuration",
+            "statistics",
+            "system_shared_memory"
+        ])
     );
 
     let identity = http.get("/v2/models/identity").await;

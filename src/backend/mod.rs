@@ -256,6 +256,14 @@ impl Target {
         }
     }
 
+    /// The run's shared-memory regions (`--shared-memory system`).
+    pub fn shm(&self) -> Option<&Arc<kserve::shm::ShmSession>> {
+        match &self.api {
+            Api::Kserve(kserve) => kserve.shm(),
+            _ => None,
+        }
+    }
+
     /// Path prefix of the model's REST resources: `/v2/models/M[/versions/V]`.
     pub fn model_path(&self) -> String {
         kserve::rest::model_path(&self.model, &self.version)

@@ -51,4 +51,13 @@ pub struct PaOptionArgs {
     /// Triton's trace log frequency for the run: write the trace file every N traces.
     #[arg(long, value_name = "N")]
     pub log_frequency: Option<u64>,
+    /// Pass tensors through shared memory: none, system (POSIX regions registered through
+    /// Triton's system shared-memory extension; the server must be on this machine) or cuda
+    /// (needs a GPU build, which this is not).
+    #[arg(long, value_name = "KIND")]
+    pub shared_memory: Option<String>,
+    /// Bytes of each output's shared-memory region per batch item (default 102400); with
+    /// --shared-memory system every in-flight slot has one region of size x outputs x batch.
+    #[arg(long, value_name = "BYTES")]
+    pub output_shared_memory_size: Option<u64>,
 }

@@ -115,6 +115,12 @@ pub struct Settings {
     /// TLS to the server (null: plain text).
     #[serde(default)]
     pub tls: Option<TlsRecord>,
+    /// `--shared-memory` (`none` or `system`; absent in files written before it existed).
+    #[serde(default)]
+    pub shared_memory: Option<String>,
+    /// `--output-shared-memory-size`: bytes of each output's region per batch item.
+    #[serde(default)]
+    pub output_shared_memory_size: Option<u64>,
     /// The command line after the program's name, `-H` values hidden as `Name: <hidden>`:
     /// what `inferperf merge` rebuilds the run's settings from.
     #[serde(default)]

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::schema::*;
+use crate::config::shm::SharedMemory;
 use crate::config::{
     Config, Distribution, InputData, LlmConfig, LoadMode, MeasurementMode, MetricsConfig,
     PromptSource, Protocol, ServiceKind, TensorFormat, TimelineKind,
@@ -81,6 +82,14 @@ pub fn settings(cfg: &Config) -> Settings {
             source: s.source.label().to_string(),
             start_at: s.start_at.map(super::rfc3339),
         }),
+        shared_memory: Some(
+            match cfg.shm.mode {
+                SharedMemory::None => "none",
+                SharedMemory::System => "system",
+            }
+            .to_string(),
+        ),
+        output_shared_memory_size: Some(cfg.shm.output_size),
         tls: cfg.tls.as_ref().map(|t| TlsRecord {
             ca_file: t.ca_file.as_deref().map(display),
             client_certificate_file: t.client_cert.as_ref().map(|f| display(&f.path)),

@@ -20,7 +20,12 @@ use crate::proto::{
 const PLATFORM: &str = "inferperf";
 
 /// The protocol extensions the server advertises.
-pub const EXTENSIONS: [&str; 3] = ["binary_tensor_data", "model_configuration", "statistics"];
+pub const EXTENSIONS: [&str; 4] = [
+    "binary_tensor_data",
+    "model_configuration",
+    "statistics",
+    "system_shared_memory",
+];
 
 pub fn server_metadata(statistics: bool) -> ServerMetadataResponse {
     let offered = EXTENSIONS

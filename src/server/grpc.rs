@@ -85,10 +85,17 @@ async fn infer_message(
     if model.decoupled() {
         return Err(InferError::decoupled("ModelInfer RPC").into());
     }
+    let places = server.shm().rewrite_grpc(&mut msg)?;
     let request =
         wire::from_grpc_request(msg).map_err(|e| Status::invalid_argument(e.to_string()))?;
-    let response = server.infer(&name, &version, request).await?;
-    Ok(wire::to_grpc_response(&response))
+    let mut response = server.infer(&name, &version, request).await?;
+    if places.is_empty() {
+        return Ok(wire::to_grpc_response(&response));
+    }
+    let placed = server.shm().place_outputs(&mut response, &places)?;
+    let mut answer = wire::to_grpc_response(&response);
+    super::shm::add_placed_grpc(&mut answer, &placed);
+    Ok(answer)
 }
 
 type StreamAnswers = mpsc::Sender<Result<ModelStreamInferResponse, Status>>;
@@ -284,5 +291,31 @@ impl GrpcInferenceService for Service {
             vec![model.stats.snapshot(model.name())]
         };
         Ok(Response::new(ModelStatisticsResponse { model_stats }))
+    }
+
+    async fn system_shared_memory_status(
+        &self,
+        request: Request<SystemSharedMemoryStatusRequest>,
+    ) -> Answer<SystemSharedMemoryStatusResponse> {
+        let name = &request.get_ref().name;
+        let status = super::shm_routes::grpc_status(&self.server, name)?;
+        Ok(Response::new(status))
+    }
+
+    async fn system_shared_memory_register(
+        &self,
+        request: Request<SystemSharedMemoryRegisterRequest>,
+    ) -> Answer<SystemSharedMemoryRegisterResponse> {
+        let r = request.get_ref();
+        (self.server.shm()).register(&r.name, &r.key, r.offset, r.byte_size)?;
+        Ok(Response::new(SystemSharedMemoryRegisterResponse {}))
+    }
+
+    async fn system_shared_memory_unregister(
+        &self,
+        request: Request<SystemSharedMemoryUnregisterRequest>,
+    ) -> Answer<SystemSharedMemoryUnregisterResponse> {
+        self.server.shm().unregister(&request.get_ref().name);
+        Ok(Response::new(SystemSharedMemoryUnregisterResponse {}))
     }
 }

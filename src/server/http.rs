@@ -232,6 +232,10 @@ async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, In
         let reply = super::trace::handle(&server, &parts.method, model, &parts.headers, body);
         return Ok(reply.await);
     }
+    if let Some(shm) = super::shm_routes::route(path) {
+        let reply = super::shm_routes::handle(&server, &parts.method, shm, &parts.headers, body);
+        return Ok(reply.await);
+    }
     if path.starts_with("/v1/") {
         return Ok(openai::handle(&server, &parts.method, path, &parts.headers, body).await);
     }
@@ -262,7 +266,7 @@ async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, In
 }
 
 /// The body, at most [`MAX_MESSAGE_BYTES`] long; an HTTP status and message if not.
-pub(super) async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, (u16, String)> {
+pub(crate) async fn read_body(headers: &HeaderMap, body: Incoming) -> Result<Bytes, (u16, String)> {
     let too_big = || {
         (
             413,
@@ -344,7 +348,7 @@ pub fn body_reply(status: StatusCode, body: Bytes, content_type: HeaderValue) ->
     reply
 }
 
-pub(super) fn json_reply(status: StatusCode, value: &Value) -> Reply {
+pub(crate) fn json_reply(status: StatusCode, value: &Value) -> Reply {
     body_reply(status, Bytes::from(value.to_string()), JSON)
 }
 
@@ -398,12 +402,27 @@ async fn run_infer(
         return Err(InferError::decoupled("HTTP end point"));
     }
     let bad = |e: wire::WireError| InferError::BadRequest(e.to_string());
-    let request = wire::decode_http_request_bytes(&body, header_len(headers)?).map_err(bad)?;
+    let mut header_len = header_len(headers)?;
+    let json_part = &body[..header_len.unwrap_or(body.len()).min(body.len())];
+    let (body, places) = match super::shm::mentions_regions(json_part) {
+        true => {
+            let (body, len, places) = server.shm().rewrite_http(&body, header_len)?;
+            header_len = len;
+            (body, places)
+        }
+        false => (body, Vec::new()),
+    };
+    let request = wire::decode_http_request_bytes(&body, header_len).map_err(bad)?;
     let requested = request.outputs.clone();
     let binary_output = request.binary_output;
-    let response = server.infer(name, version, request).await?;
+    let mut response = server.infer(name, version, request).await?;
+    let placed = match places.is_empty() {
+        true => Vec::new(),
+        false => server.shm().place_outputs(&mut response, &places)?,
+    };
     let binary = |output: &str| wants_binary(&requested, binary_output, output);
-    wire::encode_http_response(&response, &binary).map_err(bad)
+    let encoded = wire::encode_http_response(&response, &binary).map_err(bad)?;
+    super::shm::add_placed_http(encoded, &placed)
 }
 
 /// Whether an output goes back as binary data: its own `binary_data` flag if it was

@@ -88,6 +88,8 @@ struct Registry {
     torchserve_answers: AnswerClasses,
     /// Each model's trace settings (the trace extension).
     trace: TraceSettings,
+    /// The system shared-memory regions clients registered.
+    shm: super::shm::ShmRegions,
 }
 
 /// Answers on the TorchServe routes by status class (2XX, 4XX, 5XX), server-wide as
@@ -154,8 +156,14 @@ impl LocalServer {
                 statistics,
                 torchserve_answers: AnswerClasses::default(),
                 trace: TraceSettings::default(),
+                shm: Default::default(),
             }),
         })
+    }
+
+    /// The system shared-memory regions registered with the server.
+    pub fn shm(&self) -> &super::shm::ShmRegions {
+        &self.inner.shm
     }
 
     /// The answers given on the TorchServe routes, by status class.

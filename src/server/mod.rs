@@ -28,6 +28,8 @@ mod openai;
 mod openai_wire;
 mod sched;
 mod sequences;
+mod shm;
+mod shm_routes;
 mod spoil;
 mod stats;
 mod stream;
@@ -53,6 +55,7 @@ pub use def::{
 pub use error::InferError;
 pub use local::LocalServer;
 pub use metrics::{process_cpu_seconds, process_resident_bytes};
+pub use shm::{Place as ShmPlace, Region as ShmRegion, ShmRegions};
 pub use stats::TokenCounts;
 pub use stream::StreamAnswer;
 pub use tls::TlsFiles;

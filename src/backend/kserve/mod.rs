@@ -8,6 +8,9 @@ pub mod answer;
 pub mod grpc;
 pub mod rest;
 pub mod sequence;
+pub mod shm;
+pub mod shm_answer;
+pub mod shm_control;
 pub mod stream;
 pub mod trace;
 pub mod unary;
@@ -18,6 +21,7 @@ use serde_json::Value;
 use super::compression;
 use super::outcome::ErrorKind;
 use super::{requested_outputs, Adapter, Connection, Discovered, Payload, Target};
+use crate::config::shm::SharedMemory;
 use crate::config::{Config, ParameterValue, Protocol, RequestParameter, TensorFormat};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
@@ -34,6 +38,8 @@ pub struct Kserve {
     streaming: bool,
     /// `--request-parameter`s as JSON values, put into every request when it is encoded.
     parameters: serde_json::Map<String, Value>,
+    /// `--shared-memory system`: the run's regions.
+    shm: Option<std::sync::Arc<shm::ShmSession>>,
 }
 
 impl Kserve {
@@ -43,7 +49,14 @@ impl Kserve {
             output_format: cfg.output_format,
             streaming: cfg.streaming,
             parameters: request_parameters(&cfg.request_parameters),
+            shm: (cfg.shm.mode == SharedMemory::System)
+                .then(|| std::sync::Arc::new(shm::ShmSession::new(&cfg.shm, cfg.batch_size))),
         }
+    }
+
+    /// The run's shared-memory regions, with `--shared-memory system`.
+    pub fn shm(&self) -> Option<&std::sync::Arc<shm::ShmSession>> {
+        self.shm.as_ref()
     }
 
     /// The request of one entry, asking for every output the model declares.
@@ -75,6 +88,9 @@ impl Adapter for Kserve {
     }
 
     fn encode(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
+        if let Some(session) = &self.shm {
+            return session.encode(target, model, entry, &self.parameters);
+        }
         let request = self.request(target, model, entry);
         match target.protocol {
             Protocol::Http => {
@@ -97,6 +113,18 @@ impl Adapter for Kserve {
     }
 
     async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
+        if let Some(session) = &self.shm {
+            let region = session.slot(target, slot).await?;
+            let shm = shm_answer::SlotShm::new(region, session.slot_name(0));
+            return Ok(match target.protocol {
+                Protocol::Http => {
+                    Connection::KserveHttp(rest::HttpConn::open(target).await?.with_shm(shm))
+                }
+                Protocol::Grpc => {
+                    Connection::Grpc(unary::GrpcConn::open(target, slot).await?.with_shm(shm))
+                }
+            });
+        }
         Ok(match (target.protocol, self.streaming) {
             (Protocol::Http, _) => Connection::KserveHttp(rest::HttpConn::open(target).await?),
             (Protocol::Grpc, false) => Connection::Grpc(unary::GrpcConn::open(target, slot).await?),

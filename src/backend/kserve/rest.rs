@@ -12,6 +12,7 @@ use http::StatusCode;
 use serde_json::Value;
 
 use super::answer::check_http;
+use super::shm_answer::SlotShm;
 use crate::backend::http1::{frame_request, user_headers, Http1Stream, Response};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
@@ -88,6 +89,8 @@ pub struct HttpConn {
     host: String,
     headers: Vec<(String, String)>,
     checked: CheckedAnswers<()>,
+    /// `--shared-memory system`: the slot's output region and its requests.
+    shm: Option<SlotShm>,
 }
 
 impl HttpConn {
@@ -100,7 +103,16 @@ impl HttpConn {
             host: target.authority.clone(),
             headers: target.headers.clone(),
             checked: CheckedAnswers::default(),
+            shm: None,
         })
+    }
+
+    /// The connection of a slot whose requests use shared-memory regions.
+    pub fn with_shm(self, shm: SlotShm) -> HttpConn {
+        HttpConn {
+            shm: Some(shm),
+            ..self
+        }
     }
 
     pub fn is_usable(&mut self) -> bool {
@@ -109,6 +121,14 @@ impl HttpConn {
 
     /// Writes a framed inference request and reads and checks its answer.
     pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let own;
+        let request = match &mut self.shm {
+            Some(shm) => {
+                own = shm.request(request);
+                &own
+            }
+            None => request,
+        };
         let (response, done) = post(&mut self.io, request, ex).await?;
         if response.trailing > 0 {
             return Err(Failure::bad(
@@ -120,12 +140,11 @@ impl HttpConn {
                 ),
             ));
         }
-        check_http(
-            &mut self.checked,
-            request,
-            &response.body,
-            response.header_len,
-        )?;
+        let (body, header_len) = (&response.body, response.header_len);
+        match &self.shm {
+            Some(shm) => shm.check_http(&mut self.checked, request, body, header_len)?,
+            None => check_http(&mut self.checked, request, body, header_len)?,
+        }
         ex.answer(done);
         ex.finish(done);
         Ok(())

@@ -11,6 +11,7 @@ use bytes::Bytes;
 use http::Request as Head;
 
 use super::answer::check_protobuf;
+use super::shm_answer::SlotShm;
 use crate::backend::h2::{copy_head, grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
@@ -29,6 +30,8 @@ pub struct GrpcConn {
     head: Head<()>,
     check: CheckMessage,
     checked: CheckedAnswers<()>,
+    /// `--shared-memory system`: the slot's output region and its requests.
+    shm: Option<SlotShm>,
 }
 
 impl GrpcConn {
@@ -49,7 +52,16 @@ impl GrpcConn {
             head: crate::backend::h2::call_head(target, path)?,
             check,
             checked: CheckedAnswers::default(),
+            shm: None,
         })
+    }
+
+    /// The connection of a slot whose requests use shared-memory regions.
+    pub fn with_shm(self, shm: SlotShm) -> GrpcConn {
+        GrpcConn {
+            shm: Some(shm),
+            ..self
+        }
     }
 
     pub fn is_usable(&self) -> bool {
@@ -58,6 +70,14 @@ impl GrpcConn {
 
     /// Sends one framed request message and reads and checks the answer.
     pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let own;
+        let request = match &mut self.shm {
+            Some(shm) => {
+                own = shm.request(request);
+                &own
+            }
+            None => request,
+        };
         let Payload::Grpc(framed) = &request.payload else {
             return Err(ErrorKind::Connection.into());
         };
@@ -70,7 +90,10 @@ impl GrpcConn {
                 return Err(failure);
             }
         };
-        (self.check)(&mut self.checked, request, &message)?;
+        match &self.shm {
+            Some(shm) => shm.check_protobuf(&mut self.checked, request, &message)?,
+            None => (self.check)(&mut self.checked, request, &message)?,
+        }
         ex.answer(done);
         ex.finish(done);
         Ok(())

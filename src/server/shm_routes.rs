@@ -1,0 +1,156 @@
+//! The routes of the system shared-memory extension on the embedded server: over HTTP
+//! `GET /v2/systemsharedmemory[/region/N]/status`, `POST …/region/N/register` with
+//! `{"key", "offset", "byte_size"}` and `POST /v2/systemsharedmemory[/region/N]/unregister`;
+//! over gRPC the `SystemSharedMemory*` calls. Both front ends answer from [`ShmRegions`].
+
+use http::{HeaderMap, Method, StatusCode};
+use hyper::body::Incoming;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::error::InferError;
+use super::http::{json_reply, read_body, Reply};
+use super::local::LocalServer;
+use super::shm::Region;
+use crate::proto::system_shared_memory_status_response::RegionStatus;
+use crate::proto::SystemSharedMemoryStatusResponse;
+
+/// What a path under `/v2/systemsharedmemory` asks.
+#[derive(Debug, PartialEq, Eq)]
+pub enum ShmRoute<'a> {
+    Status(&'a str),
+    Register(&'a str),
+    Unregister(&'a str),
+}
+
+/// Matches the extension's paths (the region name empty for "all regions").
+pub fn route(path: &str) -> Option<ShmRoute<'_>> {
+    let rest = path.strip_prefix("/v2/systemsharedmemory")?;
+    let (name, action) = match rest.strip_prefix("/region/") {
+        Some(named) => named.rsplit_once('/').filter(|(n, _)| !n.is_empty())?,
+        None => ("", rest.strip_prefix('/')?),
+    };
+    match action {
+        "status" => Some(ShmRoute::Status(name)),
+        "register" if !name.is_empty() => Some(ShmRoute::Register(name)),
+        "unregister" => Some(ShmRoute::Unregister(name)),
+        _ => None,
+    }
+}
+
+#[derive(Deserialize)]
+struct RegisterBody {
+    key: String,
+    #[serde(default)]
+    offset: u64,
+    byte_size: u64,
+}
+
+/// Answers one request of the extension over HTTP.
+pub async fn handle(
+    server: &LocalServer,
+    method: &Method,
+    route: ShmRoute<'_>,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Reply {
+    let regions = server.shm();
+    let answer = match (method, route) {
+        (&Method::GET, ShmRoute::Status(name)) => regions
+            .status(name)
+            .map(|list| Value::Array(list.iter().map(status_json).collect())),
+        (&Method::POST, ShmRoute::Unregister(name)) => {
+            regions.unregister(name);
+            Ok(json!({}))
+        }
+        (&Method::POST, ShmRoute::Register(name)) => match read_body(headers, body).await {
+            Ok(bytes) => register(server, name, &bytes),
+            Err((_, message)) => Err(InferError::BadRequest(message)),
+        },
+        (method, _) => {
+            let message = format!("the shared-memory routes do not take {method} here");
+            let status = StatusCode::METHOD_NOT_ALLOWED;
+            return json_reply(status, &json!({ "error": message }));
+        }
+    };
+    match answer {
+        Ok(value) => json_reply(StatusCode::OK, &value),
+        Err(e) => {
+            let status = StatusCode::from_u16(e.http_status());
+            let status = status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            json_reply(status, &json!({ "error": e.message() }))
+        }
+    }
+}
+
+fn register(server: &LocalServer, name: &str, body: &[u8]) -> Result<Value, InferError> {
+    let parsed: RegisterBody = serde_json::from_slice(body).map_err(|e| {
+        InferError::BadRequest(format!(
+            "the register body must be {{\"key\", \"offset\", \"byte_size\"}}: {e}"
+        ))
+    })?;
+    let (key, offset, size) = (&parsed.key, parsed.offset, parsed.byte_size);
+    server.shm().register(name, key, offset, size)?;
+    Ok(json!({}))
+}
+
+fn status_json(region: &Region) -> Value {
+    json!({"name": region.name, "key": region.key, "offset": region.offset,
+           "byte_size": region.byte_size})
+}
+
+/// The gRPC status answer for `name` (every region when empty).
+pub fn grpc_status(
+    server: &LocalServer,
+    name: &str,
+) -> Result<SystemSharedMemoryStatusResponse, InferError> {
+    let regions = server.shm().status(name)?;
+    let regions = regions
+        .into_iter()
+        .map(|r| {
+            let status = RegionStatus {
+                name: r.name.clone(),
+                key: r.key,
+                offset: r.offset,
+                byte_size: r.byte_size,
+            };
+            (r.name, status)
+        })
+        .collect();
+    Ok(SystemSharedMemoryStatusResponse { regions })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extension_paths_are_matched() {
+        let cases = [
+            ("/v2/systemsharedmemory/status", Some(ShmRoute::Status(""))),
+            (
+                "/v2/systemsharedmemory/region/a/status",
+                Some(ShmRoute::Status("a")),
+            ),
+            (
+                "/v2/systemsharedmemory/region/a/register",
+                Some(ShmRoute::Register("a")),
+            ),
+            (
+                "/v2/systemsharedmemory/unregister",
+                Some(ShmRoute::Unregister("")),
+            ),
+            (
+                "/v2/systemsharedmemory/region/a/unregister",
+                Some(ShmRoute::Unregister("a")),
+            ),
+            ("/v2/systemsharedmemory/register", None),
+            ("/v2/systemsharedmemory/region//status", None),
+            ("/v2/systemsharedmemoryx/status", None),
+            ("/v2/models/m/infer", None),
+        ];
+        for (path, expected) in cases {
+            assert_eq!(route(path), expected, "{path}");
+        }
+    }
+}
