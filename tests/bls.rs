@@ -6,19 +6,8 @@
 
 mod common;
 
-use common::{profile, run_cli, start_server, stderr, stdout, url};
-use inferperf::server::{LocalServer, ModelDef, RunningServer};
-
-/// Successful requests the server has counted for `model`.
-fn served(server: &RunningServer, model: &str) -> u64 {
-    let stats = server.local.statistics(model).expect("model statistics");
-    stats
-        .inference_stats
-        .expect("inference stats")
-        .success
-        .unwrap()
-        .count
-}
+use common::{profile, run_cli, served, start_server, stderr, stdout, url};
+use inferperf::server::{LocalServer, ModelDef};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn composing_models_are_broken_down_over_http_and_grpc() {

@@ -8,22 +8,10 @@
 
 mod common;
 
-use common::{profile, run_cli, start_server, stderr, stdout, url};
+use common::{profile, run_cli, served, start_server, stderr, stdout, url};
 use inferperf::proto::model_infer_request::InferInputTensor;
 use inferperf::proto::{InferTensorContents, ModelInferRequest};
-use inferperf::server::RunningServer;
 use prost::Message;
-
-/// Successful inferences the server has counted for `model`.
-fn served(server: &RunningServer, model: &str) -> u64 {
-    let stats = server.local.statistics(model).expect("model statistics");
-    stats
-        .inference_stats
-        .expect("inference stats")
-        .success
-        .unwrap()
-        .count
-}
 
 /// An identity request (FP32 [1, 16]) as protobuf bytes.
 fn identity_request(model: &str) -> Vec<u8> {

@@ -5,15 +5,6 @@ mod common;
 
 use common::*;
 
-/// Successful inferences the embedded server counted for `model`.
-fn served(server: &inferperf::server::RunningServer, model: &str) -> u64 {
-    let stats = server.local.statistics(model).expect("model statistics");
-    stats
-        .inference_stats
-        .and_then(|s| s.success)
-        .map_or(0, |d| d.count)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_count_sends_exactly_n_in_every_load_mode() {
     let server = start_server(&["identity=identity"]).await;

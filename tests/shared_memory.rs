@@ -10,21 +10,13 @@ mod fault_proxy;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{profile, run_cli, start_server, stderr, url};
+use common::{profile, run_cli, served, start_server, stderr, url};
 use inferperf::backend::{ErrorKind, Payload};
 use inferperf::server::{RunningServer, ShmPlace};
 use inferperf::shm::{Mapping, PREFIX, SHM_DIR};
 use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_inferperf");
-
-/// Successful inferences the embedded server counted for `model`.
-fn served(server: &RunningServer, model: &str) -> u64 {
-    let stats = server.local.statistics(model).expect("model statistics");
-    (stats.inference_stats)
-        .and_then(|s| s.success)
-        .map_or(0, |d| d.count)
-}
 
 /// The names the server lists as registered.
 fn registered(server: &RunningServer) -> Vec<String> {

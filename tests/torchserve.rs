@@ -44,14 +44,19 @@ fn figure(text: &str, label: &str) -> f64 {
         .unwrap_or_else(|_| panic!("no number in '{line}'"))
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn requests_match_the_servers_count_and_the_server_block_splits_them() {
-    let server = start_with_metrics(&["slow=sleep:ms=2,max_batch=0"]).await;
+/// Profiles `model` over TorchServe's API with the server's metrics page, at `concurrency`
+/// for `count` requests: the process's output and its standard output.
+async fn profile_torchserve(
+    server: &RunningServer,
+    model: &str,
+    concurrency: &str,
+    count: &str,
+) -> (std::process::Output, String) {
     let url = server.http_addr.to_string();
     let metrics = format!("{}/metrics", server.metrics_addr.unwrap());
     let args = [
         "-m",
-        "slow",
+        model,
         "--service-kind",
         "torchserve",
         "-u",
@@ -61,12 +66,19 @@ async fn requests_match_the_servers_count_and_the_server_block_splits_them() {
         "--shape",
         "TORCHSERVE_INPUT:16",
         "--concurrency-range",
-        "4",
+        concurrency,
         "--request-count",
-        "200",
+        count,
     ];
     let out = run_cli(&args).await;
     let text = stdout(&out);
+    (out, text)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_match_the_servers_count_and_the_server_block_splits_them() {
+    let server = start_with_metrics(&["slow=sleep:ms=2,max_batch=0"]).await;
+    let (out, text) = profile_torchserve(&server, "slow", "4", "200").await;
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     let sent = figure(&text, "Request count:") as u64;
     let counted = server
@@ -101,26 +113,7 @@ async fn requests_match_the_servers_count_and_the_server_block_splits_them() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_wide_answer_classes_match_the_clients_successes_and_errors() {
     let server = start_with_metrics(&["flaky=fail:rate=0.3,code=503,max_batch=0"]).await;
-    let url = server.http_addr.to_string();
-    let metrics = format!("{}/metrics", server.metrics_addr.unwrap());
-    let args = [
-        "-m",
-        "flaky",
-        "--service-kind",
-        "torchserve",
-        "-u",
-        &url,
-        "--metrics-url",
-        &metrics,
-        "--shape",
-        "TORCHSERVE_INPUT:16",
-        "--concurrency-range",
-        "1",
-        "--request-count",
-        "300",
-    ];
-    let out = run_cli(&args).await;
-    let text = stdout(&out);
+    let (out, text) = profile_torchserve(&server, "flaky", "1", "300").await;
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     let line = (text.lines())
         .find(|l| l.contains("Server-wide answers"))

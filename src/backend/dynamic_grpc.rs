@@ -6,13 +6,13 @@
 //! messages are opaque here (no schema), so an answer is checked only for its framing and
 //! status; the messages are framed once, when the dataset is encoded.
 
-use std::future::poll_fn;
 use std::time::Instant;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use http::Request as Head;
 
-use super::h2::{copy_head, grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
+use super::h2::{grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
+use super::kserve::unary::start_call;
 use super::outcome::{ErrorKind, Exchange, Failure};
 use super::{nanos, Adapter, Connection, Discovered, Payload, Request, Target};
 use crate::config::Config;
@@ -124,22 +124,7 @@ async fn call(
     framed: &Bytes,
     ex: &mut Exchange<'_>,
 ) -> Result<(), Failure> {
-    let sender = &mut lane.sender;
-    poll_fn(|cx| sender.poll_ready(cx))
-        .await
-        .map_err(|e| h2_error(&e))?;
-    let (response, mut body) = sender
-        .send_request(copy_head(head), false)
-        .map_err(|e| h2_error(&e))?;
-    body.send_data(framed.clone(), true)
-        .map_err(|e| h2_error(&e))?;
-    ex.send_ns = nanos(ex.sent.elapsed());
-    let response = response.await.map_err(|e| h2_error(&e))?;
-    let first_byte = Instant::now();
-    let (head, mut stream) = response.into_parts();
-    if head.status != http::StatusCode::OK {
-        return Err(ErrorKind::HttpStatus(head.status.as_u16()).into());
-    }
+    let (head, mut stream, first_byte) = start_call(lane, head, framed, ex).await?;
     // A "trailers-only" answer: the status is in the headers, and no message follows.
     let status = match grpc_status(&head.headers) {
         Some(code) => Some(code),

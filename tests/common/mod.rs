@@ -36,6 +36,15 @@ pub async fn start_server(models: &[&str]) -> RunningServer {
     .expect("embedded server starts")
 }
 
+/// Successful inferences the embedded server has counted for `model` (its own statistics,
+/// the truth a run's counts are held to).
+pub fn served(server: &RunningServer, model: &str) -> u64 {
+    let stats = server.local.statistics(model).expect("model statistics");
+    (stats.inference_stats)
+        .and_then(|s| s.success)
+        .map_or(0, |d| d.count)
+}
+
 /// `-u` for the server over the given protocol.
 pub fn url(server: &RunningServer, protocol: &str) -> String {
     match protocol {

@@ -121,14 +121,8 @@ impl HttpConn {
 
     /// Writes a framed inference request and reads and checks its answer.
     pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let own;
-        let request = match &mut self.shm {
-            Some(shm) => {
-                own = shm.request(request);
-                &own
-            }
-            None => request,
-        };
+        let own = self.shm.as_mut().map(|shm| shm.request(request));
+        let request = own.as_ref().unwrap_or(request);
         let (response, done) = post(&mut self.io, request, ex).await?;
         if response.trailing > 0 {
             return Err(Failure::bad(

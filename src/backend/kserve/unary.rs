@@ -70,14 +70,8 @@ impl GrpcConn {
 
     /// Sends one framed request message and reads and checks the answer.
     pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let own;
-        let request = match &mut self.shm {
-            Some(shm) => {
-                own = shm.request(request);
-                &own
-            }
-            None => request,
-        };
+        let own = self.shm.as_mut().map(|shm| shm.request(request));
+        let request = own.as_ref().unwrap_or(request);
         let Payload::Grpc(framed) = &request.payload else {
             return Err(ErrorKind::Connection.into());
         };
@@ -100,14 +94,16 @@ impl GrpcConn {
     }
 }
 
-/// One unary call with the head `head` on the lane's connection (KServe's ModelInfer, TF
-/// Serving's Predict): the answer's message and when it was complete.
-pub(crate) async fn unary_call(
+/// Starts a call with the head `head` on the lane's connection: sends its framed
+/// message(s) and closes the sending side, then waits for the answer's head. Returns the
+/// answer's head and body and when its first byte came; a status other than 200 is the
+/// error.
+pub(crate) async fn start_call(
     lane: &mut Lane,
     head: &Head<()>,
     framed: &Bytes,
     ex: &mut Exchange<'_>,
-) -> Result<(Bytes, Instant), Failure> {
+) -> Result<(http::response::Parts, ::h2::RecvStream, Instant), Failure> {
     let sender = &mut lane.sender;
     poll_fn(|cx| sender.poll_ready(cx))
         .await
@@ -120,10 +116,22 @@ pub(crate) async fn unary_call(
     ex.send_ns = nanos(ex.sent.elapsed());
     let response = response.await.map_err(|e| h2_error(&e))?;
     let first_byte = Instant::now();
-    let (head, mut stream) = response.into_parts();
+    let (head, stream) = response.into_parts();
     if head.status != http::StatusCode::OK {
         return Err(ErrorKind::HttpStatus(head.status.as_u16()).into());
     }
+    Ok((head, stream, first_byte))
+}
+
+/// One unary call with the head `head` on the lane's connection (KServe's ModelInfer, TF
+/// Serving's Predict): the answer's message and when it was complete.
+pub(crate) async fn unary_call(
+    lane: &mut Lane,
+    head: &Head<()>,
+    framed: &Bytes,
+    ex: &mut Exchange<'_>,
+) -> Result<(Bytes, Instant), Failure> {
+    let (head, mut stream, first_byte) = start_call(lane, head, framed, ex).await?;
     // A "trailers-only" answer carries its status in the headers, and no message.
     match grpc_status(&head.headers) {
         Some(0) => {
