@@ -66,7 +66,13 @@ async fn server_counts_match_the_requests_of_the_merged_windows() {
             s.model.inference_count, counted,
             "batch 1: one inference per request"
         );
-        assert!(s.model.execution_count >= 1 && s.model.execution_count <= counted);
+        // An execution and its request's success are counted a moment apart, so a window
+        // edge may split them: the same slack as above.
+        let executions = s.model.execution_count;
+        assert!(
+            executions >= 1 && executions <= counted + slack,
+            "{executions} {counted}"
+        );
     }
     server.shutdown().await;
 }
