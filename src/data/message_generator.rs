@@ -5,7 +5,7 @@
 //! dynamic gRPC adapter splits and frames it while the rest of the dataset (cycling,
 //! sharding) treats it like any input.
 
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use bytes::Bytes;
 use serde_json::Value;
@@ -15,6 +15,11 @@ use crate::wire::Tensor;
 
 /// The input name perf_analyzer's dynamic gRPC data uses.
 pub const INPUT: &str = "message_generator";
+
+/// The longest a generator may run.
+const GENERATOR_SECONDS: u64 = 60;
+/// `timeout`'s exit status when it stopped the command.
+const TIMED_OUT: i32 = 124;
 
 /// The largest output a generator may print (the messages of one request).
 const MAX_OUTPUT: usize = 1 << 30;
@@ -40,11 +45,19 @@ pub fn run_generator(value: &Value) -> Result<Tensor, String> {
         .as_str()
         .filter(|c| !c.trim().is_empty())
         .ok_or("the value must be a shell command, as a string, that prints the request's length-prefixed messages")?;
-    let output = Command::new("sh")
-        .arg("-c")
-        .arg(command)
+    // Bounded in time (coreutils' `timeout`) and with no input, so that a command that
+    // never ends or waits for a terminal cannot hang the run.
+    let output = Command::new("timeout")
+        .arg(GENERATOR_SECONDS.to_string())
+        .args(["sh", "-c", command])
+        .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("the command cannot be started ({e})"))?;
+    if output.status.code() == Some(TIMED_OUT) {
+        return Err(format!(
+            "the command '{command}' did not finish within {GENERATOR_SECONDS} s"
+        ));
+    }
     if !output.status.success() {
         let said = String::from_utf8_lossy(&output.stderr);
         let said = said.trim().lines().last().unwrap_or("");
@@ -137,6 +150,11 @@ mod tests {
             "{failed}"
         );
         assert!(run_generator(&Value::from(1)).is_err());
+        let waits = run_generator(&Value::from("cat; exit 9")).unwrap_err();
+        assert!(
+            waits.contains("exit status: 9"),
+            "no input, so no wait: {waits}"
+        );
         let garbage = run_generator(&Value::from("printf xy")).unwrap_err();
         assert!(garbage.contains("not a whole 4-byte length"), "{garbage}");
     }
