@@ -4,13 +4,17 @@
 //! output) counted per request, `batch_stats` counted per execution of each batch size, and
 //! for a decoupled model `response_stats` counted per response index (see
 //! [`ModelStats::record_response`] for what each response's durations mean).
-//! Plain atomics, so recording takes no lock; a snapshot is what the HTTP and gRPC
-//! statistics endpoints, the Prometheus text and the in-process API all report.
+//! A request's success is recorded in one short critical section, so a snapshot never sees
+//! its count without its durations or its inferences (the reference server's figures are
+//! the truth tests compare against, exactly); the rest are plain atomics. A snapshot is
+//! what the HTTP and gRPC statistics endpoints, the Prometheus text and the in-process API
+//! all report.
 //! [`TokenStats`] counts what the OpenAI routes served (requests, tokens, streamed events),
 //! the truth a load tester's LLM figures are checked against.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
@@ -104,15 +108,9 @@ pub enum ResponseEnd {
 /// count (Triton counts them together on success), so they are stored once.
 #[derive(Debug)]
 pub struct ModelStats {
-    success_count: AtomicU64,
-    success_ns: AtomicU64,
+    success: Mutex<SuccessCounters>,
     fail_count: AtomicU64,
     fail_ns: AtomicU64,
-    queue_ns: AtomicU64,
-    input_ns: AtomicU64,
-    infer_ns: AtomicU64,
-    output_ns: AtomicU64,
-    inference_count: AtomicU64,
     execution_count: AtomicU64,
     last_inference_ms: AtomicU64,
     /// Index `b - 1` holds executions of batch size `b`.
@@ -120,6 +118,19 @@ pub struct ModelStats {
     /// Index `i` holds the `i`-th responses of a decoupled model's requests (empty for
     /// other models).
     responses: Box<[ResponseCounters]>,
+}
+
+/// The successful requests' counters, updated and read together.
+#[derive(Debug, Default, Clone, Copy)]
+struct SuccessCounters {
+    count: u64,
+    request_ns: u64,
+    queue_ns: u64,
+    input_ns: u64,
+    infer_ns: u64,
+    output_ns: u64,
+    /// Batch elements of the successful requests.
+    inferences: u64,
 }
 
 /// What an `llm` or `embeddings` model served, cumulative since start.
@@ -199,15 +210,9 @@ impl ModelStats {
     pub fn new(max_batch: u32, responses: u32) -> ModelStats {
         let sizes = max_batch.max(1) as usize;
         ModelStats {
-            success_count: AtomicU64::new(0),
-            success_ns: AtomicU64::new(0),
+            success: Mutex::new(SuccessCounters::default()),
             fail_count: AtomicU64::new(0),
             fail_ns: AtomicU64::new(0),
-            queue_ns: AtomicU64::new(0),
-            input_ns: AtomicU64::new(0),
-            infer_ns: AtomicU64::new(0),
-            output_ns: AtomicU64::new(0),
-            inference_count: AtomicU64::new(0),
             execution_count: AtomicU64::new(0),
             last_inference_ms: AtomicU64::new(0),
             batches: (0..sizes).map(|_| BatchCounters::default()).collect(),
@@ -255,13 +260,20 @@ impl ModelStats {
     /// One successful request of `batch` elements: its queue time, the compute phases of
     /// the execution it was part of, and its whole duration.
     pub fn record_success(&self, batch: u32, queue_ns: u64, c: Compute, request_ns: u64) {
-        self.inference_count.fetch_add(u64::from(batch), Relaxed);
-        self.success_count.fetch_add(1, Relaxed);
-        self.success_ns.fetch_add(request_ns, Relaxed);
-        self.queue_ns.fetch_add(queue_ns, Relaxed);
-        self.input_ns.fetch_add(c.input_ns, Relaxed);
-        self.infer_ns.fetch_add(c.infer_ns, Relaxed);
-        self.output_ns.fetch_add(c.output_ns, Relaxed);
+        let mut s = self.success_counters();
+        s.inferences += u64::from(batch);
+        s.count += 1;
+        s.request_ns += request_ns;
+        s.queue_ns += queue_ns;
+        s.input_ns += c.input_ns;
+        s.infer_ns += c.infer_ns;
+        s.output_ns += c.output_ns;
+    }
+
+    /// The success counters, locked (a panic elsewhere cannot leave them half-updated:
+    /// the section above has no call that panics).
+    fn success_counters(&self) -> std::sync::MutexGuard<'_, SuccessCounters> {
+        self.success.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// One failed request and how long it took to fail.
@@ -272,15 +284,15 @@ impl ModelStats {
 
     /// The counters now, in the extension's form.
     pub fn snapshot(&self, name: &str) -> ModelStatistics {
-        let success = self.success_count.load(Relaxed);
-        let per_request = |ns: &AtomicU64| duration(success, ns.load(Relaxed));
+        let s = *self.success_counters();
+        let per_request = |ns: u64| duration(s.count, ns);
         let inference_stats = InferStatistics {
-            success: per_request(&self.success_ns),
+            success: per_request(s.request_ns),
             fail: duration(self.fail_count.load(Relaxed), self.fail_ns.load(Relaxed)),
-            queue: per_request(&self.queue_ns),
-            compute_input: per_request(&self.input_ns),
-            compute_infer: per_request(&self.infer_ns),
-            compute_output: per_request(&self.output_ns),
+            queue: per_request(s.queue_ns),
+            compute_input: per_request(s.input_ns),
+            compute_infer: per_request(s.infer_ns),
+            compute_output: per_request(s.output_ns),
             cache_hit: duration(0, 0),
             cache_miss: duration(0, 0),
         };
@@ -288,7 +300,7 @@ impl ModelStats {
             name: name.to_string(),
             version: "1".to_string(),
             last_inference: self.last_inference_ms.load(Relaxed),
-            inference_count: self.inference_count.load(Relaxed),
+            inference_count: s.inferences,
             execution_count: self.execution_count.load(Relaxed),
             inference_stats: Some(inference_stats),
             batch_stats: self.batch_snapshot(),
