@@ -25,6 +25,7 @@ pub mod shm;
 mod slo;
 mod timeline;
 mod tls;
+pub use pa_options::TritonCApiSettings;
 pub use tls::{TlsFile, TlsFlags, TlsSettings};
 
 use std::collections::BTreeMap;
@@ -46,6 +47,8 @@ pub enum ServiceKind {
     TorchServe,
     /// Any gRPC method (`--grpc-method`), called with the messages a generator prints.
     DynamicGrpc,
+    /// Triton started in this process and called through its C API.
+    TritonCApi,
 }
 
 impl ServiceKind {
@@ -58,6 +61,7 @@ impl ServiceKind {
             ServiceKind::TfServing => "TFSERVING",
             ServiceKind::TorchServe => "TORCHSERVE",
             ServiceKind::DynamicGrpc => "DYNAMIC_GRPC",
+            ServiceKind::TritonCApi => "TRITON_C_API",
         }
     }
 }
@@ -213,6 +217,9 @@ pub struct Config {
     pub bls_composing_models: Vec<String>,
     /// `--grpc-method PACKAGE.SERVICE/METHOD` of `--service-kind dynamic_grpc`.
     pub grpc_method: Option<String>,
+    /// Where Triton's library and the model repository are, for `--service-kind
+    /// triton_c_api`.
+    pub triton_c_api: Option<TritonCApiSettings>,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
     pub progress: bool,
     /// The server runs in this process (`inferperf demo`): the client CPU the report shows
@@ -328,6 +335,11 @@ impl Config {
             grpc_compression: pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?,
             request_parameters: pa_options::parse_request_parameters(&args.pa.request_parameters)?,
             bls_composing_models: pa_options::parse_bls_composing_models(&args.pa, service_kind)?,
+            triton_c_api: pa_options::parse_triton_c_api(
+                &args.pa,
+                service_kind,
+                args.verbose >= 1,
+            )?,
             shm,
             progress: !args.no_progress,
             server_in_process: false,
@@ -382,10 +394,14 @@ impl Config {
         if self.urls.len() < 2 {
             return Ok(());
         }
-        if self.service_kind == ServiceKind::Local {
-            return Err(RunError::bad_option(
-                "--service-kind local runs the models in this process: give a single -u (or none).",
-            ));
+        if matches!(
+            self.service_kind,
+            ServiceKind::Local | ServiceKind::TritonCApi
+        ) {
+            return Err(RunError::bad_option(format!(
+                "--service-kind {} runs the models in this process: give a single -u (or none).",
+                self.service_kind.label().to_ascii_lowercase()
+            )));
         }
         if matches!(self.load, LoadMode::Periodic(_)) {
             return Err(RunError::bad_option(

@@ -21,6 +21,7 @@ pub mod statistics;
 pub mod tfserving;
 pub mod tls;
 pub mod torchserve;
+pub mod triton_c_api;
 
 use std::net::SocketAddr;
 use std::pin::Pin;
@@ -68,6 +69,8 @@ pub enum Api {
     TorchServe(torchserve::TorchServe),
     /// Any gRPC method, with generated messages (perf_analyzer's dynamic gRPC).
     DynamicGrpc(dynamic_grpc::DynamicGrpc),
+    /// Triton in this process, through its C API.
+    TritonCApi(triton_c_api::TritonCApi),
 }
 
 impl Api {
@@ -80,6 +83,7 @@ impl Api {
             ServiceKind::TfServing => Api::TfServing(tfserving::TfServing::new(cfg)),
             ServiceKind::TorchServe => Api::TorchServe(torchserve::TorchServe::new(cfg)),
             ServiceKind::DynamicGrpc => Api::DynamicGrpc(dynamic_grpc::DynamicGrpc::new(cfg)),
+            ServiceKind::TritonCApi => Api::TritonCApi(triton_c_api::TritonCApi::new(cfg)),
         }
     }
 
@@ -91,6 +95,7 @@ impl Api {
             Api::TfServing(a) => a.discover(target).await,
             Api::TorchServe(a) => a.discover(target).await,
             Api::DynamicGrpc(a) => a.discover(target).await,
+            Api::TritonCApi(a) => a.discover(target).await,
         }
     }
 
@@ -102,6 +107,7 @@ impl Api {
             Api::TfServing(a) => a.encode(target, model, entry),
             Api::TorchServe(a) => a.encode(target, model, entry),
             Api::DynamicGrpc(a) => a.encode(target, model, entry),
+            Api::TritonCApi(a) => a.encode(target, model, entry),
         }
     }
 
@@ -137,6 +143,7 @@ impl Api {
             Api::TfServing(a) => a.open(target, slot).await,
             Api::TorchServe(a) => a.open(target, slot).await,
             Api::DynamicGrpc(a) => a.open(target, slot).await,
+            Api::TritonCApi(a) => a.open(target, slot).await,
         }
     }
 }
@@ -186,6 +193,8 @@ pub struct Target {
     pub tolerance: f64,
     /// The in-process models, for `--service-kind local`.
     pub local: Option<crate::server::LocalServer>,
+    /// Triton in this process, for `--service-kind triton_c_api`.
+    pub triton: Option<Arc<triton_c_api::InProcessTriton>>,
     /// The gRPC connections the run's slots share.
     pub grpc: Arc<h2::SharedConnections>,
     /// TLS to the server, when the run asks for it.
@@ -216,6 +225,7 @@ impl Target {
             streaming: cfg.streaming,
             tolerance: cfg.validation_tolerance,
             local: None,
+            triton: None,
             grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
             tls: None,
             grpc_compression: cfg.grpc_compression,
@@ -230,6 +240,24 @@ impl Target {
             target.authority = "local".into();
             target.headers.clear();
             target.local = Some(server);
+            return Ok(target);
+        }
+        if let Some(settings) = &cfg.triton_c_api {
+            let mut models = vec![cfg.model_name.clone()];
+            models.extend(
+                (cfg.bls_composing_models.iter())
+                    .map(|m| m.split(':').next().unwrap_or(m).to_string()),
+            );
+            let settings = settings.clone();
+            let started = tokio::task::spawn_blocking(move || {
+                triton_c_api::InProcessTriton::start(&settings, &models)
+            });
+            let started = started.await.map_err(|e| {
+                RunError::failed(format!("Starting Triton in process failed: {e}."))
+            })?;
+            target.authority = "in-process Triton".into();
+            target.headers.clear();
+            target.triton = Some(Arc::new(started?));
             return Ok(target);
         }
         target.addrs = tokio::net::lookup_host(url)
@@ -250,8 +278,8 @@ impl Target {
     /// The lane of in-flight slot `slot`: the slots of one lane share a connection (gRPC)
     /// and so run on the same client thread; elsewhere each slot is its own lane.
     pub fn lane(&self, slot: usize) -> usize {
-        match (self.protocol, &self.local) {
-            (Protocol::Grpc, None) => self.grpc.lane(slot),
+        match (self.protocol, &self.local, &self.triton) {
+            (Protocol::Grpc, None, None) => self.grpc.lane(slot),
             _ => slot,
         }
     }
@@ -372,6 +400,8 @@ pub enum Connection {
     Grpc(kserve::unary::GrpcConn),
     KserveStream(kserve::stream::StreamConn),
     Local(local::LocalConn),
+    /// A request to Triton in this process.
+    TritonCApi(triton_c_api::CApiConn),
     OpenAi(openai::conn::OpenAiConn),
     TfHttp(tfserving::rest::TfHttpConn),
     TorchServe(torchserve::TsConn),
@@ -418,6 +448,7 @@ impl Connection {
                 Connection::Grpc(c) => c.send(request, ex).await,
                 Connection::KserveStream(c) => c.send(request, ex).await,
                 Connection::Local(c) => c.send(request, ex).await,
+                Connection::TritonCApi(c) => c.send(request, ex).await,
                 Connection::OpenAi(c) => c.send(request, ex).await,
                 Connection::TfHttp(c) => c.send(request, ex).await,
                 Connection::TorchServe(c) => c.send(request, ex).await,
@@ -437,7 +468,7 @@ impl Connection {
             Connection::KserveHttp(c) => c.is_usable(),
             Connection::Grpc(c) => c.is_usable(),
             Connection::KserveStream(c) => c.is_usable(),
-            Connection::Local(_) => true,
+            Connection::Local(_) | Connection::TritonCApi(_) => true,
             Connection::OpenAi(c) => c.is_usable(),
             Connection::TfHttp(c) => c.is_usable(),
             Connection::TorchServe(c) => c.is_usable(),

@@ -29,6 +29,12 @@ pub enum StatsSource {
         server: crate::server::LocalServer,
         models: Vec<String>,
     },
+    /// Triton in this process: the same JSON its HTTP front end answers.
+    TritonCApi {
+        server: std::sync::Arc<super::triton_c_api::InProcessTriton>,
+        /// The model asked for, or empty for every model.
+        model: String,
+    },
     /// TorchServe's Prometheus counters, read as statistics.
     TorchServe(super::torchserve::metrics::TsMetricsSource),
 }
@@ -45,6 +51,15 @@ impl StatsSource {
             let source =
                 super::torchserve::metrics::TsMetricsSource::open(target, ts.metrics_url());
             return Ok(StatsSource::TorchServe(source.await?));
+        }
+        if let Some(server) = &target.triton {
+            return Ok(StatsSource::TritonCApi {
+                server: server.clone(),
+                model: match all_models {
+                    true => String::new(),
+                    false => target.model.clone(),
+                },
+            });
         }
         if let Some(server) = &target.local {
             return Ok(StatsSource::Local {
@@ -107,6 +122,12 @@ impl StatsSource {
                 let name = |m: &String| m.split_once(':').map_or(m.clone(), |(n, _)| n.into());
                 let names: Vec<String> = models.iter().map(name).collect();
                 Ok(names.iter().filter_map(|m| server.statistics(m)).collect())
+            }
+            StatsSource::TritonCApi { server, model } => {
+                let json = (server.statistics(model))
+                    .map_err(|e| format!("Triton's statistics call failed ({e})"))?;
+                parse_statistics_json(&json)
+                    .ok_or_else(|| "Triton's statistics have no \"model_stats\" list".into())
             }
             StatsSource::TorchServe(source) => source.read().await,
         }

@@ -56,6 +56,13 @@ pub struct PaOptionArgs {
     /// (needs a GPU build, which this is not).
     #[arg(long, value_name = "KIND")]
     pub shared_memory: Option<String>,
+    /// With --service-kind triton_c_api: the Triton install to run in process; its
+    /// lib/libtritonserver.so is loaded at run time and its backends/ serve the models.
+    #[arg(long, value_name = "DIR")]
+    pub triton_server_directory: Option<std::path::PathBuf>,
+    /// With --service-kind triton_c_api: the model repository Triton loads the model from.
+    #[arg(long, value_name = "DIR")]
+    pub model_repository: Option<std::path::PathBuf>,
     /// Bytes of each output's shared-memory region per batch item (default 102400); with
     /// --shared-memory system every in-flight slot has one region of size x outputs x batch.
     #[arg(long, value_name = "BYTES")]

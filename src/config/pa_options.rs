@@ -107,7 +107,12 @@ fn parse_bool(text: &str) -> Option<bool> {
 impl Config {
     /// Request parameters travel in KServe v2 requests only.
     pub(super) fn check_request_parameters(&self) -> RunResult<()> {
-        if !self.request_parameters.is_empty() && self.service_kind != ServiceKind::Triton {
+        if !self.request_parameters.is_empty()
+            && !matches!(
+                self.service_kind,
+                ServiceKind::Triton | ServiceKind::TritonCApi
+            )
+        {
             return Err(RunError::bad_option(format!(
                 "--request-parameter is sent as KServe v2 request parameters, which --service-kind {} does not take: drop it.",
                 self.service_kind.label().to_ascii_lowercase()
@@ -256,7 +261,12 @@ pub(super) fn parse_bls_composing_models(
             models.push(item.to_string());
         }
     }
-    if !models.is_empty() && !matches!(kind, ServiceKind::Triton | ServiceKind::Local) {
+    if !models.is_empty()
+        && !matches!(
+            kind,
+            ServiceKind::Triton | ServiceKind::Local | ServiceKind::TritonCApi
+        )
+    {
         return Err(RunError::bad_option(
             "--bls-composing-models breaks a BLS model down with Triton's statistics extension, which only --service-kind triton has.",
         ));
@@ -293,4 +303,51 @@ pub(super) fn parse_grpc_method(
             Ok(Some(method.to_string()))
         }
     }
+}
+
+/// Where `--service-kind triton_c_api` finds Triton and the models.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TritonCApiSettings {
+    /// `--triton-server-directory` (perf_analyzer's default: /opt/tritonserver).
+    pub server_directory: std::path::PathBuf,
+    /// `--model-repository`.
+    pub model_repository: std::path::PathBuf,
+    /// Triton's error and warning log on stderr (with `-v`; it is silent otherwise, as the
+    /// errors that stop a run are in inferperf's own sentence).
+    pub server_log: bool,
+}
+
+/// `--triton-server-directory` and `--model-repository`: needed by, and only meaningful
+/// with, `--service-kind triton_c_api`.
+pub(super) fn parse_triton_c_api(
+    args: &PaOptionArgs,
+    kind: ServiceKind,
+    verbose: bool,
+) -> RunResult<Option<TritonCApiSettings>> {
+    if kind != ServiceKind::TritonCApi {
+        if args.triton_server_directory.is_some() || args.model_repository.is_some() {
+            return Err(RunError::bad_option(
+                "--triton-server-directory and --model-repository run Triton in this process: add --service-kind triton_c_api.",
+            ));
+        }
+        return Ok(None);
+    }
+    let Some(model_repository) = args.model_repository.clone() else {
+        return Err(RunError::bad_option(
+            "--service-kind triton_c_api needs --model-repository DIR: the model repository Triton loads the model from.",
+        ));
+    };
+    if !model_repository.is_dir() {
+        return Err(RunError::bad_option(format!(
+            "--model-repository {} is not a folder: give the model repository Triton loads from.",
+            model_repository.display()
+        )));
+    }
+    let server_directory = (args.triton_server_directory.clone())
+        .unwrap_or_else(|| std::path::PathBuf::from("/opt/tritonserver"));
+    Ok(Some(TritonCApiSettings {
+        server_directory,
+        model_repository,
+        server_log: verbose,
+    }))
 }

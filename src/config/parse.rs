@@ -18,7 +18,10 @@ pub(super) fn parse_streaming(
     protocol: Protocol,
     kind: ServiceKind,
 ) -> RunResult<bool> {
-    let elsewhere = matches!(kind, ServiceKind::Local | ServiceKind::OpenAi);
+    let elsewhere = matches!(
+        kind,
+        ServiceKind::Local | ServiceKind::OpenAi | ServiceKind::TritonCApi
+    );
     if streaming && protocol != Protocol::Grpc && !elsewhere {
         return Err(RunError::bad_option(
             "--streaming sends over gRPC's ModelStreamInfer: add -i grpc (and a gRPC port in -u).",
@@ -69,8 +72,9 @@ pub(super) fn parse_service_kind(text: &str) -> RunResult<ServiceKind> {
         "tfserving" => Ok(ServiceKind::TfServing),
         "torchserve" => Ok(ServiceKind::TorchServe),
         "dynamic_grpc" => Ok(ServiceKind::DynamicGrpc),
+        "triton_c_api" => Ok(ServiceKind::TritonCApi),
         _ => Err(RunError::bad_option(format!(
-            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), torchserve (TorchServe), openai (an OpenAI-compatible server), dynamic_grpc (any gRPC method) or local (built-in models in this process)."
+            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), torchserve (TorchServe), openai (an OpenAI-compatible server), dynamic_grpc (any gRPC method) triton_c_api (Triton in this process, with --triton-server-directory and --model-repository) or local (built-in models in this process)."
         ))),
     }
 }

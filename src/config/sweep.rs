@@ -256,10 +256,14 @@ impl SweepPlan {
         }
         args.report_dir = Some(self.setting_dir(setting));
         let cfg = Config::from_args(&args)?;
-        if cfg.service_kind == ServiceKind::Local {
-            return Err(RunError::bad_option(
-                "--service-kind local runs the models inside inferperf: a sweep needs a server to start; drop --service-kind local.",
-            ));
+        if matches!(
+            cfg.service_kind,
+            ServiceKind::Local | ServiceKind::TritonCApi
+        ) {
+            return Err(RunError::bad_option(format!(
+                "--service-kind {} runs the models inside inferperf: a sweep needs a server to start; drop it.",
+                cfg.service_kind.label().to_ascii_lowercase()
+            )));
         }
         if cfg.load.timeline().is_some() {
             return Err(RunError::bad_option(

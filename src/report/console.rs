@@ -288,7 +288,11 @@ fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
     let total = usec(w.mean_service_us());
     let verbose = cfg.verbose >= 1;
     // An in-process call marshals like gRPC: the request is copied, the answer encoded.
-    let marshals = cfg.protocol == Protocol::Grpc || cfg.service_kind == ServiceKind::Local;
+    let in_process = matches!(
+        cfg.service_kind,
+        ServiceKind::Local | ServiceKind::TritonCApi
+    );
+    let marshals = cfg.protocol == Protocol::Grpc || in_process;
     let split = match (marshals, verbose) {
         (false, false) => {
             format!("send/recv {} usec + response wait {wait} usec", send + recv)
@@ -306,6 +310,7 @@ fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
     };
     let name = match (cfg.service_kind, cfg.protocol) {
         (ServiceKind::Local, _) => "local call",
+        (ServiceKind::TritonCApi, _) => "C API call",
         (_, Protocol::Http) => "HTTP",
         (_, Protocol::Grpc) => "gRPC",
     };

@@ -186,6 +186,7 @@ fn write_tail(out: &mut impl Write, cfg: &Config) -> io::Result<()> {
         ServiceKind::TorchServe => ("torchserve", ""),
         ServiceKind::DynamicGrpc => ("dynamic_grpc", cfg.grpc_method.as_deref().unwrap_or("")),
         ServiceKind::Triton | ServiceKind::Local => ("triton", ""),
+        ServiceKind::TritonCApi => ("triton_c_api", ""),
     };
     write!(
         out,

@@ -148,6 +148,7 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
     // In-process models or server: the process's CPU is the client's and theirs together.
     let shared = match cfg.service_kind {
         ServiceKind::Local => Some("models"),
+        ServiceKind::TritonCApi => Some("Triton"),
         _ if cfg.server_in_process => Some("server"),
         ServiceKind::Triton
         | ServiceKind::OpenAi

@@ -28,6 +28,7 @@ pub fn settings(cfg: &Config) -> Settings {
             ServiceKind::TfServing => "tfserving",
             ServiceKind::TorchServe => "torchserve",
             ServiceKind::DynamicGrpc => "dynamic_grpc",
+            ServiceKind::TritonCApi => "triton_c_api",
         }
         .to_string(),
         protocol: match cfg.protocol {

@@ -21,30 +21,9 @@ from triton_repo_lib import (
     pytriton_server_dir,
     tritonserver_command,
     tritonserver_env,
+    write_identity,
     write_repository,
 )
-
-IDENTITY_CONFIG = """
-backend: "python"
-max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
-output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
-instance_group [ { kind: KIND_CPU count: 1 } ]
-"""
-
-IDENTITY_MODEL = '''
-import triton_python_backend_utils as pb_utils
-
-
-class TritonPythonModel:
-    def execute(self, requests):
-        answers = []
-        for request in requests:
-            x = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
-            out = pb_utils.Tensor("OUTPUT0", x)
-            answers.append(pb_utils.InferenceResponse(output_tensors=[out]))
-        return answers
-'''
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +33,7 @@ def shm_triton(tmp_path_factory):
         pytest.skip(f"no tritonserver binary under {server_dir} (see scripts/e2e-setup).")
     folder = tmp_path_factory.mktemp("triton-shm-repo")
     repo, backends = write_repository(folder)
-    (repo / "shm_identity" / "1").mkdir(parents=True, exist_ok=True)
-    (repo / "shm_identity" / "config.pbtxt").write_text(IDENTITY_CONFIG)
-    (repo / "shm_identity" / "1" / "model.py").write_text(IDENTITY_MODEL)
+    write_identity(repo, "shm_identity")
     ports = free_ports(3)
     process = ServerProcess(
         "triton-shm", tritonserver_command(repo, backends, ports),

@@ -62,6 +62,36 @@ class TritonPythonModel:
 '''
 
 
+IDENTITY_CONFIG = """
+backend: "python"
+max_batch_size: 0
+input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
+output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
+instance_group [ { kind: KIND_CPU count: 1 } ]
+"""
+
+IDENTITY_MODEL = '''
+import triton_python_backend_utils as pb_utils
+
+
+class TritonPythonModel:
+    def execute(self, requests):
+        answers = []
+        for request in requests:
+            x = pb_utils.get_input_tensor_by_name(request, "INPUT0").as_numpy()
+            out = pb_utils.Tensor("OUTPUT0", x)
+            answers.append(pb_utils.InferenceResponse(output_tensors=[out]))
+        return answers
+'''
+
+
+def write_identity(repo, name):
+    """A Python-backend identity (FP32 [16]) named `name` in the repository."""
+    (repo / name / "1").mkdir(parents=True, exist_ok=True)
+    (repo / name / "config.pbtxt").write_text(IDENTITY_CONFIG)
+    (repo / name / "1" / "model.py").write_text(IDENTITY_MODEL)
+
+
 def pytriton_server_dir():
     site = VENVS / "triton" / "lib" / "python3.11" / "site-packages"
     return site / "pytriton" / "tritonserver", site / "nvidia_pytriton.libs"
@@ -80,6 +110,18 @@ def write_repository(folder):
     stub = server_dir / "python_backend_stubs" / "3.11" / "triton_python_backend_stub"
     shutil.copy2(stub, backends / "python" / stub.name)
     return repo, backends
+
+
+def in_process_directory(folder):
+    """`folder` as a Triton install for `--triton-server-directory`: the repository writer's
+    `backends/` is already there; `lib/libtritonserver.so` links to the wheel's library."""
+    _, libs = pytriton_server_dir()
+    library = next(libs.glob("libtritonserver*.so"))
+    (folder / "lib").mkdir(exist_ok=True)
+    link = folder / "lib" / "libtritonserver.so"
+    if not link.exists():
+        link.symlink_to(library)
+    return folder
 
 
 def tritonserver_command(repo, backends, ports):

@@ -137,7 +137,7 @@ impl Adapter for Kserve {
 
 /// `--request-parameter`s as the JSON values of a request's `parameters` (which the gRPC
 /// encoder turns into typed `InferParameter`s).
-fn request_parameters(list: &[RequestParameter]) -> serde_json::Map<String, Value> {
+pub(crate) fn request_parameters(list: &[RequestParameter]) -> serde_json::Map<String, Value> {
     let json = |value: &ParameterValue| match value {
         ParameterValue::Int(i) => Value::from(*i),
         ParameterValue::Bool(b) => Value::Bool(*b),

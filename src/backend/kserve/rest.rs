@@ -262,7 +262,7 @@ fn parse_json(body: &[u8], path: &str) -> RunResult<Value> {
 }
 
 /// Model metadata: `{name, versions, platform, inputs: [{name, datatype, shape}], outputs}`.
-fn parse_metadata(meta: &Value, target: &Target) -> RunResult<Discovered> {
+pub(crate) fn parse_metadata(meta: &Value, target: &Target) -> RunResult<Discovered> {
     Ok(Discovered {
         name: meta["name"].as_str().unwrap_or(&target.model).to_string(),
         version: target.version.clone(),
@@ -307,7 +307,7 @@ pub(super) fn unique(names: impl Iterator<Item = String>) -> Vec<String> {
 }
 
 /// Triton's JSON model configuration.
-fn parse_config(config: &Value) -> ConfigFacts {
+pub(crate) fn parse_config(config: &Value) -> ConfigFacts {
     let scheduler = if config
         .get("ensemble_scheduling")
         .is_some_and(|v| !v.is_null())
