@@ -72,6 +72,9 @@ fn refuse_unsupported(args: &ProfileArgs, kind: ServiceKind) -> RunResult<()> {
             "--shared-memory system {why}"
         )))
     };
+    if kind == ServiceKind::TritonCApi {
+        return refuse("has nothing to add with --service-kind triton_c_api: Triton in process reads the inputs where inferperf holds them, with no copy; drop --shared-memory.");
+    }
     if kind != ServiceKind::Triton {
         return refuse("works with Triton's system shared-memory extension (--service-kind triton or kserve), not with this --service-kind.");
     }
