@@ -65,7 +65,7 @@ class TritonPythonModel:
 IDENTITY_CONFIG = """
 backend: "python"
 max_batch_size: 0
-input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
+{policy}input [ { name: "INPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
 output [ { name: "OUTPUT0" data_type: TYPE_FP32 dims: [ 16 ] } ]
 instance_group [ { kind: KIND_CPU count: 1 } ]
 """
@@ -85,11 +85,13 @@ class TritonPythonModel:
 '''
 
 
-def write_identity(repo, name):
-    """A Python-backend identity (FP32 [16]) named `name` in the repository."""
+def write_identity(repo, name, model=IDENTITY_MODEL, decoupled=False):
+    """A Python-backend model (FP32 [16] in and out; the identity unless `model` is other
+    code) named `name` in the repository; `decoupled` makes its transaction policy so."""
+    policy = "model_transaction_policy { decoupled: True }\n" if decoupled else ""
     (repo / name / "1").mkdir(parents=True, exist_ok=True)
-    (repo / name / "config.pbtxt").write_text(IDENTITY_CONFIG)
-    (repo / name / "1" / "model.py").write_text(IDENTITY_MODEL)
+    (repo / name / "config.pbtxt").write_text(IDENTITY_CONFIG.replace("{policy}", policy))
+    (repo / name / "1" / "model.py").write_text(model)
 
 
 def pytriton_server_dir():

@@ -198,24 +198,9 @@ fn c_name(text: &str) -> Result<CString, CError> {
     })
 }
 
-/// `TRITONSERVER_DataType`'s number for a datatype.
+/// `TRITONSERVER_DataType`'s number for a datatype: the model configuration's numbering.
 fn triton_datatype(datatype: DataType) -> u32 {
-    match datatype {
-        DataType::Bool => 1,
-        DataType::Uint8 => 2,
-        DataType::Uint16 => 3,
-        DataType::Uint32 => 4,
-        DataType::Uint64 => 5,
-        DataType::Int8 => 6,
-        DataType::Int16 => 7,
-        DataType::Int32 => 8,
-        DataType::Int64 => 9,
-        DataType::Fp16 => 10,
-        DataType::Fp32 => 11,
-        DataType::Fp64 => 12,
-        DataType::Bytes => 13,
-        DataType::Bf16 => 14,
-    }
+    datatype.config_enum() as u32
 }
 
 /// Triton frees a request once it is done with it: so are its tensors.
