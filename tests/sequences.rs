@@ -233,3 +233,42 @@ async fn export_records_sequence_ids_and_a_small_id_range_is_refused() {
         stdout(&plain)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_loop_sequences_stay_on_their_server_over_several_urls() {
+    let first = start_server(&["seq=sequence"]).await;
+    let second = start_server(&["seq=sequence"]).await;
+    let (a, b) = (url(&first, "http"), url(&second, "http"));
+    let out = run_cli(&[
+        "-m",
+        "seq",
+        "-u",
+        &a,
+        "-u",
+        &b,
+        "--request-rate-range",
+        "400",
+        "--num-of-sequences",
+        "4",
+        "--sequence-length",
+        "5",
+        "--sequence-length-variation",
+        "0",
+        "--measurement-interval",
+        "400",
+        "-s",
+        "100",
+        "--no-progress",
+    ])
+    .await;
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    // A step sent to the server that did not see its sequence start would be rejected
+    // there: each sequence's requests must all go to one server.
+    for (name, server) in [("first", &first), ("second", &second)] {
+        let (started, completed, rejected, live) = sequence_counts(server, "seq");
+        assert_eq!(rejected, 0, "{name}: a sequence was split across servers");
+        assert!(completed > 5, "{name}: {completed}");
+        assert_eq!((live, started), (0, completed), "{name}");
+    }
+}

@@ -5,7 +5,8 @@
 //! `--max-concurrency` the pool is capped: a send then waits for a free worker, and the wait
 //! is counted. Latency is measured from the scheduled time (no coordinated omission). With
 //! several `-u` servers, send k goes to server k % n, each server with its own pool of
-//! workers (and its share of the cap).
+//! workers (and its share of the cap); a sequence model's sends go to the server of their
+//! sequence, so that each sequence lives on one server.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -253,17 +254,27 @@ impl Dispatcher {
             if !self.sleep_until(due) {
                 break;
             }
-            let server = send % self.pool.servers.len();
+            // A sequence stays on one server (its state lives there): the server of its
+            // holder, as the requests that end cut-short sequences use.
+            let servers = self.pool.servers.len();
+            let holder = match self.sequences.as_mut() {
+                Some(live) => match live.pick(&self.stop) {
+                    Some(holder) => Some(holder),
+                    None => break,
+                },
+                None => None,
+            };
+            let server = holder.unwrap_or(send) % servers;
             send = send.wrapping_add(1);
             let Some(worker) = self.free_worker(server) else {
                 break;
             };
-            let (index, step) = match self.sequences.as_mut() {
-                Some(live) => match live.next(&self.stop) {
-                    Some((index, step)) => (index, Some(step)),
-                    None => break,
-                },
-                None => {
+            let (index, step) = match (self.sequences.as_mut(), holder) {
+                (Some(live), Some(holder)) => {
+                    let (index, step) = live.take(holder);
+                    (index, Some(step))
+                }
+                _ => {
                     let index = payload;
                     payload = (payload + 1) % entries;
                     (index, None)
@@ -415,9 +426,9 @@ impl LiveSequences {
         }
     }
 
-    /// The next send's request and step; `None` when asked to stop while waiting.
-    fn next(&mut self, stop: &AtomicBool) -> Option<(usize, (SequenceStep, Arc<AtomicBool>))> {
-        let holder = self.pick(stop)?;
+    /// The next step of the sequence `holder` (one from [`LiveSequences::pick`]): its
+    /// request and step, the sequence marked in flight.
+    fn take(&mut self, holder: usize) -> (usize, (SequenceStep, Arc<AtomicBool>)) {
         let plan = &self.plan;
         let rng = &mut self.rng;
         let sequence = self.live[holder].get_or_insert_with(|| plan.begin(holder, rng));
@@ -427,9 +438,12 @@ impl LiveSequences {
             self.live[holder] = None;
         }
         self.busy[holder].store(true, Ordering::Release);
-        Some((index, (step, self.busy[holder].clone())))
+        (index, (step, self.busy[holder].clone()))
     }
 
+    /// The sequence the next send belongs to: any live one, or with `--serial-sequences`
+    /// one with no request in flight, waiting for one to come free; `None` when asked to
+    /// stop while waiting.
     fn pick(&mut self, stop: &AtomicBool) -> Option<usize> {
         let count = self.live.len();
         if !self.serial {
