@@ -255,11 +255,16 @@ def expectations(level, kind, value, streaming=True):
       (5.74 against 6.33 ms at concurrency 1 here): llama-cpp-python's per-token work is real
       server time that every client sees. Both sides slow down together when other processes
       take the CPU, so this holds on a busy machine too (within 2 % beside 1.4 busy cores);
-    - concurrency 1: TTFT = its prompt decode ("prompt eval time");
+    - the first token reaches a client one served token after the prompt decode ("prompt
+      eval time"): llama-cpp-python streams a token's text once it has the next one. Measured
+      for inferperf and AIPerf alike: TTFT p50 minus prompt decode p50 was 11.3-14.4 ms
+      against 11.4-12.1 ms per served token; so at concurrency 1, TTFT = prompt decode + one
+      served token;
     - concurrency 2: each request waits for the whole other request, so TTFT = its total
-      time + the prompt decode, and it never idles: throughput = 1 / its total time;
+      time + the above, and it never idles: throughput = 1 / its total time;
     - a request rate below its capacity (a request takes about 0.2 s, they come 1/R apart):
-      no request waits, so TTFT = the prompt decode, and throughput = the rate.
+      no request waits, so TTFT = prompt decode + one served token, and throughput = the
+      rate.
     The last three need a quiet machine: what surrounds the decode (HTTP, the chat template,
     the client's own scheduling) is not in the log and grows when the CPU is shared."""
     truth = level.truth
@@ -271,9 +276,8 @@ def expectations(level, kind, value, streaming=True):
     if kind == "concurrency":
         if streaming:
             waited = truth.total_ms_p50 if value == 2 else 0.0
-            expected.append(
-                ("time_to_first_token", "p50", waited + truth.prompt_ms_p50, SERVER_TOLERANCE, False)
-            )
+            first = waited + truth.prompt_ms_p50 + truth.ms_per_token_served_p50
+            expected.append(("time_to_first_token", "p50", first, SERVER_TOLERANCE, False))
         if value == 2:
             # Below 1 / total by the server's time per request outside llama.cpp's generation
             # (HTTP, the template, the events), which its log does not show: 1.8 % beside
@@ -284,9 +288,8 @@ def expectations(level, kind, value, streaming=True):
     else:
         if streaming:
             # Arrivals 1/R apart, each served in less than that: no request waits.
-            expected.append(
-                ("time_to_first_token", "p50", truth.prompt_ms_p50, SERVER_TOLERANCE, False)
-            )
+            first = truth.prompt_ms_p50 + truth.ms_per_token_served_p50
+            expected.append(("time_to_first_token", "p50", first, SERVER_TOLERANCE, False))
         expected.append(("request_throughput", "avg", float(value), PEER_TOLERANCE, False))
     return expected
 
@@ -381,7 +384,11 @@ def test_inferperf_chat_stream_against_the_server(inferperf_chat_stream):
 def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, value):
     """Request throughput, TTFT p50 and ITL p50 of both tools at the same level, each taken
     against what the server's log says it must be for the requests of that tool's own run:
-    within 5 % of each other (throughput at concurrency 2: 10 %); raw within 15 %.
+    inferperf no further from its server than AIPerf from its own by more than 5 %
+    (throughput at concurrency 2: 10 %); raw within 15 %. Closer to the server than AIPerf
+    is never a failure: at concurrency 2 AIPerf's TTFT p50 was 5 % under what its server's
+    log gives (its next request leaves late, so it waits less) while inferperf's was 0.7 %
+    over.
 
     Why against the server and not raw within 5 %: the two tools run one after the other, so
     the server they measure is not the same (on 2 cores, whatever else runs, the tool's own
@@ -414,7 +421,7 @@ def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, va
         if not (robust or quiet):
             continue
         tolerance = 2 * PEER_TOLERANCE if (tag, kind) == ("request_throughput", "concurrency") else PEER_TOLERANCE
-        if abs(ra - rb) / rb > tolerance:
+        if abs(ra - 1.0) > abs(rb - 1.0) + tolerance:
             failures.append(line)
         if quiet and abs(a - b) / b > RAW_PEER_TOLERANCE:
             failures.append(line + " (raw)")
