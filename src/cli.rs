@@ -218,8 +218,9 @@ pub struct ProfileArgs {
     /// Serving: gRPC PredictionService on port 8500, or its REST API on 8501 with -i http),
     /// `torchserve` (TorchServe's HTTP inference API on 8080: POST /predictions/M[/V]),
     /// `openai` (an OpenAI-compatible server, see --endpoint), `dynamic_grpc` (any gRPC
-    /// method, see --grpc-method) or `local` (the built-in models called in this process, no
-    /// network; see --model).
+    /// method, see --grpc-method), `triton_c_api` (Triton started in this process and called
+    /// through its C API; see --triton-server-directory and --model-repository) or `local`
+    /// (the built-in models called in this process, no network; see --model).
     #[arg(long, value_name = "KIND", default_value = "triton")]
     pub service_kind: String,
     /// With --service-kind tfserving: the model's signature to call (default
