@@ -219,7 +219,10 @@ pub fn message_json(f: &Functions, message: Handle) -> Result<serde_json::Value,
     let parsed = unsafe {
         let serialized = check(f, (f.message_json)(message, &mut base, &mut size));
         let parsed = serialized.and_then(|()| {
-            let bytes = std::slice::from_raw_parts(base.cast::<u8>(), size);
+            let bytes = match base.is_null() {
+                true => &[][..],
+                false => std::slice::from_raw_parts(base.cast::<u8>(), size),
+            };
             serde_json::from_slice(bytes).map_err(|e| CError {
                 code: 1,
                 message: format!("the library's JSON message does not parse ({e})"),
