@@ -2,7 +2,8 @@
 //! `inferperf serve` processes whose model takes 2, 5 and 10 ms: each per-URL line shows its
 //! own server's latency, the per-URL throughputs add up to the whole, each server counts
 //! the requests attributed to it, an open loop splits its sends evenly, `--per-url-csv` has
-//! a row per level and URL (per second in a timeline, merged across shards by `merge`),
+//! a row per level and URL (per second in a timeline, merged across shards by `merge`), a
+//! timeline's console shows each server's share of every second,
 //! every API (TorchServe, TF Serving over gRPC and HTTP, OpenAI) spreads its requests the
 //! same way, and servers that describe the model differently are refused.
 
@@ -375,8 +376,9 @@ async fn merge_writes_the_per_url_csv_of_the_shards_together() {
 }
 
 /// A `--load-steps` run over two servers: every second has a row per URL in
-/// `--per-url-csv`, the URLs' requests add up to the second's, and the totals have a line
-/// per URL; results.json keeps each bucket's per-URL share.
+/// `--per-url-csv` and a line per URL under its console row, the URLs' requests add up to
+/// the second's, and the totals have a line per URL; results.json keeps each bucket's
+/// per-URL share.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timeline_has_per_url_figures_in_every_second() {
     let servers: Vec<Served> = SERVICE_MS[..2]
@@ -430,10 +432,54 @@ async fn a_timeline_has_per_url_figures_in_every_second() {
     let sum: u64 = rows.iter().map(|r| r[5].parse::<u64>().unwrap()).sum();
     let counted: u64 = servers.iter().map(|s| server_successes(&s.http)).sum();
     assert_eq!(sum, counted, "{rows:?}\n{text}");
-    assert_eq!(url_lines(&text).len(), 2, "{text}");
     let file = inferperf::results::read(&results).unwrap();
     let buckets = &file.timeline.as_ref().unwrap().buckets;
     assert!(buckets.iter().all(|b| b.window.replicas.len() == 2));
+    // The console: under each second's row a line per server, whose requests add up to the
+    // second's (as results.json counts them); then a line per server under the totals.
+    let seconds = console_buckets(&text);
+    assert_eq!(seconds.len(), buckets.len(), "{text}");
+    for ((row, lines), bucket) in seconds.iter().zip(buckets) {
+        let shown: Vec<&str> = lines.iter().map(|(url, _)| url.as_str()).collect();
+        assert_eq!(shown, [&servers[0].http, &servers[1].http], "{row}\n{text}");
+        let requests: u64 = lines.iter().map(|(_, n)| n).sum();
+        assert_eq!(requests, bucket.window.completed, "{row}\n{text}");
+        let replicas: Vec<u64> = (bucket.window.replicas.iter())
+            .map(|r| r.ok + r.failed)
+            .collect();
+        let each: Vec<u64> = lines.iter().map(|(_, n)| *n).collect();
+        assert_eq!(each, replicas, "{row}\n{text}");
+    }
+    let total: u64 = seconds.iter().flat_map(|(_, l)| l).map(|(_, n)| n).sum();
+    assert_eq!(total, counted, "{text}");
+    let totals = text.split("Total: ").nth(1).expect("a totals block");
+    assert_eq!(url_lines(totals).len(), 2, "{text}");
+}
+
+/// The timeline table's rows (`0-1 ...`), each with the (URL, requests) of the per-server
+/// lines printed under it.
+fn console_buckets(text: &str) -> Vec<(String, Vec<(String, u64)>)> {
+    let table = text.split("Total: ").next().unwrap();
+    let mut seconds: Vec<(String, Vec<(String, u64)>)> = Vec::new();
+    for line in table.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        let is_row = first
+            .split_once('-')
+            .is_some_and(|(a, b)| a.parse::<f64>().is_ok() && b.parse::<f64>().is_ok());
+        if is_row {
+            seconds.push((line.to_string(), Vec::new()));
+        } else if let Some(rest) = line.trim().strip_prefix("URL ") {
+            let url = rest.split_once(": ").expect("URL line").0.to_string();
+            let requests = rest.rsplit("requests ").next().unwrap().trim();
+            let requests = requests.parse().expect("a request count");
+            seconds
+                .last_mut()
+                .expect("a row first")
+                .1
+                .push((url, requests));
+        }
+    }
+    seconds
 }
 
 /// What one API's run needs: the service kind's flags, the model to serve, and how to read

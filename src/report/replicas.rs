@@ -1,6 +1,7 @@
 //! What the reports say about each `-u` server when a run spreads its load over several:
-//! a line per URL under each level's client figures (and under a `--ramp` run's totals), a
-//! settings line naming the servers, and the `--per-url-csv` file with a row per level (or
+//! a line per URL under each level's client figures (and under each second of a `--ramp` /
+//! `--load-steps` run, with the server's requests, and under its totals), a settings line
+//! naming the servers, and the `--per-url-csv` file with a row per level (or
 //! second of a timeline) and URL. With one server nothing here
 //! prints a line, so a single-server report is what it always was.
 
@@ -57,6 +58,15 @@ pub fn replica_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
                 r.failed
             )
         })
+        .collect()
+}
+
+/// Under a timeline's second, with several servers: each server's share of it, as
+/// [`replica_lines`] and indented under the table's row, with the requests it answered (or
+/// failed) in that second, so that the servers' shares add up to the second's.
+pub fn bucket_replica_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
+    (replica_lines(cfg, w).into_iter().zip(&w.replicas))
+        .map(|(line, r)| format!("  {line}, requests {}", r.completed()))
         .collect()
 }
 

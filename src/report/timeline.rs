@@ -1,5 +1,6 @@
 //! Reports of load over time (`--ramp`, `--load-steps`): a table with a line per second as
-//! the run goes (target, sends, throughput, p50/p99, errors), a closing summary, and with
+//! the run goes (target, sends, throughput, p50/p99, errors; with several `-u` servers a
+//! line per server under each second's row), a closing summary, and with
 //! `-f` a time-series CSV — one row per second, in time order, a layout of its own since a
 //! bucket is not a stable level. Each column knows its titles and its cell, so console,
 //! CSV header and rows cannot drift apart.
@@ -148,14 +149,19 @@ pub fn timeline_header(cfg: &Config) -> String {
     )
 }
 
-/// The table line of one bucket.
+/// The table line of one bucket, and under it a line per server when there are several.
 pub fn bucket_line(cfg: &Config, bucket: &Bucket) -> String {
     let kind = kind(cfg);
     let cells: Vec<(String, usize)> = columns(cfg, true)
         .into_iter()
         .map(|c| (c.console_cell(bucket), c.console_title(kind).1))
         .collect();
-    format!("{}\n", pad_row(&cells))
+    let mut text = format!("{}\n", pad_row(&cells));
+    for line in super::replicas::bucket_replica_lines(cfg, &bucket.stats) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
 }
 
 /// The totals after the table (`all`: every bucket merged): requests, errors, the busiest
