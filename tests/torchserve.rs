@@ -108,34 +108,54 @@ async fn requests_match_the_servers_count_and_the_server_block_splits_them() {
     server.shutdown().await;
 }
 
-/// TorchServe counts answers by status class only for the whole server: the run prints
-/// them under the `Server:` block and they agree with the errors the client saw.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn server_wide_answer_classes_match_the_clients_successes_and_errors() {
-    let server = start_with_metrics(&["flaky=fail:rate=0.3,code=503,max_batch=0"]).await;
-    let (out, text) = profile_torchserve(&server, "flaky", "1", "300").await;
-    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+/// The server-wide line's 2XX, 4XX and 5XX counts.
+fn server_wide(text: &str) -> [u64; 3] {
     let line = (text.lines())
         .find(|l| l.contains("Server-wide answers"))
         .unwrap_or_else(|| panic!("no server-wide line in:\n{text}"));
     let counts: Vec<u64> = (line.rsplit(':').next().unwrap().split('/'))
         .map(|n| n.trim().parse().unwrap())
         .collect();
-    let (ok, client, server_errors) = (counts[0], counts[1], counts[2]);
-    // One request in flight, so the window's answers are exactly the run's requests: its
-    // successes and its HTTP 503 errors.
-    let succeeded = figure(&text, "Request count:") as u64;
-    let failed = figure(&text, "Errors:") as u64;
-    assert_eq!(
-        (ok, client, server_errors),
-        (succeeded, 0, failed),
-        "{text}"
-    );
-    assert_eq!(ok + server_errors, 300, "{line}");
-    assert!((40..=140).contains(&server_errors), "{line}");
+    [counts[0], counts[1], counts[2]]
+}
+
+/// TorchServe counts answers by status class only for the whole server: the run prints
+/// them under the `Server:` block and they agree with the errors the client saw, a 400 as
+/// 4XX and a 503 as 5XX; a run whose requests all succeed has them all as 2XX.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_wide_answer_classes_match_the_clients_successes_and_errors() {
+    let server = start_with_metrics(&["good=identity:max_batch=0"]).await;
+    let (out, text) = profile_torchserve(&server, "good", "1", "200").await;
+    assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+    assert_eq!(server_wide(&text), [200, 0, 0], "{text}");
+    assert_eq!(figure(&text, "Request count:") as u64, 200, "{text}");
+    // The server's own count holds discovery's describe-model call too.
     let all = server.local.torchserve_answers().read();
-    assert!(all[2] >= server_errors && all[0] >= ok, "{all:?} vs {line}");
+    assert!(all[0] >= 200 && all[1..] == [0, 0], "{all:?}");
     server.shutdown().await;
+    for (code, class) in [(400, 1), (503, 2)] {
+        let model = format!("flaky=fail:rate=0.3,code={code},max_batch=0");
+        let server = start_with_metrics(&[&model]).await;
+        let (out, text) = profile_torchserve(&server, "flaky", "1", "300").await;
+        assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
+        let counts = server_wide(&text);
+        // One request in flight, so the window's answers are exactly the run's requests: its
+        // successes and its HTTP errors, in the error's class.
+        let succeeded = figure(&text, "Request count:") as u64;
+        let failed = figure(&text, "Errors:") as u64;
+        let mut expected = [succeeded, 0, 0];
+        expected[class] = failed;
+        assert_eq!(counts, expected, "HTTP {code}: {text}");
+        assert_eq!(counts[0] + counts[class], 300, "{counts:?}");
+        assert!((40..=140).contains(&counts[class]), "{counts:?}");
+        assert!(text.contains(&format!("HTTP {code}")), "{text}");
+        let all = server.local.torchserve_answers().read();
+        assert!(
+            all[class] >= counts[class] && all[0] >= counts[0],
+            "{all:?} vs {counts:?}"
+        );
+        server.shutdown().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
