@@ -2,7 +2,8 @@
 //! process writing its own results file, merge into one run whose windows hold exactly the
 //! shards' requests (histogram counts add up), whose throughput is the shards' together and
 //! whose median lies between theirs; every report is written (CSV one row per level,
-//! results.json valid against the schema, report.html). Files of different runs, a single
+//! `--per-url-csv` a row per level and server, results.json valid against the schema,
+//! report.html). Files of different runs, a single
 //! file, a missing file and a file that is not a results file are refused with one sentence
 //! and exit 3.
 
@@ -129,6 +130,7 @@ async fn two_shards_merge_into_one_run() {
     ];
     let merged_dir = dir.join("merged");
     let csv = dir.join("merged.csv");
+    let per_url = dir.join("per_url.csv");
     let out = common::run_cli(&[
         "merge",
         inputs[0].to_str().unwrap(),
@@ -137,6 +139,8 @@ async fn two_shards_merge_into_one_run() {
         merged_dir.to_str().unwrap(),
         "-f",
         csv.to_str().unwrap(),
+        "--per-url-csv",
+        per_url.to_str().unwrap(),
     ])
     .await;
     let stdout = common::stdout(&out);
@@ -165,9 +169,31 @@ async fn two_shards_merge_into_one_run() {
     );
     assert!(merged_dir.join("results.csv").exists());
     assert!(merged_dir.join("report.html").exists());
+    assert_per_url_csv(&per_url, &url, &merged);
 
     merges_a_run_folder(dir, &merged).await;
     refuses_another_run(&inputs, dir).await;
+}
+
+/// merge's `--per-url-csv` is a run's: with one server, a row per level naming it, whose
+/// requests are the merged level's.
+fn assert_per_url_csv(path: &Path, url: &str, merged: &ResultsFile) {
+    let text = std::fs::read_to_string(path).expect("merge writes --per-url-csv");
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert_eq!(
+        header,
+        "Concurrency,URL,Inferences/Second,p50 latency,p99 latency,Requests,Errors"
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), merged.levels.len(), "{text}");
+    for (row, level) in rows.iter().zip(&merged.levels) {
+        assert_eq!(row[1], url, "{text}");
+        let requests: u64 = row[5].parse().unwrap();
+        assert_eq!(requests, level.merged.completed, "{text}");
+        assert!(requests > 0, "{text}");
+    }
+    assert_eq!((rows[0][0], rows[1][0]), ("2", "4"), "{text}");
 }
 
 /// The folder the shards' `--report-dir` made stands for its `shard-I` folders.

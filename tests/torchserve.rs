@@ -1,6 +1,8 @@
 //! `--service-kind torchserve` through the real binary: against the embedded server's
 //! TorchServe routes, every request inferperf counts is one the server counted and the
-//! `Server:` block shows queue and compute from the TorchServe metric names; a
+//! `Server:` block shows queue and compute from the TorchServe metric names; the server-wide
+//! `Requests2XX/4XX/5XX` line (and results.json's `server.answers`) counts the run's
+//! successes as 2XX and its HTTP 400 / 503 errors as 4XX / 5XX; a
 //! `TORCHSERVE_INPUT` file arrives byte for byte at `/predictions/M/V` (checked by a small
 //! capturing server here); an unregistered model is one sentence and exit 99.
 
@@ -52,6 +54,17 @@ async fn profile_torchserve(
     concurrency: &str,
     count: &str,
 ) -> (std::process::Output, String) {
+    profile_torchserve_with(server, model, concurrency, count, &[]).await
+}
+
+/// [`profile_torchserve`] with more flags.
+async fn profile_torchserve_with(
+    server: &RunningServer,
+    model: &str,
+    concurrency: &str,
+    count: &str,
+    more: &[&str],
+) -> (std::process::Output, String) {
     let url = server.http_addr.to_string();
     let metrics = format!("{}/metrics", server.metrics_addr.unwrap());
     let args = [
@@ -70,6 +83,7 @@ async fn profile_torchserve(
         "--request-count",
         count,
     ];
+    let args: Vec<&str> = args.iter().chain(more).copied().collect();
     let out = run_cli(&args).await;
     let text = stdout(&out);
     (out, text)
@@ -125,9 +139,28 @@ fn server_wide(text: &str) -> [u64; 3] {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_wide_answer_classes_match_the_clients_successes_and_errors() {
     let server = start_with_metrics(&["good=identity:max_batch=0"]).await;
-    let (out, text) = profile_torchserve(&server, "good", "1", "200").await;
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.json");
+    let (out, text) = profile_torchserve_with(
+        &server,
+        "good",
+        "1",
+        "200",
+        &["--results-file", results.to_str().unwrap()],
+    )
+    .await;
     assert_eq!(out.status.code(), Some(0), "{text}{}", stderr(&out));
     assert_eq!(server_wide(&text), [200, 0, 0], "{text}");
+    // results.json keeps them in the server section of the level's windows.
+    let file = inferperf::results::read(&results).unwrap();
+    let merged = &file.levels[0].merged;
+    let answers = merged
+        .server
+        .as_ref()
+        .and_then(|s| s.answers)
+        .expect("answers");
+    let classes = [answers.status_2xx, answers.status_4xx, answers.status_5xx];
+    assert_eq!(classes, [200, 0, 0], "{answers:?}");
     assert_eq!(figure(&text, "Request count:") as u64, 200, "{text}");
     // The server's own count holds discovery's describe-model call too.
     let all = server.local.torchserve_answers().read();
