@@ -121,20 +121,15 @@ for rate in "${RATES[@]}"; do
 done
 
 # cpu_seconds LOG CMD...: runs CMD (bounded by LIMIT) with its output in LOG and prints the
-# user + system CPU seconds it and its children used.
+# user + system CPU seconds it and its children used (`times` of the subshell this runs in,
+# whose only child is CMD).
 cpu_seconds() {
   local log=$1
   shift
-  local before after
-  before=$(child_cpu)
   timeout "$LIMIT" "$@" >"$log" 2>&1 || true
-  after=$(child_cpu)
-  awk -v a="$before" -v b="$after" 'BEGIN { printf "%.3f", b - a }'
-}
-
-# child_cpu: user + system seconds of this shell's finished children, from `times`.
-child_cpu() {
-  times | tail -n 1 | awk '{
+  # Not `times | …`: a pipeline would run `times` in a subshell that has no children.
+  times >"$log.times"
+  tail -n 1 "$log.times" | awk '{
     t = 0
     for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
     printf "%.3f", t
