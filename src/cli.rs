@@ -469,6 +469,12 @@ pub struct ProfileArgs {
     /// limited the load.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub client_threads: usize,
+    /// Open loop: how late (in µs) a send may go out so that it shares a wake-up of its
+    /// client thread (for an answer, say) instead of taking one of its own — a wake-up costs
+    /// the client more CPU than a request. The send lag is reported, and latency still counts
+    /// from the scheduled send; 0 sends each request at the earliest instant.
+    #[arg(long, value_name = "USEC", default_value_t = 100)]
+    pub send_slack: u64,
     /// Over gRPC, in-flight requests that share one HTTP/2 connection. Default: as
     /// perf_analyzer, whose client library shares a channel among up to 6 clients
     /// ($TRITON_CLIENT_GRPC_CHANNEL_MAX_SHARE_COUNT when set); 1 gives each its own.

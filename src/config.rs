@@ -186,6 +186,8 @@ pub struct Config {
     pub max_response_bytes: usize,
     /// Threads the load is sent from (`--client-threads`).
     pub client_threads: usize,
+    /// How late an open-loop send may go to share a wake-up (`--send-slack`).
+    pub send_slack: Duration,
     /// In-flight gRPC requests per HTTP/2 connection (`--grpc-connection-share`).
     pub grpc_connection_share: usize,
     /// `--async` was given (reported in the settings; the driver is always asynchronous).
@@ -322,6 +324,7 @@ impl Config {
                 parse_client_threads(args.client_threads)?,
                 &args.pa,
             )?,
+            send_slack: bounds::send_slack(args.send_slack)?,
             grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
             async_mode: args.async_mode,
             verbose_csv: args.verbose_csv,

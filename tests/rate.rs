@@ -68,10 +68,21 @@ async fn run_open_loop(
     cap: Option<usize>,
     for_how_long: Duration,
 ) -> Vec<Sample> {
+    run_open_loop_on(url, schedule, cap, for_how_long, 1).await
+}
+
+/// [`run_open_loop`] from `threads` client threads, with the default `--send-slack`.
+async fn run_open_loop_on(
+    url: &str,
+    schedule: Schedule,
+    cap: Option<usize>,
+    for_how_long: Duration,
+    threads: usize,
+) -> Vec<Sample> {
     let cfg = config(&["-m", "noop", "-u", url, "--request-rate-range", "1"]);
     let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-    let threads = inferperf::load::threads::ClientThreads::start(1);
-    let mut driver = OpenLoop::new(prepared.replicas, cap, threads);
+    let threads = inferperf::load::threads::ClientThreads::start(threads);
+    let mut driver = OpenLoop::new(prepared.replicas, cap, threads, cfg.send_slack);
     driver.start(schedule);
     tokio::time::sleep(for_how_long).await;
     driver.stop().await;
@@ -80,6 +91,47 @@ async fn run_open_loop(
     let mut samples = drained.samples;
     samples.sort_by_key(|s| s.scheduled);
     samples
+}
+
+/// `--client-threads 2`: each thread sends every other request of a constant schedule on
+/// its own timer, and the union is the asked stream — the scheduled instants are exactly
+/// 500 µs apart with none missing or doubled, and the actual sends keep that spacing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_client_threads_split_a_constant_schedule_into_the_asked_stream() {
+    let server = start_server(&["noop=noop"]).await;
+    let samples = run_open_loop_on(
+        &url(&server, "http"),
+        Schedule::constant(2000.0),
+        None,
+        Duration::from_secs(2),
+        2,
+    )
+    .await;
+    assert!(
+        samples.len() >= 3_800,
+        "{} sends in 2 s at 2000/s",
+        samples.len()
+    );
+    let start = samples[0].scheduled;
+    for (k, sample) in samples.iter().enumerate() {
+        let at = sample.scheduled.duration_since(start).as_secs_f64();
+        assert!(
+            (at - k as f64 * 0.0005).abs() < 2e-6,
+            "send {k} scheduled at {at} s, not {} s",
+            k as f64 * 0.0005
+        );
+    }
+    let (gaps, late) = on_time_send_gaps(&samples);
+    let (mean, cv) = mean_and_cv(&gaps);
+    println!(
+        "{} sends from 2 threads, {:.2}% late, on-time gaps: mean {:.1} us, CV {cv:.3}",
+        samples.len(),
+        late * 100.0,
+        mean * 1e6
+    );
+    assert!(late < 0.15, "{:.1}% of sends were late", late * 100.0);
+    assert!((mean - 0.0005).abs() <= 0.0005 * 0.05, "mean gap {mean}");
+    assert!(cv < 0.5, "merged gaps of a constant schedule: CV {cv}");
 }
 
 /// Gaps between consecutive actual sends, in seconds, and the share of sends the client

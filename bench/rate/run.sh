@@ -8,18 +8,33 @@
 # The server (`inferperf serve`, model noop) is pinned to CPU 0 and each client to the
 # other CPUs when there are two or more; both clients use the same -p/-r/-s.
 #
+# Then, in the same run:
+# - client CPU per request (user + system time over a --request-count run of CPU_SECONDS at
+#   each CPU_RATES rate): inferperf's open loop (default --send-slack, and --send-slack 0 at
+#   the first rate), perf_analyzer's request-rate mode, and inferperf's closed loop at
+#   concurrency 1 as the yardstick, with the ratios;
+# - the highest on-time rate with --client-threads 2 (THREAD_RATES);
+# - memory: inferperf's RSS each second for RSS_SECONDS in the open loop at 30,000/s and in
+#   the closed loop at 10,000 connections (RSS_SECONDS=0 skips it).
+#
 # Usage: bench/rate/run.sh [RATE...]   (default: 1000 2000 5000 10000 15000 20000 30000)
 # Env:   PERF_ANALYZER=path   perf_analyzer 2.50 to use (else it is installed into
 #                             target/bench-venv from the tritonclient[all]==2.50.0 wheel)
 #        PERF_ANALYZER_LIB=dir  directory of libcudart (default: next to PERF_ANALYZER's venv)
 #        WINDOW_MS=2000       measurement window of both tools
-# Prints the table and writes it to bench/rate/results.md.
+#        CPU_RATES="10000 20000 30000"  CPU_SECONDS=5  THREAD_RATES="30000 40000 50000"
+#        RSS_SECONDS=60
+# Prints the tables and writes them to bench/rate/results.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 RATES=("$@")
 [ ${#RATES[@]} -gt 0 ] || RATES=(1000 2000 5000 10000 15000 20000 30000)
 WINDOW_MS=${WINDOW_MS:-2000}
+read -r -a CPU_RATES <<<"${CPU_RATES:-10000 20000 30000}"
+CPU_SECONDS=${CPU_SECONDS:-5}
+read -r -a THREAD_RATES <<<"${THREAD_RATES:-30000 40000 50000}"
+RSS_SECONDS=${RSS_SECONDS:-60}
 OUT=bench/rate/results.md
 TMP=$(mktemp -d)
 SERVER_PID=""
@@ -50,6 +65,7 @@ if [ "$CPUS" -ge 2 ] && command -v taskset >/dev/null 2>&1; then
 else
   SERVER_CPUS=""
   CLIENT_CPUS=""
+  CLIENT_LIST="any"
   SPLIT="not pinned"
 fi
 
@@ -104,6 +120,119 @@ for rate in "${RATES[@]}"; do
   fi
 done
 
+# cpu_seconds LOG CMD...: runs CMD (bounded by LIMIT) with its output in LOG and prints the
+# user + system CPU seconds it and its children used (`times` of the subshell this runs in,
+# whose only child is CMD).
+cpu_seconds() {
+  local log=$1
+  shift
+  timeout "$LIMIT" "$@" >"$log" 2>&1 || true
+  # Not `times | …`: a pipeline would run `times` in a subshell that has no children.
+  times >"$log.times"
+  tail -n 1 "$log.times" | awk '{
+    t = 0
+    for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+    printf "%.3f", t
+  }'
+}
+
+# per_request CPU COUNT: CPU microseconds per request.
+per_request() {
+  awk -v c="$1" -v n="$2" 'BEGIN { if (n > 0) printf "%.1f", c * 1e6 / n; else printf "-" }'
+}
+
+ratio() {
+  awk -v a="$1" -v b="$2" 'BEGIN { if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else printf "-" }'
+}
+
+echo "== client CPU: inferperf closed loop, concurrency 1"
+CL_COUNT=50000
+cl_cpu=$(cpu_seconds "$TMP/cl.log" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --concurrency-range 1 --request-count "$CL_COUNT")
+cl_tput=$(field "$TMP/cl.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+CL_US=$(per_request "$cl_cpu" "$CL_COUNT")
+CPU_ROWS=("| inferperf closed loop, concurrency 1 | ${cl_tput:--} | $cl_cpu | $CL_US | 1.00 |")
+CPU_VERDICT=""
+for rate in "${CPU_RATES[@]}"; do
+  count=$((rate * CPU_SECONDS))
+  slacks=("")
+  [ "$rate" = "${CPU_RATES[0]}" ] && slacks=("" 0)
+  for slack in "${slacks[@]}"; do
+    label="inferperf open loop $rate/s"
+    extra=()
+    [ -n "$slack" ] && { label="$label, --send-slack 0"; extra=(--send-slack 0); }
+    echo "== client CPU: $label"
+    cpu=$(cpu_seconds "$TMP/cpu.log" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --request-rate-range "$rate" --request-count "$count" "${extra[@]}")
+    tput=$(field "$TMP/cpu.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+    late=$(field "$TMP/cpu.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
+    us=$(per_request "$cpu" "$count")
+    r=$(ratio "$us" "$CL_US")
+    CPU_ROWS+=("| $label (late ${late:--}%) | ${tput:--} | $cpu | $us | $r |")
+    if [ -z "$slack" ] && [ "$rate" = "10000" ]; then
+      if awk -v r="$r" 'BEGIN { exit !(r != "-" && r <= 1.3) }'; then
+        CPU_VERDICT="Open loop at 10,000/s: $us us of client CPU per request, ${r}x the closed loop's: target (at most 1.3x) **met**."
+      else
+        CPU_VERDICT="Open loop at 10,000/s: $us us of client CPU per request, ${r}x the closed loop's: target (at most 1.3x) **missed**."
+      fi
+    fi
+  done
+  echo "== client CPU: perf_analyzer request rate $rate/s"
+  cpu=$(cpu_seconds "$TMP/pacpu.log" $CLIENT_CPUS "$PA" -m noop -u "$HTTP" --request-rate-range "$rate" --async --request-count "$count")
+  tput=$(field "$TMP/pacpu.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  if [ -n "$tput" ]; then
+    us=$(per_request "$cpu" "$count")
+  else
+    us="-"
+  fi
+  CPU_ROWS+=("| perf_analyzer request rate $rate/s | ${tput:--} | $cpu | $us | $(ratio "$us" "$CL_US") |")
+done
+
+THREAD_ROWS=()
+BEST_THREADS=""
+for rate in "${THREAD_RATES[@]}"; do
+  echo "== rate $rate/s: inferperf --client-threads 2"
+  timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range "$rate" --client-threads 2 >"$TMP/t2.log" 2>&1 || true
+  sent=$(field "$TMP/t2.log" '.*Send rate: ([0-9.]+) req\/sec.*')
+  late=$(field "$TMP/t2.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
+  lag=$(field "$TMP/t2.log" '.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*')
+  tput=$(field "$TMP/t2.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  THREAD_ROWS+=("| $rate | ${sent:--} | ${late:--}% | ${lag:--} | ${tput:--} |")
+  if [ -n "$late" ] && awk -v l="$late" 'BEGIN { exit !(l < 1.0) }'; then
+    BEST_THREADS=$rate
+  fi
+done
+
+# rss_series LABEL CMD...: runs CMD for RSS_SECONDS, its RSS (MiB) read each second, then
+# interrupts it; prints a table row: label, RSS at 5 s, at the end, and the largest growth
+# after the first 10 s.
+rss_series() {
+  local label=$1
+  shift
+  "$@" >"$TMP/rss.log" 2>&1 &
+  local pid=$! samples=() s
+  for s in $(seq "$RSS_SECONDS"); do
+    sleep 1
+    samples+=("$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status" 2>/dev/null || echo -)")
+  done
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  echo "${samples[*]}" >"$TMP/rss-$label.txt"
+  printf '%s\n' "${samples[@]}" | awk -v label="$label" '
+    { v[NR] = $1 }
+    END {
+      early = v[(NR >= 10) ? 10 : NR]; top = early
+      for (i = 10; i <= NR; i++) if (v[i] > top) top = v[i]
+      printf "| %s | %s | %s | %s | %+.1f |\n", label, v[(NR >= 5) ? 5 : NR], early, v[NR], top - early
+    }'
+}
+
+RSS_ROWS=()
+if [ "$RSS_SECONDS" -gt 0 ]; then
+  echo "== memory: inferperf open loop 30000/s for $RSS_SECONDS s"
+  RSS_ROWS+=("$(rss_series "open loop 30000/s" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --request-rate-range 30000 -p 5000 -r 1000 -s 1)")
+  echo "== memory: inferperf closed loop, 10000 connections, for $RSS_SECONDS s"
+  RSS_ROWS+=("$(rss_series "closed loop 10000 connections" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --concurrency-range 10000 -p 5000 -r 1000 -s 1)")
+fi
+
 {
   echo "# Request rate: inferperf beside perf_analyzer"
   echo
@@ -121,4 +250,36 @@ done
   fi
   echo
   echo "perf_analyzer prints its send rate and share of delayed requests only when over 1% were delayed (shown as - and <1% otherwise), and counts latency from the actual send; inferperf counts latency from the scheduled send, so a client that falls behind shows it in the latency."
+  echo
+  echo "## Client CPU per request"
+  echo
+  echo "User + system CPU of the whole client process over a --request-count run of $CPU_SECONDS s at each rate (start-up and discovery included), divided by the requests; the ratio is to inferperf's closed loop at concurrency 1."
+  echo
+  echo "| client and load | answered /s | CPU s | CPU us/request | ratio to closed loop |"
+  echo "|---|---:|---:|---:|---:|"
+  printf '%s\n' "${CPU_ROWS[@]}"
+  echo
+  echo "${CPU_VERDICT:-The 10,000/s row was not measured (CPU_RATES).}"
+  echo
+  echo "## --client-threads 2"
+  echo
+  echo "| target /s | sent /s | late >1 ms | send lag p99 us | answered /s |"
+  echo "|---:|---:|---:|---:|---:|"
+  printf '%s\n' "${THREAD_ROWS[@]}"
+  echo
+  if [ -n "$BEST_THREADS" ]; then
+    echo "Highest rate with under 1% late sends from 2 client threads: **$BEST_THREADS/s** (client threads share CPU $CLIENT_LIST; the server has CPU 0)."
+  else
+    echo "No rate tried had under 1% late sends from 2 client threads."
+  fi
+  if [ ${#RSS_ROWS[@]} -gt 0 ]; then
+    echo
+    echo "## Memory (RSS, MiB)"
+    echo
+    echo "Read from /proc each second for $RSS_SECONDS s."
+    echo
+    echo "| run | at 5 s | at 10 s | at the end | most growth after 10 s |"
+    echo "|---|---:|---:|---:|---:|"
+    printf '%s\n' "${RSS_ROWS[@]}"
+  fi
 } | tee "$OUT"

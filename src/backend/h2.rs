@@ -92,6 +92,11 @@ impl SharedConnections {
         }
     }
 
+    /// How many in-flight slots share one connection.
+    pub fn width(&self) -> usize {
+        self.share
+    }
+
     /// The lane (shared connection) of in-flight slot `slot`.
     pub fn lane(&self, slot: usize) -> usize {
         slot / self.share

@@ -284,6 +284,14 @@ impl Target {
         }
     }
 
+    /// How many consecutive slots make one lane (see [`Target::lane`]).
+    pub fn lane_width(&self) -> usize {
+        match (self.protocol, &self.local, &self.triton) {
+            (Protocol::Grpc, None, None) => self.grpc.width(),
+            _ => 1,
+        }
+    }
+
     /// The run's shared-memory regions (`--shared-memory system`).
     pub fn shm(&self) -> Option<&Arc<kserve::shm::ShmSession>> {
         match &self.api {

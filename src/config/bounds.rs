@@ -30,6 +30,16 @@ pub fn window_ms(value: u64) -> RunResult<Duration> {
 }
 
 /// `--request-timeout S`: above 0, at most a day.
+/// `--send-slack`: at most 1 ms, the lag from which a send counts as late.
+pub fn send_slack(micros: u64) -> RunResult<Duration> {
+    if micros > 1000 {
+        return Err(RunError::bad_option(format!(
+            "--send-slack {micros} µs would make sends late by design (a send over 1 ms behind its schedule is late): give at most 1000."
+        )));
+    }
+    Ok(Duration::from_micros(micros))
+}
+
 pub fn request_timeout(seconds: f64) -> RunResult<Duration> {
     if !(seconds.is_finite() && seconds > 0.0) {
         return Err(RunError::bad_option(format!(

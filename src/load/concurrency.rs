@@ -26,6 +26,9 @@ const MAX_BACKOFF: Duration = Duration::from_millis(100);
 /// SYNs would be retried only a second later).
 const CONNECTS_IN_FLIGHT: usize = 256;
 
+/// Longest new slots wait for each other to connect before they send anyway.
+const GATE_LIMIT: Duration = Duration::from_secs(10);
+
 const ACTIVE: u8 = 0;
 const PAUSED: u8 = 1;
 const STOPPED: u8 = 2;
@@ -110,19 +113,31 @@ impl ClosedLoop {
     /// Runs exactly `concurrency` slots: starts missing ones, pauses extra ones after
     /// their current request.
     pub fn set_concurrency(&mut self, concurrency: usize) {
+        // Slots started now send only once all of them have connected (or tried to), so
+        // that the first ones' requests do not slow the others' connecting.
+        let starting = concurrency.saturating_sub(self.slots.len())
+            + (0..self.slots.len().min(concurrency))
+                .filter(|&i| {
+                    self.slots[i]
+                        .task
+                        .as_ref()
+                        .is_none_or(JoinHandle::is_finished)
+                })
+                .count();
+        let gate = Arc::new(ConnectGate::new(starting));
         for index in 0..self.slots.len() {
             let keep = index < concurrency;
             let slot = &self.slots[index];
             slot.shared.set_state(if keep { ACTIVE } else { PAUSED });
             let finished = slot.task.as_ref().is_none_or(JoinHandle::is_finished);
             if keep && finished {
-                let task = self.spawn(index, slot.shared.clone());
+                let task = self.spawn(index, slot.shared.clone(), gate.clone());
                 self.slots[index].task = Some(task);
             }
         }
         while self.slots.len() < concurrency {
             let shared = Arc::new(SlotShared::default());
-            let task = self.spawn(self.slots.len(), shared.clone());
+            let task = self.spawn(self.slots.len(), shared.clone(), gate.clone());
             self.slots.push(Slot {
                 shared,
                 task: Some(task),
@@ -130,7 +145,12 @@ impl ClosedLoop {
         }
     }
 
-    fn spawn(&self, index: usize, shared: Arc<SlotShared>) -> JoinHandle<()> {
+    fn spawn(
+        &self,
+        index: usize,
+        shared: Arc<SlotShared>,
+        gate: Arc<ConnectGate>,
+    ) -> JoinHandle<()> {
         let (replica, server) = self.replicas.for_index(index);
         let count = self.replicas.len().max(1);
         let slot = SlotTask {
@@ -142,6 +162,7 @@ impl ClosedLoop {
             budget: self.budget.clone(),
             next_request: self.next_request.clone(),
             connects: self.connects.clone(),
+            gate,
             holder: index,
             sequences: self.sequences.clone(),
         };
@@ -204,6 +225,8 @@ struct SlotTask {
     budget: Option<Arc<AtomicI64>>,
     next_request: Arc<AtomicUsize>,
     connects: Arc<Semaphore>,
+    /// Held until every slot started with this one has connected.
+    gate: Arc<ConnectGate>,
     /// The slot's place among all slots: which sequence holder it is.
     holder: usize,
     sequences: Option<Arc<SequencePlan>>,
@@ -216,6 +239,7 @@ impl SlotTask {
             let opened = caller.open(&self.target).await;
             self.shared.connected.store(opened, Ordering::Relaxed);
         }
+        self.gate.arrive_and_wait(GATE_LIMIT).await;
         let take =
             || self.next_request.fetch_add(1, Ordering::Relaxed) % self.requests.len().max(1);
         let mut next = take();
@@ -297,5 +321,32 @@ impl SlotTask {
         self.budget
             .as_ref()
             .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
+    }
+}
+
+/// Holds the slots started together until all of them have connected (or failed to).
+struct ConnectGate {
+    left: AtomicUsize,
+    open: Notify,
+}
+
+impl ConnectGate {
+    fn new(slots: usize) -> ConnectGate {
+        ConnectGate {
+            left: AtomicUsize::new(slots),
+            open: Notify::new(),
+        }
+    }
+
+    /// Counts this slot in, then waits (at most `limit`) for the others.
+    async fn arrive_and_wait(&self, limit: Duration) {
+        let opened = self.open.notified();
+        tokio::pin!(opened);
+        opened.as_mut().enable();
+        if self.left.fetch_sub(1, Ordering::AcqRel) <= 1 {
+            self.open.notify_waiters();
+            return;
+        }
+        let _ = tokio::time::timeout(limit, opened).await;
     }
 }

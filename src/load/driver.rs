@@ -62,7 +62,7 @@ impl Driver {
         if cfg.load.is_open_loop() {
             let cap = cfg.max_concurrency.map(|c| c as usize);
             Driver::Open {
-                driver: OpenLoop::new(replicas, cap, threads),
+                driver: OpenLoop::new(replicas, cap, threads, cfg.send_slack),
                 mark: CounterMark::default(),
             }
         } else {

@@ -63,6 +63,7 @@ fn start_shard(index: usize) -> std::io::Result<Shard> {
     let runtime = Builder::new_current_thread()
         .enable_all()
         .global_queue_interval(1)
+        .on_thread_unpark(super::rate_thread::after_wake)
         .build()?;
     let handle = runtime.handle().clone();
     let (stop, stopped) = oneshot::channel::<()>();

@@ -17,11 +17,10 @@ pub fn available_cores() -> f64 {
     std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64)
 }
 
-/// The most CPU the client can use, in cores: its sending threads (`--client-threads`, and
-/// the open loop's dispatcher), no more than the machine has.
+/// The most CPU the client can use, in cores: its sending threads (`--client-threads`), no
+/// more than the machine has.
 pub fn client_capacity(cfg: &Config) -> f64 {
-    let dispatcher = if cfg.load.is_open_loop() { 1.0 } else { 0.0 };
-    (cfg.client_threads as f64 + dispatcher).min(available_cores())
+    (cfg.client_threads as f64).min(available_cores())
 }
 
 /// perf_analyzer's `Server:` block, and the composing models of an ensemble or a BLS model.

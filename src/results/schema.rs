@@ -103,6 +103,9 @@ pub struct Settings {
     pub validation_tolerance: f64,
     pub request_timeout_s: f64,
     pub client_threads: usize,
+    /// `--send-slack` in µs (absent in files of versions before it).
+    #[serde(default)]
+    pub send_slack_us: u64,
     pub grpc_connection_share: usize,
     pub metrics: Option<MetricsSettings>,
     pub llm: Option<LlmSettings>,

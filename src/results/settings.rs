@@ -72,6 +72,7 @@ pub fn settings(cfg: &Config) -> Settings {
         validation_tolerance: cfg.validation_tolerance,
         request_timeout_s: cfg.request_timeout.as_secs_f64(),
         client_threads: cfg.client_threads,
+        send_slack_us: cfg.send_slack.as_micros() as u64,
         grpc_connection_share: cfg.grpc_connection_share,
         metrics: cfg.metrics.as_ref().map(metrics),
         llm: cfg.llm.as_ref().map(llm),

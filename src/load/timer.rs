@@ -1,0 +1,117 @@
+//! A microsecond timer for the open loop's client threads. tokio's timers tick in whole
+//! milliseconds, too coarse for a schedule whose sends are 33 µs apart at 30,000 req/s; a
+//! Linux timerfd, registered in the thread's own event loop, wakes it within microseconds
+//! of the deadline without a thread of its own, so a send never crosses threads.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+
+/// One timerfd, armed for one deadline at a time.
+pub struct PreciseTimer {
+    fd: AsyncFd<OwnedFd>,
+}
+
+impl PreciseTimer {
+    /// A timer on the current tokio runtime's event loop.
+    pub fn new() -> io::Result<PreciseTimer> {
+        // SAFETY: timerfd_create takes plain flags and returns a new descriptor or -1.
+        let raw = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if raw < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `raw` is a descriptor this call just opened and nothing else owns.
+        let owned = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: the descriptor stays open, unreplaced, while the AsyncFd owns it.
+        let fd = unsafe { AsyncFd::register_with_interest(owned, Interest::READABLE)? };
+        Ok(PreciseTimer { fd })
+    }
+
+    /// Waits until `due` (at once when it has passed).
+    pub async fn sleep_until(&self, due: Instant) -> io::Result<()> {
+        let left = due.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(());
+        }
+        self.arm(left)?;
+        loop {
+            let mut ready = self.fd.readable().await?;
+            let read = read_expirations(self.fd.get_ref());
+            // Read or not, the timer has nothing more to say until it is armed again.
+            ready.clear_ready();
+            match read {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Sets the timer to fire once, `after` from now.
+    fn arm(&self, after: Duration) -> io::Result<()> {
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: after.as_secs() as libc::time_t,
+                tv_nsec: after.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: the descriptor is a timerfd this value owns; `spec` lives for the call.
+        let set = unsafe {
+            libc::timerfd_settime(
+                self.fd.get_ref().as_raw_fd(),
+                0,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
+        match set {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+}
+
+/// Reads (and so clears) the count of expirations; `WouldBlock` when none is pending.
+fn read_expirations(fd: &OwnedFd) -> io::Result<()> {
+    let mut count = 0u64;
+    // SAFETY: reads 8 bytes into a u64 that lives for the call.
+    let read = unsafe {
+        libc::read(
+            fd.as_raw_fd(),
+            (&mut count as *mut u64).cast(),
+            std::mem::size_of::<u64>(),
+        )
+    };
+    match read {
+        8 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn wakes_after_the_deadline_and_can_be_rearmed() {
+        let timer = PreciseTimer::new().unwrap();
+        for micros in [300u64, 50, 2000] {
+            let due = Instant::now() + Duration::from_micros(micros);
+            timer.sleep_until(due).await.unwrap();
+            assert!(Instant::now() >= due);
+        }
+        // A deadline in the past returns at once.
+        timer.sleep_until(Instant::now()).await.unwrap();
+    }
+}
