@@ -27,6 +27,9 @@ use crate::measure::sample::{Drained, SlotBuffers};
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
 pub const MAX_WORKERS: usize = 16_384;
 
+/// Sends per second per client thread from which `--send-slack` applies.
+const SLACK_FROM_RATE: f64 = 5000.0;
+
 /// Connections opened at once by [`OpenLoop::open_pools`] (as the closed loop's slots).
 const CONNECTS_IN_FLIGHT: usize = 256;
 
@@ -168,6 +171,13 @@ impl OpenLoop {
             Some(_) => 1,
             None => self.pools.len(),
         };
+        // The slack pays only where a wake-up per send would cost a tenth of a core or
+        // more; below, each send goes at the earliest instant, so that a sparse schedule
+        // never waits for a wake-up that does not come.
+        let slack = match schedule.mean_rate() / used as f64 >= SLACK_FROM_RATE {
+            true => self.slack,
+            false => Duration::ZERO,
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let start = Instant::now();
         let senders = (0..used)
@@ -182,7 +192,7 @@ impl OpenLoop {
                 let scheduler = Scheduler {
                     schedule: share,
                     start,
-                    slack: self.slack,
+                    slack,
                     first: thread,
                     stride: used,
                     pool,
