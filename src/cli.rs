@@ -472,7 +472,8 @@ pub struct ProfileArgs {
     /// Open loop: how late (in µs) a send may go out so that it shares a wake-up of its
     /// client thread (for an answer, say) instead of taking one of its own — a wake-up costs
     /// the client more CPU than a request. The send lag is reported, and latency still counts
-    /// from the scheduled send; 0 sends each request at the earliest instant.
+    /// from the scheduled send; 0 sends each request at the earliest instant. Applies from
+    /// 5,000 sends/s per client thread; below, sends always go at the earliest instant.
     #[arg(long, value_name = "USEC", default_value_t = 100)]
     pub send_slack: u64,
     /// Over gRPC, in-flight requests that share one HTTP/2 connection. Default: as

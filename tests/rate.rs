@@ -395,3 +395,35 @@ async fn latency_counts_the_backlog_while_service_time_stays_flat() {
     );
     assert!(last.cap_waits > 0);
 }
+
+/// With `--max-concurrency`, the open loop opens its connections before the first send, a
+/// few hundred at a time, and says how long they took; the run then measures as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn max_concurrency_connections_open_before_the_first_send() {
+    let server = start_server(&["noop=noop"]).await;
+    let out = run_cli(&[
+        "-m",
+        "noop",
+        "-u",
+        &url(&server, "http"),
+        "--request-rate-range",
+        "500",
+        "--max-concurrency",
+        "2000",
+        "--request-count",
+        "500",
+    ])
+    .await;
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    let took: f64 = text
+        .split("The 2000 connections of --max-concurrency took ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no connect time in:\n{text}"));
+    println!("2000 connections opened in {took} s");
+    assert!(took < 5.0, "2000 connections took {took} s");
+    assert!(text.contains("Request count: 500"), "{text}");
+    assert_eq!(served(&server, "noop"), 500, "{text}");
+}

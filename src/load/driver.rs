@@ -139,6 +139,24 @@ impl Driver {
         }
     }
 
+    /// Before the first level: the open loop's `--max-concurrency` connections are opened
+    /// (see [`OpenLoop::open_pools`]); what to say about it, when there is something to say.
+    pub async fn open_pools(&mut self) -> Option<String> {
+        let Driver::Open { driver, .. } = self else {
+            return None;
+        };
+        let (connected, asked, took) = driver.open_pools().await?;
+        let took = took.as_secs_f64();
+        if connected < asked {
+            return Some(format!(
+                "Only {connected} of the {asked} connections of --max-concurrency opened before the first send ({took:.2} s); the others open when a request needs them."
+            ));
+        }
+        (asked >= 1000 || took >= 1.0).then(|| {
+            format!("The {asked} connections of --max-concurrency took {took:.2} s to open, before the first send.")
+        })
+    }
+
     /// Moves a closed loop to `concurrency` slots (other drivers ignore it).
     pub fn set_concurrency(&mut self, concurrency: usize) {
         if let Driver::Closed(closed) = self {

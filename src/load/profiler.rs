@@ -150,6 +150,9 @@ impl<'a> Profiler<'a> {
         on_level: &mut impl FnMut(&LevelResult),
         results: &mut Vec<LevelResult>,
     ) -> RunResult<()> {
+        if let Some(note) = self.driver.open_pools().await {
+            self.pending_notes.push(note);
+        }
         self.warm_up().await?;
         let late = self.coordinator.first_window(&self.interrupt).await?;
         self.pending_notes.extend(late);

@@ -27,6 +27,12 @@ use crate::measure::sample::{Drained, SlotBuffers};
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
 pub const MAX_WORKERS: usize = 16_384;
 
+/// Sends per second per client thread from which `--send-slack` applies.
+const SLACK_FROM_RATE: f64 = 5000.0;
+
+/// Connections opened at once by [`OpenLoop::open_pools`] (as the closed loop's slots).
+const CONNECTS_IN_FLIGHT: usize = 256;
+
 /// Longest the end of a run waits for the requests that end cut-short sequences.
 pub(super) const ENDING_WAIT: Duration = Duration::from_secs(2);
 
@@ -75,6 +81,8 @@ pub struct OpenLoop {
     sequences: Option<Arc<SequencePlan>>,
     /// `--request-count`: the next schedules send this many requests, then end.
     budget: Option<u64>,
+    /// `--max-concurrency` was given: its connections are opened before the first send.
+    capped: bool,
 }
 
 impl OpenLoop {
@@ -103,7 +111,38 @@ impl OpenLoop {
             threads,
             sequences: None,
             budget: None,
+            capped: max_in_flight.is_some(),
         }
+    }
+
+    /// With `--max-concurrency`, opens every connection of the pools (a few hundred at a
+    /// time) before the first send, so that connecting is not part of any request; the
+    /// connections opened, of how many, and how long it took. `None` without a cap, or
+    /// with sequences (whose sends run on one thread).
+    pub async fn open_pools(&mut self) -> Option<(usize, usize, Duration)> {
+        if !self.capped || self.sequences.is_some() {
+            return None;
+        }
+        let started = Instant::now();
+        let used = self.pools.len();
+        let connects = Arc::new(tokio::sync::Semaphore::new(CONNECTS_IN_FLIGHT));
+        let mut opening = Vec::new();
+        for (thread, pool) in self.pools.iter().enumerate() {
+            pool.set_cap(self.cap / used + usize::from(thread < self.cap % used));
+            let open = pool.clone().open_all(
+                self.replicas.clone(),
+                self.buffers.clone(),
+                self.counters.clone(),
+                connects.clone(),
+            );
+            opening.push(self.threads.handle(thread).spawn(open));
+        }
+        let mut connected = 0;
+        for task in opening {
+            connected += task.await.unwrap_or(0);
+        }
+        let asked = self.cap * self.replicas.len().max(1);
+        Some((connected, asked, started.elapsed()))
     }
 
     /// Makes every send from the next schedule on a step of one of the live sequences.
@@ -132,6 +171,13 @@ impl OpenLoop {
             Some(_) => 1,
             None => self.pools.len(),
         };
+        // The slack pays only where a wake-up per send would cost a tenth of a core or
+        // more; below, each send goes at the earliest instant, so that a sparse schedule
+        // never waits for a wake-up that does not come.
+        let slack = match schedule.mean_rate() / used as f64 >= SLACK_FROM_RATE {
+            true => self.slack,
+            false => Duration::ZERO,
+        };
         let stop = Arc::new(AtomicBool::new(false));
         let start = Instant::now();
         let senders = (0..used)
@@ -146,7 +192,7 @@ impl OpenLoop {
                 let scheduler = Scheduler {
                     schedule: share,
                     start,
-                    slack: self.slack,
+                    slack,
                     first: thread,
                     stride: used,
                     pool,

@@ -144,6 +144,57 @@ impl ThreadPool {
         }
     }
 
+    /// A new, not yet connected, connection to `server` under the cap (`None` at the cap),
+    /// counted in `pool`.
+    fn new_worker(
+        &self,
+        pool: &mut ServerPool,
+        server: usize,
+        (replicas, buffers, counters): (&Replicas, &SlotBuffers, &OpenLoopCounters),
+    ) -> Option<Worker> {
+        if pool.opened >= self.cap.load(Ordering::Relaxed) {
+            return None;
+        }
+        let replica = replicas.list[server].clone();
+        let slot = self.slot(pool.opened, replica.target.lane_width());
+        pool.opened += 1;
+        counters.workers.fetch_add(1, Ordering::Relaxed);
+        Some(Worker {
+            caller: Caller::new(slot, &replica.target).for_replica(server as u16),
+            server: replica,
+            buffer: buffers.add(),
+        })
+    }
+
+    /// Opens this thread's share of the cap to every server before the first send
+    /// (`--max-concurrency`), `connects` at a time; the number that connected.
+    pub(super) async fn open_all(
+        self: Arc<Self>,
+        replicas: Arc<Replicas>,
+        buffers: Arc<SlotBuffers>,
+        counters: Arc<OpenLoopCounters>,
+        connects: Arc<tokio::sync::Semaphore>,
+    ) -> usize {
+        let mut opening = Vec::new();
+        for server in 0..replicas.len().max(1) {
+            let parts = (&*replicas, &*buffers, &*counters);
+            while let Some(mut worker) = self.new_worker(&mut self.lock()[server], server, parts) {
+                let connects = connects.clone();
+                opening.push(async move {
+                    let _permit = connects.acquire().await;
+                    let opened = worker.caller.open(&worker.server.target).await;
+                    (server, worker, opened)
+                });
+            }
+        }
+        let mut connected = 0;
+        for (server, worker, opened) in futures::future::join_all(opening).await {
+            connected += usize::from(opened);
+            self.lock()[server].idle.push(worker);
+        }
+        connected
+    }
+
     /// The slot number of this thread's `index`-th connection to a server whose lanes are
     /// `width` slots wide: lane `index / width` of this thread is lane `… * threads +
     /// thread` of the whole.
@@ -303,18 +354,8 @@ impl Scheduler {
         if let Some(worker) = pool.idle.pop() {
             return Some(worker);
         }
-        if pool.opened >= self.pool.cap.load(Ordering::Relaxed) {
-            return None;
-        }
-        let replica = self.replicas.list[server].clone();
-        let slot = self.pool.slot(pool.opened, replica.target.lane_width());
-        pool.opened += 1;
-        self.counters.workers.fetch_add(1, Ordering::Relaxed);
-        Some(Worker {
-            caller: Caller::new(slot, &replica.target).for_replica(server as u16),
-            server: replica,
-            buffer: self.buffers.add(),
-        })
+        let parts = (&*self.replicas, &*self.buffers, &*self.counters);
+        self.pool.new_worker(pool, server, parts)
     }
 
     /// Ends each sequence this schedule started and did not finish, as the closed loop's
