@@ -137,9 +137,16 @@ impl TlsClient {
         }
     }
 
-    /// The cause of the last TLS failure, as a phrase, if there was one.
+    /// The cause of the last TLS failure, as a phrase, if there was one. A connection
+    /// that failed after the server asked for a client certificate this client lacks is
+    /// that refusal, however the close reached the client (a read, a write, a reset).
     pub fn failure(&self) -> Option<String> {
-        lock(&self.failure.cause).clone()
+        let noted = lock(&self.failure.cause).clone();
+        noted.or_else(|| {
+            self.failure
+                .refused_without_client_cert()
+                .then(|| self.failure.missing_client_cert())
+        })
     }
 
     /// The handshakes made since the last call: how many and their median.
@@ -517,7 +524,12 @@ impl AsyncWrite for TlsIo {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let this = &mut *self;
+        let written = Pin::new(&mut this.stream).poll_write(cx, buf);
+        if let Poll::Ready(Err(e)) = &written {
+            this.failure.note(e, false);
+        }
+        written
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
