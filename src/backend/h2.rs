@@ -20,6 +20,7 @@ use http::{HeaderMap, Method, Request, Uri};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
+use super::h2_unary::UnaryConnection;
 use super::outcome::{ErrorKind, Failure, Malformation};
 use super::tls::Alpn;
 use super::{compression, http1, Target};
@@ -54,6 +55,8 @@ pub fn frame_message(message: &[u8]) -> Bytes {
 pub struct SharedConnections {
     share: usize,
     lanes: tokio::sync::Mutex<HashMap<usize, Lane>>,
+    /// The lanes of unary calls, on the hand-written client of `backend::h2_unary`.
+    unary: tokio::sync::Mutex<HashMap<usize, Arc<UnaryConnection>>>,
 }
 
 /// One shared connection: the handle that opens streams on it, and whether it broke.
@@ -89,6 +92,7 @@ impl SharedConnections {
         SharedConnections {
             share: share.max(1),
             lanes: Default::default(),
+            unary: Default::default(),
         }
     }
 
@@ -118,6 +122,25 @@ impl SharedConnections {
         };
         lanes.insert(index, lane.clone());
         Ok(lane)
+    }
+}
+
+impl SharedConnections {
+    /// The unary-call connection of `slot`'s lane, opened when the lane has none or its
+    /// connection closed.
+    pub async fn connect_unary(
+        &self,
+        target: &Target,
+        slot: usize,
+    ) -> Result<Arc<UnaryConnection>, ErrorKind> {
+        let mut lanes = self.unary.lock().await;
+        let index = self.lane(slot);
+        if let Some(open) = lanes.get(&index).filter(|c| c.is_usable()) {
+            return Ok(open.clone());
+        }
+        let conn = super::h2_unary::connect(target).await?;
+        lanes.insert(index, conn.clone());
+        Ok(conn)
     }
 }
 
@@ -252,9 +275,14 @@ impl MessageReader {
 
     /// A reader for a lane's calls: its message limit and advertised encoding.
     pub fn for_lane(lane: &Lane) -> Self {
+        MessageReader::with(lane.message_limit, lane.compression)
+    }
+
+    /// A reader of messages of at most `limit` bytes, inflated from `compression`.
+    pub fn with(limit: usize, compression: Option<GrpcCompression>) -> Self {
         MessageReader {
-            compression: lane.compression,
-            ..MessageReader::limited(lane.message_limit)
+            compression,
+            ..MessageReader::limited(limit)
         }
     }
 

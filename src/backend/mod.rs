@@ -10,6 +10,7 @@ pub mod check;
 pub mod compression;
 pub mod dynamic_grpc;
 pub mod h2;
+pub mod h2_unary;
 pub mod http1;
 pub mod kserve;
 pub mod local;

@@ -1,10 +1,12 @@
-//! A unary gRPC call on the h2 transport — KServe v2's `ModelInfer`, and TF Serving's
-//! `Predict`, which differ only in the path and in how the answer is checked: HEADERS, the
-//! one DATA frame framed when the dataset was built, then the answer's DATA and trailers,
-//! read on the slot's own thread. The answer is checked before it counts; a call that comes
-//! back with more than the one message it declares is a bad response.
+//! A unary gRPC call — KServe v2's `ModelInfer`, and TF Serving's `Predict`, which differ
+//! only in the path and in how the answer is checked — on the hand-written HTTP/2 client of
+//! `backend::h2_unary`: HEADERS encoded once per slot, the message framed when the dataset
+//! was built, then the answer's DATA and trailers, read on the slot's own thread. The answer
+//! is checked before it counts; a call that comes back with more than the one message it
+//! declares is a bad response. (`start_call`, on h2, serves the dynamic gRPC adapter.)
 
 use std::future::poll_fn;
+use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -12,10 +14,17 @@ use http::Request as Head;
 
 use super::answer::check_protobuf;
 use super::shm_answer::SlotShm;
-use crate::backend::h2::{copy_head, grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
+use crate::backend::compression;
+use crate::backend::h2::{copy_head, h2_error, Lane, MessageReader, UNKNOWN};
+use crate::backend::h2_unary::frame::{encode_call_head, CallHead};
+use crate::backend::h2_unary::{Received, UnaryConnection};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::backend::{nanos, Payload, Request, Target};
+use crate::config::GrpcCompression;
+
+/// The user agent every call names.
+const USER_AGENT: &str = concat!("inferperf/", env!("CARGO_PKG_VERSION"));
 
 /// The gRPC path of KServe's ModelInfer.
 pub const INFER_PATH: &str = "/inference.GRPCInferenceService/ModelInfer";
@@ -24,10 +33,14 @@ pub const INFER_PATH: &str = "/inference.GRPCInferenceService/ModelInfer";
 /// [`check_protobuf`], TF Serving's `PredictResponse` check).
 pub type CheckMessage = fn(&mut CheckedAnswers<()>, &Request, &Bytes) -> Result<(), Failure>;
 
-/// One slot's handle on its lane's HTTP/2 connection, making unary calls on one path.
+/// One slot's handle on its lane's HTTP/2 connection (the hand-written unary client of
+/// `backend::h2_unary`), making unary calls on one path.
 pub struct GrpcConn {
-    lane: Lane,
-    head: Head<()>,
+    conn: Arc<UnaryConnection>,
+    /// The calls' request head, HPACK-encoded once.
+    head: Vec<u8>,
+    limit: usize,
+    compression: Option<GrpcCompression>,
     check: CheckMessage,
     checked: CheckedAnswers<()>,
     /// `--shared-memory system`: the slot's output region and its requests.
@@ -48,8 +61,17 @@ impl GrpcConn {
         check: CheckMessage,
     ) -> Result<GrpcConn, ErrorKind> {
         Ok(GrpcConn {
-            lane: target.grpc.connect(target, slot).await?,
-            head: crate::backend::h2::call_head(target, path)?,
+            conn: target.grpc.connect_unary(target, slot).await?,
+            head: encode_call_head(&CallHead {
+                tls: target.tls.is_some(),
+                authority: &target.authority,
+                path,
+                encoding: target.grpc_compression.map(compression::encoding_name),
+                user_agent: USER_AGENT,
+                metadata: &target.headers,
+            }),
+            limit: target.max_response_bytes,
+            compression: target.grpc_compression,
             check,
             checked: CheckedAnswers::default(),
             shm: None,
@@ -65,7 +87,7 @@ impl GrpcConn {
     }
 
     pub fn is_usable(&self) -> bool {
-        self.lane.is_usable()
+        self.conn.is_usable()
     }
 
     /// Sends one framed request message and reads and checks the answer.
@@ -75,15 +97,13 @@ impl GrpcConn {
         let Payload::Grpc(framed) = &request.payload else {
             return Err(ErrorKind::Connection.into());
         };
-        let (message, done) = match unary_call(&mut self.lane, &self.head, framed, ex).await {
-            Ok(answer) => answer,
-            Err(failure) => {
-                if failure.kind == ErrorKind::Connection {
-                    self.lane.mark_broken();
-                }
-                return Err(failure);
-            }
-        };
+        let mut call = self.conn.call(&self.head, framed, self.limit);
+        let received = (&mut call).await;
+        if let Some(sent) = call.sent {
+            ex.send_ns = nanos(sent.saturating_duration_since(ex.sent));
+        }
+        drop(call);
+        let (message, done) = unary_answer(received?, self.limit, self.compression, ex)?;
         match &self.shm {
             Some(shm) => shm.check_protobuf(&mut self.checked, request, &message)?,
             None => (self.check)(&mut self.checked, request, &message)?,
@@ -92,6 +112,61 @@ impl GrpcConn {
         ex.finish(done);
         Ok(())
     }
+}
+
+/// A unary call's answer as gRPC reads it: HTTP 200, no status in the head (a
+/// "trailers-only" answer has no message), exactly one message, and trailers with status
+/// OK. Returns the message and when the answer was complete.
+fn unary_answer(
+    received: Received,
+    limit: usize,
+    compression: Option<GrpcCompression>,
+    ex: &mut Exchange<'_>,
+) -> Result<(Bytes, Instant), Failure> {
+    if received.status != 200 {
+        return Err(ErrorKind::HttpStatus(received.status).into());
+    }
+    match received.head_grpc_status {
+        Some(0) => return Err(no_message()),
+        Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
+        None => {}
+    }
+    let mut reader = MessageReader::with(limit, compression);
+    reader.push(received.body);
+    let message = reader.next_message()?;
+    let extra = reader.next_message()?;
+    if reader.leftover() > 0 && extra.is_none() {
+        return Err(Failure::bad(
+            Malformation::Truncated,
+            format!(
+                "the stream ended inside a gRPC message ({} bytes of it came)",
+                reader.leftover()
+            ),
+        ));
+    }
+    match (received.trailers, received.trailer_grpc_status) {
+        (true, Some(0)) => {}
+        (true, Some(code)) => return Err(ErrorKind::GrpcCode(code).into()),
+        _ => return Err(ErrorKind::GrpcCode(UNKNOWN).into()),
+    }
+    let Some(message) = message else {
+        return Err(no_message());
+    };
+    if extra.is_some() {
+        return Err(Failure::bad(
+            Malformation::Overlong,
+            "the unary call answered with more than one message",
+        ));
+    }
+    ex.recv_ns = nanos(received.done.saturating_duration_since(received.first_byte));
+    Ok((message, received.done))
+}
+
+fn no_message() -> Failure {
+    Failure::bad(
+        Malformation::Truncated,
+        "the call ended with status OK but no answer message",
+    )
 }
 
 /// Starts a call with the head `head` on the lane's connection: sends its framed
@@ -121,50 +196,4 @@ pub(crate) async fn start_call(
         return Err(ErrorKind::HttpStatus(head.status.as_u16()).into());
     }
     Ok((head, stream, first_byte))
-}
-
-/// One unary call with the head `head` on the lane's connection (KServe's ModelInfer, TF
-/// Serving's Predict): the answer's message and when it was complete.
-pub(crate) async fn unary_call(
-    lane: &mut Lane,
-    head: &Head<()>,
-    framed: &Bytes,
-    ex: &mut Exchange<'_>,
-) -> Result<(Bytes, Instant), Failure> {
-    let (head, mut stream, first_byte) = start_call(lane, head, framed, ex).await?;
-    // A "trailers-only" answer carries its status in the headers, and no message.
-    match grpc_status(&head.headers) {
-        Some(0) => {
-            return Err(Failure::bad(
-                Malformation::Truncated,
-                "the call ended with status OK but no answer message",
-            ))
-        }
-        Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
-        None => {}
-    }
-    let mut reader = MessageReader::for_lane(lane);
-    let message = reader.read(&mut stream).await?;
-    let extra = reader.read(&mut stream).await?;
-    let trailers = stream.trailers().await.map_err(|e| h2_error(&e))?;
-    match trailers.as_ref().and_then(grpc_status) {
-        Some(0) => {}
-        Some(code) => return Err(ErrorKind::GrpcCode(code).into()),
-        None => return Err(ErrorKind::GrpcCode(UNKNOWN).into()),
-    }
-    let Some(message) = message else {
-        return Err(Failure::bad(
-            Malformation::Truncated,
-            "the call ended with status OK but no answer message",
-        ));
-    };
-    if extra.is_some() {
-        return Err(Failure::bad(
-            Malformation::Overlong,
-            "the unary call answered with more than one message",
-        ));
-    }
-    let done = Instant::now();
-    ex.recv_ns = nanos(done.saturating_duration_since(first_byte));
-    Ok((message, done))
 }
