@@ -80,6 +80,8 @@ def parse_args(argv):
     p.add_argument("--pa-async", action="store_true", help="run perf_analyzer with --async")
     p.add_argument("--no-soak", action="store_true", help="skip the memory soak")
     p.add_argument("--no-startup", action="store_true", help="skip the startup measurement")
+    p.add_argument("--no-callgrind", action="store_true",
+                   help="skip the instruction counts (callgrind; skipped anyway without valgrind)")
     p.add_argument("--window-ms", type=int, default=WINDOW_MS,
                    help=f"-p of inferperf and perf_analyzer (default {WINDOW_MS})")
     p.add_argument("--timeout", type=int, help="bound of each inferperf and perf_analyzer "
@@ -514,6 +516,41 @@ def startup(bench, family):
 
 # ---------------------------------------------------------------- the whole run
 
+# Instructions per request: the difference between runs of these many requests, so that
+# start-up and discovery cancel out.
+FEW_REQUESTS, MANY_REQUESTS = 2000, 12000
+COUNT_LEVELS = (16, 64)
+
+
+def instructions(bench, family, protocol, level, requests):
+    """The client's user-space instructions (callgrind) over a run of `requests` requests."""
+    grpc = protocol == "grpc"
+    argv = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", bench.paths[family],
+            "-m", MODEL, "-u", bench.server.grpc if grpc else bench.server.http,
+            "-i", "grpc" if grpc else "http", "--concurrency-range", str(level),
+            "--request-count", str(requests), "--no-progress"]
+    stem = bench.log_stem(f"callgrind-{family}-{protocol}-c{level}-{requests}")
+    proc = run_bounded(argv, 600, stem)
+    found = re.findall(r"Collected : (\d+)", proc.stderr + proc.stdout)
+    return int(found[-1]) if found and proc.exit in (0, 2) else None
+
+
+def instruction_counts(bench):
+    """Instructions per request of inferperf (and the baseline) over HTTP binary and gRPC."""
+    counts = []
+    families = [f for f in ("inferperf", "baseline")
+                if f not in bench.skipped and (f != "baseline" or bench.args.baseline)]
+    for family in families:
+        for protocol in ("http-binary", "grpc"):
+            for level in COUNT_LEVELS:
+                print(f"== instructions per request, {family} {protocol} c={level} (callgrind)", flush=True)
+                few = instructions(bench, family, protocol, level, FEW_REQUESTS)
+                many = instructions(bench, family, protocol, level, MANY_REQUESTS)
+                per = (many - few) / (MANY_REQUESTS - FEW_REQUESTS) if few and many else None
+                counts.append({"family": family, "protocol": protocol, "level": level, "per": per})
+    return counts
+
+
 def run_all(bench):
     a = bench.args
     load_before = report.load_average()
@@ -527,13 +564,18 @@ def run_all(bench):
         for protocol in ("http-binary", "grpc"):
             print(f"== memory soak, inferperf {protocol}, c=1000, {a.soak_seconds} s", flush=True)
             soaks.append(soak(bench, protocol))
+    counts = []
+    if not a.no_callgrind and shutil.which("valgrind"):
+        counts = instruction_counts(bench)
+    elif not a.no_callgrind:
+        print("== valgrind is not installed: no instruction counts", flush=True)
     startups = []
     if not a.no_startup:
         for family in ("inferperf", "perf_analyzer"):
             if family not in bench.skipped:
                 print(f"== startup to first request, {family} x{a.startups}", flush=True)
                 startups.append(startup(bench, family))
-    return report.report(bench, runs, soaks, startups, load_before, report.load_average())
+    return report.report(bench, runs, soaks, startups, counts, load_before, report.load_average())
 
 
 def main(argv):

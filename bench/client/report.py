@@ -154,7 +154,7 @@ def startup_target(s):
 
 
 def target_lines(bench, summary, soaks, startups):
-    lines = cpu_targets(bench, summary) if summary else []
+    lines = cpu_targets(bench, summary) + grpc_target(bench, summary) if summary else []
     lines += [soak_target(bench, s) for s in soaks]
     lines += [startup_target(s) for s in startups if s["family"] == "inferperf"]
     return lines or ["- nothing measured that a target applies to"]
@@ -238,7 +238,48 @@ def header_lines(bench, load_before, load_after):
                 if a.baseline else [])
 
 
-def report(bench, runs, soaks, startups, load_before, load_after):
+def grpc_rows(bench, summary):
+    """inferperf's gRPC CPU per request beside its HTTP binary's, at each level (and the
+    baseline's, when there is one)."""
+    rows = ["| build | c | http-binary µs/req | grpc µs/req | grpc / http-binary |",
+            "|---|---:|---:|---:|---:|"]
+    for family in ("inferperf", "baseline"):
+        for level in bench.args.levels:
+            http = summary.get((f"{family} http-binary", level), {}).get("cpu")
+            grpc = summary.get((f"{family} grpc", level), {}).get("cpu")
+            if http is None and grpc is None:
+                continue
+            rows.append(f"| {family} | {level} | {fmt(http, 1)} | {fmt(grpc, 1)} | {ratio(grpc, http)} |")
+    return rows
+
+
+def count_rows(counts):
+    """Instructions per request, gRPC beside HTTP binary, per build and level."""
+    by = {(c["family"], c["protocol"], c["level"]): c["per"] for c in counts}
+    rows = ["| build | c | http-binary | grpc | grpc / http-binary |", "|---|---:|---:|---:|---:|"]
+    for family, level in sorted({(c["family"], c["level"]) for c in counts},
+                                key=lambda k: (k[0] != "inferperf", k[1])):
+        http, grpc = by.get((family, "http-binary", level)), by.get((family, "grpc", level))
+        rows.append(f"| {family} | {level} | {fmt(http)} | {fmt(grpc)} | {ratio(grpc, http)} |")
+    return rows
+
+
+def grpc_target(bench, summary):
+    """gRPC's client CPU per request at most 1.1x HTTP binary's at c=16 and 64."""
+    pairs = {}
+    for c in (16, 64):
+        http = summary.get(("inferperf http-binary", c), {}).get("cpu")
+        grpc = summary.get(("inferperf grpc", c), {}).get("cpu")
+        if http and grpc is not None:
+            pairs[c] = grpc / http
+    measured = len(pairs) == 2
+    ok = measured and all(r <= 1.1 for r in pairs.values())
+    shown = ", ".join(f"c={c}: {r:.2f}" for c, r in pairs.items()) or "not both levels run"
+    return [f"- inferperf gRPC client CPU per request ≤ 1.1× its HTTP binary's at c=16 and 64: "
+            f"{verdict(ok, measured)} ({shown})"]
+
+
+def report(bench, runs, soaks, startups, counts, load_before, load_after):
     lines = header_lines(bench, load_before, load_after)
     summary = {}
     if runs:
@@ -247,6 +288,12 @@ def report(bench, runs, soaks, startups, load_before, load_after):
         ratios = ratio_rows(bench, summary)
         if len(ratios) > 2:
             lines += ["", "## inferperf / peer (below 1: inferperf spends less)", ""] + ratios
+        grpc = grpc_rows(bench, summary)
+        if len(grpc) > 2:
+            lines += ["", "## gRPC beside HTTP binary (client CPU per request, medians)", ""] + grpc
+    if counts:
+        lines += ["", f"## Client instructions per request (callgrind, user space; runs of "
+                      f"{12000:,} minus {2000:,} requests)", ""] + count_rows(counts)
     if soaks:
         lines += ["", f"## Memory soak: inferperf at c=1000 for {bench.args.soak_seconds} s", ""] + soak_rows(soaks)
     if startups:
