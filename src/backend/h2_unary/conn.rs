@@ -91,6 +91,14 @@ struct PartialBlock {
     end_stream: bool,
 }
 
+/// HPACK's decoder, its table held to the 4,096 bytes HTTP/2 allows by default (this client
+/// never raises SETTINGS_HEADER_TABLE_SIZE).
+fn decoder() -> loona_hpack::Decoder<'static> {
+    let mut decoder = loona_hpack::Decoder::new();
+    decoder.set_max_allowed_table_size(4096);
+    decoder
+}
+
 /// The state of one connection, behind the connection's lock.
 pub struct ConnState {
     io: Pin<Box<dyn Io>>,
@@ -126,7 +134,7 @@ impl ConnState {
             read_end: 0,
             write,
             written: 0,
-            decoder: loona_hpack::Decoder::new(),
+            decoder: decoder(),
             next_id: 1,
             streams: Vec::new(),
             peer_max_frame: f::DEFAULT_MAX_FRAME,
@@ -251,6 +259,16 @@ impl ConnState {
                 f::put_rst_stream(&mut self.write, id, f::CANCEL);
             }
             self.leave(id);
+        }
+    }
+
+    /// A call that waited for room left without starting: if it was the socket's last
+    /// poller, a waiting call takes the socket over.
+    pub fn stop_waiting(&mut self) {
+        if self.last_driver == 0 {
+            if let Some(other) = self.streams.iter_mut().find(|s| s.waker.is_some()) {
+                other.wake();
+            }
         }
     }
 

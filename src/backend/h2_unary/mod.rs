@@ -85,6 +85,7 @@ impl UnaryConnection {
             framed,
             limit,
             stream: None,
+            waited: false,
             sent: None,
         }
     }
@@ -97,6 +98,8 @@ pub struct Call<'a> {
     framed: &'a Bytes,
     limit: usize,
     stream: Option<u32>,
+    /// Whether it waited for room under the server's stream limit (and polled the socket).
+    waited: bool,
     /// When the request was handed to the socket.
     pub sent: Option<Instant>,
 }
@@ -116,10 +119,12 @@ impl Future for Call<'_> {
                 }
                 if !state.has_room(cx.waker()) {
                     state.drive(cx, 0);
+                    this.waited = true;
                     return Poll::Pending;
                 }
                 let id = state.open(this.head, this.framed, this.limit);
                 this.stream = Some(id);
+                this.waited = false;
                 id
             }
         };
@@ -143,6 +148,8 @@ impl Drop for Call<'_> {
     fn drop(&mut self) {
         if let Some(id) = self.stream.take() {
             self.conn.lock().abandon(id);
+        } else if self.waited {
+            self.conn.lock().stop_waiting();
         }
     }
 }

@@ -348,3 +348,41 @@ async fn an_answer_head_split_into_continuation_frames_is_read() {
     let got = conn.call(&head(), &message, 1 << 20).await.unwrap();
     assert_eq!((got.status, got.body), (200, message));
 }
+
+#[tokio::test]
+async fn a_call_that_gives_up_waiting_for_room_leaves_the_socket_to_the_others() {
+    let handler: Handler = Arc::new(|_, request, respond| {
+        Box::pin(async move {
+            let mut body = request.into_body();
+            let got = whole_body(&mut body).await;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            answer(respond, got).await;
+        })
+    });
+    let mut builder = Builder::new();
+    builder.max_concurrent_streams(1);
+    let conn = connect(server(builder, handler).await).await;
+    let message = frame_message(b"first");
+    // Two tasks: the one that gives up must hand the socket back to the other.
+    let first = tokio::spawn({
+        let (conn, message) = (conn.clone(), message.clone());
+        async move { conn.call(&head(), &message, 1 << 20).await }
+    });
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let gave_up = tokio::spawn({
+        let (conn, message) = (conn.clone(), message.clone());
+        async move {
+            tokio::time::timeout(
+                Duration::from_millis(50),
+                conn.call(&head(), &message, 1 << 20),
+            )
+            .await
+            .is_err()
+        }
+    });
+    assert!(gave_up.await.unwrap(), "no room for a second call");
+    let answer = tokio::time::timeout(Duration::from_secs(2), first)
+        .await
+        .expect("the first call was left without a poller");
+    assert_eq!(answer.unwrap().unwrap().body, message);
+}
