@@ -110,7 +110,7 @@ rss_series() {
   fds_end=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  echo "${samples[*]}" >"$TMP/rss-${label// /-}.txt"
+  echo "${samples[*]}" >"$TMP/rss-${label//[^A-Za-z0-9]/-}.txt"
   local us
   us=$(field "$TMP/rss.log" '.*Client CPU: ([0-9.]+) usec per request.*')
   printf '%s\n' "${samples[@]}" | awk -v label="$label" -v mib="$RSS_FLAT_MIB" -v pct="$RSS_FLAT_PCT" \
