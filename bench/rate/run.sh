@@ -23,7 +23,9 @@
 #        PERF_ANALYZER_LIB=dir  directory of libcudart (default: next to PERF_ANALYZER's venv)
 #        WINDOW_MS=2000       measurement window of both tools
 #        CPU_RATES="10000 20000 30000"  CPU_SECONDS=5  THREAD_RATES="30000 40000 50000"
-#        RSS_SECONDS=60
+#        RSS_SECONDS=60  RSS_FLAT_MIB=4  RSS_FLAT_PCT=5  (RSS growth after the first 10 s
+#                        called flat: at most the larger of the two)
+#        RSS_ONLY=1           only the memory part (no perf_analyzer, no rate tables)
 # Prints the tables and writes them to bench/rate/results.md.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,6 +37,9 @@ read -r -a CPU_RATES <<<"${CPU_RATES:-10000 20000 30000}"
 CPU_SECONDS=${CPU_SECONDS:-5}
 read -r -a THREAD_RATES <<<"${THREAD_RATES:-30000 40000 50000}"
 RSS_SECONDS=${RSS_SECONDS:-60}
+RSS_ONLY=${RSS_ONLY:-0}
+RSS_FLAT_MIB=${RSS_FLAT_MIB:-4}
+RSS_FLAT_PCT=${RSS_FLAT_PCT:-5}
 OUT=bench/rate/results.md
 TMP=$(mktemp -d)
 SERVER_PID=""
@@ -47,7 +52,7 @@ trap cleanup EXIT
 
 # perf_analyzer: the given one, or the tritonclient wheel's in target/bench-venv.
 source bench/lib.sh
-setup_perf_analyzer || exit 1
+[ "$RSS_ONLY" = 1 ] || setup_perf_analyzer || exit 1
 
 echo "== building (release)"
 cargo build --release --quiet
@@ -86,6 +91,76 @@ LIMIT=$((WINDOW_MS * 6 / 1000 + 30))
 field() {
   sed -nE "s/$2/\\1/p" "$1" | head -n 1
 }
+
+# rss_series LABEL CMD...: runs CMD for RSS_SECONDS, its RSS (MiB) read each second, then
+# interrupts it; prints a table row: label, RSS at 5 s, at 10 s and at the end, the growth
+# after the first windows (mean of the last 5 s minus the mean of 8-12 s), the verdict
+# against the tolerance (RSS_FLAT_MIB, or RSS_FLAT_PCT of the 10-s figure if larger), the
+# open files (connections) at 10 s and at the end, and the client CPU per request.
+rss_series() {
+  local label=$1
+  shift
+  "$@" >"$TMP/rss.log" 2>&1 &
+  local pid=$! samples=() s fds10=- fds_end=-
+  for s in $(seq "$RSS_SECONDS"); do
+    sleep 1
+    samples+=("$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status" 2>/dev/null || echo -)")
+    [ "$s" -eq 10 ] && fds10=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+  done
+  fds_end=$(ls "/proc/$pid/fd" 2>/dev/null | wc -l)
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  echo "${samples[*]}" >"$TMP/rss-${label//[^A-Za-z0-9]/-}.txt"
+  local us
+  us=$(field "$TMP/rss.log" '.*Client CPU: ([0-9.]+) usec per request.*')
+  printf '%s\n' "${samples[@]}" | awk -v label="$label" -v mib="$RSS_FLAT_MIB" -v pct="$RSS_FLAT_PCT" \
+    -v fds10="$fds10" -v fds_end="$fds_end" -v us="${us:--}" '
+    { v[NR] = $1 }
+    function mean(from, to,   i, n, sum) {
+      if (from < 1) from = 1
+      for (i = from; i <= to; i++) { sum += v[i]; n++ }
+      return n ? sum / n : 0
+    }
+    END {
+      at10 = v[(NR >= 10) ? 10 : NR]
+      growth = mean(NR - 4, NR) - mean(8, (NR >= 12) ? 12 : NR)
+      tol = at10 * pct / 100; if (tol < mib) tol = mib
+      verdict = (growth <= tol) ? "flat" : "grows"
+      printf "| %s | %s | %s | %s | %+.1f | %s (within %.1f) | %s / %s | %s |\n", label,
+        v[(NR >= 5) ? 5 : NR], at10, v[NR], growth, verdict, tol, fds10, fds_end, us
+    }'
+}
+
+# memory_rows: the RSS rows of both runs, into RSS_ROWS.
+memory_rows() {
+  RSS_ROWS=()
+  [ "$RSS_SECONDS" -gt 0 ] || return 0
+  echo "== memory: inferperf open loop 30000/s for $RSS_SECONDS s"
+  RSS_ROWS+=("$(rss_series "open loop 30000/s" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --request-rate-range 30000 -p 5000 -r 1000 -s 1)")
+  echo "== memory: inferperf closed loop, 10000 connections, for $RSS_SECONDS s"
+  RSS_ROWS+=("$(rss_series "closed loop 10000 connections" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --concurrency-range 10000 -p 5000 -r 1000 -s 1)")
+}
+
+# print_memory: the memory section of the results.
+print_memory() {
+  echo "## Memory (RSS, MiB)"
+  echo
+  echo "Read from /proc each second for $RSS_SECONDS s; -p 5000 -r 1000 -s 1, so windows are cut until the run is interrupted. Growth after the first windows: the mean of the last 5 s minus the mean of 8-12 s; flat when it is at most the larger of $RSS_FLAT_MIB MiB and $RSS_FLAT_PCT% of the 10-s figure. Open files are the client's connections (and a few more); the open loop opens more when it falls behind its schedule and keeps them."
+  echo
+  echo "| run | at 5 s | at 10 s | at the end | growth after 10 s | verdict | open files at 10 s / end | client CPU us/request |"
+  echo "|---|---:|---:|---:|---:|---|---:|---:|"
+  printf '%s\n' "${RSS_ROWS[@]}"
+}
+
+if [ "$RSS_ONLY" = 1 ]; then
+  # Only the memory part: its section of the results file is replaced.
+  memory_rows
+  section=$(print_memory)
+  echo "$section"
+  { sed '/^## Memory (RSS, MiB)/,$d' "$OUT"; echo "$section"; } >"$TMP/results.md"
+  cp "$TMP/results.md" "$OUT"
+  exit 0
+fi
 
 ROWS=()
 BEST_RATE=""
@@ -201,37 +276,7 @@ for rate in "${THREAD_RATES[@]}"; do
   fi
 done
 
-# rss_series LABEL CMD...: runs CMD for RSS_SECONDS, its RSS (MiB) read each second, then
-# interrupts it; prints a table row: label, RSS at 5 s, at the end, and the largest growth
-# after the first 10 s.
-rss_series() {
-  local label=$1
-  shift
-  "$@" >"$TMP/rss.log" 2>&1 &
-  local pid=$! samples=() s
-  for s in $(seq "$RSS_SECONDS"); do
-    sleep 1
-    samples+=("$(awk '/^VmRSS:/ { printf "%.1f", $2 / 1024 }' "/proc/$pid/status" 2>/dev/null || echo -)")
-  done
-  kill -INT "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  echo "${samples[*]}" >"$TMP/rss-$label.txt"
-  printf '%s\n' "${samples[@]}" | awk -v label="$label" '
-    { v[NR] = $1 }
-    END {
-      early = v[(NR >= 10) ? 10 : NR]; top = early
-      for (i = 10; i <= NR; i++) if (v[i] > top) top = v[i]
-      printf "| %s | %s | %s | %s | %+.1f |\n", label, v[(NR >= 5) ? 5 : NR], early, v[NR], top - early
-    }'
-}
-
-RSS_ROWS=()
-if [ "$RSS_SECONDS" -gt 0 ]; then
-  echo "== memory: inferperf open loop 30000/s for $RSS_SECONDS s"
-  RSS_ROWS+=("$(rss_series "open loop 30000/s" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --request-rate-range 30000 -p 5000 -r 1000 -s 1)")
-  echo "== memory: inferperf closed loop, 10000 connections, for $RSS_SECONDS s"
-  RSS_ROWS+=("$(rss_series "closed loop 10000 connections" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --concurrency-range 10000 -p 5000 -r 1000 -s 1)")
-fi
+memory_rows
 
 {
   echo "# Request rate: inferperf beside perf_analyzer"
@@ -274,12 +319,6 @@ fi
   fi
   if [ ${#RSS_ROWS[@]} -gt 0 ]; then
     echo
-    echo "## Memory (RSS, MiB)"
-    echo
-    echo "Read from /proc each second for $RSS_SECONDS s."
-    echo
-    echo "| run | at 5 s | at 10 s | at the end | most growth after 10 s |"
-    echo "|---|---:|---:|---:|---:|"
-    printf '%s\n' "${RSS_ROWS[@]}"
+    print_memory
   fi
 } | tee "$OUT"

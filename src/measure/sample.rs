@@ -2,12 +2,20 @@
 //! driver only appends here; windows are cut from these buffers off the hot path. A request
 //! answered many times (a stream) is one sample: the times of its first and final answers
 //! and how many came; the gaps between its answers go into the slot's one list of gaps,
-//! which is emptied at every cut — there is no list per request.
+//! which is emptied at every cut — there is no list per request. A buffer keeps room for
+//! what it held at its last cuts, not for the most it ever held (see [`fit`]), so memory
+//! stays flat over a long run.
 
 use std::sync::Mutex;
 use std::time::Instant;
 
 use crate::backend::{ErrorKind, Exchange, Failure, Tokens};
+
+/// Samples a slot's buffer keeps room for however few it held lately (the least a `Vec` of
+/// them allocates).
+const SLOT_ROOM: usize = 4;
+/// Samples the profiler's list of one cut keeps room for (a tenth of a second at 10,000/s).
+const CUT_ROOM: usize = 1024;
 
 /// Timestamps and outcome of one request. All instants come from the monotonic clock.
 #[derive(Debug, Clone, Copy)]
@@ -169,10 +177,14 @@ pub struct Drained {
 }
 
 impl Drained {
+    /// Empties the lists, keeping room for about what they held (see [`fit`]).
     pub fn clear(&mut self) {
+        let held = (self.samples.len(), self.gaps.len());
         self.samples.clear();
         self.gaps.clear();
         self.notes.clear();
+        fit(&mut self.samples, held.0, CUT_ROOM);
+        fit(&mut self.gaps, held.1, CUT_ROOM);
     }
 
     /// Each sample with its gaps.
@@ -230,26 +242,29 @@ impl SlotBuffer {
     /// and the notes of that time; later ones stay for the next window.
     pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
         let mut recorded = self.lock();
+        // The lists only grow between cuts: what they hold now is the most since the last.
+        let held = (recorded.samples.len(), recorded.gaps.len());
         let taken = recorded
             .samples
             .iter()
             .position(|s| s.done > boundary)
-            .unwrap_or(recorded.samples.len());
-        if taken == 0 {
-            return;
+            .unwrap_or(held.0);
+        if taken > 0 {
+            let gaps: usize = recorded.samples[..taken]
+                .iter()
+                .map(|s| s.gaps as usize)
+                .sum();
+            let gaps = gaps.min(held.1);
+            out.samples.extend(recorded.samples.drain(..taken));
+            out.gaps.extend(recorded.gaps.drain(..gaps));
+            let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut recorded.notes)
+                .into_iter()
+                .partition(|n| n.at <= boundary);
+            out.notes.extend(now);
+            recorded.notes = later;
         }
-        let gaps: usize = recorded.samples[..taken]
-            .iter()
-            .map(|s| s.gaps as usize)
-            .sum();
-        let gaps = gaps.min(recorded.gaps.len());
-        out.samples.extend(recorded.samples.drain(..taken));
-        out.gaps.extend(recorded.gaps.drain(..gaps));
-        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut recorded.notes)
-            .into_iter()
-            .partition(|n| n.at <= boundary);
-        out.notes.extend(now);
-        recorded.notes = later;
+        fit(&mut recorded.samples, held.0, SLOT_ROOM);
+        fit(&mut recorded.gaps, held.1, SLOT_ROOM);
     }
 
     /// Number of samples waiting to be cut into a window.
@@ -259,6 +274,19 @@ impl SlotBuffer {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+}
+
+/// Lets `list`, which held `held` items at its fullest since it was last emptied, keep room
+/// for twice that (at least `floor`) once it has four times that: room for the most it ever
+/// held would otherwise stay. With thousands of slots, each slot's list grew whenever a
+/// cut came late or a burst of answers came to it, never shrank, and the run's memory crept
+/// up for as long as it ran (10,000 connections: the live heap grew 4 MiB in 33 s, and
+/// 30,000 req/s over 256 connections 16 MiB in 40 s). The factor of four keeps a list whose
+/// load varies from being shrunk and grown again at every cut.
+fn fit<T>(list: &mut Vec<T>, held: usize, floor: usize) {
+    if list.capacity() > floor.max(held.saturating_mul(4)) {
+        list.shrink_to(floor.max(held.saturating_mul(2)));
     }
 }
 
@@ -344,5 +372,42 @@ mod tests {
         assert_eq!(out.notes.len(), 1, "one note per kind");
         assert_eq!(out.notes[0].text, "first");
         assert!(buffer.is_empty());
+    }
+
+    fn room(buffer: &SlotBuffer) -> usize {
+        buffer.lock().samples.capacity()
+    }
+
+    #[test]
+    fn a_buffer_keeps_room_for_its_recent_load_not_its_largest() {
+        let t = Instant::now();
+        let buffer = SlotBuffer::default();
+        let mut out = Drained::default();
+        // A burst (a late cut) grows the list.
+        (0..1000).for_each(|_| buffer.push(sample(t, 1, 0), &[]));
+        let grown = room(&buffer);
+        assert!(grown >= 1000);
+        buffer.drain_until(t + Duration::from_millis(10), &mut out);
+        assert_eq!(out.samples.len(), 1000);
+        assert_eq!(
+            room(&buffer),
+            grown,
+            "kept while it held that much at the cut"
+        );
+        // One sample at the next cut: the room goes back to what that needs.
+        buffer.push(sample(t, 1, 0), &[]);
+        buffer.drain_until(t + Duration::from_millis(10), &mut out);
+        assert_eq!(room(&buffer), SLOT_ROOM);
+        // A steady load is not shrunk and grown again at every cut.
+        for _ in 0..3 {
+            (0..3).for_each(|_| buffer.push(sample(t, 1, 0), &[]));
+            buffer.drain_until(t + Duration::from_millis(10), &mut out);
+            assert_eq!(room(&buffer), SLOT_ROOM);
+        }
+        // The profiler's list of a cut lets its room go the same way.
+        assert!(out.samples.capacity() >= 1010);
+        out.clear();
+        out.clear();
+        assert!(out.samples.capacity() <= CUT_ROOM);
     }
 }
