@@ -13,14 +13,6 @@ use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_INTERRUPTED};
 use inferperf::load::profiler::Interrupt;
 use inferperf::server;
 
-/// mimalloc rather than glibc's malloc: under glibc, a run at 10,000 connections or
-/// 30,000 req/s kept growing its resident memory by ~0.3 MiB/s (malloc_trim at every window
-/// end included) while its live heap stayed flat (heaptrack), as the thousands of
-/// connections' short-lived buffers and long-lived state shared pages; under mimalloc it
-/// stays flat, at no more CPU per request (bench/rate/run.sh, RSS section).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let args = match text_args(std::env::args_os()) {
         Ok(args) => args,

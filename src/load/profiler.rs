@@ -561,9 +561,8 @@ fn is_lighter(level: LoadLevel, than: LoadLevel) -> bool {
     }
 }
 
-/// Hands the pages freed by compacting a window back to the kernel, when glibc's malloc is
-/// the allocator (the `inferperf` binary uses mimalloc; the library may be used without).
-/// glibc's malloc keeps them otherwise: at c=1000 the resident memory crept up ~1.5 MiB/min over 5-s windows while
+/// Hands the pages freed by compacting a window back to the kernel. glibc's malloc keeps
+/// them otherwise: at c=1000 the resident memory crept up ~1.5 MiB/min over 5-s windows while
 /// the live heap stayed flat (valgrind massif), as each window's histograms were freed and
 /// new ones grown. One call per window end; it takes well under a millisecond.
 fn release_freed_memory() {
