@@ -190,7 +190,13 @@ def test_sequences_in_process_with_none_rejected(triton_folder):
     assert rate > 0, run.show()
     served = int(figure(run, r"^    Successful request count: (\d+)"))
     counted = int(figure(run, r"^    Request count: (\d+)"))
-    assert served == counted, run.show()
+    inferred = int(figure(run, r"^    Inference count: (\d+)"))
+    # Triton succeeded at every inference it ran. Its counts come from statistics read at the
+    # window edges and the client's from answers timed against those edges, so a request in
+    # flight at an edge (at most the 4 in flight) can fall on either side: 2486 against
+    # 2485 in one CI run.
+    assert served == inferred, run.show()
+    assert abs(served - counted) <= 4, run.show()
     note(f"triton   seq_acc C API c4: {rate:.1f} sequences/s, none rejected")
 
 
