@@ -236,12 +236,20 @@ pub fn h2_error(error: &h2::Error) -> ErrorKind {
         return ErrorKind::Connection;
     }
     match error.reason() {
-        Some(h2::Reason::REFUSED_STREAM) => ErrorKind::GrpcCode(UNAVAILABLE),
-        Some(h2::Reason::CANCEL) => ErrorKind::GrpcCode(CANCELLED),
-        Some(h2::Reason::ENHANCE_YOUR_CALM) => ErrorKind::GrpcCode(RESOURCE_EXHAUSTED),
-        Some(h2::Reason::INADEQUATE_SECURITY) => ErrorKind::GrpcCode(PERMISSION_DENIED),
-        Some(_) => ErrorKind::GrpcCode(INTERNAL),
+        Some(reason) => ErrorKind::GrpcCode(grpc_code_of_reset(reason.into())),
         None => ErrorKind::Connection,
+    }
+}
+
+/// The gRPC code of a stream reset with HTTP/2 error `code` (gRPC's HTTP/2 mapping), for
+/// both HTTP/2 clients.
+pub fn grpc_code_of_reset(code: u32) -> i32 {
+    match h2::Reason::from(code) {
+        h2::Reason::REFUSED_STREAM => UNAVAILABLE,
+        h2::Reason::CANCEL => CANCELLED,
+        h2::Reason::ENHANCE_YOUR_CALM => RESOURCE_EXHAUSTED,
+        h2::Reason::INADEQUATE_SECURITY => PERMISSION_DENIED,
+        _ => INTERNAL,
     }
 }
 

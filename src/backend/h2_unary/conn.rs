@@ -33,12 +33,6 @@ const WRITE_QUEUE: usize = 256 * 1024;
 const READS_PER_POLL: usize = 32;
 /// The largest header block taken (HEADERS and its CONTINUATION frames).
 const MAX_HEADER_BLOCK: usize = 1024 * 1024;
-/// gRPC codes that reset streams map to (gRPC's HTTP/2 mapping).
-const CANCELLED: i32 = 1;
-const PERMISSION_DENIED: i32 = 7;
-const RESOURCE_EXHAUSTED: i32 = 8;
-const INTERNAL: i32 = 13;
-const UNAVAILABLE: i32 = 14;
 
 /// A call's answer as the connection received it.
 #[derive(Debug)]

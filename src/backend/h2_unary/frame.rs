@@ -47,11 +47,9 @@ pub const NO_ERROR: u32 = 0x0;
 pub const PROTOCOL_ERROR: u32 = 0x1;
 pub const FLOW_CONTROL_ERROR: u32 = 0x3;
 pub const FRAME_SIZE_ERROR: u32 = 0x6;
-pub const REFUSED_STREAM: u32 = 0x7;
 pub const CANCEL: u32 = 0x8;
 pub const COMPRESSION_ERROR: u32 = 0x9;
 pub const ENHANCE_YOUR_CALM: u32 = 0xb;
-pub const INADEQUATE_SECURITY: u32 = 0xc;
 
 /// A frame's header, as read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

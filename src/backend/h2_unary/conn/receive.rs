@@ -8,7 +8,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::super::frame::{self as f, FrameHead};
 use super::{ConnState, PartialBlock, Stream, CONNECTION_WINDOW, MAX_HEADER_BLOCK, STREAM_WINDOW};
-use super::{CANCELLED, INTERNAL, PERMISSION_DENIED, RESOURCE_EXHAUSTED, UNAVAILABLE};
+use crate::backend::h2::grpc_code_of_reset;
 use crate::backend::outcome::{ErrorKind, Failure, Malformation};
 
 impl ConnState {
@@ -166,7 +166,7 @@ impl ConnState {
         if let Some(stream) = self.stream(head.stream) {
             stream.pending = Bytes::new();
             if !stream.finished() {
-                stream.error = Some(ErrorKind::GrpcCode(reset_code(code)).into());
+                stream.error = Some(ErrorKind::GrpcCode(grpc_code_of_reset(code)).into());
                 stream.wake();
             }
         }
@@ -281,15 +281,4 @@ fn over_limit(body: &BytesMut, limit: usize) -> Option<Failure> {
             "the unary call answered with more than one message",
         )
     })
-}
-
-/// The gRPC code of a stream the server reset (gRPC's HTTP/2 mapping).
-fn reset_code(code: u32) -> i32 {
-    match code {
-        f::REFUSED_STREAM => UNAVAILABLE,
-        f::CANCEL => CANCELLED,
-        f::ENHANCE_YOUR_CALM => RESOURCE_EXHAUSTED,
-        f::INADEQUATE_SECURITY => PERMISSION_DENIED,
-        _ => INTERNAL,
-    }
 }
