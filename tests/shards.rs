@@ -109,7 +109,7 @@ async fn run_shards(url: &str, dir: &Path) -> Vec<PathBuf> {
 async fn four_shards_merged_measure_what_one_process_measures() {
     // The server runs as a process of its own, as in a real run: inside this test's runtime
     // it would share threads with the test and tilt the single process's tail.
-    let (mut server, url) = serve_apart();
+    let (_server, url) = serve_apart();
     let tmp = tempfile::tempdir().unwrap();
 
     let first_single = run_single(&url, &tmp.path().join("single-1")).await;
@@ -165,12 +165,20 @@ async fn four_shards_merged_measure_what_one_process_measures() {
             "{name}: merged {all} ns, single process {low}..{high} ns"
         );
     }
-    let _ = server.kill();
-    let _ = server.wait();
+}
+
+/// The server process, killed when the test ends, also when an assertion fails.
+struct ServerProcess(std::process::Child);
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// `inferperf serve` on free ports with the 5 ms model of 32 instances; its HTTP address.
-fn serve_apart() -> (std::process::Child, String) {
+fn serve_apart() -> (ServerProcess, String) {
     use std::io::{BufRead, BufReader};
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_inferperf"))
         .args([
@@ -200,5 +208,5 @@ fn serve_apart() -> (std::process::Child, String) {
         .to_string();
     // Keep reading its standard output so that it never blocks on a full pipe.
     std::thread::spawn(move || lines.for_each(drop));
-    (child, url)
+    (ServerProcess(child), url)
 }
