@@ -3,6 +3,11 @@
 //! files each frame under its stream and wakes that stream's call — so an answer reaches
 //! its caller without a hop through another task. The last call to poll the socket is the
 //! one tokio wakes; when it leaves, it hands the socket to another waiting call.
+//!
+//! Requests are written together: the first call to open a stream in a turn of the runtime
+//! becomes the connection's flusher and lets the calls woken with it run first, so that the
+//! requests they open go out in its one write (a loopback write costs the client more than
+//! the rest of a call does).
 
 use std::io;
 use std::pin::Pin;
@@ -58,6 +63,8 @@ struct Stream {
     trailers: bool,
     trailer_grpc_status: Option<i32>,
     first_byte: Option<Instant>,
+    /// When the queue holding its HEADERS was handed to the socket whole.
+    sent: Option<Instant>,
     body: BytesMut,
     limit: usize,
     done: Option<Instant>,
@@ -114,6 +121,9 @@ pub struct ConnState {
     pub(super) failed: bool,
     pub(super) got_settings: bool,
     last_driver: u32,
+    /// The call that writes the queue at its next poll (0: none); calls opened meanwhile
+    /// only queue their frames.
+    flusher: u32,
     slot_waiters: Vec<Waker>,
 }
 
@@ -141,6 +151,7 @@ impl ConnState {
             failed: false,
             got_settings: false,
             last_driver: 0,
+            flusher: 0,
             slot_waiters: Vec::new(),
         }
     }
@@ -180,6 +191,7 @@ impl ConnState {
             trailers: false,
             trailer_grpc_status: None,
             first_byte: None,
+            sent: None,
             body: BytesMut::new(),
             limit,
             done: None,
@@ -190,10 +202,44 @@ impl ConnState {
         id
     }
 
+    /// The first call opened since the last write writes the queue at its next poll: its
+    /// task is woken behind the tasks woken with it, whose calls only queue their requests.
+    pub fn schedule_write(&mut self, id: u32, cx: &Context<'_>) {
+        if self.flusher == 0 {
+            self.flusher = id;
+            cx.waker().wake_by_ref();
+        }
+    }
+
+    /// Stream `id`'s call is woken with `waker` when its outcome comes.
+    pub fn wake_later(&mut self, id: u32, waker: &Waker) {
+        if let Some(stream) = self.streams.iter_mut().find(|s| s.id == id) {
+            if !stream.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+                stream.waker = Some(waker.clone());
+            }
+        }
+    }
+
+    /// Whether stream `id`'s call has its outcome (answer or failure) waiting.
+    pub fn has_outcome(&self, id: u32) -> bool {
+        self.streams
+            .iter()
+            .find(|s| s.id == id)
+            .is_none_or(Stream::finished)
+    }
+
+    /// When stream `id`'s request went to the socket, once it has.
+    pub fn sent_at(&self, id: u32) -> Option<Instant> {
+        self.streams.iter().find(|s| s.id == id)?.sent
+    }
+
     /// Sends and receives what can be without waiting, on behalf of the call on stream
     /// `me` (0 for the handshake): afterwards that call's task is the one the socket wakes.
     pub fn drive(&mut self, cx: &mut Context<'_>, me: u32) {
         self.last_driver = me;
+        if self.flusher == me {
+            self.flusher = 0;
+        }
         for _ in 0..READS_PER_POLL {
             if self.failed {
                 return;
@@ -220,11 +266,8 @@ impl ConnState {
         let Some(at) = self.streams.iter().position(|s| s.id == id) else {
             return Some(Err(ErrorKind::Connection.into()));
         };
-        let stream = &mut self.streams[at];
-        if !stream.finished() {
-            if !stream.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
-                stream.waker = Some(waker.clone());
-            }
+        if !self.streams[at].finished() {
+            self.wake_later(id, waker);
             return None;
         }
         let stream = self.streams.remove(at);
@@ -266,10 +309,14 @@ impl ConnState {
         }
     }
 
-    /// A call left: the socket goes to another waiting call if this one was its poller,
-    /// and a call waiting for room may start.
+    /// A call left: the socket goes to another waiting call if this one was its poller or
+    /// was to write the queue, and a call waiting for room may start.
     fn leave(&mut self, id: u32) {
-        if self.last_driver == id {
+        let was_flusher = self.flusher == id;
+        if was_flusher {
+            self.flusher = 0;
+        }
+        if self.last_driver == id || was_flusher {
             if let Some(other) = self.streams.iter_mut().find(|s| s.waker.is_some()) {
                 other.wake();
             }
@@ -333,9 +380,20 @@ impl ConnState {
                 Poll::Pending => return Poll::Pending,
             }
         }
+        if !self.write.is_empty() {
+            self.mark_sent();
+        }
         self.write.clear();
         self.written = 0;
         self.io.as_mut().poll_flush(cx)
+    }
+
+    /// The streams whose HEADERS were in the queue just written are sent now.
+    fn mark_sent(&mut self) {
+        let mut now = None;
+        for stream in self.streams.iter_mut().filter(|s| s.sent.is_none()) {
+            stream.sent = Some(*now.get_or_insert_with(Instant::now));
+        }
     }
 
     /// One read from the socket and the frames it completed.

@@ -125,11 +125,21 @@ impl Future for Call<'_> {
                 let id = state.open(this.head, this.framed, this.limit);
                 this.stream = Some(id);
                 this.waited = false;
-                id
+                // The request waits in the queue for the connection's one write of this
+                // turn, by this call (woken again once the others ran) or another.
+                state.schedule_write(id, cx);
+                state.wake_later(id, cx.waker());
+                return Poll::Pending;
             }
         };
-        state.drive(cx, id);
-        this.sent.get_or_insert_with(Instant::now);
+        // A call whose answer is already filed leaves the socket, and the requests queued
+        // for this turn's write, to the others.
+        if !state.has_outcome(id) {
+            state.drive(cx, id);
+        }
+        if this.sent.is_none() {
+            this.sent = state.sent_at(id);
+        }
         let outcome = state.take(id, cx.waker());
         if !state.takes_calls() {
             this.conn.closed.store(true, Ordering::Relaxed);

@@ -386,3 +386,138 @@ async fn a_call_that_gives_up_waiting_for_room_leaves_the_socket_to_the_others()
         .expect("the first call was left without a poller");
     assert_eq!(answer.unwrap().unwrap().body, message);
 }
+
+/// A socket that notes, for each write, how many HEADERS frames it carried.
+struct CountingIo {
+    inner: TcpStream,
+    writes: Arc<std::sync::Mutex<Vec<usize>>>,
+}
+
+impl tokio::io::AsyncRead for CountingIo {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for CountingIo {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let result = std::pin::Pin::new(&mut self.inner).poll_write(cx, buf);
+        if let std::task::Poll::Ready(Ok(n)) = &result {
+            self.writes.lock().unwrap().push(headers_frames(&buf[..*n]));
+        }
+        result
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// HEADERS frames in a write made of whole frames (the client's writes start at a frame).
+fn headers_frames(mut bytes: &[u8]) -> usize {
+    let mut count = 0;
+    while bytes.len() >= super::frame::HEADER_LEN {
+        let head = super::frame::FrameHead::parse(bytes);
+        count += usize::from(head.kind == super::frame::HEADERS);
+        bytes = &bytes[(super::frame::HEADER_LEN + head.len).min(bytes.len())..];
+    }
+    count
+}
+
+/// A connection through [`CountingIo`] and the HEADERS frames of each of its writes.
+async fn counted_connection(
+    addr: std::net::SocketAddr,
+) -> (Arc<UnaryConnection>, Arc<std::sync::Mutex<Vec<usize>>>) {
+    let tcp = TcpStream::connect(addr).await.unwrap();
+    tcp.set_nodelay(true).unwrap();
+    let writes = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let io = CountingIo {
+        inner: tcp,
+        writes: writes.clone(),
+    };
+    (UnaryConnection::handshake(io).await.unwrap(), writes)
+}
+
+fn writes_with_headers(writes: &std::sync::Mutex<Vec<usize>>) -> Vec<usize> {
+    let writes = writes.lock().unwrap();
+    writes.iter().copied().filter(|&n| n > 0).collect()
+}
+
+#[tokio::test]
+async fn calls_started_in_one_turn_go_out_in_one_write() {
+    let (conn, writes) = counted_connection(server(Builder::new(), echo()).await).await;
+    let message = frame_message(b"together");
+    // Six tasks that start their calls in the same turn of this single-threaded runtime.
+    let calls: Vec<_> = (0..6)
+        .map(|_| {
+            let (conn, message) = (conn.clone(), message.clone());
+            tokio::spawn(async move { conn.call(&head(), &message, 1 << 20).await })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.unwrap().unwrap().body, message);
+    }
+    assert_eq!(
+        writes_with_headers(&writes),
+        [6],
+        "HEADERS frames per write"
+    );
+}
+
+#[tokio::test]
+async fn calls_answered_in_one_read_send_their_next_requests_in_one_write() {
+    // The server holds the first six answers until all six calls arrived, then sends them
+    // together (one write of its connection task); later calls are answered at once.
+    let barrier = Arc::new(tokio::sync::Barrier::new(6));
+    let handler: Handler = Arc::new(move |n, request, respond| {
+        let barrier = barrier.clone();
+        Box::pin(async move {
+            let mut body = request.into_body();
+            let got = whole_body(&mut body).await;
+            if n < 6 {
+                barrier.wait().await;
+            }
+            answer(respond, got).await;
+        })
+    });
+    let (conn, writes) = counted_connection(server(Builder::new(), handler).await).await;
+    let message = frame_message(b"again");
+    let slots: Vec<_> = (0..6)
+        .map(|_| {
+            let (conn, message) = (conn.clone(), message.clone());
+            tokio::spawn(async move {
+                let first = conn.call(&head(), &message, 1 << 20).await.unwrap();
+                let second = conn.call(&head(), &message, 1 << 20).await.unwrap();
+                (first.body, second.body)
+            })
+        })
+        .collect();
+    for slot in slots {
+        assert_eq!(slot.await.unwrap(), (message.clone(), message.clone()));
+    }
+    // Each call woken by the read that brought its answer leaves the socket alone, so the
+    // six next requests wait for one write.
+    assert_eq!(
+        writes_with_headers(&writes),
+        [6, 6],
+        "HEADERS frames per write"
+    );
+}
