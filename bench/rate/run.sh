@@ -25,6 +25,7 @@
 #        CPU_RATES="10000 20000 30000"  CPU_SECONDS=5  THREAD_RATES="30000 40000 50000"
 #        RSS_SECONDS=60  RSS_FLAT_MIB=4  RSS_FLAT_PCT=5  (RSS growth after the first 10 s
 #                        called flat: at most the larger of the two)
+#        TARGET_RUNS=5        runs of the 30,000/s one-thread target (verdict: the median run)
 #        RSS_ONLY=1           only the memory part (no perf_analyzer, no rate tables)
 # Prints the tables and writes them to bench/rate/results.md.
 set -euo pipefail
@@ -38,6 +39,7 @@ CPU_SECONDS=${CPU_SECONDS:-5}
 read -r -a THREAD_RATES <<<"${THREAD_RATES:-30000 40000 50000}"
 RSS_SECONDS=${RSS_SECONDS:-60}
 RSS_ONLY=${RSS_ONLY:-0}
+TARGET_RUNS=${TARGET_RUNS:-5}
 RSS_FLAT_MIB=${RSS_FLAT_MIB:-4}
 RSS_FLAT_PCT=${RSS_FLAT_PCT:-5}
 OUT=bench/rate/results.md
@@ -74,18 +76,43 @@ else
   SPLIT="not pinned"
 fi
 
-echo "== starting inferperf serve (noop)"
-$SERVER_CPUS "$BIN" serve --http-port 0 --grpc-port 0 --model noop=noop >"$TMP/serve.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 50); do
-  grep -q "HTTP on" "$TMP/serve.log" 2>/dev/null && break
-  sleep 0.1
-done
-HTTP=$(sed -n 's/.*HTTP on \([0-9.:]*\),.*/\1/p' "$TMP/serve.log" | head -n 1)
-[ -n "$HTTP" ] || { echo "the server did not start:" >&2; cat "$TMP/serve.log" >&2; exit 1; }
-COMMON=(-m noop -u "$HTTP" -p "$WINDOW_MS" -r 3 -s 100)
 # Bound each client run (perf_analyzer can hang once the server falls behind).
 LIMIT=$((WINDOW_MS * 6 / 1000 + 30))
+
+# fresh_server: a new server for the next client run, once the last one's connections are
+# gone (sets HTTP and COMMON). perf_analyzer's request-rate mode opens thousands of
+# connections when it falls behind (10,800 at 10,000/s here): the kernel takes a second or two
+# to close them after it exits, and the server keeps the memory they took (630 MiB). The first
+# inferperf run against that server had 1-3% of its sends more than 1 ms late (p99 send lag
+# 7-21 ms, while it opened connections against a server still settling), the next ones under
+# 0.3%; each client run now meets a server in the state the first one met.
+curr_estab() {
+  awk '/^Tcp:/ { if (h) { for (i = 1; i <= NF; i++) if (name[i] == "CurrEstab") print $i; exit }
+                 for (i = 1; i <= NF; i++) name[i] = $i; h = 1 }' /proc/net/snmp
+}
+IDLE_ESTAB=$(curr_estab)
+fresh_server() {
+  if [ -n "$SERVER_PID" ]; then
+    kill "$SERVER_PID" 2>/dev/null || true
+    wait "$SERVER_PID" 2>/dev/null || true
+  fi
+  for _ in $(seq 300); do
+    [ "$(curr_estab)" -le "${IDLE_ESTAB:-0}" ] && break
+    sleep 0.1
+  done
+  $SERVER_CPUS "$BIN" serve --http-port 0 --grpc-port 0 --model noop=noop >"$TMP/serve.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 50); do
+    grep -q "HTTP on" "$TMP/serve.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  HTTP=$(sed -n 's/.*HTTP on \([0-9.:]*\),.*/\1/p' "$TMP/serve.log" | head -n 1)
+  [ -n "$HTTP" ] || { echo "the server did not start:" >&2; cat "$TMP/serve.log" >&2; exit 1; }
+  COMMON=(-m noop -u "$HTTP" -p "$WINDOW_MS" -r 3 -s 100)
+  sleep 0.2
+}
+echo "== inferperf serve (noop), started anew before each client run"
+fresh_server
 
 # field FILE REGEX: the first capture group of the first line matching REGEX (sed -E).
 field() {
@@ -136,8 +163,10 @@ memory_rows() {
   RSS_ROWS=()
   [ "$RSS_SECONDS" -gt 0 ] || return 0
   echo "== memory: inferperf open loop 30000/s for $RSS_SECONDS s"
+  fresh_server
   RSS_ROWS+=("$(rss_series "open loop 30000/s" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --request-rate-range 30000 -p 5000 -r 1000 -s 1)")
   echo "== memory: inferperf closed loop, 10000 connections, for $RSS_SECONDS s"
+  fresh_server
   RSS_ROWS+=("$(rss_series "closed loop 10000 connections" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --concurrency-range 10000 -p 5000 -r 1000 -s 1)")
 }
 
@@ -162,51 +191,19 @@ if [ "$RSS_ONLY" = 1 ]; then
   exit 0
 fi
 
-ROWS=()
-BEST_RATE=""
-BEST_LAG=""
-for rate in "${RATES[@]}"; do
-  echo "== rate $rate/s: inferperf"
-  timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range "$rate" >"$TMP/ip.log" 2>&1 || true
-  ip_sent=$(field "$TMP/ip.log" '.*Send rate: ([0-9.]+) req\/sec.*')
-  ip_late=$(field "$TMP/ip.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
-  ip_lag=$(field "$TMP/ip.log" '.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*')
-  ip_tput=$(field "$TMP/ip.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
-  ip_p99=$(field "$TMP/ip.log" '^    p99 latency: ([0-9]+) usec.*')
-
-  echo "== rate $rate/s: perf_analyzer"
-  timeout "$LIMIT" $CLIENT_CPUS "$PA" "${COMMON[@]}" --request-rate-range "$rate" --async -f "$TMP/pa.csv" >"$TMP/pa.log" 2>&1 || true
-  pa_sent=$(field "$TMP/pa.log" '.*Avg send request rate: ([0-9.]+) infer\/sec.*')
-  pa_delayed=$(field "$TMP/pa.log" '.* ([0-9.]+)% of the requests were delayed.*')
-  # perf_analyzer prints its send rate and delayed share only when over 1% were delayed.
-  [ -n "$(field "$TMP/pa.log" '^    Throughput: ([0-9.]+).*')" ] && [ -z "$pa_delayed" ] && pa_delayed="<1"
-  pa_tput=$(field "$TMP/pa.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
-  pa_avg=$(field "$TMP/pa.log" '^    Avg latency: ([0-9]+) usec.*')
-  pa_p99=$(field "$TMP/pa.log" '^    p99 latency: ([0-9]+) usec.*')
-  if [ -z "$pa_tput" ]; then
-    pa_note=$(grep -m1 -iE "error|failed|unstable" "$TMP/pa.log" || echo "no report within $LIMIT s")
-    echo "   perf_analyzer: $pa_note"
-  fi
-
-  ROWS+=("| $rate | ${ip_sent:--} | ${ip_late:--}% | ${ip_lag:--} | ${ip_tput:--} | ${ip_p99:--} | ${pa_sent:--} | ${pa_delayed:--}% | ${pa_tput:--} | ${pa_avg:--} | ${pa_p99:--} |")
-  if [ -n "$ip_late" ] && awk -v l="$ip_late" 'BEGIN { exit !(l < 1.0) }'; then
-    BEST_RATE=$rate
-    BEST_LAG=$ip_lag
-  fi
-done
-
 # cpu_seconds LOG CMD...: runs CMD (bounded by LIMIT) with its output in LOG and prints the
 # user + system CPU seconds it and its children used (`times` of the subshell this runs in,
-# whose only child is CMD).
+# whose only child is CMD); the system part alone goes to LOG.sys.
 cpu_seconds() {
   local log=$1
   shift
   timeout "$LIMIT" "$@" >"$log" 2>&1 || true
   # Not `times | …`: a pipeline would run `times` in a subshell that has no children.
   times >"$log.times"
-  tail -n 1 "$log.times" | awk '{
+  tail -n 1 "$log.times" | awk -v sys="$log.sys" '{
     t = 0
-    for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+    for (i = 1; i <= 2; i++) { split($i, p, "m"); sub("s", "", p[2]); v = p[1] * 60 + p[2]; t += v }
+    printf "%.3f", v > sys
     printf "%.3f", t
   }'
 }
@@ -220,51 +217,112 @@ ratio() {
   awk -v a="$1" -v b="$2" 'BEGIN { if (a != "-" && b != "-" && b > 0) printf "%.2f", a / b; else printf "-" }'
 }
 
+# inferperf's runs all come first and perf_analyzer's after them: for a minute after a
+# perf_analyzer run that fell behind, this VM's CPUs stall now and then for 5-35 ms (a busy
+# loop sees them on both CPUs while the guest is idle: the host reclaiming what it used), and
+# whichever client ran then had 1-13% of its sends late where it had under 0.3% on a quiet
+# machine. perf_analyzer's own figures are no better on a quiet machine.
+declare -A IP_ROW IP_CPU PA_ROW PA_CPU
+BEST_RATE=""
+BEST_LAG=""
+for rate in "${RATES[@]}"; do
+  echo "== rate $rate/s: inferperf"
+  fresh_server
+  timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range "$rate" >"$TMP/ip.log" 2>&1 || true
+  ip_sent=$(field "$TMP/ip.log" '.*Send rate: ([0-9.]+) req\/sec.*')
+  ip_late=$(field "$TMP/ip.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
+  ip_lag=$(field "$TMP/ip.log" '.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*')
+  ip_tput=$(field "$TMP/ip.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  ip_p99=$(field "$TMP/ip.log" '^    p99 latency: ([0-9]+) usec.*')
+  IP_ROW[$rate]="| $rate | ${ip_sent:--} | ${ip_late:--}% | ${ip_lag:--} | ${ip_tput:--} | ${ip_p99:--}"
+  if [ -n "$ip_late" ] && awk -v l="$ip_late" 'BEGIN { exit !(l < 1.0) }'; then
+    BEST_RATE=$rate
+    BEST_LAG=$ip_lag
+  fi
+done
+
+# The 30,000/s target from one client thread, TARGET_RUNS runs against a fresh server each:
+# on this VM one run in two or three meets a stall of the server or of the VM (answers tens
+# or hundreds of ms late, the service time's p99 shows it) that keeps every connection busy,
+# and the due sends then wait for new ones. The verdict is the median run's; every run is
+# listed with the server's CPU share and the service time's p99, so a miss says which side
+# stalled.
+TARGET_ROWS=()
+TARGET_LATE=()
+TARGET_MET=0
+for run in $(seq "$TARGET_RUNS"); do
+  echo "== 30000/s from one client thread, run $run of $TARGET_RUNS"
+  fresh_server
+  ticks0=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+  t0=$(date +%s.%N)
+  timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range 30000 >"$TMP/t30.log" 2>&1 || true
+  server_share=$(awk -v a="$ticks0" -v b="$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")" \
+    -v t0="$t0" -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (t1 - t0) }')
+  late=$(field "$TMP/t30.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
+  lag=$(field "$TMP/t30.log" '.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*')
+  lag50=$(field "$TMP/t30.log" '.*send lag p50 ([0-9]+) usec.*')
+  svc99=$(field "$TMP/t30.log" '.*Avg service time: [0-9]+ usec, p99 ([0-9]+) usec.*')
+  met="missed"
+  if [ -n "$late" ] && awk -v l="$late" -v g="${lag:-999999}" 'BEGIN { exit !(l < 1.0 && g < 200) }'; then
+    met="met"
+    TARGET_MET=$((TARGET_MET + 1))
+  fi
+  TARGET_ROWS+=("| $run | ${late:--}% | ${lag50:--} | ${lag:--} | ${svc99:--} | $server_share | $met |")
+  TARGET_LATE+=("${late:-100} ${lag:-999999}")
+done
+# The median run by its late share.
+TARGET_MEDIAN=$(printf '%s\n' "${TARGET_LATE[@]}" | sort -g | sed -n "$(((TARGET_RUNS + 1) / 2))p")
+read -r median_late median_lag <<<"$TARGET_MEDIAN"
+if awk -v l="$median_late" -v g="$median_lag" 'BEGIN { exit !(l < 1.0 && g < 200) }'; then
+  TARGET_30K="**met** by the median run (late ${median_late}%, p99 send lag ${median_lag} us); $TARGET_MET of $TARGET_RUNS runs met both"
+elif awk -v l="$median_late" 'BEGIN { exit !(l < 1.0) }'; then
+  TARGET_30K="**missed** on the send lag: the median run had ${median_late}% late (under 1%: met) but a p99 send lag of ${median_lag} us (over 200); $TARGET_MET of $TARGET_RUNS runs met both. A send waits up to --send-slack (100 us) for a wake-up that is coming anyway, on top of how late this VM's timer wake-ups come (the p50 send lag column); --send-slack 0 takes the slack off at the cost of more wake-ups (CPU table)"
+else
+  TARGET_30K="**missed**: the median run had ${median_late}% late and a p99 send lag of ${median_lag} us; $TARGET_MET of $TARGET_RUNS runs met both. In the runs that missed, the service time's p99 (from the actual send) shows the server's answers stalled: every connection then waits on it and the due sends wait for new connections"
+fi
+
 echo "== client CPU: inferperf closed loop, concurrency 1"
 CL_COUNT=50000
+fresh_server
 cl_cpu=$(cpu_seconds "$TMP/cl.log" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --concurrency-range 1 --request-count "$CL_COUNT")
 cl_tput=$(field "$TMP/cl.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
 CL_US=$(per_request "$cl_cpu" "$CL_COUNT")
-CPU_ROWS=("| inferperf closed loop, concurrency 1 | ${cl_tput:--} | $cl_cpu | $CL_US | 1.00 |")
+CL_SYS_US=$(per_request "$(cat "$TMP/cl.log.sys")" "$CL_COUNT")
 CPU_VERDICT=""
 for rate in "${CPU_RATES[@]}"; do
   count=$((rate * CPU_SECONDS))
   slacks=("")
   [ "$rate" = "${CPU_RATES[0]}" ] && slacks=("" 0)
+  IP_CPU[$rate]=""
   for slack in "${slacks[@]}"; do
     label="inferperf open loop $rate/s"
     extra=()
     [ -n "$slack" ] && { label="$label, --send-slack 0"; extra=(--send-slack 0); }
     echo "== client CPU: $label"
+    fresh_server
     cpu=$(cpu_seconds "$TMP/cpu.log" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --request-rate-range "$rate" --request-count "$count" "${extra[@]}")
     tput=$(field "$TMP/cpu.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
     late=$(field "$TMP/cpu.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
     us=$(per_request "$cpu" "$count")
     r=$(ratio "$us" "$CL_US")
-    CPU_ROWS+=("| $label (late ${late:--}%) | ${tput:--} | $cpu | $us | $r |")
+    sys_us=$(per_request "$(cat "$TMP/cpu.log.sys")" "$count")
+    IP_CPU[$rate]+="| $label (late ${late:--}%) | ${tput:--} | $cpu | $us | $sys_us | $r |"$'\n'
     if [ -z "$slack" ] && [ "$rate" = "10000" ]; then
       if awk -v r="$r" 'BEGIN { exit !(r != "-" && r <= 1.3) }'; then
         CPU_VERDICT="Open loop at 10,000/s: $us us of client CPU per request, ${r}x the closed loop's: target (at most 1.3x) **met**."
       else
-        CPU_VERDICT="Open loop at 10,000/s: $us us of client CPU per request, ${r}x the closed loop's: target (at most 1.3x) **missed**."
+        extra_sys=$(awk -v a="$sys_us" -v b="$CL_SYS_US" -v t="$us" -v c="$CL_US" 'BEGIN { printf "%.1f of the %.1f", a - b, t - c }')
+        CPU_VERDICT="Open loop at 10,000/s: $us us of client CPU per request, ${r}x the closed loop's: target (at most 1.3x) **missed**. Of the difference, $extra_sys us per request is system time: the closed loop wakes once per request, for the answer, and sends the next at once; the open loop also arms its timer for each send and wakes for it when no answer came first (a timer interrupt and its re-arming, both costly in a VM)."
       fi
     fi
   done
-  echo "== client CPU: perf_analyzer request rate $rate/s"
-  cpu=$(cpu_seconds "$TMP/pacpu.log" $CLIENT_CPUS "$PA" -m noop -u "$HTTP" --request-rate-range "$rate" --async --request-count "$count")
-  tput=$(field "$TMP/pacpu.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
-  if [ -n "$tput" ]; then
-    us=$(per_request "$cpu" "$count")
-  else
-    us="-"
-  fi
-  CPU_ROWS+=("| perf_analyzer request rate $rate/s | ${tput:--} | $cpu | $us | $(ratio "$us" "$CL_US") |")
 done
 
 THREAD_ROWS=()
 BEST_THREADS=""
 for rate in "${THREAD_RATES[@]}"; do
   echo "== rate $rate/s: inferperf --client-threads 2"
+  fresh_server
   timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range "$rate" --client-threads 2 >"$TMP/t2.log" 2>&1 || true
   sent=$(field "$TMP/t2.log" '.*Send rate: ([0-9.]+) req\/sec.*')
   late=$(field "$TMP/t2.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
@@ -277,6 +335,49 @@ for rate in "${THREAD_RATES[@]}"; do
 done
 
 memory_rows
+
+for rate in "${RATES[@]}"; do
+  echo "== rate $rate/s: perf_analyzer"
+  fresh_server
+  timeout "$LIMIT" $CLIENT_CPUS "$PA" "${COMMON[@]}" --request-rate-range "$rate" --async -f "$TMP/pa.csv" >"$TMP/pa.log" 2>&1 || true
+  pa_sent=$(field "$TMP/pa.log" '.*Avg send request rate: ([0-9.]+) infer\/sec.*')
+  pa_delayed=$(field "$TMP/pa.log" '.* ([0-9.]+)% of the requests were delayed.*')
+  # perf_analyzer prints its send rate and delayed share only when over 1% were delayed.
+  [ -n "$(field "$TMP/pa.log" '^    Throughput: ([0-9.]+).*')" ] && [ -z "$pa_delayed" ] && pa_delayed="<1"
+  pa_tput=$(field "$TMP/pa.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  pa_avg=$(field "$TMP/pa.log" '^    Avg latency: ([0-9]+) usec.*')
+  pa_p99=$(field "$TMP/pa.log" '^    p99 latency: ([0-9]+) usec.*')
+  if [ -z "$pa_tput" ]; then
+    pa_note=$(grep -m1 -iE "error|failed|unstable" "$TMP/pa.log" || echo "no report within $LIMIT s")
+    echo "   perf_analyzer: $pa_note"
+  fi
+  PA_ROW[$rate]="| ${pa_sent:--} | ${pa_delayed:--}% | ${pa_tput:--} | ${pa_avg:--} | ${pa_p99:--} |"
+done
+
+for rate in "${CPU_RATES[@]}"; do
+  count=$((rate * CPU_SECONDS))
+  echo "== client CPU: perf_analyzer request rate $rate/s"
+  fresh_server
+  cpu=$(cpu_seconds "$TMP/pacpu.log" $CLIENT_CPUS "$PA" -m noop -u "$HTTP" --request-rate-range "$rate" --async --request-count "$count")
+  tput=$(field "$TMP/pacpu.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  if [ -n "$tput" ]; then
+    us=$(per_request "$cpu" "$count")
+  else
+    us="-"
+  fi
+  sys_us="-"
+  [ "$us" = "-" ] || sys_us=$(per_request "$(cat "$TMP/pacpu.log.sys")" "$count")
+  PA_CPU[$rate]="| perf_analyzer request rate $rate/s | ${tput:--} | $cpu | $us | $sys_us | $(ratio "$us" "$CL_US") |"
+done
+
+ROWS=()
+for rate in "${RATES[@]}"; do
+  ROWS+=("${IP_ROW[$rate]} ${PA_ROW[$rate]}")
+done
+CPU_ROWS=("| inferperf closed loop, concurrency 1 | ${cl_tput:--} | $cl_cpu | $CL_US | $CL_SYS_US | 1.00 |")
+for rate in "${CPU_RATES[@]}"; do
+  CPU_ROWS+=("${IP_CPU[$rate]%$'\n'}" "${PA_CPU[$rate]}")
+done
 
 {
   echo "# Request rate: inferperf beside perf_analyzer"
@@ -294,14 +395,24 @@ memory_rows
     echo "inferperf had 1% or more late sends at every rate tried."
   fi
   echo
-  echo "perf_analyzer prints its send rate and share of delayed requests only when over 1% were delayed (shown as - and <1% otherwise), and counts latency from the actual send; inferperf counts latency from the scheduled send, so a client that falls behind shows it in the latency."
+  echo "### 30,000/s from one client thread, $TARGET_RUNS runs"
+  echo
+  echo "Each run against a server started anew (same -p/-r/-s as above); the server's CPU share is its user + system time over the run's wall time."
+  echo
+  echo "| run | late >1 ms | send lag p50 us | send lag p99 us | service time p99 us (from the send) | server CPU share | target |"
+  echo "|---:|---:|---:|---:|---:|---:|---|"
+  printf '%s\n' "${TARGET_ROWS[@]}"
+  echo
+  echo "Target, 30,000/s from one client thread with under 1% of sends more than 1 ms late and a p99 send lag under 200 us: $TARGET_30K."
+  echo
+  echo "perf_analyzer prints its send rate and share of delayed requests only when over 1% were delayed (shown as - and <1% otherwise), and counts latency from the actual send; inferperf counts latency from the scheduled send, so a client that falls behind shows it in the latency. Each client run meets a server started anew, once the connections of the run before it are gone, and inferperf's runs all come before perf_analyzer's: for a minute after a perf_analyzer run that fell behind, this VM's CPUs stalled for 5-35 ms at a time with the guest idle, and an inferperf run then had 1-13% of its sends late."
   echo
   echo "## Client CPU per request"
   echo
   echo "User + system CPU of the whole client process over a --request-count run of $CPU_SECONDS s at each rate (start-up and discovery included), divided by the requests; the ratio is to inferperf's closed loop at concurrency 1."
   echo
-  echo "| client and load | answered /s | CPU s | CPU us/request | ratio to closed loop |"
-  echo "|---|---:|---:|---:|---:|"
+  echo "| client and load | answered /s | CPU s | CPU us/request | of it system us/request | ratio to closed loop |"
+  echo "|---|---:|---:|---:|---:|---:|"
   printf '%s\n' "${CPU_ROWS[@]}"
   echo
   echo "${CPU_VERDICT:-The 10,000/s row was not measured (CPU_RATES).}"
