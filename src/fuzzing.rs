@@ -1,5 +1,5 @@
 //! The entry points of the fuzz targets (`fuzz/fuzz_targets/`, built with `cargo fuzz`) and
-//! of their regression tests (`tests/fuzz_regressions.rs`, on stable): each feeds arbitrary
+//! of their regression tests (`tests/suite/fuzz_regressions.rs`, on stable): each feeds arbitrary
 //! bytes to one parser of untrusted input and asserts only what must hold for every input —
 //! no panic, no unbounded allocation, and a few cheap invariants (a decoded frame is as long
 //! as its prefix says; what decodes re-encodes to the same value). Not an API.

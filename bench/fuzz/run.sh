@@ -13,7 +13,7 @@
 # grows in fuzz/work/TARGET/corpus (not committed). Prints the executions done and the
 # crashes found per target; exits 1 if any target crashed: the input is in
 # fuzz/work/TARGET/artifacts/. Once fixed, copy it to fuzz/regressions/TARGET/ (then
-# tests/fuzz_regressions.rs replays it on stable with `cargo test`).
+# tests/suite/fuzz_regressions.rs replays it on stable with `cargo test`).
 #
 # Environment: FUZZ_TARGET_DIR, where the fuzz build goes (default fuzz/target).
 set -euo pipefail

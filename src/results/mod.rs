@@ -9,7 +9,7 @@
 //!
 //! It is written as the run goes ([`ResultsWriter`]: `--report-dir DIR` → `DIR/results.json`,
 //! `--results-file F`), read back with [`read`], and described field by field in
-//! `docs/results.schema.json` (checked against real files by `tests/results.rs`).
+//! `docs/results.schema.json` (checked against real files by `tests/suite/results.rs`).
 //!
 //! For a reader: `read(path)?` gives a [`ResultsFile`]; each [`DistributionRecord`] lists the
 //! run's percentiles and `distribution()?` rebuilds a
