@@ -114,6 +114,19 @@ fresh_server() {
 echo "== inferperf serve (noop), started anew before each client run"
 fresh_server
 
+# The figures read from a client's console report (sed -E, first capture group).
+SENT_RE='.*Send rate: ([0-9.]+) req\/sec.*'
+LATE_RE='.*late sends \(>1 ms\): ([0-9.]+)%.*'
+LAG99_RE='.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*'
+TPUT_RE='^    Throughput: ([0-9.]+) infer\/sec.*'
+P99_RE='^    p99 latency: ([0-9]+) usec.*'
+
+# on_time LATE [LAG]: true when under 1% of sends were late and, with LAG, the p99 send lag
+# is under 200 us (the 30,000/s target); false when LATE is empty.
+on_time() {
+  [ -n "$1" ] && awk -v l="$1" -v g="${2:-0}" 'BEGIN { exit !(l < 1.0 && g < 200) }'
+}
+
 # field FILE REGEX: the first capture group of the first line matching REGEX (sed -E).
 field() {
   sed -nE "s/$2/\\1/p" "$1" | head -n 1
@@ -229,13 +242,13 @@ for rate in "${RATES[@]}"; do
   echo "== rate $rate/s: inferperf"
   fresh_server
   timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range "$rate" >"$TMP/ip.log" 2>&1 || true
-  ip_sent=$(field "$TMP/ip.log" '.*Send rate: ([0-9.]+) req\/sec.*')
-  ip_late=$(field "$TMP/ip.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
-  ip_lag=$(field "$TMP/ip.log" '.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*')
-  ip_tput=$(field "$TMP/ip.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
-  ip_p99=$(field "$TMP/ip.log" '^    p99 latency: ([0-9]+) usec.*')
+  ip_sent=$(field "$TMP/ip.log" "$SENT_RE")
+  ip_late=$(field "$TMP/ip.log" "$LATE_RE")
+  ip_lag=$(field "$TMP/ip.log" "$LAG99_RE")
+  ip_tput=$(field "$TMP/ip.log" "$TPUT_RE")
+  ip_p99=$(field "$TMP/ip.log" "$P99_RE")
   IP_ROW[$rate]="| $rate | ${ip_sent:--} | ${ip_late:--}% | ${ip_lag:--} | ${ip_tput:--} | ${ip_p99:--}"
-  if [ -n "$ip_late" ] && awk -v l="$ip_late" 'BEGIN { exit !(l < 1.0) }'; then
+  if on_time "$ip_late"; then
     BEST_RATE=$rate
     BEST_LAG=$ip_lag
   fi
@@ -258,12 +271,12 @@ for run in $(seq "$TARGET_RUNS"); do
   timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range 30000 >"$TMP/t30.log" 2>&1 || true
   server_share=$(awk -v a="$ticks0" -v b="$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")" \
     -v t0="$t0" -v t1="$(date +%s.%N)" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / hz / (t1 - t0) }')
-  late=$(field "$TMP/t30.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
-  lag=$(field "$TMP/t30.log" '.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*')
+  late=$(field "$TMP/t30.log" "$LATE_RE")
+  lag=$(field "$TMP/t30.log" "$LAG99_RE")
   lag50=$(field "$TMP/t30.log" '.*send lag p50 ([0-9]+) usec.*')
   svc99=$(field "$TMP/t30.log" '.*Avg service time: [0-9]+ usec, p99 ([0-9]+) usec.*')
   met="missed"
-  if [ -n "$late" ] && awk -v l="$late" -v g="${lag:-999999}" 'BEGIN { exit !(l < 1.0 && g < 200) }'; then
+  if on_time "$late" "${lag:-999999}"; then
     met="met"
     TARGET_MET=$((TARGET_MET + 1))
   fi
@@ -273,9 +286,9 @@ done
 # The median run by its late share.
 TARGET_MEDIAN=$(printf '%s\n' "${TARGET_LATE[@]}" | sort -g | sed -n "$(((TARGET_RUNS + 1) / 2))p")
 read -r median_late median_lag <<<"$TARGET_MEDIAN"
-if awk -v l="$median_late" -v g="$median_lag" 'BEGIN { exit !(l < 1.0 && g < 200) }'; then
+if on_time "$median_late" "$median_lag"; then
   TARGET_30K="**met** by the median run (late ${median_late}%, p99 send lag ${median_lag} us); $TARGET_MET of $TARGET_RUNS runs met both"
-elif awk -v l="$median_late" 'BEGIN { exit !(l < 1.0) }'; then
+elif on_time "$median_late"; then
   TARGET_30K="**missed** on the send lag: the median run had ${median_late}% late (under 1%: met) but a p99 send lag of ${median_lag} us (over 200); $TARGET_MET of $TARGET_RUNS runs met both. A send waits up to --send-slack (100 us) for a wake-up that is coming anyway, on top of how late this VM's timer wake-ups come (the p50 send lag column); --send-slack 0 takes the slack off at the cost of more wake-ups (CPU table)"
 else
   TARGET_30K="**missed**: the median run had ${median_late}% late and a p99 send lag of ${median_lag} us; $TARGET_MET of $TARGET_RUNS runs met both. In the runs that missed, the service time's p99 (from the actual send) shows the server's answers stalled: every connection then waits on it and the due sends wait for new connections"
@@ -285,7 +298,7 @@ echo "== client CPU: inferperf closed loop, concurrency 1"
 CL_COUNT=50000
 fresh_server
 cl_cpu=$(cpu_seconds "$TMP/cl.log" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --concurrency-range 1 --request-count "$CL_COUNT")
-cl_tput=$(field "$TMP/cl.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+cl_tput=$(field "$TMP/cl.log" "$TPUT_RE")
 CL_US=$(per_request "$cl_cpu" "$CL_COUNT")
 CL_SYS_US=$(per_request "$(cat "$TMP/cl.log.sys")" "$CL_COUNT")
 CPU_VERDICT=""
@@ -301,8 +314,8 @@ for rate in "${CPU_RATES[@]}"; do
     echo "== client CPU: $label"
     fresh_server
     cpu=$(cpu_seconds "$TMP/cpu.log" $CLIENT_CPUS "$BIN" -m noop -u "$HTTP" --request-rate-range "$rate" --request-count "$count" "${extra[@]}")
-    tput=$(field "$TMP/cpu.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
-    late=$(field "$TMP/cpu.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
+    tput=$(field "$TMP/cpu.log" "$TPUT_RE")
+    late=$(field "$TMP/cpu.log" "$LATE_RE")
     us=$(per_request "$cpu" "$count")
     r=$(ratio "$us" "$CL_US")
     sys_us=$(per_request "$(cat "$TMP/cpu.log.sys")" "$count")
@@ -324,12 +337,12 @@ for rate in "${THREAD_RATES[@]}"; do
   echo "== rate $rate/s: inferperf --client-threads 2"
   fresh_server
   timeout "$LIMIT" $CLIENT_CPUS "$BIN" "${COMMON[@]}" --request-rate-range "$rate" --client-threads 2 >"$TMP/t2.log" 2>&1 || true
-  sent=$(field "$TMP/t2.log" '.*Send rate: ([0-9.]+) req\/sec.*')
-  late=$(field "$TMP/t2.log" '.*late sends \(>1 ms\): ([0-9.]+)%.*')
-  lag=$(field "$TMP/t2.log" '.*send lag p50 [0-9]+ usec, p99 ([0-9]+) usec.*')
-  tput=$(field "$TMP/t2.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  sent=$(field "$TMP/t2.log" "$SENT_RE")
+  late=$(field "$TMP/t2.log" "$LATE_RE")
+  lag=$(field "$TMP/t2.log" "$LAG99_RE")
+  tput=$(field "$TMP/t2.log" "$TPUT_RE")
   THREAD_ROWS+=("| $rate | ${sent:--} | ${late:--}% | ${lag:--} | ${tput:--} |")
-  if [ -n "$late" ] && awk -v l="$late" 'BEGIN { exit !(l < 1.0) }'; then
+  if on_time "$late"; then
     BEST_THREADS=$rate
   fi
 done
@@ -344,9 +357,9 @@ for rate in "${RATES[@]}"; do
   pa_delayed=$(field "$TMP/pa.log" '.* ([0-9.]+)% of the requests were delayed.*')
   # perf_analyzer prints its send rate and delayed share only when over 1% were delayed.
   [ -n "$(field "$TMP/pa.log" '^    Throughput: ([0-9.]+).*')" ] && [ -z "$pa_delayed" ] && pa_delayed="<1"
-  pa_tput=$(field "$TMP/pa.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  pa_tput=$(field "$TMP/pa.log" "$TPUT_RE")
   pa_avg=$(field "$TMP/pa.log" '^    Avg latency: ([0-9]+) usec.*')
-  pa_p99=$(field "$TMP/pa.log" '^    p99 latency: ([0-9]+) usec.*')
+  pa_p99=$(field "$TMP/pa.log" "$P99_RE")
   if [ -z "$pa_tput" ]; then
     pa_note=$(grep -m1 -iE "error|failed|unstable" "$TMP/pa.log" || echo "no report within $LIMIT s")
     echo "   perf_analyzer: $pa_note"
@@ -359,7 +372,7 @@ for rate in "${CPU_RATES[@]}"; do
   echo "== client CPU: perf_analyzer request rate $rate/s"
   fresh_server
   cpu=$(cpu_seconds "$TMP/pacpu.log" $CLIENT_CPUS "$PA" -m noop -u "$HTTP" --request-rate-range "$rate" --async --request-count "$count")
-  tput=$(field "$TMP/pacpu.log" '^    Throughput: ([0-9.]+) infer\/sec.*')
+  tput=$(field "$TMP/pacpu.log" "$TPUT_RE")
   if [ -n "$tput" ]; then
     us=$(per_request "$cpu" "$count")
   else
