@@ -182,6 +182,11 @@ pub fn queue(s: &ModelStatistics) -> (u64, u64) {
     (q.count, q.ns)
 }
 
+pub fn compute_infer(s: &ModelStatistics) -> (u64, u64) {
+    let q = s.inference_stats.as_ref().unwrap().compute_infer.unwrap();
+    (q.count, q.ns)
+}
+
 pub fn success(s: &ModelStatistics) -> (u64, u64) {
     let q = s.inference_stats.as_ref().unwrap().success.unwrap();
     (q.count, q.ns)
