@@ -43,8 +43,11 @@ ENDPOINTS = {"chat": "v1/chat/completions", "completions": "v1/completions"}
 OUTPUT_TOKENS = 16
 # Requests per window: inferperf measures 3 windows per level.
 WINDOW_REQUESTS = 8
-# About 60 % of the server's capacity here (a request takes about 0.2 s).
-RATE = 3
+# About 60 % of the server's capacity here: a request takes about 0.3 s (0.2 s of prompt
+# decode, then 16 tokens), so they come 0.5 s apart. At 3/s (0.33 s apart) a run where the
+# server was 10 % slower than usual (0.34 s a request) had requests waiting for each other,
+# and the time to first token grew with the queue.
+RATE = 2
 LEVELS = (("concurrency", 1), ("concurrency", 2), ("request_rate", RATE))
 AIPERF_LEVELS = (("concurrency", 2), ("request_rate", RATE))
 AIPERF_REQUESTS = 24
@@ -264,7 +267,7 @@ def expectations(level, kind, value, streaming=True):
       served token;
     - concurrency 2: each request waits for the whole other request, so TTFT = its total
       time + the above, and it never idles: throughput = 1 / its total time;
-    - a request rate below its capacity (a request takes about 0.2 s, they come 1/R apart):
+    - a request rate below its capacity (a request takes about 0.3 s, they come 1/R apart):
       no request waits, so TTFT = prompt decode + one served token, and throughput = the
       rate.
     The last three need a quiet machine: what surrounds the decode (HTTP, the chat template,
