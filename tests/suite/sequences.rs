@@ -248,6 +248,9 @@ async fn open_loop_sequences_stay_on_their_server_over_several_urls() {
         &b,
         "--request-rate-range",
         "400",
+        // One step of a sequence in flight at a time: overlapping steps may reach the
+        // server out of order (a step before its START) and be rejected there for that.
+        "--serial-sequences",
         "--num-of-sequences",
         "4",
         "--sequence-length",
