@@ -16,6 +16,10 @@ run this measures, from outside the tool:
 CPU per output token and per request are over the tokens and requests the *server* counted:
 over the whole run (start-up included), and over the steady middle of the run (the part
 between 25% and 90% of the time the server was producing tokens for the tool).
+With a tokenizer (the word-level one run.sh writes), `inferperf-tok` and `aiperf-tok` are the
+same runs with the server sending no `usage` (stream_options.include_usage false) and each tool
+counting every answer's tokens with that tokenizer; `inferperf` is then given the same
+--tokenizer, so that inferperf against inferperf-tok is the cost of counting alone.
 A last run keeps inferperf at the highest concurrency for --soak-seconds and samples its RSS
 every second. Python 3 standard library only; bench/llm/run.sh builds inferperf and starts this.
 """
@@ -36,6 +40,13 @@ import urllib.request
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 MODEL = "chat"
+# The tools: each client with the server's usage counting its output tokens, then with no usage
+# sent and the client's tokenizer counting them.
+TOOLS = ("inferperf", "inferperf-tok", "aiperf", "aiperf-tok")
+# What a tool is called in the table.
+SHOWN = {"inferperf": "inferperf", "aiperf": "aiperf", "inferperf-tok": "inferperf, tokenizer",
+         "aiperf-tok": "aiperf, tokenizer"}
+NO_USAGE = '{"include_usage":false}'
 
 
 def parse_args(argv):
@@ -48,7 +59,9 @@ def parse_args(argv):
     p.add_argument("--itl-ms", type=float, default=1, help="server time between tokens (1)")
     p.add_argument("--output-tokens", type=int, default=64, help="tokens per answer (64)")
     p.add_argument("--input-tokens", type=int, default=100, help="words per prompt (100)")
-    p.add_argument("--tools", default="inferperf,aiperf", help="inferperf,aiperf")
+    p.add_argument("--tools", default=",".join(TOOLS),
+                   help="inferperf,aiperf (usage-counted), inferperf-tok,aiperf-tok (no usage: "
+                        "the tokenizer counts the answers); all four by default")
     p.add_argument("--aiperf-cap", type=int, default=150,
                    help="seconds AIPerf may take beyond --seconds before it is stopped (150)")
     p.add_argument("--grace", type=int, default=30,
@@ -66,8 +79,8 @@ def parse_args(argv):
     if min(args.levels) < 1 or args.seconds < 3:
         p.error("concurrency must be at least 1 and --seconds at least 3")
     args.tools = [t for t in args.tools.split(",") if t]
-    if not set(args.tools) <= {"inferperf", "aiperf"}:
-        p.error("--tools takes inferperf and/or aiperf")
+    if not set(args.tools) <= set(TOOLS):
+        p.error(f"--tools takes some of {','.join(TOOLS)}")
     return args
 
 
@@ -298,26 +311,41 @@ def read_text(path):
 
 # ---------------------------------------------------------------- the two tools
 
-def inferperf_argv(binary, server, level, args):
+def inferperf_argv(binary, server, level, args, tokenizer="", counted=False):
+    """inferperf's command; with `tokenizer`, --tokenizer; `counted`: the server is asked for no
+    usage, so the tokenizer counts every answer."""
     window = args.seconds * 1000 // 3
-    return [binary, "-m", MODEL, "-u", server.http, "--service-kind", "openai",
+    argv = [binary, "-m", MODEL, "-u", server.http, "--service-kind", "openai",
             "--endpoint", "v1/chat/completions", "--streaming",
             "--output-tokens-mean", str(args.output_tokens), "--output-tokens-mean-deterministic",
             "--synthetic-input-tokens-mean", str(args.input_tokens),
             "--concurrency-range", str(level), "-p", str(window), "-s", "999", "-r", "3"]
+    if tokenizer:
+        argv += ["--tokenizer", tokenizer]
+    if counted:
+        argv += ["--extra-inputs", f"stream_options:{NO_USAGE}"]
+    return argv
 
 
-def aiperf_argv(aiperf, tokenizer, server, level, args, artifacts):
-    return [aiperf, "profile", "-m", MODEL, "--url", f"http://{server.http}",
+def aiperf_argv(aiperf, tokenizer, server, level, args, artifacts, counted=False):
+    """AIPerf's command; `counted`: the server is asked for no usage (AIPerf sets
+    include_usage only when the request does not say it) and AIPerf counts every answer with
+    its tokenizer (no --use-server-token-count)."""
+    argv = [aiperf, "profile", "-m", MODEL, "--url", f"http://{server.http}",
             "--endpoint-type", "chat", "--streaming", "--concurrency", str(level),
             "--benchmark-duration", str(args.seconds),
             "--benchmark-grace-period", str(args.grace),
             "--isl", str(args.input_tokens), "--osl", str(args.output_tokens),
             "--extra-inputs", f"min_tokens:{args.output_tokens}",
-            "--extra-inputs", "ignore_eos:true", "--use-server-token-count",
-            "--tokenizer", tokenizer, "--random-seed", "1",
-            "--no-gpu-telemetry", "--no-server-metrics", "--ui-type", "none",
-            "--artifact-dir", artifacts]
+            "--extra-inputs", "ignore_eos:true"]
+    if counted:
+        # Its key:value form splits at every ':' and ',': the JSON form.
+        argv += ["--extra-inputs", json.dumps({"stream_options": json.loads(NO_USAGE)})]
+    else:
+        argv.append("--use-server-token-count")
+    return argv + ["--tokenizer", tokenizer, "--random-seed", "1",
+                   "--no-gpu-telemetry", "--no-server-metrics", "--ui-type", "none",
+                   "--artifact-dir", artifacts]
 
 
 def inferperf_own(out):
@@ -335,6 +363,10 @@ def inferperf_own(out):
         own["concurrency"] = own["rps"] * own["latency_us"] / 1e6  # Little's law
     errors = [l.strip() for l in out.splitlines() if re.search(r"error|fail", l, re.I)]
     own["errors"] = errors[:3]
+    # "Tokens counted with ..." (once at the start, and per level with how the output
+    # lengths were counted: by usage, by the tokenizer).
+    counted = [l.strip() for l in out.splitlines() if "Tokens counted with" in l]
+    own["counted"] = counted[-1] if counted else None
     return own
 
 
@@ -352,7 +384,7 @@ def aiperf_own(artifacts):
                 concurrency=avg("effective_concurrency"), requests=avg("request_count"),
                 errors_count=avg("error_request_count") or 0, duration=avg("benchmark_duration"),
                 credit_wait_ms=(d.get("credit_to_start_latency") or {}).get("p50"),
-                cancelled=d.get("was_cancelled"))
+                cancelled=d.get("was_cancelled"), osl=avg("output_sequence_length"))
 
 
 # ---------------------------------------------------------------- figures
@@ -424,7 +456,7 @@ def measure(tool, argv, cap, server, level, tmp, env=None):
     result = dict(tool=tool, level=level, run=run, delta=delta, steady=steady(run),
                   server_cpu=server.cpu_seconds() - server_cpu0)
     peak_rss = max((s["rss"] for s in run["samples"]), default=0)
-    result["rss_mib"] = (run["maxrss_kib"] if tool == "inferperf" else peak_rss) / 1024
+    result["rss_mib"] = (run["maxrss_kib"] if tool.startswith("inferperf") else peak_rss) / 1024
     result["pss_mib"] = max((s["pss"] for s in run["samples"]), default=0) / 1024
     tokens, requests = delta["completion_tokens"], delta["completed"]
     result["cpu_tok_us"] = run["cpu"] / tokens * 1e6 if tokens else None
@@ -473,13 +505,18 @@ def row(r, args):
         notes.append(f"credit-to-start p50 {own['credit_wait_ms']:,.0f} ms")
     if own.get("errors"):
         notes.append(own["errors"][0][:60].replace("|", "/"))
+    if own.get("counted") and r["tool"] == "inferperf-tok":
+        found = re.search(r"\(([^()]*by usage[^()]*)\)", own["counted"])
+        notes.append(found.group(1) if found else own["counted"][:80].replace("|", "/"))
+    if own.get("osl") is not None and r["tool"].startswith("aiperf"):
+        notes.append(f"OSL avg {own['osl']:,.1f}")
     if run["leftovers"]:
         notes.append(f"{len(run['leftovers'])} processes left behind (killed)")
     held = f"{fmt(st.get('conns'))} / {fmt(st.get('engine'))} / {fmt(own.get('concurrency'))}"
     opened = (f"{fmt(st.get('conns_max'))} ("
               + (f"all at {st['all_open_at']:.0f} s" if st.get("all_open_at") is not None
                  else "never all") + ")")
-    return (f"| {r['tool']} | {r['level']:,} | {run['wall']:.0f} | {d['completed']:,} "
+    return (f"| {SHOWN[r['tool']]} | {r['level']:,} | {run['wall']:.0f} | {d['completed']:,} "
             f"| {fmt(st.get('rps'), 0)} | {fmt(st.get('tps'), 0)} | {held} | {opened} "
             f"| {run['cpu']:.1f} | {fmt(st.get('cpu_tok_us'), 1)} | {fmt(st.get('cpu_req_us'), 0)} "
             f"| {fmt(r['cpu_tok_us'], 1)} | {fmt(r['cpu_req_us'], 0)} "
@@ -504,7 +541,7 @@ def report(args, results, soak_run, skipped, load_before, load_after):
              f"{args.output_tokens} output tokens (`min_tokens`, `ignore_eos`), closed loop at "
              f"concurrency c for {args.seconds} s: inferperf `-p {args.seconds * 1000 // 3} -s 999 "
              f"-r 3`, AIPerf `--benchmark-duration {args.seconds} --benchmark-grace-period "
-             f"{args.grace} --use-server-token-count` with a word-level tokenizer; AIPerf capped "
+             f"{args.grace}` with a word-level tokenizer (`--use-server-token-count` in its usage rows); AIPerf capped "
              f"at {args.seconds + args.aiperf_cap} s.",
              "- req/s, tok/s: the server's completed requests and output tokens per second over "
              "the steady part of the run (25%–90% of the time it produced tokens for the tool).",
@@ -520,7 +557,15 @@ def report(args, results, soak_run, skipped, load_before, load_after):
              "- peak RSS: inferperf's own; AIPerf the peak of the sum over its processes. PSS "
              "splits shared pages between processes.",
              "- notes: for AIPerf its Credit-to-Start Latency p50, how long a request it had "
-             "issued (counted in its concurrency) waited inside AIPerf before it was sent."]
+             "issued (counted in its concurrency) waited inside AIPerf before it was sent, and "
+             "its output sequence length; for `inferperf, tokenizer`: how its output lengths "
+             "were counted (by usage, by the tokenizer)."]
+    if {"inferperf-tok", "aiperf-tok"} & set(args.tools):
+        lines += [f"- `, tokenizer` rows: the server sends no usage (`--extra-inputs "
+                  f"stream_options:{NO_USAGE}` to both tools) and each tool counts every answer's "
+                  "tokens with the same word-level tokenizer (`--tokenizer DIR`; AIPerf without "
+                  "`--use-server-token-count`); inferperf's usage rows get the same `--tokenizer`, "
+                  "so inferperf against inferperf, tokenizer is the cost of counting alone."]
     lines += [f"- {tool}: not run ({why})." for tool, why in skipped.items()]
     lines += ["", "| tool | c | wall s | requests (server) | req/s | output tok/s "
               "| streams held: conns / engine / own | most conns (when all c were open) "
@@ -529,22 +574,55 @@ def report(args, results, soak_run, skipped, load_before, load_after):
               "| peak RSS / PSS MiB | processes | notes |",
               "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     lines += [row(r, args) for r in results]
-    ratios = []
-    for level in args.levels:
-        by = {r["tool"]: r for r in results if r["level"] == level}
-        if "inferperf" in by and "aiperf" in by:
-            a, b = by["inferperf"], by["aiperf"]
-            steady_a, steady_b = a["steady"].get("cpu_tok_us"), b["steady"].get("cpu_tok_us")
-            part = f"c={level:,}: "
-            part += (f"{steady_a / steady_b:.3f} steady" if steady_a and steady_b else "- steady")
-            if a["cpu_tok_us"] and b["cpu_tok_us"]:
-                part += f", {a['cpu_tok_us'] / b['cpu_tok_us']:.3f} whole run"
-            ratios.append(part)
-    if ratios:
-        lines += ["", "inferperf / AIPerf client CPU per output token: " + "; ".join(ratios) + "."]
+    lines += ratio_lines(args, results)
     if soak_run:
         lines += soak_lines(soak_run, max(args.levels))
     return "\n".join(lines) + "\n"
+
+
+def ratio(a, b):
+    """`x steady, y whole run` of a's CPU per output token over b's."""
+    steady_a, steady_b = a["steady"].get("cpu_tok_us"), b["steady"].get("cpu_tok_us")
+    part = f"{steady_a / steady_b:.3f} steady" if steady_a and steady_b else "- steady"
+    if a["cpu_tok_us"] and b["cpu_tok_us"]:
+        part += f", {a['cpu_tok_us'] / b['cpu_tok_us']:.3f} whole run"
+    return part
+
+
+def counting_cost(a, b):
+    """What counting with the tokenizer added per request and per token: b (tokenizer) less a
+    (usage), over the steady parts."""
+    parts = []
+    for key, unit in (("cpu_req_us", "µs/req"), ("cpu_tok_us", "µs/token")):
+        x, y = a["steady"].get(key), b["steady"].get(key)
+        if x is not None and y is not None:
+            parts.append(f"{y - x:+,.1f} {unit} ({x:,.1f} → {y:,.1f})")
+    return ", ".join(parts) or "-"
+
+
+def ratio_lines(args, results):
+    pairs = (("inferperf", "aiperf", "inferperf / AIPerf client CPU per output token, both "
+              "counting by usage"),
+             ("inferperf-tok", "aiperf-tok", "inferperf / AIPerf client CPU per output token, "
+              "both counting with the tokenizer (no usage)"))
+    lines = []
+    for mine, theirs, title in pairs:
+        parts = []
+        for level in args.levels:
+            by = {r["tool"]: r for r in results if r["level"] == level}
+            if mine in by and theirs in by:
+                parts.append(f"c={level:,}: {ratio(by[mine], by[theirs])}")
+        if parts:
+            lines += ["", f"{title}: " + "; ".join(parts) + "."]
+    parts = []
+    for level in args.levels:
+        by = {r["tool"]: r for r in results if r["level"] == level}
+        if "inferperf" in by and "inferperf-tok" in by:
+            parts.append(f"c={level:,}: {counting_cost(by['inferperf'], by['inferperf-tok'])}")
+    if parts:
+        lines += ["", "inferperf's cost of counting with the tokenizer (tokenizer rows less usage "
+                  "rows, client CPU, steady part): " + "; ".join(parts) + "."]
+    return lines
 
 
 def soak_lines(run, level):
@@ -603,9 +681,14 @@ def main(argv):
     aiperf = os.environ.get("AIPERF", "")
     tokenizer = os.environ.get("LLM_BENCH_TOKENIZER", "")
     skipped = {}
-    if "aiperf" in args.tools and not (aiperf and os.access(aiperf, os.X_OK) and tokenizer):
+    aiperf_tools = {"aiperf", "aiperf-tok"} & set(args.tools)
+    if aiperf_tools and not (aiperf and os.access(aiperf, os.X_OK) and tokenizer):
         skipped["AIPerf"] = os.environ.get("LLM_BENCH_AIPERF_MISSING") or "not installed"
-        args.tools = [t for t in args.tools if t != "aiperf"]
+        args.tools = [t for t in args.tools if t not in aiperf_tools]
+    if "inferperf-tok" in args.tools and not tokenizer:
+        skipped["inferperf, tokenizer"] = ("no tokenizer: run.sh writes it with AIPerf's Python "
+                                           "(see above)")
+        args.tools = [t for t in args.tools if t != "inferperf-tok"]
     tmp = tempfile.mkdtemp(prefix="bench-llm-")
     model = (f"{MODEL}=llm:ttft_ms={args.ttft_ms:g},itl_ms={args.itl_ms:g},"
              f"output_tokens={args.output_tokens},max_batch={max(args.levels)},instances=1")
@@ -620,13 +703,14 @@ def main(argv):
         for level in args.levels:
             for tool in args.tools:
                 print(f"== {tool} c={level} ({args.seconds} s)", flush=True)
-                if tool == "inferperf":
-                    argv = inferperf_argv(binary, server, level, args)
+                counted = tool.endswith("-tok")
+                if tool.startswith("inferperf"):
+                    argv = inferperf_argv(binary, server, level, args, tokenizer, counted)
                     result = measure(tool, argv, args.seconds + 60, server, level, tmp)
                     result["own"] = inferperf_own(result["run"]["out"] + result["run"]["err"])
                 else:
-                    artifacts = os.path.join(tmp, f"aiperf-c{level}")
-                    argv = aiperf_argv(aiperf, tokenizer, server, level, args, artifacts)
+                    artifacts = os.path.join(tmp, f"{tool}-c{level}")
+                    argv = aiperf_argv(aiperf, tokenizer, server, level, args, artifacts, counted)
                     result = measure(tool, argv, args.seconds + args.aiperf_cap, server, level,
                                      tmp, env=env)
                     result["own"] = aiperf_own(artifacts)

@@ -4,11 +4,15 @@
 # RSS, the requests and tokens per second it got, and whether it held the asked number of
 # streams; then one inferperf at the highest concurrency with its RSS sampled every second.
 #
+# With the word-level tokenizer written below, each tool also runs with the server sending no
+# usage and its tokenizer counting the answers (inferperf-tok, aiperf-tok).
+#
 # Usage: bench/llm/run.sh [--concurrency 64,1000,10000] [--seconds 30] [--ttft-ms 200]
-#                         [--itl-ms 1] [--tools inferperf,aiperf] [--aiperf-cap 150]
-#                         [--soak-seconds 60] [--out FILE]
+#                         [--itl-ms 1] [--tools inferperf,inferperf-tok,aiperf,aiperf-tok]
+#                         [--aiperf-cap 150] [--soak-seconds 60] [--out FILE]
 # Env:   AIPERF=path   the aiperf to use (else .venv-e2e/aiperf from scripts/e2e-setup, else
 #                      aiperf==0.13.0 installed into target/bench-aiperf)
+#        INFERPERF_BIN=path   an inferperf binary to run instead of building one
 # Prints the table and writes it to bench/llm/results.md (--out FILE elsewhere).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -49,7 +53,8 @@ if [[ " $* " != *" --tools inferperf "* ]]; then
     fi
     [ -n "$AIPERF" ] || install_aiperf || LLM_BENCH_AIPERF_MISSING="aiperf 0.13.0 could not be installed (see $BENCH_LOG)"
     if [ -n "$AIPERF" ]; then
-        # The tokenizer AIPerf needs offline, written with the Python of AIPerf's venv.
+        # The tokenizer AIPerf needs offline (and both tools count with in the -tok runs),
+        # written with the Python of AIPerf's venv.
         if "$(dirname "$AIPERF")/python" bench/llm/tokenizer.py "$TMP/tokenizer" >>"$BENCH_LOG" 2>&1; then
             LLM_BENCH_TOKENIZER=$TMP/tokenizer
         else
@@ -59,9 +64,13 @@ if [[ " $* " != *" --tools inferperf "* ]]; then
     [ -z "$LLM_BENCH_AIPERF_MISSING" ] || echo "$LLM_BENCH_AIPERF_MISSING; the AIPerf rows are skipped."
 fi
 
-echo "== building (release)"
-cargo build --release --quiet
+if [ -n "${INFERPERF_BIN:-}" ]; then
+    echo "== using $INFERPERF_BIN (INFERPERF_BIN: not built here)"
+else
+    echo "== building (release)"
+    cargo build --release --quiet
+fi
 # Run a copy, so that a rebuild during the run does not swap the binary under it.
-cp "${CARGO_TARGET_DIR:-target}/release/inferperf" "$TMP/inferperf"
+cp "${INFERPERF_BIN:-${CARGO_TARGET_DIR:-target}/release/inferperf}" "$TMP/inferperf"
 INFERPERF="$TMP/inferperf" AIPERF="$AIPERF" LLM_BENCH_TOKENIZER="$LLM_BENCH_TOKENIZER" \
     LLM_BENCH_AIPERF_MISSING="$LLM_BENCH_AIPERF_MISSING" python3 bench/llm/llm.py "$@"

@@ -7,8 +7,11 @@ AIPerf's `--synthetic-input-tokens-mean 100` means the same prompt size as infer
 words), this is a word-level tokenizer: one token per whitespace-separated word, decoded by
 joining with spaces. Its vocabulary is the words of the corpus AIPerf builds its synthetic
 prompts from (the shakespeare.txt shipped inside the aiperf package), so a prompt is real
-words, not <unk>. Output tokens are taken from the server's usage (--use-server-token-count),
-so this tokenizer is never asked to count them.
+words, not <unk>. In the usage runs output tokens are taken from the server's usage; in the
+tokenizer runs (inferperf-tok, aiperf-tok: the server sends no usage) both tools count each answer
+with this tokenizer. An answer of the `llm` model is "tok " per token: one word (not in the
+vocabulary, so <unk>) per token, so it counts as the server does. inferperf's synthetic prompts
+are words that are not in the vocabulary either: one <unk> per word, the server's count too.
 """
 import os
 import sys
