@@ -47,6 +47,17 @@ class LlamaTiming:
     total_ms: float = 0.0
     total_tokens: int = 0
     prefix_hit: int = 0
+    # llama-cpp-python's "remaining R prompt tokens" when it reused a prefix (None when it
+    # printed no such line: nothing reused).
+    prefix_remaining: int = None
+
+    @property
+    def prompt_evaluated(self):
+        """The whole prompt llama.cpp ran the model on, chat template included: the reused
+        prefix and the rest when a prefix was reused, else the prompt decode's tokens."""
+        if self.prefix_remaining is not None:
+            return self.prefix_hit + self.prefix_remaining
+        return self.prompt_tokens
 
     @property
     def prompt_timed(self):
@@ -73,13 +84,13 @@ class LlamaTiming:
 
 def parse_llama_timings(text):
     """Every request's timing block in a llama-cpp-python server log, in order."""
-    timings, current, prefix = [], None, 0
+    timings, current, prefix, remaining = [], None, 0, None
     for line in text.splitlines():
         if match := _PREFIX.search(line):
-            prefix = int(match.group(1))
+            prefix, remaining = int(match.group(1)), int(match.group(2))
         elif _LOAD.search(line):
-            current = LlamaTiming(prefix_hit=prefix)
-            prefix = 0
+            current = LlamaTiming(prefix_hit=prefix, prefix_remaining=remaining)
+            prefix, remaining = 0, None
         elif current is None:
             continue
         elif match := _PROMPT.search(line):
@@ -330,6 +341,25 @@ def _same(csv_value, json_value):
     if csv_value is None or json_value is None:
         return csv_value is None and json_value is None
     return abs(csv_value - json_value) <= 0.006 + 1e-9 * abs(json_value)
+
+
+def level_folder(artifact_dir, model, endpoint, kind, value):
+    """DIR/<model>-openai-<chat|completions>-concurrency<C> (or -request_rate<R>, the rate
+    written as GenAI-Perf writes it, 3 or 3.0)."""
+    prefix = f"{model}-openai-{endpoint}-{kind}"
+    found = [p for p in Path(artifact_dir).glob(f"{prefix}*") if _number(p.name[len(prefix):]) == value]
+    assert len(found) == 1, (
+        f"no single level folder {prefix}{value} in {artifact_dir}: "
+        f"{sorted(p.name for p in Path(artifact_dir).iterdir()) if Path(artifact_dir).is_dir() else 'no such directory'}"
+    )
+    return found[0]
+
+
+def _number(text):
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------

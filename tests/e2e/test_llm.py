@@ -32,12 +32,11 @@ import math
 import shutil
 import subprocess
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
 from e2e_lib import ARTIFACTS, INFERPERF, SERVERS, VENVS, note, run_tool
-from llm_lib import ForeignLoad, ServerTruth, read_export, run_aiperf, write_prompts
+from llm_lib import ForeignLoad, ServerTruth, level_folder, read_export, run_aiperf, write_prompts
 
 ENDPOINTS = {"chat": "v1/chat/completions", "completions": "v1/completions"}
 OUTPUT_TOKENS = 16
@@ -128,25 +127,6 @@ def profile(llama, endpoint, streaming, kind, value, prompts=None):
     assert run.returncode in (0, 2), run.show()
     folder = level_folder(artifact_dir, llama.model, endpoint, kind, value)
     return Level(run, read_export(folder), truth, folder, load)
-
-
-def level_folder(artifact_dir, model, endpoint, kind, value):
-    """DIR/<model>-openai-<chat|completions>-concurrency<C> (or -request_rate<R>, the rate
-    written as GenAI-Perf writes it, 3 or 3.0)."""
-    prefix = f"{model}-openai-{endpoint}-{kind}"
-    found = [p for p in Path(artifact_dir).glob(f"{prefix}*") if _number(p.name[len(prefix):]) == value]
-    assert len(found) == 1, (
-        f"no single level folder {prefix}{value} in {artifact_dir}: "
-        f"{sorted(p.name for p in Path(artifact_dir).iterdir()) if Path(artifact_dir).is_dir() else 'no such directory'}"
-    )
-    return found[0]
-
-
-def _number(text):
-    try:
-        return float(text)
-    except ValueError:
-        return None
 
 
 @pytest.fixture(scope="module")

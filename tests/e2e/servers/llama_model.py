@@ -6,12 +6,13 @@
 
 The model is a random-weight llama (the architecture llama.cpp knows best) with a byte
 vocabulary: <unk>, <s>, </s>, then the 256 byte tokens <0x00>..<0xFF> (sentencepiece's
-byte-fallback pieces, token type BYTE), so any text tokenizes. It can only ever emit the
-lower-case letters and digits: every other token (the three specials, so end of text too,
-spaces, punctuation, control bytes, bytes that are not UTF-8 on their own) gets a logit of
-about -1e4 whatever the input. So a request with max_tokens = n gets exactly n tokens, each one
-one printable ASCII character, and a streaming server sends each one in its own event (a server
-holds back tokens that are not valid UTF-8, or that could begin a stop string such as "</s>").
+byte-fallback pieces, token type BYTE), so any text tokenizes, and sentencepiece's space "▁"
+(U+2581) as a piece of its own. It can only ever emit the lower-case letters and digits: every
+other token (the three specials, so end of text too, spaces, punctuation, control bytes, bytes
+that are not UTF-8 on their own) gets a logit of about -1e4 whatever the input. So a request with
+max_tokens = n gets exactly n tokens, each one one printable ASCII character, and a streaming
+server sends each one in its own event (a server holds back tokens that are not valid UTF-8, or
+that could begin a stop string such as "</s>").
 
 How the weights make that bias: llama has no output bias, so dimension 0 of the residual stream
 carries a constant. Every token's embedding has 1.0 there, and no layer writes to it (row 0 of
@@ -20,17 +21,32 @@ each attn_output and ffn_down is zero), so after the final RMS norm that coordin
 tokens and 0 for the allowed ones. The other weights are small random numbers (seeded), so the
 allowed tokens come out in a varied order.
 
-The tokenizer written for AIPerf is the same vocabulary as a Hugging Face byte-level BPE with no
-merges: one token per byte with the same ids, no special tokens added, so it counts one token per
-character of the model's output, as the server does.
+The tokenizer written for AIPerf and inferperf (`--tokenizer`) counts every text as llama.cpp
+counts it with this vocabulary: llama.cpp's sentencepiece tokenizer writes each space as "▁",
+which is a piece, and, as no other piece matches, falls back to one byte token per byte for
+everything else: a space is 1 token, an ASCII character 1, "é" 2. The Hugging Face tokenizer
+does the same (a normalizer replacing " " by "▁", a BPE with no merges and byte fallback over
+the same pieces, the same ids; no special tokens added), so both count one token per character
+of the model's output and the same tokens for every prompt (`llama_cpp_token_ids`). Without
+the "▁" piece a space would be its 3 bytes, and a tool cutting a text at a token boundary
+(AIPerf's synthetic prompts) would cut spaces in parts and send U+FFFD characters. The model is
+written without sentencepiece's space prefix (tokenizer.ggml.add_space_prefix = false):
+llama.cpp would otherwise put a "▁" before the first text after the BOS, so that its tokenize
+endpoint would count a text alone one token above what the same text takes inside the chat
+template, after "user: ".
 """
 
 import argparse
 import sys
 
 SPECIALS = ("<unk>", "<s>", "</s>")
-N_VOCAB = len(SPECIALS) + 256
 BYTE0 = len(SPECIALS)  # the id of byte token <0x00>
+# sentencepiece's space, "▁" (U+2581): llama.cpp writes every space of a text as it, and the
+# vocabulary has it as a piece of its own (as real sentencepiece vocabularies do), so a space
+# is one token and no text's tokens cut a character in parts.
+SPACE = "\u2581"
+SPACE_ID = BYTE0 + 256
+N_VOCAB = SPACE_ID + 1
 ALLOWED_BYTES = sorted(set(b"abcdefghijklmnopqrstuvwxyz0123456789"))
 # Applied to the prompt by llama-cpp-python (it reads tokenizer.chat_template from the model
 # when no --chat_format is given); its stop string is the eos token "</s>".
@@ -69,20 +85,21 @@ def write_gguf(path, layers, width, seed, context):
     writer.add_file_type(gguf.LlamaFileType.ALL_F32)
 
     writer.add_tokenizer_model("llama")
-    tokens = list(SPECIALS) + [f"<0x{b:02X}>" for b in range(256)]
+    tokens = list(SPECIALS) + [f"<0x{b:02X}>" for b in range(256)] + [SPACE]
     writer.add_token_list(tokens)
     writer.add_token_scores([0.0] * N_VOCAB)
     types = [
         gguf.TokenType.UNKNOWN,
         gguf.TokenType.CONTROL,
         gguf.TokenType.CONTROL,
-    ] + [gguf.TokenType.BYTE] * 256
+    ] + [gguf.TokenType.BYTE] * 256 + [gguf.TokenType.NORMAL]
     writer.add_token_types([int(t) for t in types])
     writer.add_unk_token_id(0)
     writer.add_bos_token_id(1)
     writer.add_eos_token_id(2)
     writer.add_add_bos_token(True)
     writer.add_add_eos_token(False)
+    writer.add_add_space_prefix(False)
     writer.add_chat_template(CHAT_TEMPLATE)
 
     embedding = rng.standard_normal((N_VOCAB, width)).astype(np.float32)
@@ -114,35 +131,28 @@ def write_gguf(path, layers, width, seed, context):
     writer.close()
 
 
-def bytes_to_unicode():
-    """GPT-2's map of the 256 bytes to printable characters (what the ByteLevel pre-tokenizer
-    and decoder of `tokenizers` use)."""
-    printable = (
-        list(range(ord("!"), ord("~") + 1))
-        + list(range(ord("¡"), ord("¬") + 1))
-        + list(range(ord("®"), ord("ÿ") + 1))
-    )
-    chars = printable[:]
-    extra = 0
-    for b in range(256):
-        if b not in printable:
-            printable.append(b)
-            chars.append(256 + extra)
-            extra += 1
-    return dict(zip(printable, (chr(c) for c in chars)))
+def llama_cpp_token_ids(text):
+    """The ids llama.cpp gives `text` with this vocabulary (no BOS): a space is the piece "▁",
+    every other character one byte token per UTF-8 byte."""
+    ids = []
+    for char in text:
+        ids += [SPACE_ID] if char in (" ", SPACE) else [BYTE0 + b for b in char.encode()]
+    return ids
 
 
 def write_tokenizer(out_dir):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from tokenizers import Tokenizer, decoders, models, normalizers
     from transformers import PreTrainedTokenizerFast
 
-    mapping = bytes_to_unicode()
     vocab = {token: i for i, token in enumerate(SPECIALS)}
     for b in range(256):
-        vocab[mapping[b]] = BYTE0 + b
-    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>"))
-    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
-    tokenizer.decoder = decoders.ByteLevel()
+        vocab[f"<0x{b:02X}>"] = BYTE0 + b
+    vocab[SPACE] = SPACE_ID
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token="<unk>", byte_fallback=True))
+    tokenizer.normalizer = normalizers.Replace(" ", SPACE)
+    tokenizer.decoder = decoders.Sequence(
+        [decoders.ByteFallback(), decoders.Fuse(), decoders.Replace(SPACE, " ")]
+    )
     fast = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer,
         unk_token="<unk>",
@@ -151,10 +161,10 @@ def write_tokenizer(out_dir):
         model_max_length=4096,
     )
     fast.save_pretrained(str(out_dir))
-    text = "hello 0123 world"
-    ids = fast.encode(text, add_special_tokens=True)
-    assert ids == [BYTE0 + b for b in text.encode()], ids
-    assert fast.decode(ids) == text
+    for text in ("hello 0123 world", "user: ka lo\nassistant: ", "é x", "a"):
+        ids = fast.encode(text, add_special_tokens=True)
+        assert ids == llama_cpp_token_ids(text), (text, ids)
+        assert fast.decode(ids) == text, (text, fast.decode(ids))
 
 
 def main(argv):
