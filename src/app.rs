@@ -4,6 +4,7 @@
 //! from its shards' results files.
 
 pub mod merge;
+mod token_counter;
 
 use std::sync::Arc;
 
@@ -62,7 +63,11 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     let targets = replicas::resolve_all(cfg).await?;
     let model = replicas::discover_all(&targets).await?;
     let model = (model.with_bls_calls(&cfg.bls_composing_models)).map_err(RunError::bad_option)?;
-    let dataset = Arc::new(Dataset::build(cfg, &model)?);
+    let counter = match &cfg.llm {
+        Some(llm) => Some(token_counter::for_run(llm, &targets[0]).await?),
+        None => None,
+    };
+    let dataset = Arc::new(Dataset::build_with(cfg, &model, counter)?);
     let replicas = Replicas::encode(&targets, &model, &dataset)?;
     let first = replicas.first().clone();
     let sequences = SequencePlan::for_run(&cfg.sequence, &model, &dataset).map(Arc::new);

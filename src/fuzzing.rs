@@ -155,12 +155,15 @@ pub fn sse_events(data: &[u8]) {
     let whole = events_of(body, body.len().max(1));
     let parts = events_of(body, usize::from(step % 32) + 1);
     assert_eq!(whole, parts, "events do not depend on how the body arrives");
+    let (mut gaps, mut text) = (Vec::new(), crate::backend::AnswerText::default());
+    let mut ex =
+        crate::backend::Exchange::new(std::time::Instant::now(), &mut gaps).with_text(&mut text);
     for event in &whole.0 {
         let _ = events::is_done(event);
-        let _ = events::read_chunk(event);
+        let _ = events::read_chunk(event, &mut ex);
     }
-    let _ = events::read_answer(body, true);
-    let _ = events::read_answer(body, false);
+    let _ = events::read_answer(body, true, &mut ex);
+    let _ = events::read_answer(body, false, &mut ex);
 }
 
 fn events_of(body: &[u8], step: usize) -> (Vec<Vec<u8>>, Vec<u8>) {
@@ -289,6 +292,7 @@ fn sample_request() -> Request {
         index: 0,
         payload: Payload::Http(Bytes::new()),
         input_tokens: 0,
+        max_tokens: None,
         check: AnswerCheck {
             outputs: vec![
                 spec("OUT", DataType::Fp32, &[1, -1]),

@@ -39,7 +39,7 @@ use crate::model::{ModelSpec, SequenceStep, TensorSpec};
 use crate::wire::{InferRequest, RequestedOutput};
 pub use check::AnswerCheck;
 pub use outcome::{
-    grpc_code_name, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens,
+    grpc_code_name, AnswerText, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens,
 };
 
 /// What one API does for a run. Each adapter implements it; [`Api`] dispatches to them
@@ -159,6 +159,8 @@ pub struct Request {
     pub check: Arc<AnswerCheck>,
     /// A prompt's input tokens as the dataset counts them (0 for tensors).
     pub input_tokens: u32,
+    /// A prompt's `max_tokens` (the answer's length asked for).
+    pub max_tokens: Option<u32>,
 }
 
 /// A request's bytes (or, in process, its value), ready to send.
@@ -359,6 +361,7 @@ impl Target {
                     payload: self.api.encode(self, model, entry)?,
                     check: Arc::new(AnswerCheck::new(model, entry, self.tolerance)),
                     input_tokens: entry.prompt.as_ref().map_or(0, |p| p.input_tokens),
+                    max_tokens: entry.prompt.as_ref().and_then(|p| p.max_tokens),
                 })
             })
             .collect()

@@ -131,10 +131,11 @@ pub enum TokenSource {
     None,
     /// From the `usage` the server sent.
     Usage,
-    /// One per streamed event that carried content (the server sent no usage).
-    Events,
-    /// Whitespace-separated words of the content (no usage, no events).
-    Words,
+    /// The run's tokenizer's count of the text the answer carried (the server sent no
+    /// usage, or it is not asked for).
+    Tokenizer,
+    /// `--use-server-token-count` and the server sent no usage: not counted.
+    Missing,
 }
 
 impl TokenSource {
@@ -143,23 +144,60 @@ impl TokenSource {
         match self {
             TokenSource::None => "not counted",
             TokenSource::Usage => "from the server's usage",
-            TokenSource::Events => "one per streamed event with content (the server sent no usage)",
-            TokenSource::Words => "as the words of the answer (the server sent no usage)",
+            TokenSource::Tokenizer => "by the tokenizer, from the text of the answer",
+            TokenSource::Missing => {
+                "not counted: the server sent no usage (--use-server-token-count)"
+            }
         }
     }
 }
 
-/// The tokens of one generation: what it was given and what it produced, as the adapter
-/// counted them.
+/// The tokens of one generation: what it was given and what it produced. The adapter fills
+/// in what the server said (usage) and how much text came; the driver counts that text with
+/// the run's tokenizer when it takes the request into a window, never while it is sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Tokens {
-    /// Output tokens (0 when the request generates none).
+    /// Output tokens as reported (0 when the request generates none): the server's usage
+    /// when it sent one, else the tokenizer's count.
     pub output: u32,
-    /// Input (prompt) tokens: the server's count when it sent one, else the dataset's.
+    /// Input (prompt) tokens: the run's tokenizer's count of the prompt as sent.
     pub input: u32,
     pub source: TokenSource,
     /// A stream was asked for but the server answered in one piece.
     pub unstreamed: bool,
+    /// `usage.completion_tokens` and `usage.prompt_tokens`, when the server sent them.
+    pub usage_output: Option<u32>,
+    pub usage_input: Option<u32>,
+    /// `usage.completion_tokens_details.reasoning_tokens`, when sent.
+    pub usage_reasoning: Option<u32>,
+    /// The tokenizer's count of the answer's text (content and reasoning), once counted.
+    pub counted_output: Option<u32>,
+    /// Reasoning tokens (of `reasoning_content` deltas) among the output tokens.
+    pub reasoning: u32,
+    /// Bytes of content and of reasoning text the answer carried (kept in the slot's text
+    /// buffer until counted).
+    pub content_bytes: u32,
+    pub reasoning_bytes: u32,
+    /// The `max_tokens` the request asked for.
+    pub asked: Option<u32>,
+    /// When the first answer with content that is not reasoning came (time to first
+    /// output token); `None` when none came apart from the first answer.
+    pub first_output: Option<Instant>,
+}
+
+/// The text of one answer, put together from its events: the content and, apart, the
+/// reasoning. A slot reuses one across its requests.
+#[derive(Debug, Default)]
+pub struct AnswerText {
+    pub content: String,
+    pub reasoning: String,
+}
+
+impl AnswerText {
+    pub fn clear(&mut self) {
+        self.content.clear();
+        self.reasoning.clear();
+    }
 }
 
 /// The timing of one request while it is answered: when it was sent, how long sending and
@@ -184,6 +222,8 @@ pub struct Exchange<'a> {
     gaps: &'a mut Vec<u64>,
     /// Told of each answer's number, for `--periodic-concurrency-range`.
     watch: Option<&'a (dyn Fn(u32) + Sync)>,
+    /// Where a generation's text goes, when the driver keeps it to count its tokens.
+    text: Option<&'a mut AnswerText>,
 }
 
 impl<'a> Exchange<'a> {
@@ -202,7 +242,36 @@ impl<'a> Exchange<'a> {
             answers: 0,
             gaps,
             watch: None,
+            text: None,
         }
+    }
+
+    /// Puts the answer's text into `text` (cleared here).
+    pub fn with_text(mut self, text: &'a mut AnswerText) -> Exchange<'a> {
+        text.clear();
+        self.text = Some(text);
+        self
+    }
+
+    /// Text of the answer's content, as it arrives.
+    pub fn content(&mut self, piece: &str) {
+        if let Some(text) = self.text.as_deref_mut() {
+            text.content.push_str(piece);
+        }
+        self.tokens.content_bytes += piece.len() as u32;
+    }
+
+    /// Text of the answer's reasoning, as it arrives.
+    pub fn reasoning(&mut self, piece: &str) {
+        if let Some(text) = self.text.as_deref_mut() {
+            text.reasoning.push_str(piece);
+        }
+        self.tokens.reasoning_bytes += piece.len() as u32;
+    }
+
+    /// The answer's text so far.
+    pub fn text(&self) -> Option<&AnswerText> {
+        self.text.as_deref()
     }
 
     /// Calls `watch` with the number of each answer as it arrives.

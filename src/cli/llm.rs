@@ -11,11 +11,29 @@ pub struct LlmArgs {
     /// v1/completions or v1/embeddings.
     #[arg(long, value_name = "PATH")]
     pub endpoint: Option<String>,
-    /// Words per synthetic prompt, on average (one word is counted as one input token when
-    /// the server does not count them).
+    /// The tokenizer every token is counted with (AIPerf's and GenAI-Perf's flag): a
+    /// tokenizer.json, a folder holding one, a Hugging Face hub id (org/name: looked up in
+    /// the local cache — HF_HUB_CACHE, HF_HOME — then fetched from the hub unless
+    /// HF_HUB_OFFLINE is set; HF_TOKEN for gated models), or `builtin` (tiktoken's o200k_base,
+    /// compiled in). Without it, the server's tokenize endpoint when it has one (vLLM,
+    /// SGLang, TGI, llama.cpp, llama-cpp-python), else `builtin` with a warning that token
+    /// figures are approximate for the model.
+    #[arg(long, value_name = "NAME|PATH")]
+    pub tokenizer: Option<String>,
+    /// The revision (branch, tag or commit) of a hub --tokenizer.
+    #[arg(long, value_name = "REV")]
+    pub tokenizer_revision: Option<String>,
+    /// Count output tokens by the server's `usage` alone (AIPerf's flag); a server that
+    /// sends none is said so, and its answers' tokens are not counted.
+    #[arg(long)]
+    pub use_server_token_count: bool,
+    /// Tokens per synthetic prompt, on average: each prompt's message content is made of
+    /// exactly the drawn number of tokens as the run's tokenizer counts them (a chat
+    /// template's tokens are not among them; the server's own prompt count is reported
+    /// beside when it sends usage).
     #[arg(long, value_name = "N", default_value_t = 550)]
     pub synthetic_input_tokens_mean: u32,
-    /// Standard deviation of the words per synthetic prompt.
+    /// Standard deviation of the tokens per synthetic prompt.
     #[arg(long, value_name = "N", default_value_t = 0.0)]
     pub synthetic_input_tokens_stddev: f64,
     /// The max_tokens of each request, on average (without it, max_tokens is not sent and

@@ -69,6 +69,11 @@ pub struct LlmConfig {
     pub prompt_source: PromptSource,
     pub num_prompts: usize,
     pub artifact_dir: Option<PathBuf>,
+    /// `--tokenizer` and `--tokenizer-revision` (`None`: ask the server, else builtin).
+    pub tokenizer: Option<String>,
+    pub tokenizer_revision: Option<String>,
+    /// `--use-server-token-count`.
+    pub use_server_token_count: bool,
 }
 
 impl LlmConfig {
@@ -105,18 +110,24 @@ impl LlmConfig {
             prompt_source,
             num_prompts: parse_num_prompts(args.num_prompts)?,
             artifact_dir: args.artifact_dir.clone(),
+            tokenizer: args.tokenizer.clone(),
+            tokenizer_revision: args.tokenizer_revision.clone(),
+            use_server_token_count: args.use_server_token_count,
         })
     }
 }
 
 /// Refuses the LLM flags on a run that is not `--service-kind openai`.
 pub fn refuse_without_openai(args: &LlmArgs) -> RunResult<()> {
-    let given = [
+    let given: [(&str, bool); 9] = [
         ("--endpoint", args.endpoint.is_some()),
         ("--output-tokens-mean", args.output_tokens_mean.is_some()),
         ("--extra-inputs", !args.extra_inputs.is_empty()),
         ("--input-file", args.input_file.is_some()),
         ("--artifact-dir", args.artifact_dir.is_some()),
+        ("--tokenizer", args.tokenizer.is_some()),
+        ("--tokenizer-revision", args.tokenizer_revision.is_some()),
+        ("--use-server-token-count", args.use_server_token_count),
         (
             "--output-tokens-mean-deterministic",
             args.output_tokens_mean_deterministic,

@@ -10,6 +10,7 @@ pub mod json_file;
 pub mod message_generator;
 pub mod prompts;
 pub mod shape;
+pub mod tokenizer;
 pub mod torchserve;
 pub mod values;
 
@@ -26,15 +27,34 @@ pub struct Dataset {
     /// Each entry holds one whole request's inputs (batched, shapes complete), its expected
     /// outputs and its timestamp.
     pub entries: Vec<Entry>,
+    /// What counts the tokens of an LLM run's prompts and answers.
+    pub tokenizer: Option<tokenizer::Counter>,
 }
 
 impl Dataset {
     /// Builds the run's request data: random or zero data is generated once and reused, as
     /// perf_analyzer does; user data is read and batched.
     pub fn build(cfg: &Config, model: &ModelSpec) -> RunResult<Dataset> {
+        Dataset::build_with(cfg, model, None)
+    }
+
+    /// [`Dataset::build`], an LLM run counting its tokens with `counter` (without one, with
+    /// the builtin tokenizer, as an approximation).
+    pub fn build_with(
+        cfg: &Config,
+        model: &ModelSpec,
+        counter: Option<tokenizer::Counter>,
+    ) -> RunResult<Dataset> {
         if let Some(llm) = &cfg.llm {
-            let entries = shard_entries(cfg, prompts::build(cfg, llm)?)?;
-            return Ok(Dataset { entries });
+            let counter = match counter {
+                Some(counter) => counter,
+                None => tokenizer::builtin(true)?,
+            };
+            let entries = shard_entries(cfg, prompts::build(cfg, llm, counter.as_ref())?)?;
+            return Ok(Dataset {
+                entries,
+                tokenizer: Some(counter),
+            });
         }
         let model = &with_declared_inputs(cfg, model)?;
         shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
@@ -44,6 +64,7 @@ impl Dataset {
         };
         Ok(Dataset {
             entries: shard_entries(cfg, entries)?,
+            tokenizer: None,
         })
     }
 

@@ -1,8 +1,10 @@
-//! The prompts of an LLM run: synthetic (prompts of a drawn number of words, answers of a
-//! drawn `max_tokens`, as GenAI-Perf makes them), read from a JSON Lines file of texts, or
-//! whole request bodies from perf_analyzer's OpenAI input format (`{"data": [{"payload":
-//! [{...}]}]}`), which are sent as given. Prompts know no protocol; the OpenAI adapter
-//! turns each into a request body.
+//! The prompts of an LLM run: synthetic (prompts of a drawn number of tokens — exactly that
+//! many as the run's tokenizer counts them — and answers of a drawn `max_tokens`, as
+//! GenAI-Perf and AIPerf make them), read from a JSON Lines file of texts, or whole request
+//! bodies from perf_analyzer's OpenAI input format (`{"data": [{"payload": [{...}]}]}`),
+//! which are sent as given. Every prompt's input length is the run's tokenizer's count of
+//! its text (the message content, without a chat template). Prompts know no protocol; the
+//! OpenAI adapter turns each into a request body.
 
 use std::path::Path;
 
@@ -12,6 +14,7 @@ use rand_distr::{Distribution, Normal};
 use serde_json::Value;
 
 use super::entry::{Entry, Prompt};
+use super::tokenizer::TokenCount;
 use crate::config::{Config, InputData, LlmConfig, PromptSource};
 use crate::error::{RunError, RunResult};
 
@@ -22,12 +25,12 @@ const SYLLABLES: [&str; 16] = [
 ];
 
 /// The entries of an LLM run, in the order they are sent.
-pub fn build(cfg: &Config, llm: &LlmConfig) -> RunResult<Vec<Entry>> {
+pub fn build(cfg: &Config, llm: &LlmConfig, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
     let entries = match (&cfg.input_data, &llm.prompt_source) {
         (InputData::Json(files), _) => {
             let mut entries = Vec::new();
             for file in files {
-                entries.extend(read_payloads(file)?);
+                entries.extend(read_payloads(file, counter)?);
             }
             entries
         }
@@ -37,8 +40,8 @@ pub fn build(cfg: &Config, llm: &LlmConfig) -> RunResult<Vec<Entry>> {
                 dir.display()
             )))
         }
-        (_, PromptSource::File(path)) => read_texts(path, llm, cfg.seed)?,
-        (_, PromptSource::Synthetic) => synthetic(llm, cfg.seed),
+        (_, PromptSource::File(path)) => read_texts(path, llm, cfg.seed, counter)?,
+        (_, PromptSource::Synthetic) => synthetic(llm, cfg.seed, counter)?,
     };
     if entries.is_empty() {
         return Err(RunError::bad_option(
@@ -59,25 +62,110 @@ fn entry(prompt: Prompt, origin: String) -> Entry {
     }
 }
 
-/// `--num-prompts` prompts of about `--synthetic-input-tokens-mean` words each.
-fn synthetic(llm: &LlmConfig, seed: u64) -> Vec<Entry> {
+/// `--num-prompts` prompts of exactly the drawn number of tokens each (see [`exact_text`]).
+fn synthetic(llm: &LlmConfig, seed: u64, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let vocabulary = vocabulary(&mut rng);
-    (0..llm.num_prompts)
+    let mut inexact = 0usize;
+    let entries = (0..llm.num_prompts)
         .map(|i| {
-            let words = draw(&mut rng, llm.input_tokens_mean, llm.input_tokens_stddev);
-            let text: Vec<&str> = (0..words)
-                .map(|_| vocabulary[rng.random_range(0..vocabulary.len())].as_str())
-                .collect();
+            let tokens = draw(&mut rng, llm.input_tokens_mean, llm.input_tokens_stddev);
+            let (text, counted) = exact_text(counter, &mut rng, &vocabulary, i, tokens)?;
+            inexact += (counted != tokens) as usize;
             let prompt = Prompt {
-                text: text.join(" "),
-                input_tokens: words,
+                text,
+                input_tokens: counted,
                 max_tokens: max_tokens(&mut rng, llm),
                 body: None,
             };
-            entry(prompt, format!("synthetic prompt {i}"))
+            Ok(entry(prompt, format!("synthetic prompt {i}")))
         })
-        .collect()
+        .collect::<RunResult<Vec<_>>>()?;
+    if inexact > 0 {
+        println!(
+            "Warning: {inexact} of {} synthetic prompts could not be made of exactly the drawn number of tokens with {}; their input length is the tokenizer's count of what was sent.",
+            entries.len(),
+            counter.info().describe()
+        );
+    }
+    Ok(entries)
+}
+
+/// Pieces tried, in turn, to add exactly one token to a text that is short of its length.
+const FILLERS: [&str; 8] = [" a", "a", " the", ".", " x", "x", " ", ","];
+/// Fillers appended at most, past the words (a tokenizer that merges every filler into the
+/// text before it gives up here, with the count it reached).
+const MOST_FILLERS: usize = 64;
+
+/// A text of `tokens` tokens as `counter` counts them, and the count reached (equal unless
+/// the tokenizer makes that impossible): the most words of a random text that stay within
+/// the count (found by bisection), then one-token fillers up to it. Its first word is made
+/// from the prompt's number, so that prompts differ from their first tokens on.
+fn exact_text(
+    counter: &dyn TokenCount,
+    rng: &mut SmallRng,
+    vocabulary: &[String],
+    number: usize,
+    tokens: u32,
+) -> RunResult<(String, u32)> {
+    let count = |text: &str| {
+        counter.count(text).map_err(|e| {
+            RunError::failed(format!(
+                "Counting a synthetic prompt's tokens with {} failed: {e}.",
+                counter.info().describe()
+            ))
+        })
+    };
+    let mut words = vec![leading_word(number)];
+    words.extend(
+        (1..tokens.max(1)).map(|_| vocabulary[rng.random_range(0..vocabulary.len())].clone()),
+    );
+    // The most words whose text is within the count: count(words[..n]) grows with n (none
+    // when even the leading word is longer than the whole prompt).
+    let (mut low, mut high) = (0usize, words.len());
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if count(&words[..mid].join(" "))? <= tokens {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    let mut text = words[..low].join(" ");
+    let mut counted = count(&text)?;
+    let mut added = 0;
+    while counted < tokens && added < MOST_FILLERS {
+        let mut grew = false;
+        for filler in FILLERS {
+            let candidate = format!("{text}{filler}");
+            if count(&candidate)? == counted + 1 {
+                text = candidate;
+                counted += 1;
+                grew = true;
+                break;
+            }
+        }
+        added += 1;
+        if !grew {
+            break;
+        }
+    }
+    Ok((text, counted))
+}
+
+/// A word no other prompt of the run begins with: the prompt's number in syllables.
+fn leading_word(number: usize) -> String {
+    let mut word = String::new();
+    let mut n = number;
+    loop {
+        word.push_str(SYLLABLES[n % SYLLABLES.len()]);
+        n /= SYLLABLES.len();
+        if n == 0 {
+            break;
+        }
+    }
+    word.push_str("zo");
+    word
 }
 
 /// Pseudo-words of two to four syllables.
@@ -106,13 +194,13 @@ fn max_tokens(rng: &mut SmallRng, llm: &LlmConfig) -> Option<u32> {
         .map(|mean| draw(rng, mean, llm.output_tokens_stddev))
 }
 
-/// Words of a text: inferperf's token count when the server gives none.
-pub fn word_count(text: &str) -> u32 {
-    text.split_whitespace().count() as u32
-}
-
 /// A JSON Lines file of `{"text": "..."}` (or `"text_input"`) objects.
-fn read_texts(path: &Path, llm: &LlmConfig, seed: u64) -> RunResult<Vec<Entry>> {
+fn read_texts(
+    path: &Path,
+    llm: &LlmConfig,
+    seed: u64,
+    counter: &dyn TokenCount,
+) -> RunResult<Vec<Entry>> {
     let shown = path.display();
     let content = std::fs::read_to_string(path)
         .map_err(|e| RunError::bad_option(format!("Cannot read --input-file {shown}: {e}.")))?;
@@ -139,7 +227,7 @@ fn read_texts(path: &Path, llm: &LlmConfig, seed: u64) -> RunResult<Vec<Entry>> 
             })?;
         let prompt = Prompt {
             text: text.to_string(),
-            input_tokens: word_count(text),
+            input_tokens: count_given(counter, text, &format!("{shown} line {}", number + 1))?,
             max_tokens: max_tokens(&mut rng, llm),
             body: None,
         };
@@ -149,7 +237,7 @@ fn read_texts(path: &Path, llm: &LlmConfig, seed: u64) -> RunResult<Vec<Entry>> 
 }
 
 /// perf_analyzer's OpenAI input format: each `data` entry holds `"payload": [{body}]`.
-fn read_payloads(path: &Path) -> RunResult<Vec<Entry>> {
+fn read_payloads(path: &Path, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
     let shown = path.display();
     let not_format = |what: &str| {
         RunError::bad_option(format!(
@@ -175,7 +263,7 @@ fn read_payloads(path: &Path) -> RunResult<Vec<Entry>> {
                 .ok_or_else(|| not_format(&format!("data[{i}] has no \"payload\" object")))?;
             let text = prompt_text(body);
             let prompt = Prompt {
-                input_tokens: word_count(&text),
+                input_tokens: count_given(counter, &text, &format!("{shown} data[{i}]"))?,
                 max_tokens: ["max_tokens", "max_completion_tokens"]
                     .iter()
                     .find_map(|k| body.get(k).and_then(Value::as_u64))
@@ -186,6 +274,16 @@ fn read_payloads(path: &Path) -> RunResult<Vec<Entry>> {
             Ok(entry(prompt, format!("{shown} data[{i}]")))
         })
         .collect()
+}
+
+/// The tokens of a prompt read from a file.
+fn count_given(counter: &dyn TokenCount, text: &str, origin: &str) -> RunResult<u32> {
+    counter.count(text).map_err(|e| {
+        RunError::failed(format!(
+            "Counting the tokens of {origin} with {} failed: {e}.",
+            counter.info().describe()
+        ))
+    })
 }
 
 /// The text a request body asks about: its messages' contents, prompt or input.
@@ -215,6 +313,7 @@ fn prompt_text(body: &Value) -> String {
 mod tests {
     use super::*;
     use crate::config::Endpoint;
+    use crate::data::tokenizer::CounterInfo;
 
     fn llm() -> LlmConfig {
         LlmConfig {
@@ -228,28 +327,77 @@ mod tests {
             prompt_source: PromptSource::Synthetic,
             num_prompts: 50,
             artifact_dir: None,
+            tokenizer: None,
+            tokenizer_revision: None,
+            use_server_token_count: false,
+        }
+    }
+
+    /// One token per byte, as the e2e tests' tokenizer.
+    struct Bytes(CounterInfo);
+
+    impl TokenCount for Bytes {
+        fn count(&self, text: &str) -> Result<u32, String> {
+            Ok(text.len() as u32)
+        }
+        fn info(&self) -> &CounterInfo {
+            &self.0
+        }
+    }
+
+    fn bytes() -> Bytes {
+        Bytes(CounterInfo {
+            kind: "file",
+            name: "bytes".into(),
+            approximate: false,
+        })
+    }
+
+    #[test]
+    fn synthetic_prompts_have_exactly_the_drawn_token_counts() {
+        let builtin = crate::data::tokenizer::builtin(false).unwrap();
+        for counter in [&bytes() as &dyn TokenCount, builtin.as_ref()] {
+            let entries = synthetic(&llm(), 7, counter).unwrap();
+            assert_eq!(entries.len(), 50);
+            let prompts: Vec<&Prompt> =
+                entries.iter().map(|e| e.prompt.as_ref().unwrap()).collect();
+            for p in &prompts {
+                assert_eq!(counter.count(&p.text).unwrap(), p.input_tokens);
+            }
+            let lengths: Vec<u32> = prompts.iter().map(|p| p.input_tokens).collect();
+            let mean = lengths.iter().sum::<u32>() as f64 / lengths.len() as f64;
+            assert!((mean - 200.0).abs() < 10.0, "{mean}");
+            assert!(lengths.iter().any(|&n| n != 200), "the stddev varies them");
+            assert_eq!(prompts[0].max_tokens, Some(20));
+            let again = synthetic(&llm(), 7, counter).unwrap();
+            assert_eq!(
+                again[3].prompt, entries[3].prompt,
+                "a seed gives the same prompts"
+            );
+            let mut firsts: Vec<&str> = prompts
+                .iter()
+                .map(|p| p.text.split(' ').next().unwrap())
+                .collect();
+            firsts.sort();
+            firsts.dedup();
+            assert_eq!(firsts.len(), 50, "every prompt begins with its own word");
         }
     }
 
     #[test]
-    fn synthetic_prompts_have_the_asked_lengths() {
-        let entries = synthetic(&llm(), 7);
-        assert_eq!(entries.len(), 50);
-        let words: Vec<u32> = entries
-            .iter()
-            .map(|e| word_count(&e.prompt.as_ref().unwrap().text))
-            .collect();
-        let mean = words.iter().sum::<u32>() as f64 / words.len() as f64;
-        assert!((mean - 200.0).abs() < 10.0, "{mean}");
-        assert!(words.iter().any(|&w| w != 200), "the stddev varies them");
-        let first = entries[0].prompt.as_ref().unwrap();
-        assert_eq!(first.input_tokens, words[0]);
-        assert_eq!(first.max_tokens, Some(20));
-        let again = synthetic(&llm(), 7);
-        assert_eq!(
-            again[3].prompt, entries[3].prompt,
-            "a seed gives the same prompts"
-        );
+    fn a_prompt_of_every_length_is_exact() {
+        let builtin = crate::data::tokenizer::builtin(false).unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let vocabulary = vocabulary(&mut rng);
+        for tokens in [1, 2, 3, 5, 17, 32, 200, 511] {
+            let (text, counted) =
+                exact_text(builtin.as_ref(), &mut rng, &vocabulary, 9, tokens).unwrap();
+            assert_eq!(
+                (counted, builtin.count(&text).unwrap()),
+                (tokens, tokens),
+                "{text}"
+            );
+        }
     }
 
     #[test]
@@ -258,14 +406,14 @@ mod tests {
         let path = dir.path().join("in.json");
         let body = r#"{"model":"m","messages":[{"role":"user","content":"two words"}],"max_tokens":9,"stream":true}"#;
         std::fs::write(&path, format!(r#"{{"data":[{{"payload":[{body}]}}]}}"#)).unwrap();
-        let entries = read_payloads(&path).unwrap();
+        let entries = read_payloads(&path, &bytes()).unwrap();
         let prompt = entries[0].prompt.as_ref().unwrap();
-        assert_eq!(prompt.input_tokens, 2);
+        assert_eq!(prompt.input_tokens, 9, "two words: 9 bytes");
         assert_eq!(prompt.max_tokens, Some(9));
         let sent: Value = serde_json::from_str(prompt.body.as_ref().unwrap()).unwrap();
         assert_eq!(sent, serde_json::from_str::<Value>(body).unwrap());
         std::fs::write(&path, r#"{"data":[{"text_input":["x"]}]}"#).unwrap();
-        let message = read_payloads(&path).unwrap_err().to_string();
+        let message = read_payloads(&path, &bytes()).unwrap_err().to_string();
         assert!(message.contains("data[0] has no \"payload\""), "{message}");
     }
 
@@ -274,11 +422,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.jsonl");
         std::fs::write(&path, "{\"text\": \"a b c\"}\n\n{\"text\": \"d\"}\n").unwrap();
-        let entries = read_texts(&path, &llm(), 0).unwrap();
+        let entries = read_texts(&path, &llm(), 0, &bytes()).unwrap();
         assert_eq!(entries.len(), 2);
-        assert_eq!(entries[0].prompt.as_ref().unwrap().input_tokens, 3);
+        assert_eq!(entries[0].prompt.as_ref().unwrap().input_tokens, 5);
         std::fs::write(&path, "{\"nope\": 1}\n").unwrap();
-        let message = read_texts(&path, &llm(), 0).unwrap_err().to_string();
+        let message = read_texts(&path, &llm(), 0, &bytes())
+            .unwrap_err()
+            .to_string();
         assert!(message.contains("line 1: no \"text\""), "{message}");
     }
 }

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use crate::backend::{Connection, Deadline, Exchange, Request, Target};
+use crate::backend::{AnswerText, Connection, Deadline, Exchange, Request, Target};
 use crate::measure::sample::{Sample, SlotBuffer};
 use crate::model::SequenceStep;
 
@@ -27,6 +27,8 @@ pub struct Caller {
     connection: Option<Connection>,
     deadline: Deadline,
     gaps: Vec<u64>,
+    /// The text of the slot's current answer (a generation's), counted later by the driver.
+    text: AnswerText,
 }
 
 impl Caller {
@@ -37,6 +39,7 @@ impl Caller {
             connection: None,
             deadline: Deadline::new(target.timeout),
             gaps: Vec::new(),
+            text: AnswerText::default(),
         }
     }
 
@@ -102,7 +105,7 @@ impl Caller {
         };
         let sent = Instant::now();
         let scheduled = scheduled.unwrap_or(sent);
-        let mut ex = Exchange::new(sent, &mut self.gaps);
+        let mut ex = Exchange::new(sent, &mut self.gaps).with_text(&mut self.text);
         if !reused {
             ex.connect_ns = crate::backend::nanos(sent.saturating_duration_since(opening));
         }
@@ -115,7 +118,7 @@ impl Caller {
                     .of_request(request.index)
                     .of_replica(self.replica)
                     .of_sequence(sequence_id, end);
-                buffer.push(sample, ex.gaps());
+                buffer.push_answer(sample, ex.gaps(), ex.text());
             }
             Err(failure) => {
                 if !failure.kind.leaves_connection_usable() {

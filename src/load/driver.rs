@@ -2,6 +2,7 @@
 //! streams — applied level by level, with the samples and send counters that windows are
 //! cut from.
 
+use super::answer_tokens::AnswerCounting;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -201,10 +202,24 @@ impl Driver {
 
     /// Adds the requests finished by `until` to `window`; `scratch` carries them over and
     /// keeps its capacity for the next call.
-    pub fn fold_until(&self, until: Instant, window: &mut WindowStats, scratch: &mut Drained) {
+    /// Adds the requests finished by `until` to `window`, their answers' tokens counted by
+    /// `counting` first.
+    pub fn fold_until(
+        &self,
+        until: Instant,
+        window: &mut WindowStats,
+        scratch: &mut Drained,
+        counting: Option<&AnswerCounting>,
+    ) {
         scratch.clear();
         self.drain_until(until, scratch);
+        if let Some(counting) = counting {
+            counting.count(scratch);
+        }
         window.add_drained(scratch);
+        if let Some(counting) = counting {
+            counting.label(window);
+        }
     }
 
     pub fn pending_samples(&self) -> usize {

@@ -5,6 +5,7 @@
 //! picks the next level of a sweep from the results so far; `progress` is what a live
 //! display is told.
 
+pub mod answer_tokens;
 pub mod caller;
 pub mod concurrency;
 pub mod curve;

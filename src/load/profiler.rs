@@ -3,6 +3,7 @@
 //! windows pass), then merge the last windows into the level's result. The levels come from
 //! the configured search: linear (stopping at `-l` or a missed `--slo`) or bisection.
 
+use super::answer_tokens::AnswerCounting;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -67,6 +68,8 @@ pub struct Profiler<'a> {
     coordinator: Arc<Coordinator>,
     /// What the next level's result says besides the driver's notes (a late start).
     pending_notes: Vec<String>,
+    /// The run's tokenizer, counting answers as they are folded into windows.
+    counting: Option<AnswerCounting>,
 }
 
 impl<'a> Profiler<'a> {
@@ -89,6 +92,7 @@ impl<'a> Profiler<'a> {
                 let _ = tls.take_handshakes();
             }
         }
+        let counting = AnswerCounting::for_run(cfg, &dataset);
         Profiler {
             cfg,
             driver: Driver::new(cfg, replicas),
@@ -105,6 +109,7 @@ impl<'a> Profiler<'a> {
             progress: None,
             coordinator: Arc::new(Coordinator::alone()),
             pending_notes: Vec::new(),
+            counting,
         }
     }
 
@@ -477,7 +482,8 @@ impl<'a> Profiler<'a> {
 
     /// Adds the requests finished by `until` to `window`.
     fn fold(&mut self, until: Instant, window: &mut WindowStats) {
-        self.driver.fold_until(until, window, &mut self.scratch);
+        self.driver
+            .fold_until(until, window, &mut self.scratch, self.counting.as_ref());
         if let Some(log) = &mut self.request_log {
             log.add_drained(&self.scratch);
         }

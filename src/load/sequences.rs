@@ -192,6 +192,7 @@ mod tests {
             stream: *stream,
         };
         Dataset {
+            tokenizer: None,
             entries: streams.iter().map(entry).collect(),
         }
     }

@@ -3,6 +3,7 @@
 //! 1-second [`Bucket`]s of `measure::timeline`. After the plan ends, buckets go on while
 //! answers are still arriving (up to the request timeout), so a backlog's tail shows.
 
+use super::answer_tokens::AnswerCounting;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,7 @@ pub async fn run_timeline(
         scratch: Drained::default(),
         folded_at: Instant::now(),
         compaction: Compaction::percentiles(&cfg.kept_percentiles()),
+        counting: AnswerCounting::for_run(cfg, &dataset),
     };
     if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
         outcome.error = Some(e);
@@ -76,6 +78,8 @@ struct TimelineRun<'a> {
     /// What a bucket keeps once reported (its histograms were handed to `on_bucket`, which
     /// writes them into the results file).
     compaction: Compaction,
+    /// The run's tokenizer, counting answers as they are folded.
+    counting: Option<AnswerCounting>,
 }
 
 impl TimelineRun<'_> {
@@ -164,8 +168,12 @@ impl TimelineRun<'_> {
     /// Adds the answers that arrived by `until` to the bucket in progress.
     fn fold(&mut self, until: Instant) {
         self.folded_at = Instant::now();
-        self.driver
-            .fold_until(until, &mut self.current, &mut self.scratch);
+        self.driver.fold_until(
+            until,
+            &mut self.current,
+            &mut self.scratch,
+            self.counting.as_ref(),
+        );
     }
 
     /// The bucket `[from, to)` of the plan: every answer that arrived by `to`.

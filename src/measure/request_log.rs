@@ -206,6 +206,7 @@ mod tests {
             input: 5,
             source: TokenSource::Usage,
             unstreamed: false,
+            ..Default::default()
         };
         let mut drained = Drained::default();
         drained.samples.push(streamed);

@@ -9,7 +9,7 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use crate::backend::{ErrorKind, Exchange, Failure, Tokens};
+use crate::backend::{AnswerText, ErrorKind, Exchange, Failure, Tokens};
 
 /// Samples a slot's buffer keeps room for however few it held lately (the least a `Vec` of
 /// them allocates).
@@ -168,11 +168,14 @@ pub struct ErrorNote {
 }
 
 /// What a cut takes out of the buffers: samples in the order they finished, the gaps of
-/// their answers in the same order, and the notes on failures.
+/// their answers in the same order, the text of their answers (each generation's content
+/// then its reasoning, `tokens.content_bytes` and `tokens.reasoning_bytes` long) for the
+/// driver to count, and the notes on failures.
 #[derive(Debug, Default)]
 pub struct Drained {
     pub samples: Vec<Sample>,
     pub gaps: Vec<u64>,
+    pub texts: String,
     pub notes: Vec<ErrorNote>,
 }
 
@@ -182,9 +185,27 @@ impl Drained {
         let held = (self.samples.len(), self.gaps.len());
         self.samples.clear();
         self.gaps.clear();
+        self.texts = String::new();
         self.notes.clear();
         fit(&mut self.samples, held.0, CUT_ROOM);
         fit(&mut self.gaps, held.1, CUT_ROOM);
+    }
+
+    /// Each sample (mutable, for its tokens to be counted) with its content and reasoning
+    /// text.
+    pub fn each_text(&mut self) -> impl Iterator<Item = (&mut Sample, &str, &str)> {
+        let texts = self.texts.as_str();
+        let mut offset = 0usize;
+        self.samples.iter_mut().map(move |s| {
+            let take = |from: usize, len: u32| {
+                let end = (from + len as usize).min(texts.len());
+                texts.get(from.min(end)..end).unwrap_or("")
+            };
+            let content = take(offset, s.tokens.content_bytes);
+            let reasoning = take(offset + content.len(), s.tokens.reasoning_bytes);
+            offset += content.len() + reasoning.len();
+            (s, content, reasoning)
+        })
     }
 
     /// Each sample with its gaps.
@@ -215,7 +236,25 @@ impl SlotBuffer {
 
     /// Records a finished request and the gaps between its answers.
     pub fn push(&self, sample: Sample, gaps: &[u64]) {
+        self.push_answer(sample, gaps, None);
+    }
+
+    /// Records a finished request, the gaps between its answers and the text it carried
+    /// (without one, the sample holds no text to count).
+    pub fn push_answer(&self, mut sample: Sample, gaps: &[u64], text: Option<&AnswerText>) {
         let mut recorded = self.lock();
+        match text {
+            Some(text) => {
+                sample.tokens.content_bytes = text.content.len() as u32;
+                sample.tokens.reasoning_bytes = text.reasoning.len() as u32;
+                recorded.texts.push_str(&text.content);
+                recorded.texts.push_str(&text.reasoning);
+            }
+            None => {
+                sample.tokens.content_bytes = 0;
+                sample.tokens.reasoning_bytes = 0;
+            }
+        }
         recorded.samples.push(sample);
         recorded.gaps.extend_from_slice(gaps);
     }
@@ -255,8 +294,18 @@ impl SlotBuffer {
                 .map(|s| s.gaps as usize)
                 .sum();
             let gaps = gaps.min(held.1);
+            let text: usize = recorded.samples[..taken]
+                .iter()
+                .map(|s| (s.tokens.content_bytes + s.tokens.reasoning_bytes) as usize)
+                .sum();
+            let text = text.min(recorded.texts.len());
             out.samples.extend(recorded.samples.drain(..taken));
             out.gaps.extend(recorded.gaps.drain(..gaps));
+            out.texts.push_str(&recorded.texts[..text]);
+            recorded.texts.drain(..text);
+            if recorded.texts.is_empty() {
+                recorded.texts = String::new();
+            }
             let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut recorded.notes)
                 .into_iter()
                 .partition(|n| n.at <= boundary);

@@ -71,14 +71,58 @@ pub struct TokenStats {
     pub sending: Distribution,
     pub waiting: Distribution,
     pub receiving: Distribution,
+    /// Reasoning tokens per request (among its output tokens).
+    pub reasoning_tokens: Distribution,
+    /// Output tokens that are not reasoning, per request (AIPerf's `output_token_count`).
+    pub content_tokens: Distribution,
+    /// From the scheduled send to the first content that is not reasoning, ns (time to
+    /// first output token; requests that had some).
+    pub first_output: Distribution,
+    /// The server's `usage.prompt_tokens` per request that sent it (its chat template in).
+    pub usage_input_tokens: Distribution,
+    /// |server − tokenizer| / tokenizer of the prompt and of the answer, in thousandths of a
+    /// percent, per request that both counted (AIPerf's `usage_*_tokens_diff_pct`).
+    pub usage_prompt_diff: Distribution,
+    pub usage_completion_diff: Distribution,
+    /// Requests whose output length differs from the `max_tokens` asked by more than
+    /// [`OSL_MISMATCH_PCT`], and |output − asked| / asked of every request that asked, in
+    /// thousandths of a percent (AIPerf's `osl_mismatch_count`, `osl_mismatch_diff_pct`).
+    pub osl_mismatch: u64,
+    pub osl_mismatch_diff: Distribution,
+    /// Tokens asked and produced by the requests that asked for a length.
+    pub asked_tokens: u64,
+    pub asked_produced: u64,
+    /// Requests whose tokens arrived coalesced: most gaps between their events shorter
+    /// than [`COALESCED_GAP_NS`], as when the client read many events at once. Kept out of
+    /// the inter-token and per-user figures, which would be near 0 and near infinite.
+    pub coalesced: u64,
     /// Requests within every `--slo` limit (only counted when a limit is set).
     pub good: u64,
     /// Requests per way their output tokens were counted.
     pub by_usage: u64,
-    pub by_events: u64,
-    pub by_words: u64,
+    pub by_tokenizer: u64,
+    pub by_nothing: u64,
     /// Requests asked to stream whose answer came in one piece.
     pub unstreamed: u64,
+    /// What counted the tokens (the run's tokenizer, described).
+    pub counted_with: Option<std::sync::Arc<str>>,
+}
+
+/// A gap between two events shorter than this is the client reading them together, not
+/// the server's decode time (a CPU-bound decode step takes tens of microseconds at least).
+pub const COALESCED_GAP_NS: u64 = 20_000;
+/// The output length may differ from `max_tokens` by this much before it is a mismatch.
+pub const OSL_MISMATCH_PCT: f64 = 5.0;
+
+/// |a − b| / b in thousandths of a percent.
+fn diff_milli_pct(a: u32, b: u32) -> u64 {
+    ((a as f64 - b as f64).abs() / b.max(1) as f64 * 1e5).round() as u64
+}
+
+/// Whether most of a stream's gaps are shorter than [`COALESCED_GAP_NS`].
+pub fn coalesced(gaps: &[u64]) -> bool {
+    let short = gaps.iter().filter(|&&g| g < COALESCED_GAP_NS).count();
+    gaps.len() >= 2 && short * 2 > gaps.len()
 }
 
 impl TokenStats {
@@ -90,12 +134,15 @@ impl TokenStats {
         if let Some(&gap) = gaps.first() {
             self.second_token.record(gap);
         }
-        let itl = inter_token_ns(sample);
+        let coalesced = coalesced(gaps);
+        self.coalesced += coalesced as u64;
+        let itl = inter_token_ns(sample).filter(|_| !coalesced);
         if let Some(itl) = itl {
             self.inter_token.record(itl);
             self.per_user_milli
                 .record((1e12 / itl.max(1) as f64).round() as u64);
         }
+        self.add_counts(sample);
         let service = sample.latency_ns();
         let (send, recv) = (sample.send_ns as u64, sample.recv_ns as u64);
         self.connecting.record(sample.connect_ns as u64);
@@ -113,14 +160,47 @@ impl TokenStats {
         }
         match tokens.source {
             TokenSource::Usage => self.by_usage += 1,
-            TokenSource::Events => self.by_events += 1,
-            TokenSource::Words => self.by_words += 1,
+            TokenSource::Tokenizer => self.by_tokenizer += 1,
+            TokenSource::Missing => self.by_nothing += 1,
             TokenSource::None => {}
         }
         self.unstreamed += tokens.unstreamed as u64;
     }
 
-    fn distributions(&mut self) -> [&mut Distribution; 9] {
+    /// The counts beside the output length: reasoning, time to first output token, the
+    /// server's and the tokenizer's counts against each other, the length asked.
+    fn add_counts(&mut self, sample: &Sample) {
+        let tokens = &sample.tokens;
+        self.reasoning_tokens.record(tokens.reasoning as u64);
+        self.content_tokens
+            .record(tokens.output.saturating_sub(tokens.reasoning) as u64);
+        if let Some(at) = tokens.first_output {
+            let ns = at.saturating_duration_since(sample.scheduled).as_nanos() as u64;
+            self.first_output.record(ns);
+        }
+        if let Some(server) = tokens.usage_input {
+            self.usage_input_tokens.record(server as u64);
+            if tokens.input > 0 {
+                self.usage_prompt_diff
+                    .record(diff_milli_pct(server, tokens.input));
+            }
+        }
+        if let (Some(server), Some(counted)) = (tokens.usage_output, tokens.counted_output) {
+            if counted > 0 {
+                self.usage_completion_diff
+                    .record(diff_milli_pct(server, counted));
+            }
+        }
+        if let Some(asked) = tokens.asked.filter(|&a| a > 0) {
+            let diff = diff_milli_pct(tokens.output, asked);
+            self.osl_mismatch_diff.record(diff);
+            self.osl_mismatch += (diff as f64 > OSL_MISMATCH_PCT * 1000.0) as u64;
+            self.asked_tokens += asked as u64;
+            self.asked_produced += tokens.output as u64;
+        }
+    }
+
+    fn distributions(&mut self) -> [&mut Distribution; 16] {
         [
             &mut self.output_tokens,
             &mut self.input_tokens,
@@ -131,6 +211,13 @@ impl TokenStats {
             &mut self.sending,
             &mut self.waiting,
             &mut self.receiving,
+            &mut self.reasoning_tokens,
+            &mut self.content_tokens,
+            &mut self.first_output,
+            &mut self.usage_input_tokens,
+            &mut self.usage_prompt_diff,
+            &mut self.usage_completion_diff,
+            &mut self.osl_mismatch_diff,
         ]
     }
 
@@ -142,9 +229,16 @@ impl TokenStats {
         }
         self.good += other.good;
         self.by_usage += other.by_usage;
-        self.by_events += other.by_events;
-        self.by_words += other.by_words;
+        self.by_tokenizer += other.by_tokenizer;
+        self.by_nothing += other.by_nothing;
         self.unstreamed += other.unstreamed;
+        self.osl_mismatch += other.osl_mismatch;
+        self.asked_tokens += other.asked_tokens;
+        self.asked_produced += other.asked_produced;
+        self.coalesced += other.coalesced;
+        if self.counted_with.is_none() {
+            self.counted_with = other.counted_with.clone();
+        }
     }
 
     /// Drops the histograms, keeping what `keep` says (see `Distribution::compact`).
@@ -158,8 +252,8 @@ impl TokenStats {
     pub fn main_source(&self) -> TokenSource {
         let counts = [
             (self.by_usage, TokenSource::Usage),
-            (self.by_events, TokenSource::Events),
-            (self.by_words, TokenSource::Words),
+            (self.by_tokenizer, TokenSource::Tokenizer),
+            (self.by_nothing, TokenSource::Missing),
         ];
         counts
             .into_iter()
@@ -211,6 +305,7 @@ mod tests {
                 input: 100,
                 source: TokenSource::Usage,
                 unstreamed: false,
+                ..Default::default()
             },
             error: None,
         }

@@ -26,6 +26,7 @@ fn logged_level() -> LevelResult {
         input: 50,
         source: TokenSource::Usage,
         unstreamed: false,
+        ..Default::default()
     };
     log.add(&streamed, &[8_000_000, 12_000_000]);
     log.add(&Sample::once(t, t + ms(2), t + ms(40)), &[]);
@@ -140,6 +141,7 @@ fn a_tensor_request_lists_its_inputs_by_name_as_perf_analyzer_writes_them() {
     let inputs = RequestInputs::of(
         &cfg,
         &Dataset {
+            tokenizer: None,
             entries: vec![entry],
         },
     );

@@ -198,6 +198,9 @@ pub fn time_split_line(w: &WindowStats) -> Option<String> {
     if w.ok == 0 {
         return None;
     }
+    if w.tokens.is_some() && w.inter_response.count() > 0 {
+        return Some(stream_split_line(w));
+    }
     let latency = w.mean_latency_us();
     let service = w.mean_service_us();
     let (send, recv) = (w.avg_send_us(), w.avg_recv_us());
@@ -261,6 +264,60 @@ pub fn time_split_line(w: &WindowStats) -> Option<String> {
         usec(total),
         usec(latency)
     ))
+}
+
+/// A streamed generation's time as it went: client send, time to first token (network,
+/// queue and prefill), generation from the first token to the last (the server's decode),
+/// and beside them the client's own CPU per request (reading and parsing the events, spent
+/// within those parts, not after them).
+fn stream_split_line(w: &WindowStats) -> String {
+    let latency = w.mean_latency_us();
+    let late = (latency - w.mean_service_us()).max(0.0);
+    let send = w.avg_send_us();
+    let first = w.first_response.mean() / 1e3;
+    let mut parts = Vec::new();
+    if late >= 0.5 {
+        parts.push(Part {
+            name: "client queue (late sends)",
+            us: late,
+        });
+    }
+    parts.push(Part {
+        name: "client send",
+        us: send,
+    });
+    parts.push(Part {
+        name: "time to first token (network, queue, prefill)",
+        us: (first - late - send).max(0.0),
+    });
+    parts.push(Part {
+        name: "generation (first to last token: the server's decode)",
+        us: (latency - first).max(0.0),
+    });
+    let text: Vec<String> = parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} usec ({:.1}%)",
+                p.name,
+                usec(p.us),
+                share(p.us, latency)
+            )
+        })
+        .collect();
+    let own = match w.completed() {
+        0 => String::new(),
+        n if !w.client_cpu.is_zero() => format!(
+            "; the client's own CPU: {} usec per request, within those parts",
+            usec(w.client_cpu.as_secs_f64() * 1e6 / n as f64)
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "  Where the time went: {} = {} usec latency{own}",
+        text.join(" + "),
+        usec(latency)
+    )
 }
 
 fn share(part: f64, whole: f64) -> f64 {

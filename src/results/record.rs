@@ -25,6 +25,8 @@ pub const FILE_PERCENTILES: [f64; 5] = [50.0, 90.0, 95.0, 99.0, 99.9];
 const NS: &str = "ns";
 const COUNT: &str = "count";
 const MILLI_PER_S: &str = "milli_tokens_per_s";
+/// Thousandths of a percent (the usage and length differences).
+const MILLI_PCT: &str = "milli_pct";
 
 /// The percentiles the distributions of a run's file list: those its reports show (for an
 /// LLM run GenAI-Perf's too) and [`FILE_PERCENTILES`], ascending.
@@ -263,9 +265,21 @@ fn tokens_record(t: &TokenStats, w: &WindowStats, percentiles: &[f64]) -> Tokens
         goodput: w.goodput(),
         good: t.good,
         counted_by_usage: t.by_usage,
-        counted_by_events: t.by_events,
-        counted_by_words: t.by_words,
+        counted_by_tokenizer: t.by_tokenizer,
+        not_counted: t.by_nothing,
         unstreamed: t.unstreamed,
+        reasoning_tokens: dist(&t.reasoning_tokens, COUNT),
+        content_tokens: dist(&t.content_tokens, COUNT),
+        first_output: dist(&t.first_output, NS),
+        usage_input_tokens: dist(&t.usage_input_tokens, COUNT),
+        usage_prompt_diff: dist(&t.usage_prompt_diff, MILLI_PCT),
+        usage_completion_diff: dist(&t.usage_completion_diff, MILLI_PCT),
+        osl_mismatch: t.osl_mismatch,
+        osl_mismatch_diff: dist(&t.osl_mismatch_diff, MILLI_PCT),
+        asked_tokens: t.asked_tokens,
+        asked_produced: t.asked_produced,
+        coalesced: t.coalesced,
+        counted_with: t.counted_with.as_deref().map(str::to_string),
     }
 }
 

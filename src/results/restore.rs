@@ -212,9 +212,24 @@ fn token_stats(t: &TokensRecord) -> Result<TokenStats, String> {
         receiving: distribution(&t.http_receiving, "tokens.http_receiving")?,
         good: t.good,
         by_usage: t.counted_by_usage,
-        by_events: t.counted_by_events,
-        by_words: t.counted_by_words,
+        by_tokenizer: t.counted_by_tokenizer,
+        by_nothing: t.not_counted,
         unstreamed: t.unstreamed,
+        reasoning_tokens: distribution(&t.reasoning_tokens, "tokens.reasoning_tokens")?,
+        content_tokens: distribution(&t.content_tokens, "tokens.content_tokens")?,
+        first_output: distribution(&t.first_output, "tokens.first_output")?,
+        usage_input_tokens: distribution(&t.usage_input_tokens, "tokens.usage_input_tokens")?,
+        usage_prompt_diff: distribution(&t.usage_prompt_diff, "tokens.usage_prompt_diff")?,
+        usage_completion_diff: distribution(
+            &t.usage_completion_diff,
+            "tokens.usage_completion_diff",
+        )?,
+        osl_mismatch: t.osl_mismatch,
+        osl_mismatch_diff: distribution(&t.osl_mismatch_diff, "tokens.osl_mismatch_diff")?,
+        asked_tokens: t.asked_tokens,
+        asked_produced: t.asked_produced,
+        coalesced: t.coalesced,
+        counted_with: t.counted_with.as_deref().map(Into::into),
     })
 }
 

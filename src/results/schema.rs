@@ -524,9 +524,23 @@ pub struct TokensRecord {
     pub goodput: f64,
     pub good: u64,
     pub counted_by_usage: u64,
-    pub counted_by_events: u64,
-    pub counted_by_words: u64,
+    pub counted_by_tokenizer: u64,
+    pub not_counted: u64,
     pub unstreamed: u64,
+    pub reasoning_tokens: DistributionRecord,
+    pub content_tokens: DistributionRecord,
+    pub first_output: DistributionRecord,
+    pub usage_input_tokens: DistributionRecord,
+    pub usage_prompt_diff: DistributionRecord,
+    pub usage_completion_diff: DistributionRecord,
+    pub osl_mismatch: u64,
+    pub osl_mismatch_diff: DistributionRecord,
+    pub asked_tokens: u64,
+    pub asked_produced: u64,
+    pub coalesced: u64,
+    /// What counted the tokens.
+    #[serde(default)]
+    pub counted_with: Option<String>,
 }
 
 /// A `--ramp` / `--load-steps` run: a bucket per second, and all of them merged.

@@ -236,7 +236,7 @@ async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, In
         let reply = super::shm_routes::handle(&server, &parts.method, shm, &parts.headers, body);
         return Ok(reply.await);
     }
-    if path.starts_with("/v1/") {
+    if path.starts_with("/v1/") || path == "/tokenize" {
         return Ok(openai::handle(&server, &parts.method, path, &parts.headers, body).await);
     }
     let route = route(path);

@@ -91,6 +91,10 @@ pub struct LlmTiming {
     /// Tokens each step produces and each streamed event carries (the last may carry
     /// fewer).
     pub tokens_per_event: u32,
+    /// The first this many tokens of each chat answer are sent as reasoning
+    /// (`reasoning_content`), the rest as content; usage counts them in
+    /// `completion_tokens_details.reasoning_tokens`.
+    pub reasoning_tokens: u32,
 }
 
 /// What a model does with a request.
@@ -192,6 +196,7 @@ impl ModelKind {
                 output_tokens: None,
                 prefill_us_per_token: 0.0,
                 tokens_per_event: 1,
+                reasoning_tokens: 0,
             }),
             "embeddings" => ModelKind::Embeddings { dims: 16, ms: 1.0 },
             "bls" => ModelKind::Bls { calls: Vec::new() },
@@ -223,7 +228,7 @@ impl ModelKind {
     pub fn own_options(&self) -> &'static str {
         match self {
             ModelKind::Llm(_) => {
-                ", ttft_ms, itl_ms, output_tokens, prefill_us_per_token, tokens_per_event"
+                ", ttft_ms, itl_ms, output_tokens, prefill_us_per_token, tokens_per_event, reasoning_tokens"
             }
             ModelKind::Embeddings { .. } => ", dims, ms",
             ModelKind::Fail { .. } => ", rate, mode, code",
@@ -353,6 +358,7 @@ fn set_llm(
             .map(|v| t.prefill_us_per_token = v)
             .ok_or_else(|| bad("expected microseconds ≥ 0, such as 50 or 0.5")),
         "tokens_per_event" => whole(value, 1, MAX_LLM_TOKENS, bad).map(|n| t.tokens_per_event = n),
+        "reasoning_tokens" => whole(value, 0, MAX_LLM_TOKENS, bad).map(|n| t.reasoning_tokens = n),
         _ => return None,
     })
 }
@@ -446,7 +452,11 @@ impl ModelKind {
                     f,
                     ",prefill_us_per_token={},tokens_per_event={}",
                     t.prefill_us_per_token, t.tokens_per_event
-                )
+                )?;
+                if t.reasoning_tokens > 0 {
+                    write!(f, ",reasoning_tokens={}", t.reasoning_tokens)?;
+                }
+                Ok(())
             }
             ModelKind::Embeddings { dims, ms } => write!(f, ",dims={dims},ms={ms}"),
             ModelKind::Sequence { string_ids: true } => write!(f, ",string_ids=true"),

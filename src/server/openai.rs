@@ -65,6 +65,7 @@ pub async fn handle(
         "/v1/chat/completions" if post => generate(server, Api::Chat, headers, body).await,
         "/v1/completions" if post => generate(server, Api::Completions, headers, body).await,
         "/v1/embeddings" if post => embeddings(server, headers, body).await,
+        "/tokenize" if post => tokenize(headers, body).await,
         "/v1/models" if method == Method::GET => models(server),
         "/v1/inferperf/stats" if method == Method::GET => stats(server),
         "/v1/inferperf/sequences" if method == Method::GET => sequence_stats(server),
@@ -87,6 +88,25 @@ pub async fn handle(
             None,
         ),
     }
+}
+
+/// vLLM's `POST /tokenize` (`{"prompt": text}` → `{"count", "tokens", "max_model_len"}`),
+/// counting as the `llm` kind counts prompts: one token per whitespace-separated word.
+async fn tokenize(headers: &HeaderMap, body: Incoming) -> Reply {
+    #[derive(serde::Deserialize)]
+    struct Tokenize {
+        prompt: String,
+    }
+    let request: Tokenize = match parse(headers, body, "tokenize").await {
+        Ok(request) => request,
+        Err(reply) => return reply,
+    };
+    let count = request.prompt.split_whitespace().count();
+    let tokens: Vec<usize> = (0..count).collect();
+    json_reply(
+        StatusCode::OK,
+        &json!({"count": count, "tokens": tokens, "max_model_len": super::def::MAX_LLM_TOKENS}),
+    )
 }
 
 fn model_object(name: &str) -> Value {
@@ -251,11 +271,7 @@ impl EventStream {
     }
 
     fn event(&self, i: u32) -> &Bytes {
-        match i {
-            1 => &self.events.first,
-            i if i == self.ticket.events => &self.events.last,
-            _ => &self.events.full,
-        }
+        self.events.event(i, self.ticket.events)
     }
 
     /// Events `sent + 1 ..= upto`, with the tail after the last.

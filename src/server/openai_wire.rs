@@ -71,6 +71,8 @@ pub struct Plan {
     pub stream: bool,
     /// Whether a stream ends with a usage chunk.
     pub usage: bool,
+    /// The first this many tokens are reasoning (chat only).
+    pub reasoning: u32,
 }
 
 fn words(text: &str) -> u64 {
@@ -169,25 +171,60 @@ impl GenerateRequest {
             finish: if stopped_by_limit { "length" } else { "stop" },
             stream: self.stream(),
             usage: options.and_then(|o| o.include_usage) == Some(true),
+            reasoning: match api {
+                Api::Chat => timing.reasoning_tokens.min(tokens),
+                Api::Completions => 0,
+            },
         })
     }
 }
 
-fn usage(prompt: u32, completion: u32) -> Value {
+fn usage(plan: &Plan) -> Value {
+    let (prompt, completion) = (plan.prompt_tokens, plan.tokens);
     let total = u64::from(prompt) + u64::from(completion);
-    json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total})
+    let mut usage =
+        json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total});
+    if plan.reasoning > 0 {
+        usage["completion_tokens_details"] = json!({"reasoning_tokens": plan.reasoning});
+    }
+    usage
+}
+
+/// The JSON delta (or message) of tokens `from..to` of an answer whose first `reasoning`
+/// tokens are reasoning: `"reasoning_content"` and `"content"` as each has tokens.
+fn delta_fields(from: u32, to: u32, reasoning: u32) -> String {
+    let thinking = reasoning.clamp(from, to) - from;
+    let content = to - from - thinking;
+    let mut fields = Vec::new();
+    if thinking > 0 {
+        let text = TOKEN.repeat(thinking as usize);
+        fields.push(format!("\"reasoning_content\":\"{text}\""));
+    }
+    if content > 0 || thinking == 0 {
+        let text = TOKEN.repeat(content as usize);
+        fields.push(format!("\"content\":\"{text}\""));
+    }
+    fields.join(",")
 }
 
 /// The whole answer of a request that did not ask for a stream.
 pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Value {
     let text = TOKEN.repeat(plan.tokens as usize);
     let choice = match api {
-        Api::Chat => json!({
-            "index": 0,
-            "message": {"role": "assistant", "content": text},
-            "logprobs": null,
-            "finish_reason": plan.finish,
-        }),
+        Api::Chat => {
+            let mut message = json!({"role": "assistant"});
+            let thinking = TOKEN.repeat(plan.reasoning as usize);
+            if plan.reasoning > 0 {
+                message["reasoning_content"] = thinking.into();
+            }
+            message["content"] = TOKEN.repeat((plan.tokens - plan.reasoning) as usize).into();
+            json!({
+                "index": 0,
+                "message": message,
+                "logprobs": null,
+                "finish_reason": plan.finish,
+            })
+        }
         Api::Completions => json!({
             "index": 0,
             "text": text,
@@ -201,18 +238,36 @@ pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Val
         "created": created,
         "model": model,
         "choices": [choice],
-        "usage": usage(plan.prompt_tokens, plan.tokens),
+        "usage": usage(plan),
     })
 }
 
 /// A stream's events as bytes: the first, a full one, the last, and what follows the
-/// last (the final chunk, the usage chunk if asked for, and `[DONE]`).
+/// last (the final chunk, the usage chunk if asked for, and `[DONE]`). An answer with
+/// reasoning has each of its events apart (`each`), as they differ.
 #[derive(Debug, Clone)]
 pub struct Events {
     pub first: Bytes,
     pub full: Bytes,
     pub last: Bytes,
     pub tail: Bytes,
+    pub each: Option<Vec<Bytes>>,
+}
+
+impl Events {
+    /// Event `i` (from 1) of `total`.
+    pub fn event(&self, i: u32, total: u32) -> &Bytes {
+        if let Some(each) = &self.each {
+            if let Some(event) = each.get(i.saturating_sub(1) as usize) {
+                return event;
+            }
+        }
+        match i {
+            1 => &self.first,
+            i if i == total => &self.last,
+            _ => &self.full,
+        }
+    }
 }
 
 impl Events {
@@ -231,17 +286,19 @@ impl Events {
             "data: {{\"id\":\"{id}\",\"object\":\"{object}\",\"created\":{created},\"model\":{model_json},\"choices\":["
         );
         let event = |choice: String| Bytes::from(format!("{head}{choice}]}}\n\n"));
-        let choice = |role: bool, tokens: u32, finish: &str| {
-            let text = TOKEN.repeat(tokens as usize);
+        let reasoning = plan.reasoning;
+        let choice = |role: bool, from: u32, to: u32, finish: &str| {
+            let text = TOKEN.repeat((to - from) as usize);
+            let fields = delta_fields(from, to, reasoning);
             match (api, role) {
                 (Api::Completions, _) => format!(
                     "{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}"
                 ),
                 (Api::Chat, true) => format!(
-                    "{{\"index\":0,\"delta\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}"
+                    "{{\"index\":0,\"delta\":{{\"role\":\"assistant\",{fields}}},\"logprobs\":null,\"finish_reason\":{finish}}}"
                 ),
                 (Api::Chat, false) => format!(
-                    "{{\"index\":0,\"delta\":{{\"content\":\"{text}\"}},\"logprobs\":null,\"finish_reason\":{finish}}}"
+                    "{{\"index\":0,\"delta\":{{{fields}}},\"logprobs\":null,\"finish_reason\":{finish}}}"
                 ),
             }
         };
@@ -250,17 +307,29 @@ impl Events {
         let last_tokens = plan.tokens - (events - 1) * per_event;
         let mut tail = BytesMut::new();
         let finish = format!("\"{}\"", plan.finish);
-        tail.extend_from_slice(&event(choice(false, 0, &finish)));
+        let end = plan.tokens;
+        tail.extend_from_slice(&event(choice(false, end, end, &finish)));
         if plan.usage {
-            let usage = usage(plan.prompt_tokens, plan.tokens);
+            let usage = usage(plan);
             tail.extend_from_slice(format!("{head}],\"usage\":{usage}}}\n\n").as_bytes());
         }
         tail.extend_from_slice(b"data: [DONE]\n\n");
+        let each = (reasoning > 0).then(|| {
+            (0..events)
+                .map(|k| {
+                    let from = k * per_event;
+                    event(choice(k == 0, from, (from + per_event).min(end), "null"))
+                })
+                .collect()
+        });
+        // Without reasoning, a full event's tokens are all content wherever it lies.
+        let last_from = end - last_tokens;
         Events {
-            first: event(choice(true, per_event.min(plan.tokens), "null")),
-            full: event(choice(false, per_event, "null")),
-            last: event(choice(false, last_tokens, "null")),
+            first: event(choice(true, 0, per_event.min(end), "null")),
+            full: event(choice(false, end, end + per_event, "null")),
+            last: event(choice(false, last_from, end, "null")),
             tail: tail.freeze(),
+            each,
         }
     }
 }

@@ -10,6 +10,7 @@ fn timing(output_tokens: Option<u32>) -> LlmTiming {
         output_tokens,
         prefill_us_per_token: 0.0,
         tokens_per_event: 1,
+        reasoning_tokens: 0,
     }
 }
 

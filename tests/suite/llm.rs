@@ -1,6 +1,6 @@
 //! LLM runs against the embedded server's `llm` kind, whose every figure has a known truth:
 //! time to first token, inter-token latency (also when an event carries several tokens),
-//! tokens counted from the server's usage or from its events, request rate with `--slo` on
+//! tokens counted from the server's usage or from the answers' text, request rate with `--slo` on
 //! LLM figures ending at the knee with goodput, answers in one piece, and embeddings. The
 //! server's own counts are the ground truth for tokens and requests.
 
@@ -117,7 +117,7 @@ async fn events_of_several_tokens_count_each_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn without_usage_the_events_are_counted() {
+async fn without_usage_the_answers_text_is_counted() {
     let server = common::start_server(&["chat=llm:ttft_ms=5,itl_ms=1"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
@@ -136,7 +136,8 @@ async fn without_usage_the_events_are_counted() {
     ];
     let results = common::profile(&openai(&addr, "v1/completions", &flags)).await;
     let tokens = results[0].merged.tokens.as_ref().unwrap();
-    assert_eq!(tokens.main_source(), TokenSource::Events);
+    // The server's tokenize endpoint counts the answers' words ("tok " per token).
+    assert_eq!(tokens.main_source(), TokenSource::Tokenizer);
     assert_eq!(tokens.output_tokens.sum(), 35);
     assert_eq!(tokens.input_tokens.sum(), 15, "the prompt's words");
     assert_eq!(counts(&server, "chat").completion_tokens, 35 + 1);

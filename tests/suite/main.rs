@@ -23,6 +23,7 @@ mod layering;
 mod llm;
 mod llm_artifacts;
 mod llm_bad_answers;
+mod llm_tokens;
 mod merge;
 mod pa_flags;
 mod pa_options;

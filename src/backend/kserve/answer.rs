@@ -147,6 +147,7 @@ mod tests {
             index: 0,
             payload: Payload::Http(Bytes::new()),
             input_tokens: 0,
+            max_tokens: None,
             check: AnswerCheck {
                 outputs: vec![TensorSpec {
                     name: "OUT".into(),

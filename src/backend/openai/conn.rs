@@ -37,15 +37,42 @@ pub struct OpenAiConn {
 #[derive(Default)]
 struct StreamCount {
     events: u32,
-    completion_tokens: Option<u32>,
-    prompt_tokens: Option<u32>,
+    usage: ChunkFacts,
 }
 
 impl StreamCount {
     fn add(&mut self, facts: ChunkFacts) {
         self.events += facts.content as u32;
-        self.completion_tokens = facts.completion_tokens.or(self.completion_tokens);
-        self.prompt_tokens = facts.prompt_tokens.or(self.prompt_tokens);
+        let usage = &mut self.usage;
+        usage.completion_tokens = facts.completion_tokens.or(usage.completion_tokens);
+        usage.prompt_tokens = facts.prompt_tokens.or(usage.prompt_tokens);
+        usage.reasoning_tokens = facts.reasoning_tokens.or(usage.reasoning_tokens);
+    }
+}
+
+/// What the adapter knows of a generation's tokens when its answer is read: the server's
+/// usage, if any, the prompt's count and the length asked. The text's own count is made by
+/// the driver (see [`Tokens`]).
+fn answer_tokens(
+    ex: &Exchange<'_>,
+    request: &Request,
+    usage: ChunkFacts,
+    unstreamed: bool,
+) -> Tokens {
+    let (output, source) = match usage.completion_tokens {
+        Some(n) => (n, TokenSource::Usage),
+        None => (0, TokenSource::Tokenizer),
+    };
+    Tokens {
+        output,
+        input: request.input_tokens,
+        source,
+        unstreamed,
+        usage_output: usage.completion_tokens,
+        usage_input: usage.prompt_tokens,
+        usage_reasoning: usage.reasoning_tokens,
+        asked: request.max_tokens,
+        ..ex.tokens
     }
 }
 
@@ -120,9 +147,12 @@ impl OpenAiConn {
                 if is_done(&data) {
                     break 'body;
                 }
-                let facts = read_chunk(&data)?;
+                let facts = read_chunk(&data, ex)?;
                 if facts.content {
                     ex.answer(arrived);
+                }
+                if facts.output && ex.tokens.first_output.is_none() {
+                    ex.tokens.first_output = Some(arrived);
                 }
                 count.add(facts);
             }
@@ -144,16 +174,7 @@ impl OpenAiConn {
         ex.finish(end);
         let body_start = body_start.unwrap_or(head.first_byte);
         ex.recv_ns = nanos(end.saturating_duration_since(body_start));
-        let (output, source) = match count.completion_tokens {
-            Some(n) => (n, TokenSource::Usage),
-            None => (count.events, TokenSource::Events),
-        };
-        ex.tokens = Tokens {
-            output,
-            input: count.prompt_tokens.unwrap_or(request.input_tokens),
-            source,
-            unstreamed: false,
-        };
+        ex.tokens = answer_tokens(ex, request, count.usage, false);
         self.finish_body().await;
         Ok(())
     }
@@ -169,20 +190,14 @@ impl OpenAiConn {
         self.io.rest_of_body(&mut self.body).await?;
         let done = Instant::now();
         ex.recv_ns = nanos(done.saturating_duration_since(head.first_byte));
-        let facts = read_answer(&self.body, self.generates)?;
+        let facts = read_answer(&self.body, self.generates, ex)?;
         ex.answer(done);
         ex.finish(done);
+        if facts.output {
+            ex.tokens.first_output = Some(done);
+        }
         if self.generates {
-            let (output, source) = match facts.completion_tokens {
-                Some(n) => (n, TokenSource::Usage),
-                None => (facts.words, TokenSource::Words),
-            };
-            ex.tokens = Tokens {
-                output,
-                input: facts.prompt_tokens.unwrap_or(request.input_tokens),
-                source,
-                unstreamed: self.streaming,
-            };
+            ex.tokens = answer_tokens(ex, request, facts, self.streaming);
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Reading OpenAI answers: server-sent events split out of the body as it arrives, and the
-//! few facts inferperf needs from each JSON chunk or whole answer — whether it carries
-//! content, the server's `usage`, an error. A chunk that is not JSON, or an answer without
+//! few facts inferperf needs from each JSON chunk or whole answer — the text it carries
+//! (content and reasoning apart, handed to the exchange to be counted later), the server's
+//! `usage`, an error. A chunk that is not JSON, or an answer without
 //! the parts its endpoint must have, is a bad response with one sentence saying why.
 
 use std::borrow::Cow;
@@ -8,7 +9,7 @@ use std::borrow::Cow;
 use bytes::{Buf, BytesMut};
 use serde::Deserialize;
 
-use crate::backend::{ErrorKind, Failure, Malformation};
+use crate::backend::{ErrorKind, Exchange, Failure, Malformation};
 
 /// The most of an event shown in a message.
 const SHOWN: usize = 120;
@@ -74,13 +75,15 @@ fn blank_line(buf: &[u8]) -> Option<(usize, usize)> {
 /// What one chunk (or whole answer) says.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct ChunkFacts {
-    /// It carries generated text.
+    /// It carries generated text (content or reasoning).
     pub content: bool,
-    /// Whitespace-separated words of that text.
-    pub words: u32,
+    /// It carries content that is not reasoning (an output token proper).
+    pub output: bool,
     /// `usage.completion_tokens` and `usage.prompt_tokens`, when given.
     pub completion_tokens: Option<u32>,
     pub prompt_tokens: Option<u32>,
+    /// `usage.completion_tokens_details.reasoning_tokens`, when given.
+    pub reasoning_tokens: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -111,6 +114,8 @@ struct Text<'a> {
     content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     reasoning_content: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    reasoning: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -119,6 +124,14 @@ struct Usage {
     prompt_tokens: Option<u32>,
     #[serde(default)]
     completion_tokens: Option<u32>,
+    #[serde(default)]
+    completion_tokens_details: Option<CompletionDetails>,
+}
+
+#[derive(Deserialize)]
+struct CompletionDetails {
+    #[serde(default)]
+    reasoning_tokens: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -136,15 +149,19 @@ pub fn is_done(data: &[u8]) -> bool {
     data.trim_ascii() == b"[DONE]"
 }
 
-/// Reads one streamed chunk.
-pub fn read_chunk(data: &[u8]) -> Result<ChunkFacts, Failure> {
+/// Reads one streamed chunk, handing its text to `ex`.
+pub fn read_chunk(data: &[u8], ex: &mut Exchange<'_>) -> Result<ChunkFacts, Failure> {
     let chunk = parse(data)?;
-    Ok(facts(&chunk))
+    Ok(facts(&chunk, ex))
 }
 
 /// Reads a whole (unstreamed) answer of the endpoint: a generation must have a choice with
 /// text, an embedding answer a `data` list.
-pub fn read_answer(body: &[u8], generates: bool) -> Result<ChunkFacts, Failure> {
+pub fn read_answer(
+    body: &[u8],
+    generates: bool,
+    ex: &mut Exchange<'_>,
+) -> Result<ChunkFacts, Failure> {
     let chunk = parse(body)?;
     let has_text = chunk.choices.as_ref().is_some_and(|c| {
         c.iter()
@@ -165,7 +182,7 @@ pub fn read_answer(body: &[u8], generates: bool) -> Result<ChunkFacts, Failure> 
             ),
         ));
     }
-    Ok(facts(&chunk))
+    Ok(facts(&chunk, ex))
 }
 
 fn parse(data: &[u8]) -> Result<Chunk<'_>, Failure> {
@@ -188,25 +205,37 @@ fn parse(data: &[u8]) -> Result<Chunk<'_>, Failure> {
     Ok(chunk)
 }
 
-fn facts(chunk: &Chunk<'_>) -> ChunkFacts {
+fn facts(chunk: &Chunk<'_>, ex: &mut Exchange<'_>) -> ChunkFacts {
     let mut facts = ChunkFacts::default();
     for choice in chunk.choices.iter().flatten() {
-        let texts = [choice.delta.as_ref(), choice.message.as_ref()]
+        for text in [choice.delta.as_ref(), choice.message.as_ref()]
             .into_iter()
             .flatten()
-            .flat_map(|t| [t.content.as_deref(), t.reasoning_content.as_deref()])
-            .chain([choice.text.as_deref()])
-            .flatten();
-        for text in texts {
-            if !text.is_empty() {
+        {
+            let reasoning = [text.reasoning_content.as_deref(), text.reasoning.as_deref()];
+            for piece in reasoning.into_iter().flatten().filter(|p| !p.is_empty()) {
                 facts.content = true;
-                facts.words += text.split_whitespace().count() as u32;
+                ex.reasoning(piece);
             }
+            if let Some(piece) = text.content.as_deref().filter(|p| !p.is_empty()) {
+                facts.content = true;
+                facts.output = true;
+                ex.content(piece);
+            }
+        }
+        if let Some(piece) = choice.text.as_deref().filter(|p| !p.is_empty()) {
+            facts.content = true;
+            facts.output = true;
+            ex.content(piece);
         }
     }
     if let Some(usage) = &chunk.usage {
         facts.completion_tokens = usage.completion_tokens;
         facts.prompt_tokens = usage.prompt_tokens;
+        facts.reasoning_tokens = usage
+            .completion_tokens_details
+            .as_ref()
+            .and_then(|d| d.reasoning_tokens);
     }
     facts
 }
@@ -221,6 +250,7 @@ fn shown(data: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::AnswerText;
 
     #[test]
     fn events_are_split_however_the_body_arrives() {
@@ -243,50 +273,71 @@ mod tests {
         }
     }
 
+    fn exchange<'a>(gaps: &'a mut Vec<u64>, text: &'a mut AnswerText) -> Exchange<'a> {
+        Exchange::new(std::time::Instant::now(), gaps).with_text(text)
+    }
+
     #[test]
-    fn chunks_say_whether_they_carry_content_and_usage() {
+    fn chunks_hand_over_their_text_and_usage() {
+        let (mut gaps, mut text) = (Vec::new(), AnswerText::default());
+        let mut ex = exchange(&mut gaps, &mut text);
         let chat = br#"{"choices":[{"index":0,"delta":{"content":"tok tok "}}]}"#;
-        let facts = read_chunk(chat).unwrap();
-        assert!(facts.content);
-        assert_eq!(facts.words, 2);
+        let facts = read_chunk(chat, &mut ex).unwrap();
+        assert!(facts.content && facts.output);
         let role_only = br#"{"choices":[{"delta":{"role":"assistant","content":""}}]}"#;
-        assert!(!read_chunk(role_only).unwrap().content);
-        let usage = br#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":20}}"#;
-        let facts = read_chunk(usage).unwrap();
+        assert!(!read_chunk(role_only, &mut ex).unwrap().content);
+        let thinking = br#"{"choices":[{"delta":{"reasoning_content":"hm, "}}]}"#;
+        let facts = read_chunk(thinking, &mut ex).unwrap();
+        assert!(facts.content && !facts.output);
+        let usage = br#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":20,"completion_tokens_details":{"reasoning_tokens":2}}}"#;
+        let facts = read_chunk(usage, &mut ex).unwrap();
         assert_eq!(
-            (facts.prompt_tokens, facts.completion_tokens),
-            (Some(5), Some(20))
+            (
+                facts.prompt_tokens,
+                facts.completion_tokens,
+                facts.reasoning_tokens
+            ),
+            (Some(5), Some(20), Some(2))
         );
         assert!(!facts.content);
         let completion = br#"{"choices":[{"text":"x","finish_reason":null}]}"#;
-        assert!(read_chunk(completion).unwrap().content);
+        assert!(read_chunk(completion, &mut ex).unwrap().content);
+        assert_eq!((ex.tokens.content_bytes, ex.tokens.reasoning_bytes), (9, 4));
+        drop(ex);
+        assert_eq!(
+            (text.content.as_str(), text.reasoning.as_str()),
+            ("tok tok x", "hm, ")
+        );
         assert!(is_done(b" [DONE] "));
     }
 
     #[test]
     fn bad_chunks_and_answers_say_what_is_wrong() {
-        let failure = read_chunk(b"{not json").unwrap_err();
+        let (mut gaps, mut text) = (Vec::new(), AnswerText::default());
+        let ex = &mut exchange(&mut gaps, &mut text);
+        let failure = read_chunk(b"{not json", ex).unwrap_err();
         assert_eq!(
             failure.kind,
             ErrorKind::BadResponse(Malformation::Unreadable)
         );
         assert!(failure.detail.unwrap().contains("'{not json'"));
-        let failure = read_chunk(br#"{"error":{"message":"overloaded"}}"#).unwrap_err();
+        let failure = read_chunk(br#"{"error":{"message":"overloaded"}}"#, ex).unwrap_err();
         assert_eq!(failure.kind, ErrorKind::StreamError);
         assert!(failure.detail.unwrap().contains("overloaded"));
-        let failure = read_answer(br#"{"choices":[]}"#, true).unwrap_err();
+        let failure = read_answer(br#"{"choices":[]}"#, true, ex).unwrap_err();
         assert_eq!(
             failure.kind,
             ErrorKind::BadResponse(Malformation::MissingOutput)
         );
         let embedding = br#"{"data":[{"embedding":[0.1]}],"usage":{"prompt_tokens":3}}"#;
         assert_eq!(
-            read_answer(embedding, false).unwrap().prompt_tokens,
+            read_answer(embedding, false, ex).unwrap().prompt_tokens,
             Some(3)
         );
         let answer =
             br#"{"choices":[{"message":{"content":"a b c"}}],"usage":{"completion_tokens":3}}"#;
-        let facts = read_answer(answer, true).unwrap();
-        assert_eq!((facts.words, facts.completion_tokens), (3, Some(3)));
+        let facts = read_answer(answer, true, ex).unwrap();
+        assert_eq!(facts.completion_tokens, Some(3));
+        assert_eq!(ex.text().unwrap().content, "a b c");
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod conn;
 pub mod events;
+pub mod tokenize;
 
 use serde_json::{json, Map, Value};
 
@@ -148,6 +149,9 @@ mod tests {
                 prompt_source: PromptSource::Synthetic,
                 num_prompts: 1,
                 artifact_dir: None,
+                tokenizer: None,
+                tokenizer_revision: None,
+                use_server_token_count: false,
             },
             streaming,
         }

@@ -1,6 +1,8 @@
 //! Where the time went per level, as stacked bars of average ms per request: client send,
 //! network + server overhead, queue, compute input / infer / output, client receive when the
-//! server's statistics are known; else client send, wait, client receive.
+//! server's statistics are known; else client send, wait, client receive. A streamed
+//! generation is split as it went: client send, time to first token (network, queue,
+//! prefill) and generation (the server's decode), not "client receive".
 
 use super::svg::{Chart, XAxis, COLORS};
 use super::{load_name, load_x, ms};
@@ -13,6 +15,16 @@ pub fn parts(level: &LevelRecord) -> Vec<(&'static str, f64)> {
     let send = ms(m.client.send_ns_sum as f64 / n);
     let recv = ms(m.client.receive_ns_sum as f64 / n);
     let avg = ms(m.latency.mean);
+    if m.tokens.is_some() && m.inter_response.count > 0 {
+        let late = (avg - ms(m.service.mean)).max(0.0);
+        let first = ms(m.first_response.mean);
+        return vec![
+            ("client queue (late sends)", late),
+            ("client send", send),
+            ("time to first token", (first - late - send).max(0.0)),
+            ("generation (decode)", (avg - first).max(0.0)),
+        ];
+    }
     match &m.server {
         Some(server) => {
             let b = &server.breakdown_us;

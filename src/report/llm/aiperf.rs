@@ -2,8 +2,8 @@
 //! `profile_export_aiperf.json`, with AIPerf's metric tags, row names, units, row order
 //! (sorted by tag) and number format, filled with the inferperf figures that measure the
 //! same thing. A metric inferperf does not measure (DNS lookups, bytes and chunks on the
-//! wire, AIPerf's time-weighted "effective"/"active" figures, reasoning tokens) has no row,
-//! rather than a made-up one.
+//! wire, AIPerf's time-weighted "effective"/"active" figures) has no row, rather than a
+//! made-up one; reasoning rows appear when the answers had reasoning.
 
 use crate::config::{Config, Distribution, LoadLevel, LoadMode};
 use crate::measure::level::{LevelEnd, LevelResult};
@@ -60,7 +60,7 @@ const fn per_request(
 /// them (the CSV sorts them by tag). Request latency and time to first token start at the
 /// send; Effective Latency starts at the scheduled send (inferperf's latency) and
 /// Credit-to-Start is how late the send was — AIPerf's credit is the moment a request may go.
-const REQUEST_METRICS: [RequestMetric; 15] = [
+const REQUEST_METRICS: [RequestMetric; 22] = [
     per_request(
         "request_latency",
         "Request Latency",
@@ -166,6 +166,55 @@ const REQUEST_METRICS: [RequestMetric; 15] = [
         Figure::Latency,
         Runs::All,
     ),
+    per_request(
+        "time_to_first_output_token",
+        "Time to First Output Token",
+        "ms",
+        Figure::FirstOutput,
+        Runs::Streaming,
+    ),
+    per_request(
+        "reasoning_token_count",
+        "Reasoning Token Count",
+        "tokens",
+        Figure::ReasoningTokens,
+        Runs::All,
+    ),
+    per_request(
+        "output_token_count",
+        "Output Token Count",
+        "tokens",
+        Figure::ContentTokens,
+        Runs::All,
+    ),
+    per_request(
+        "usage_prompt_tokens",
+        "Usage Prompt Tokens",
+        "tokens",
+        Figure::UsagePromptTokens,
+        Runs::All,
+    ),
+    per_request(
+        "usage_prompt_tokens_diff_pct",
+        "Usage Prompt Diff",
+        "%",
+        Figure::UsagePromptDiff,
+        Runs::All,
+    ),
+    per_request(
+        "usage_completion_tokens_diff_pct",
+        "Usage Completion Diff",
+        "%",
+        Figure::UsageCompletionDiff,
+        Runs::All,
+    ),
+    per_request(
+        "osl_mismatch_diff_pct",
+        "OSL Mismatch Diff",
+        "%",
+        Figure::OslMismatchDiff,
+        Runs::All,
+    ),
 ];
 
 /// A metric of the whole level, one value.
@@ -229,6 +278,22 @@ fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
             "Total Output Sequence Length",
             "tokens",
             osl,
+        ));
+    }
+    if let Some(t) = tokens.filter(|t| t.asked_tokens > 0) {
+        metrics.push(metric(
+            "osl_mismatch_count",
+            "OSL Mismatch Count",
+            "requests",
+            t.osl_mismatch as f64,
+        ));
+    }
+    if let Some(t) = tokens.filter(|t| t.reasoning_tokens.sum() > 0) {
+        metrics.push(metric(
+            "total_reasoning_tokens",
+            "Total Reasoning Tokens",
+            "tokens",
+            t.reasoning_tokens.sum() as f64,
         ));
     }
     if w.goodput.is_set() {
@@ -385,7 +450,11 @@ pub fn json(cfg: &Config, r: &LevelResult, labels: &RunLabels) -> Json {
     first.sort_by_key(|(tag, _)| HEADLINE_ORDER.iter().position(|t| t == tag));
     pairs.extend(first.into_iter().map(|(tag, v)| (tag.to_string(), v)));
     let interrupted = r.end == LevelEnd::Interrupted;
-    pairs.push(("input_config".into(), input_config(cfg, r.level, labels)));
+    let counted_with = w.tokens.as_deref().and_then(|t| t.counted_with.as_deref());
+    pairs.push((
+        "input_config".into(),
+        input_config(cfg, r.level, labels, counted_with),
+    ));
     pairs.push((
         "run_info".into(),
         object([
@@ -446,7 +515,12 @@ fn distribution_json(unit: &str, stats: &Stats<'_>) -> Json {
 
 /// The run's settings under AIPerf's section names (`models`, `endpoint`, `datasets`,
 /// `phases`, `artifacts`); only what inferperf has.
-fn input_config(cfg: &Config, level: LoadLevel, labels: &RunLabels) -> Json {
+fn input_config(
+    cfg: &Config,
+    level: LoadLevel,
+    labels: &RunLabels,
+    counted_with: Option<&str>,
+) -> Json {
     let mut endpoint = vec![(
         "urls",
         Json::Array(vec![Json::from(format!("http://{}", cfg.url))]),
@@ -512,6 +586,19 @@ fn input_config(cfg: &Config, level: LoadLevel, labels: &RunLabels) -> Json {
         ),
         ("endpoint", object(endpoint)),
         ("datasets", Json::Array(datasets)),
+        (
+            "tokenizer",
+            object([
+                (
+                    "name",
+                    cfg.llm
+                        .as_ref()
+                        .and_then(|l| l.tokenizer.as_deref())
+                        .map_or(Json::Null, Json::from),
+                ),
+                ("counted_with", counted_with.map_or(Json::Null, Json::from)),
+            ]),
+        ),
         ("phases", Json::Array(vec![object(phase)])),
         (
             "artifacts",

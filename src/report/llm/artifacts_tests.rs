@@ -26,6 +26,7 @@ fn dataset() -> Dataset {
         body: None,
     };
     Dataset {
+        tokenizer: None,
         entries: vec![Entry {
             inputs: Vec::new(),
             timestamp_ms: None,

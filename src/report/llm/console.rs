@@ -6,6 +6,7 @@
 //! stand in the level block.
 
 use crate::config::Config;
+use crate::measure::tokens::TokenStats;
 use crate::measure::window::WindowStats;
 
 use super::genai_perf::{shown_metrics, stat_cell, system_metrics};
@@ -101,10 +102,7 @@ fn detail_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
         ));
     }
     if let Some(tokens) = &w.tokens {
-        lines.push(format!(
-            "{INDENT}Output tokens counted {}",
-            tokens.main_source().describe()
-        ));
+        lines.extend(token_lines(tokens, w));
         if tokens.unstreamed > 0 {
             let (n, were) = match tokens.unstreamed {
                 1 => ("1 request".to_string(), "was"),
@@ -116,6 +114,84 @@ fn detail_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
         }
     }
     lines
+}
+
+/// What counted the tokens, the server's counts beside the tokenizer's, answers shorter
+/// than asked, and the requests whose tokens came coalesced.
+fn token_lines(tokens: &TokenStats, w: &WindowStats) -> Vec<String> {
+    let mut lines = Vec::new();
+    let with = tokens
+        .counted_with
+        .as_deref()
+        .unwrap_or("the run's tokenizer");
+    lines.push(format!(
+        "{INDENT}Tokens counted with {with}; output lengths {} ({} by usage, {} by the tokenizer{})",
+        tokens.main_source().describe(),
+        tokens.by_usage,
+        tokens.by_tokenizer,
+        match tokens.by_nothing {
+            0 => String::new(),
+            n => format!(", {n} not counted"),
+        }
+    ));
+    if let Some(server) = Figure::UsagePromptTokens.stats(w) {
+        let isl = Figure::InputTokens.stats(w).map_or(0.0, |s| s.avg());
+        lines.push(format!(
+            "{INDENT}Input tokens: {} per prompt by the tokenizer (the message content); the server counted {} (its chat template included)",
+            grouped_two_decimals(isl),
+            grouped_two_decimals(server.avg())
+        ));
+    }
+    if let Some(diff) = Figure::UsageCompletionDiff.stats(w) {
+        let verdict = if diff.avg() > USAGE_DIFF_WARN_PCT {
+            " — [WARNING] more than 2%: the tokenizer is likely not the model's; give --tokenizer with the model's own"
+        } else {
+            ""
+        };
+        lines.push(format!(
+            "{INDENT}Output tokens, server usage against the tokenizer: {}% apart on average over {} requests{verdict}",
+            grouped_two_decimals(diff.avg()),
+            diff.count()
+        ));
+    }
+    if tokens.osl_mismatch > 0 {
+        let asked = tokens.asked_tokens.max(1) as f64;
+        let gap = 100.0 * (tokens.asked_produced as f64 - asked) / asked;
+        lines.push(format!(
+            "{INDENT}[WARNING] {} of {} requests produced an output length more than 5% off the max_tokens asked ({} tokens produced against {} asked, {}%): add --output-tokens-mean-deterministic to ask for exactly max_tokens.",
+            tokens.osl_mismatch,
+            tokens.osl_mismatch_diff.count(),
+            tokens.asked_produced,
+            tokens.asked_tokens,
+            grouped_two_decimals(gap)
+        ));
+    }
+    if tokens.coalesced > 0 {
+        lines.push(format!(
+            "{INDENT}[WARNING] {} requests' tokens arrived coalesced (most gaps between events under 20 us: read together, not decoded that fast); they are left out of the inter-token latency and tokens/s per user figures. {}",
+            tokens.coalesced,
+            coalesced_cause(w)
+        ));
+    }
+    lines
+}
+
+/// The usage-against-tokenizer difference past which the tokenizer is suspect, %.
+const USAGE_DIFF_WARN_PCT: f64 = 2.0;
+
+/// Who likely read the events together.
+fn coalesced_cause(w: &WindowStats) -> &'static str {
+    let secs = w.duration.as_secs_f64();
+    let cores = if secs > 0.0 {
+        w.client_cpu.as_secs_f64() / secs
+    } else {
+        0.0
+    };
+    if cores >= 0.9 {
+        "The client's CPU was saturated: the client, not the server, is the likely cause."
+    } else {
+        "The client was not saturated: the server or the network likely sent them together."
+    }
 }
 
 #[cfg(test)]

@@ -67,7 +67,7 @@ fn the_table_has_genai_perfs_columns_and_rows() {
     );
     assert_eq!(
         lines[17],
-        "    Output tokens counted from the server's usage"
+        "    Tokens counted with the run's tokenizer; output lengths from the server's usage (4 by usage, 0 by the tokenizer)"
     );
     assert_eq!(lines.len(), 18);
 }

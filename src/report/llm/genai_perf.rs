@@ -325,6 +325,21 @@ fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
         ),
         ("input", object(input)),
         ("output", object([("artifact_directory", artifact_dir)])),
+        (
+            "tokenizer",
+            object([
+                (
+                    "name",
+                    (cfg.llm.as_ref().and_then(|l| l.tokenizer.as_deref()))
+                        .map_or(Json::Null, Json::from),
+                ),
+                (
+                    "counted_with",
+                    (w.tokens.as_deref().and_then(|t| t.counted_with.as_deref()))
+                        .map_or(Json::Null, Json::from),
+                ),
+            ]),
+        ),
     ])
 }
 

@@ -53,6 +53,29 @@ pub enum Figure {
     Sending,
     Waiting,
     Receiving,
+    /// Time to the first content that is not reasoning (ms).
+    FirstOutput,
+    /// Reasoning tokens per request.
+    ReasoningTokens,
+    /// Output tokens that are not reasoning, per request.
+    ContentTokens,
+    /// The server's `usage.prompt_tokens` per request.
+    UsagePromptTokens,
+    /// |server − tokenizer| / tokenizer of prompts and of answers (%).
+    UsagePromptDiff,
+    UsageCompletionDiff,
+    /// |output − max_tokens| / max_tokens (%).
+    OslMismatchDiff,
+}
+
+impl Figure {
+    /// Whether the figure is about reasoning, and so shown only for runs that had some.
+    pub fn is_reasoning(self) -> bool {
+        matches!(
+            self,
+            Figure::FirstOutput | Figure::ReasoningTokens | Figure::ContentTokens
+        )
+    }
 }
 
 impl Figure {
@@ -74,7 +97,18 @@ impl Figure {
             Figure::Sending => (tokens.map(|t| &t.sending), 1.0 / NS_PER_MS),
             Figure::Waiting => (tokens.map(|t| &t.waiting), 1.0 / NS_PER_MS),
             Figure::Receiving => (tokens.map(|t| &t.receiving), 1.0 / NS_PER_MS),
+            Figure::FirstOutput => (tokens.map(|t| &t.first_output), 1.0 / NS_PER_MS),
+            Figure::ReasoningTokens => (tokens.map(|t| &t.reasoning_tokens), 1.0),
+            Figure::ContentTokens => (tokens.map(|t| &t.content_tokens), 1.0),
+            Figure::UsagePromptTokens => (tokens.map(|t| &t.usage_input_tokens), 1.0),
+            Figure::UsagePromptDiff => (tokens.map(|t| &t.usage_prompt_diff), 1e-3),
+            Figure::UsageCompletionDiff => (tokens.map(|t| &t.usage_completion_diff), 1e-3),
+            Figure::OslMismatchDiff => (tokens.map(|t| &t.osl_mismatch_diff), 1e-3),
         };
+        let had_reasoning = tokens.is_some_and(|t| t.reasoning_tokens.sum() > 0);
+        if self.is_reasoning() && !had_reasoning {
+            return None;
+        }
         distribution
             .filter(|d| d.count() > 0)
             .map(|distribution| Stats {
@@ -266,6 +300,7 @@ pub(crate) fn test_llm_window() -> WindowStats {
             input: 100,
             source: TokenSource::Usage,
             unstreamed: false,
+            ..Default::default()
         };
         w.add(&s, &[5_000_000; 4]);
     }

@@ -26,6 +26,7 @@ fn bodies_are_the_adapters_or_the_users_and_inputs_json_wraps_them() {
         ..generated.clone()
     };
     let dataset = Dataset {
+        tokenizer: None,
         entries: vec![entry(generated.clone()), entry(given)],
     };
     let payloads = Payloads::of(&cfg, &dataset);

@@ -1,0 +1,34 @@
+//! Which counter a run's tokens are counted with: `--tokenizer` when given (a file, a
+//! folder, a hub id, or builtin); else the server's tokenize endpoint when it has one;
+//! else the builtin tokenizer, said once to be an approximation for this model.
+
+use std::sync::Arc;
+
+use crate::backend::openai::tokenize;
+use crate::backend::Target;
+use crate::config::LlmConfig;
+use crate::data::tokenizer::{self, Counter};
+use crate::error::{RunError, RunResult};
+
+/// The run's counter, said on the console.
+pub async fn for_run(llm: &LlmConfig, target: &Target) -> RunResult<Counter> {
+    let counter = choose(llm, target).await?;
+    println!("Tokens counted with {}.", counter.info().describe());
+    Ok(counter)
+}
+
+async fn choose(llm: &LlmConfig, target: &Target) -> RunResult<Counter> {
+    if let Some(name) = llm.tokenizer.clone() {
+        let revision = llm.tokenizer_revision.clone();
+        return tokio::task::spawn_blocking(move || tokenizer::load(&name, revision.as_deref()))
+            .await
+            .map_err(|e| RunError::failed(format!("Loading the tokenizer failed: {e}.")))?;
+    }
+    if let Some(server) = tokenize::probe(target).await {
+        return Ok(Arc::new(server));
+    }
+    println!(
+        "Warning: the server has no tokenize endpoint inferperf knows and no --tokenizer was given: token figures are counted with the builtin tokenizer and are approximate for this model; give --tokenizer with the model's tokenizer.json, its folder or its hub id."
+    );
+    tokenizer::builtin(true)
+}
