@@ -124,7 +124,7 @@ pub fn refuse_without_openai(args: &LlmArgs) -> RunResult<()> {
     ];
     match given.iter().find(|(_, on)| *on) {
         Some((flag, _)) => Err(RunError::bad_option(format!(
-            "{flag} applies to OpenAI-compatible servers: add --service-kind openai."
+            "{flag} applies to OpenAI-compatible servers: add --service-kind openai (or AIPerf's --endpoint-type)."
         ))),
         None => Ok(()),
     }
