@@ -213,8 +213,8 @@ pub struct ProfileArgs {
     /// --service-kind torchserve: 8080, TorchServe's inference port).
     /// Several servers (replicas of one model): `-u a,b,c` or -u repeated; the load is
     /// spread over them round-robin and the report has a line per URL. --url is AIPerf's
-    /// name (a scheme-less URL is http://, as in AIPerf and perf_analyzer).
-    #[arg(short = 'u', long = "url", value_name = "URL")]
+    /// name, which also takes several URLs after one flag (--url A B).
+    #[arg(short = 'u', long = "url", value_name = "URL", num_args = 1..)]
     pub url: Vec<String>,
     /// Protocol: http or grpc.
     #[arg(short = 'i', value_name = "PROTOCOL", default_value = "http")]
@@ -427,8 +427,9 @@ pub struct ProfileArgs {
         allow_negative_numbers = true
     )]
     pub validation_tolerance: f64,
-    /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable.
-    #[arg(short = 'H', long = "header", value_name = "HEADER")]
+    /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable, or several
+    /// after one -H (AIPerf's --header A B).
+    #[arg(short = 'H', long = "header", value_name = "HEADER", num_args = 1..)]
     pub headers: Vec<String>,
     /// Write perf_analyzer's CSV report to this file.
     #[arg(short = 'f', value_name = "FILE")]
@@ -547,13 +548,14 @@ pub struct ProfileArgs {
     #[command(flatten)]
     pub llm: LlmArgs,
     #[command(flatten)]
-    pub aiperf: AiperfArgs,
-    #[command(flatten)]
     pub tls: TlsArgs,
     #[command(flatten)]
     pub sequence: SequenceArgs,
     #[command(flatten)]
     pub pa: PaOptionArgs,
+    /// Last: its help heading covers the flags after it.
+    #[command(flatten)]
+    pub aiperf: AiperfArgs,
 }
 
 impl ProfileArgs {
@@ -596,18 +598,26 @@ pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<Stri
         None => "<hidden>".to_string(),
     };
     let mut out = Vec::new();
-    let mut next_is_header = false;
+    // -H takes every value up to the next flag (AIPerf's `--header A B`).
+    let mut in_header = false;
     for arg in args {
-        let shown = if next_is_header {
+        // --header, or a prefix of it that clap reads as --header (`--head`).
+        let long = arg
+            .strip_prefix("--")
+            .map(|a| a.split('=').next().unwrap_or(a));
+        let header_flag = long.is_some_and(|n| n.len() >= 3 && "header".starts_with(n));
+        let shown = if in_header && !arg.starts_with('-') {
             hide(&arg)
-        } else if let Some(attached) = arg.strip_prefix("--header=") {
-            format!("--header={}", hide(attached))
+        } else if let Some((flag, value)) = arg.split_once('=').filter(|_| header_flag) {
+            format!("{flag}={}", hide(value))
         } else if let Some(attached) = arg.strip_prefix("-H").filter(|a| !a.is_empty()) {
             format!("-H{}", hide(attached))
         } else {
             arg.clone()
         };
-        next_is_header = arg == "-H" || arg == "--header";
+        if arg.starts_with('-') {
+            in_header = arg.starts_with("-H") || header_flag;
+        }
         out.push(shown);
     }
     out

@@ -101,7 +101,8 @@ in both), --header (-H), --request-count/--num-requests, --random-seed (--seed),
 --prompt-input-tokens-mean (--synthetic-input-tokens-mean), --osl and \
 --prompt-output-tokens-mean (--output-tokens-mean), their -stddev forms, \
 --num-dataset-entries (--num-prompts), --output-artifact-dir (--artifact-dir), \
---num-warmup-requests (--warmup-request-count). Where the two tools give a name two \
+--num-warmup-requests (--warmup-request-count); --url, --header and --extra-inputs take several \
+values after one flag, and --extra-inputs a JSON object too, as in AIPerf. Where the two tools give a name two \
 meanings inferperf follows perf_analyzer: -f is the CSV file (not AIPerf's --config), -b the \
 batch size, --profile-export-file perf_analyzer's per-request export, --request-count \
 exactly N requests in one window (AIPerf's meaning too), --concurrency one level. Any other \
