@@ -101,13 +101,14 @@ in both), --header (-H), --request-count/--num-requests, --random-seed (--seed),
 --prompt-input-tokens-mean (--synthetic-input-tokens-mean), --osl and \
 --prompt-output-tokens-mean (--output-tokens-mean), their -stddev forms, \
 --num-dataset-entries (--num-prompts), --output-artifact-dir (--artifact-dir), \
---num-warmup-requests (--warmup-request-count); --url, --header and --extra-inputs take several \
-values after one flag, and --extra-inputs a JSON object too, as in AIPerf. Where the two tools give a name two \
-meanings inferperf follows perf_analyzer: -f is the CSV file (not AIPerf's --config), -b the \
-batch size, --profile-export-file perf_analyzer's per-request export, --request-count \
-exactly N requests in one window (AIPerf's meaning too), --concurrency one level. Any other \
-AIPerf flag is refused (exit 3), never ignored. inferperf exits 3 on a bad option where \
-perf_analyzer exits 99.";
+--num-warmup-requests (--warmup-request-count); --url, --header and --extra-inputs take \
+several values after one flag, and --extra-inputs a JSON object too, as in AIPerf. Where the \
+two tools give a name two meanings inferperf follows perf_analyzer: -f is the CSV report (not \
+AIPerf's --config; a .yaml path is refused), -b the batch size, --profile-export-file \
+perf_analyzer's per-request export; --request-count is exactly N requests in one window \
+(AIPerf's meaning too). AIPerf's comma-separated sweeps (--concurrency 10,20) are not \
+taken: use --concurrency-range. Any other AIPerf flag is refused by name (exit 3), never \
+ignored; inferperf exits 3 on a bad option where perf_analyzer exits 99.";
 
 /// Rewrites AIPerf's other names ([`AIPERF_ALIASES`]) to inferperf's, `--isl 8` and
 /// `--isl=8` alike; a `--` ends the options, as for clap.
@@ -206,6 +207,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "audio-length-stddev",
     "audio-num-channels",
     "audio-sample-rates",
+    "auto-plot",
     "batch-size",
     "batch-size-audio",
     "batch-size-image",
@@ -287,8 +289,11 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "max-idle-gap-cap-seconds",
     "max-workers",
     "mlflow-artifact-glob",
+    "mlflow-experiment",
     "mlflow-parent-run-id",
+    "mlflow-run-name",
     "mlflow-tag",
+    "mlflow-tracking-uri",
     "model",
     "model-names",
     "model-selection-strategy",
@@ -296,12 +301,17 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "network-latency-mean",
     "network-latency-ping-interval",
     "no-allow-dataset-wrap",
+    "no-auto-plot",
     "no-fixed-schedule",
     "no-force-min-tokens",
     "no-gpu-telemetry",
     "no-open-loop-replay",
+    "no-parameter-sweep-same-seed",
+    "no-profile-run-disable-warmup-after-first",
     "no-server-metrics",
+    "no-set-consistent-seed",
     "no-sweep-table",
+    "no-vary-seed-per-trial",
     "num-conversations",
     "num-dataset-entries",
     "num-prefix-prompts",
@@ -330,6 +340,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "output-tokens-stddev",
     "parameter-sweep-cooldown-seconds",
     "parameter-sweep-mode",
+    "parameter-sweep-same-seed",
     "per-chunk-usage",
     "plot-required",
     "prefill-concurrency",
@@ -340,6 +351,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "profile-export-level",
     "profile-export-prefix",
     "profile-run-cooldown-seconds",
+    "profile-run-disable-warmup-after-first",
     "prompt-batch-size",
     "prompt-corpus",
     "prompt-input-tokens-block-size",
@@ -373,6 +385,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "request-timeout-seconds",
     "reset-kv-cache",
     "reset-kv-cache-path",
+    "reset-kv-cache-timeout-seconds",
     "scenario",
     "search-direction",
     "search-initial-points",
@@ -391,7 +404,9 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "sequence-distribution",
     "server-metrics",
     "server-metrics-formats",
+    "server-profiler",
     "server-profiler-start-path",
+    "server-profiler-stop-path",
     "server-profiler-timeout-seconds",
     "session-delay-ratio",
     "session-header",
@@ -399,6 +414,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "session-turn-delay-stddev",
     "session-turns-mean",
     "session-turns-stddev",
+    "set-consistent-seed",
     "shared-system-prompt-length",
     "show-trace-timing",
     "slice-duration",
@@ -444,6 +460,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "user-context-prompt-length",
     "uuid-and-strip",
     "variant",
+    "vary-seed-per-trial",
     "verbose",
     "video-audio-codec",
     "video-audio-depth",
@@ -463,6 +480,7 @@ pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
     "wait-for-model-timeout",
     "wandb-entity",
     "wandb-project",
+    "wandb-run-name",
     "wandb-tag",
     "warmup-arrival-pattern",
     "warmup-concurrency",

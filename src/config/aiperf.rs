@@ -39,6 +39,7 @@ pub(super) struct Lowered {
 pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
     let mut args = given.clone();
     let aiperf = &given.aiperf;
+    refuse_config_file(&args)?;
     lower_model(&mut args)?;
     imply_openai(&mut args, aiperf)?;
     let wire = lower_endpoint(&mut args, aiperf)?;
@@ -67,6 +68,25 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
         wire,
         benchmark_duration,
     })
+}
+
+/// `-f` is perf_analyzer's CSV report, written over the path; AIPerf's `-f` reads a YAML
+/// config. A YAML path is most likely the latter, and writing a CSV over it would lose it.
+fn refuse_config_file(args: &ProfileArgs) -> RunResult<()> {
+    let Some(path) = &args.csv_file else {
+        return Ok(());
+    };
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    if ["yaml", "yml"].contains(&extension.to_ascii_lowercase().as_str()) {
+        return Err(RunError::bad_option(format!(
+            "-f {}: -f is perf_analyzer's CSV report file, written over that path, and this looks like AIPerf's -f/--config YAML file, which inferperf does not read: give a .csv path.",
+            path.display()
+        )));
+    }
+    Ok(())
 }
 
 /// `--model NAME` (no `=`) is AIPerf's model name, as `-m NAME`; `--model NAME=KIND` stays a

@@ -329,6 +329,12 @@ fn aiperf_names_of_existing_flags_are_taken() {
     assert!(!c.progress);
     assert!(aiperf(&["--ui", "dashboard"]).unwrap().progress);
     refused(aiperf(&["--ui-type", "fancy"]), "--ui-type 'fancy'");
+    // AIPerf's -f is its YAML config: never written over with a CSV.
+    refused(
+        aiperf(&["-f", "run.yaml"]),
+        "-f run.yaml: -f is perf_analyzer's CSV",
+    );
+    assert!(aiperf(&["-f", "out.csv"]).is_ok());
 }
 
 #[test]
