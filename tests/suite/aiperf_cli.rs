@@ -7,9 +7,16 @@ use serde_json::Value;
 
 use crate::common;
 
-/// Runs `inferperf profile` with an AIPerf command line (plus a results file) and returns
-/// its exit code, standard error and results.
-async fn run(addr: &str, rest: &[&str]) -> (i32, String, Value) {
+/// What a run left: exit code, standard output and error, results file.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    doc: Value,
+}
+
+/// Runs `inferperf profile` with an AIPerf command line (plus a results file).
+async fn run(addr: &str, rest: &[&str]) -> Run {
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results.json");
     let mut args = vec![
@@ -31,13 +38,16 @@ async fn run(addr: &str, rest: &[&str]) -> (i32, String, Value) {
     ];
     args.extend_from_slice(rest);
     let out = common::run_cli(&args).await;
-    let code = out.status.code().unwrap_or(-1);
-    let stderr = common::stderr(&out);
     let doc = match std::fs::read_to_string(&results) {
         Ok(text) => serde_json::from_str(&text).expect("results.json is JSON"),
         Err(_) => Value::Null,
     };
-    (code, stderr, doc)
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: common::stdout(&out),
+        stderr: common::stderr(&out),
+        doc,
+    }
 }
 
 fn levels(doc: &Value) -> &Vec<Value> {
@@ -48,9 +58,10 @@ fn levels(doc: &Value) -> &Vec<Value> {
 async fn concurrency_and_request_count_are_one_measurement_of_that_many_requests() {
     let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
     let addr = format!("http://{}", server.http_addr);
-    let (code, stderr, doc) = run(&addr, &["--concurrency", "2", "--request-count", "20"]).await;
-    assert_eq!(code, 0, "{stderr}");
-    let levels = levels(&doc);
+    let run = run(&addr, &["--concurrency", "2", "--request-count", "20"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = &run.doc;
+    let levels = levels(doc);
     assert_eq!(levels.len(), 1, "one level: {doc}");
     let level = &levels[0];
     assert_eq!(level["load"]["concurrency"], 2, "{level}");
@@ -69,10 +80,10 @@ async fn concurrency_and_request_count_are_one_measurement_of_that_many_requests
 async fn benchmark_duration_is_one_window_of_that_many_seconds() {
     let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
     let addr = server.http_addr.to_string();
-    let (code, stderr, doc) =
-        run(&addr, &["--concurrency", "2", "--benchmark-duration", "2"]).await;
-    assert_eq!(code, 0, "{stderr}");
-    let levels = levels(&doc);
+    let run = run(&addr, &["--concurrency", "2", "--benchmark-duration", "2"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = &run.doc;
+    let levels = levels(doc);
     assert_eq!(levels.len(), 1, "one level: {doc}");
     assert_eq!(levels[0]["end"], "single_window");
     let windows = levels[0]["windows"].as_array().unwrap();
@@ -82,6 +93,11 @@ async fn benchmark_duration_is_one_window_of_that_many_seconds() {
     // Two in flight, each answer about 5 + 8 ms: far more than 20 requests in 2 s.
     let ok = windows[0]["ok"].as_u64().unwrap();
     assert!(ok > 20, "{ok} requests in 2 s");
+    assert!(
+        run.stdout.contains("Using a single window of 2000 msec"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -96,9 +112,10 @@ async fn request_rate_and_request_count_are_one_open_loop_measurement() {
         "--random-seed",
         "3",
     ];
-    let (code, stderr, doc) = run(&addr, &flags).await;
-    assert_eq!(code, 0, "{stderr}");
-    let levels = levels(&doc);
+    let run = run(&addr, &flags).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = &run.doc;
+    let levels = levels(doc);
     assert_eq!(levels.len(), 1, "one level: {doc}");
     assert_eq!(
         levels[0]["load"]["request_rate"], 40.0,
