@@ -30,12 +30,12 @@ pub struct AiperfArgs {
     /// requests or seconds, as in AIPerf; without either inferperf follows perf_analyzer
     /// and measures windows until they are stable (AIPerf would send 10 requests). With
     /// --request-rate it caps the requests in flight (--max-concurrency), as in AIPerf.
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = one_concurrency)]
     pub concurrency: Option<u32>,
     /// AIPerf's: send R requests per second, one level (the same as --request-rate-range R),
     /// with Poisson gaps as AIPerf unless --request-distribution constant is given. With
     /// --request-count or --benchmark-duration, one measurement as under --concurrency.
-    #[arg(long, value_name = "R")]
+    #[arg(long, value_name = "R", value_parser = one_rate)]
     pub request_rate: Option<f64>,
     /// AIPerf's: one measurement of this many seconds at a single concurrency or request
     /// rate, without stability check. As in every time window of inferperf, a request counts
@@ -67,6 +67,31 @@ pub struct AiperfArgs {
     /// Accepted for AIPerf: inferperf reads GPU figures only with --collect-metrics.
     #[arg(long)]
     pub no_gpu_telemetry: bool,
+}
+
+/// `--concurrency N`: one whole number; AIPerf's comma-separated sweep is pointed to
+/// perf_analyzer's range.
+fn one_concurrency(text: &str) -> Result<u32, String> {
+    if text.contains(',') {
+        return Err(
+            "a comma-separated sweep is AIPerf's form, which inferperf does not take: sweep with --concurrency-range START:END:STEP".into(),
+        );
+    }
+    text.trim()
+        .parse()
+        .map_err(|_| "not a whole number of requests in flight".into())
+}
+
+/// `--request-rate R`: one number; a sweep is pointed to `--request-rate-range`.
+fn one_rate(text: &str) -> Result<f64, String> {
+    if text.contains(',') {
+        return Err(
+            "a comma-separated sweep is AIPerf's form, which inferperf does not take: sweep with --request-rate-range START:END:STEP".into(),
+        );
+    }
+    text.trim()
+        .parse()
+        .map_err(|_| "not a number of requests per second".into())
 }
 
 /// AIPerf's other names of flags inferperf has under GenAI-Perf's or perf_analyzer's name,

@@ -232,3 +232,20 @@ fn aiperf_flags_take_several_values_after_one_flag() {
     assert_eq!(p.llm.extra_inputs, ["t:1", "u:2"]);
     assert_eq!(p.model_name, "n");
 }
+
+#[test]
+fn aiperf_sweeps_by_comma_point_to_perf_analyzers_ranges() {
+    for (flag, range) in [
+        ("--concurrency", "--concurrency-range"),
+        ("--request-rate", "--request-rate-range"),
+    ] {
+        let args = ["inferperf", "profile", "-m", "m", flag, "10,20"];
+        let e = Cli::try_parse_from(args).unwrap_err();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let sentence = clap_sentence(&e, &args);
+        assert!(
+            sentence.contains("AIPerf's form") && sentence.contains(range),
+            "{sentence}"
+        );
+    }
+}

@@ -200,6 +200,11 @@ fn request_path(text: &str) -> RunResult<String> {
 /// `--concurrency N` and `--request-rate R` as perf_analyzer's range flags.
 fn lower_load(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<()> {
     if let Some(rate) = aiperf.request_rate {
+        if args.concurrency_range.is_some() {
+            return Err(RunError::bad_option(
+                "Cannot use both --concurrency-range and --request-rate inference load modes: choose one (AIPerf's --concurrency beside --request-rate caps the requests in flight).",
+            ));
+        }
         if args.request_rate_range.is_some() {
             return Err(RunError::bad_option(
                 "--request-rate and --request-rate-range both set the request rate: give one.",
