@@ -6,6 +6,7 @@
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
+mod aiperf;
 mod llm;
 mod merge;
 mod pa_options;
@@ -13,6 +14,7 @@ mod sentences;
 mod sequence;
 mod sweep;
 mod tls;
+pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP};
 pub use llm::LlmArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use pa_options::PaOptionArgs;
@@ -49,6 +51,7 @@ pub enum Command {
         version,
         args_override_self = true,
         infer_long_args = true,
+        after_long_help = AIPERF_HELP,
         override_usage = "inferperf profile [OPTIONS] -m <MODEL>\n       inferperf profile [OPTIONS] --service-kind dynamic_grpc --grpc-method <PACKAGE.SERVICE/METHOD>"
     )]
     Profile(Box<ProfileArgs>),
@@ -192,11 +195,12 @@ pub struct ServeArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ProfileArgs {
     /// Name of the model to profile (with --service-kind dynamic_grpc, only a label; the
-    /// method --grpc-method names by default).
+    /// method --grpc-method names by default). AIPerf's --model-names and --model NAME (see
+    /// below) are this flag; inferperf profiles one model per run.
     #[arg(
         short = 'm',
         value_name = "MODEL",
-        required_unless_present = "grpc_method",
+        required_unless_present_any = ["grpc_method", "local_models"],
         default_value = ""
     )]
     pub model_name: String,
@@ -208,8 +212,9 @@ pub struct ProfileArgs {
     /// --service-kind tfserving: 8501 for HTTP, 8500 for gRPC, TF Serving's ports; with
     /// --service-kind torchserve: 8080, TorchServe's inference port).
     /// Several servers (replicas of one model): `-u a,b,c` or -u repeated; the load is
-    /// spread over them round-robin and the report has a line per URL.
-    #[arg(short = 'u', value_name = "URL")]
+    /// spread over them round-robin and the report has a line per URL. --url is AIPerf's
+    /// name, which also takes several URLs after one flag (--url A B).
+    #[arg(short = 'u', long = "url", value_name = "URL", num_args = 1..)]
     pub url: Vec<String>,
     /// Protocol: http or grpc.
     #[arg(short = 'i', value_name = "PROTOCOL", default_value = "http")]
@@ -220,9 +225,10 @@ pub struct ProfileArgs {
     /// `openai` (an OpenAI-compatible server, see --endpoint), `dynamic_grpc` (any gRPC
     /// method, see --grpc-method), `triton_c_api` (Triton started in this process and called
     /// through its C API; see --triton-server-directory and --model-repository) or `local`
-    /// (the built-in models called in this process, no network; see --model).
-    #[arg(long, value_name = "KIND", default_value = "triton")]
-    pub service_kind: String,
+    /// (the built-in models called in this process, no network; see --model). Default:
+    /// triton, or openai when AIPerf's --endpoint-type or --custom-endpoint is given.
+    #[arg(long, value_name = "KIND")]
+    pub service_kind: Option<String>,
     /// With --service-kind tfserving: the model's signature to call (default
     /// serving_default); its inputs and outputs are read from GetModelMetadata.
     #[arg(long, value_name = "NAME")]
@@ -237,7 +243,8 @@ pub struct ProfileArgs {
     #[arg(long, value_name = "URL")]
     pub torchserve_management_url: Option<String>,
     /// With --service-kind local: a built-in model, NAME=KIND[:key=value,...]; repeatable
-    /// (kinds as in `inferperf serve --help`). Without it: identity and add_sub.
+    /// (kinds as in `inferperf serve --help`). Without it: identity and add_sub. A value
+    /// without '=' is AIPerf's --model: the model's name, as -m.
     #[arg(long = "model", value_name = "NAME=KIND[:OPTS]")]
     pub local_models: Vec<String>,
     /// Batch size of each request.
@@ -250,11 +257,17 @@ pub struct ProfileArgs {
     /// end 0: until -l). Sends never wait for answers; latency counts from the scheduled send.
     #[arg(long, value_name = "START[:END[:STEP]]")]
     pub request_rate_range: Option<String>,
-    /// Gaps between requests in request-rate mode: constant or poisson.
-    #[arg(long, value_name = "DIST", default_value = "constant")]
-    pub request_distribution: String,
+    /// Gaps between requests in request-rate mode: constant or poisson. Default: constant
+    /// (poisson with AIPerf's --request-rate, as AIPerf).
+    #[arg(long, value_name = "DIST")]
+    pub request_distribution: Option<String>,
     /// Seed of the Poisson schedule (the same seed gives the same schedule).
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(
+        long,
+        visible_alias = "random-seed",
+        value_name = "N",
+        default_value_t = 0
+    )]
     pub seed: u64,
     /// Open loop from a file of gaps between requests, in microseconds, one per line, looped.
     #[arg(long, value_name = "FILE")]
@@ -363,8 +376,14 @@ pub struct ProfileArgs {
     pub latency_threshold: f64,
     /// Send exactly N requests in one window (no stability check), as perf_analyzer's count
     /// window of N: at a single --concurrency-range N value (N requests at least), a single
-    /// --request-rate-range R (at least R requests), or over --request-intervals.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    /// --request-rate-range R (at least R requests), or over --request-intervals. AIPerf's
+    /// --request-count (and --num-requests) means the same.
+    #[arg(
+        long,
+        visible_alias = "num-requests",
+        value_name = "N",
+        default_value_t = 0
+    )]
     pub request_count: u64,
     /// Requests sent before measuring starts.
     #[arg(long, value_name = "N", default_value_t = 0)]
@@ -408,8 +427,9 @@ pub struct ProfileArgs {
         allow_negative_numbers = true
     )]
     pub validation_tolerance: f64,
-    /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable.
-    #[arg(short = 'H', value_name = "HEADER")]
+    /// Extra header 'Name: value', sent on HTTP and as gRPC metadata; repeatable, or several
+    /// after one -H (AIPerf's --header A B).
+    #[arg(short = 'H', long = "header", value_name = "HEADER", num_args = 1..)]
     pub headers: Vec<String>,
     /// Write perf_analyzer's CSV report to this file.
     #[arg(short = 'f', value_name = "FILE")]
@@ -453,10 +473,15 @@ pub struct ProfileArgs {
     #[arg(long = "metric", value_name = "NAME[:AGG]")]
     pub metrics: Vec<String>,
     /// More output; repeat for more.
-    #[arg(short = 'v', action = clap::ArgAction::Count)]
+    #[arg(short = 'v', long = "verbose", action = clap::ArgAction::Count)]
     pub verbose: u8,
     /// Seconds to wait for one answer before it counts as a timeout error.
-    #[arg(long, value_name = "SECONDS", default_value_t = 30.0)]
+    #[arg(
+        long,
+        visible_alias = "request-timeout-seconds",
+        value_name = "SECONDS",
+        default_value_t = 30.0
+    )]
     pub request_timeout: f64,
     /// The largest answer taken, in bytes (default 1 GiB): a bigger answer body or gRPC
     /// message counts as a `bad response (too large)` and its connection is dropped, so a
@@ -528,6 +553,9 @@ pub struct ProfileArgs {
     pub sequence: SequenceArgs,
     #[command(flatten)]
     pub pa: PaOptionArgs,
+    /// Last: its help heading covers the flags after it.
+    #[command(flatten)]
+    pub aiperf: AiperfArgs,
 }
 
 impl ProfileArgs {
@@ -547,6 +575,9 @@ pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
     if !is_subcommand && !is_top_version {
         args.insert(1.min(args.len()), "profile".to_string());
     }
+    if args.get(1).is_some_and(|a| a == "profile") {
+        aiperf::rewrite_aliases(&mut args[2..]);
+    }
     args
 }
 
@@ -559,24 +590,34 @@ fn subcommand_names() -> impl Iterator<Item = String> {
         .into_iter()
 }
 
-/// The command line with the value of every `-H` header hidden: a header may carry a
-/// credential (`Authorization: Bearer …`), which must never be written anywhere.
+/// The command line with the value of every `-H` (`--header`) header hidden: a header may
+/// carry a credential (`Authorization: Bearer …`), which must never be written anywhere.
 pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let hide = |header: &str| match header.split_once(':') {
         Some((name, _)) => format!("{name}: <hidden>"),
         None => "<hidden>".to_string(),
     };
     let mut out = Vec::new();
-    let mut next_is_header = false;
+    // -H takes every value up to the next flag (AIPerf's `--header A B`).
+    let mut in_header = false;
     for arg in args {
-        let shown = if next_is_header {
+        // --header, or a prefix of it that clap reads as --header (`--head`).
+        let long = arg
+            .strip_prefix("--")
+            .map(|a| a.split('=').next().unwrap_or(a));
+        let header_flag = long.is_some_and(|n| n.len() >= 3 && "header".starts_with(n));
+        let shown = if in_header && !arg.starts_with('-') {
             hide(&arg)
+        } else if let Some((flag, value)) = arg.split_once('=').filter(|_| header_flag) {
+            format!("{flag}={}", hide(value))
         } else if let Some(attached) = arg.strip_prefix("-H").filter(|a| !a.is_empty()) {
             format!("-H{}", hide(attached))
         } else {
             arg.clone()
         };
-        next_is_header = arg == "-H";
+        if arg.starts_with('-') {
+            in_header = arg.starts_with("-H") || header_flag;
+        }
         out.push(shown);
     }
     out

@@ -1,6 +1,7 @@
 //! The validated run configuration. Every rule about how flags combine lives here: after
 //! `Config::from_args` succeeds, the rest of the program never re-checks a flag.
 
+mod aiperf;
 pub mod bounds;
 mod llm;
 mod load;
@@ -13,6 +14,7 @@ pub mod sweep;
 pub mod tfserving;
 pub mod torchserve;
 
+pub use aiperf::OpenAiWire;
 pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
@@ -202,6 +204,12 @@ pub struct Config {
     pub validation_tolerance: f64,
     /// The LLM settings of `--service-kind openai`.
     pub llm: Option<LlmConfig>,
+    /// The request path and max-tokens field of AIPerf's flags (`--custom-endpoint`,
+    /// `--endpoint-type chat`, `--use-legacy-max-tokens`).
+    pub openai_wire: OpenAiWire,
+    /// AIPerf's `--benchmark-duration`: each level is one window of this length, without
+    /// stability check.
+    pub benchmark_duration: Option<Duration>,
     /// The TF Serving settings of `--service-kind tfserving`.
     pub tfserving: Option<tfserving::TfServingConfig>,
     /// The TorchServe settings of `--service-kind torchserve`.
@@ -245,7 +253,9 @@ use crate::server::ModelDef;
 impl Config {
     /// Checks every flag and flag combination; the error names the flag and the fix.
     pub fn from_args(args: &ProfileArgs) -> RunResult<Config> {
-        let service_kind = parse_service_kind(&args.service_kind)?;
+        let lowered = aiperf::lower(args)?;
+        let args = &lowered.args;
+        let service_kind = parse_service_kind(args.service_kind.as_deref().unwrap_or("triton"))?;
         let protocol = match (parse_protocol(&args.protocol)?, service_kind) {
             // perf_analyzer's dynamic gRPC forces gRPC.
             (_, ServiceKind::DynamicGrpc) => Protocol::Grpc,
@@ -332,6 +342,8 @@ impl Config {
             streaming: parse_streaming(args.streaming, protocol, service_kind)?,
             validation_tolerance: parse_tolerance(args.validation_tolerance)?,
             llm: parse_llm(args, service_kind, protocol)?,
+            openai_wire: lowered.wire,
+            benchmark_duration: lowered.benchmark_duration,
             tfserving: tfserving::parse(args, service_kind)?,
             torchserve,
             trace_settings: pa_options::parse_trace_settings(&args.pa, protocol, service_kind)?,
@@ -361,6 +373,7 @@ impl Config {
             }
         }
         config.check_request_count()?;
+        config.check_benchmark_duration()?;
         config.check_request_parameters()?;
         config.check_dynamic_grpc()?;
         config.check_periodic()?;
@@ -434,6 +447,25 @@ impl Config {
         }
     }
 
+    /// AIPerf's `--benchmark-duration`: one window at a single concurrency or request rate.
+    fn check_benchmark_duration(&self) -> RunResult<()> {
+        if self.benchmark_duration.is_none() {
+            return Ok(());
+        }
+        let single = match &self.load {
+            LoadMode::Concurrency => self.max_concurrency() == Some(self.concurrency.start),
+            LoadMode::RequestRate { range, .. } => range.end == range.start,
+            LoadMode::Intervals { .. } => true,
+            _ => false,
+        };
+        if !single || self.binary_search {
+            return Err(RunError::bad_option(
+                "--benchmark-duration measures one level: give a single --concurrency N or --request-rate R (no range, ramp, steps or search).",
+            ));
+        }
+        Ok(())
+    }
+
     fn check_count_concurrency(&self, count: u64) -> RunResult<()> {
         if self.max_concurrency() != Some(self.concurrency.start) {
             return Err(RunError::bad_option(
@@ -474,6 +506,7 @@ fn parse_llm(
 ) -> RunResult<Option<LlmConfig>> {
     if kind != ServiceKind::OpenAi {
         llm::refuse_without_openai(&args.llm)?;
+        aiperf::refuse_without_openai(&args.aiperf)?;
         return Ok(None);
     }
     if protocol != Protocol::Http {

@@ -223,6 +223,9 @@ pub fn flags(data: &[u8]) {
     }
     let _ = top_help(&args);
     let args = normalize_args(args);
+    if crate::cli::refuse_aiperf_only(&args).is_some() {
+        return;
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) => {

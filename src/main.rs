@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use inferperf::cli::{clap_sentence, normalize_args, top_help, Cli, Command, ServeArgs};
+use inferperf::cli::{
+    clap_sentence, normalize_args, refuse_aiperf_only, top_help, Cli, Command, ServeArgs,
+};
 use inferperf::config::Config;
 use inferperf::error::{RunError, EXIT_BAD_OPTION, EXIT_INTERRUPTED};
 use inferperf::load::profiler::Interrupt;
@@ -29,6 +31,10 @@ fn main() -> ExitCode {
     }
     let given = inferperf::cli::without_header_values(args.iter().skip(1).cloned());
     let args = normalize_args(args);
+    if let Some(sentence) = refuse_aiperf_only(&args) {
+        eprintln!("error: {sentence}");
+        return exit(EXIT_BAD_OPTION);
+    }
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {

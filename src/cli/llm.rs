@@ -49,7 +49,7 @@ pub struct LlmArgs {
     pub output_tokens_mean_deterministic: bool,
     /// An extra field of every request body, key:value (the value is read as JSON when it
     /// is JSON, else as a string); repeatable.
-    #[arg(long = "extra-inputs", value_name = "KEY:VALUE")]
+    #[arg(long = "extra-inputs", value_name = "KEY:VALUE", num_args = 1..)]
     pub extra_inputs: Vec<String>,
     /// Where prompts come from: synthetic, or file (--input-file).
     #[arg(long, value_name = "SOURCE", default_value = "synthetic")]

@@ -173,3 +173,79 @@ fn a_suggestion_never_names_an_option_that_means_something_else() {
     assert!(!sentence("--max-threadz").contains("--max-trials"));
     assert!(sentence("--concurency-range").contains("'--concurrency-range'"));
 }
+
+#[test]
+fn header_values_are_hidden_in_every_form() {
+    let args = [
+        "-m",
+        "m",
+        "-H",
+        "Authorization: Bearer s1",
+        "--header",
+        "X-A: s2",
+        "X-B: s3",
+        "--header=X-C: s4",
+        "--head",
+        "X-D: s5",
+        "-HX-E: s6",
+        "X-F: s7",
+        "--streaming",
+        "kept",
+    ];
+    let shown = without_header_values(args.iter().map(|a| a.to_string()));
+    let text = shown.join(" ");
+    for secret in ["s1", "s2", "s3", "s4", "s5", "s6", "s7"] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    assert!(text.contains("X-B: <hidden>") && text.contains("--header=X-C: <hidden>"));
+    assert_eq!(shown.last().map(String::as_str), Some("kept"), "{text}");
+}
+
+#[test]
+fn aiperf_flags_take_several_values_after_one_flag() {
+    let args = normalize_args(
+        [
+            "inferperf",
+            "profile",
+            "-m",
+            "m",
+            "--url",
+            "a:1",
+            "b:2",
+            "--header",
+            "x: 1",
+            "y: 2",
+            "--extra-inputs",
+            "t:1",
+            "u:2",
+            "--model-names=n",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect(),
+    );
+    let Command::Profile(p) = Cli::try_parse_from(&args).unwrap().command else {
+        panic!("profile");
+    };
+    assert_eq!(p.url, ["a:1", "b:2"]);
+    assert_eq!(p.headers, ["x: 1", "y: 2"]);
+    assert_eq!(p.llm.extra_inputs, ["t:1", "u:2"]);
+    assert_eq!(p.model_name, "n");
+}
+
+#[test]
+fn aiperf_sweeps_by_comma_point_to_perf_analyzers_ranges() {
+    for (flag, range) in [
+        ("--concurrency", "--concurrency-range"),
+        ("--request-rate", "--request-rate-range"),
+    ] {
+        let args = ["inferperf", "profile", "-m", "m", flag, "10,20"];
+        let e = Cli::try_parse_from(args).unwrap_err();
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let sentence = clap_sentence(&e, &args);
+        assert!(
+            sentence.contains("AIPerf's form") && sentence.contains(range),
+            "{sentence}"
+        );
+    }
+}

@@ -102,11 +102,7 @@ impl LlmConfig {
                 .transpose()?,
             output_tokens_stddev: stddev(args.output_tokens_stddev, "--output-tokens-stddev")?,
             output_deterministic: args.output_tokens_mean_deterministic,
-            extra_inputs: args
-                .extra_inputs
-                .iter()
-                .map(|e| parse_extra_input(e))
-                .collect::<RunResult<_>>()?,
+            extra_inputs: parse_extra_inputs(&args.extra_inputs)?,
             prompt_source,
             num_prompts: parse_num_prompts(args.num_prompts)?,
             artifact_dir: args.artifact_dir.clone(),
@@ -135,7 +131,7 @@ pub fn refuse_without_openai(args: &LlmArgs) -> RunResult<()> {
     ];
     match given.iter().find(|(_, on)| *on) {
         Some((flag, _)) => Err(RunError::bad_option(format!(
-            "{flag} applies to OpenAI-compatible servers: add --service-kind openai."
+            "{flag} applies to OpenAI-compatible servers: add --service-kind openai (or AIPerf's --endpoint-type)."
         ))),
         None => Ok(()),
     }
@@ -199,6 +195,25 @@ fn parse_num_prompts(value: usize) -> RunResult<usize> {
     Ok(value)
 }
 
+/// Every `--extra-inputs` value: `key:value`, or a JSON object of fields (AIPerf's other
+/// form, `'{"temperature": 0.7}'`), in order.
+fn parse_extra_inputs(values: &[String]) -> RunResult<Vec<(String, serde_json::Value)>> {
+    let mut fields = Vec::new();
+    for text in values {
+        if !text.trim_start().starts_with('{') {
+            fields.push(parse_extra_input(text)?);
+            continue;
+        }
+        let Ok(serde_json::Value::Object(object)) = serde_json::from_str(text) else {
+            return Err(RunError::bad_option(format!(
+                "--extra-inputs '{text}' starts as a JSON object but is not one: give key:value or a whole object such as '{{\"temperature\": 0.7}}'."
+            )));
+        };
+        fields.extend(object);
+    }
+    Ok(fields)
+}
+
 /// `key:value`; the value is JSON when it reads as JSON (`3`, `true`, `{"a":1}`), else text.
 fn parse_extra_input(text: &str) -> RunResult<(String, serde_json::Value)> {
     let Some((key, value)) = text.split_once(':').filter(|(k, _)| !k.trim().is_empty()) else {
@@ -235,13 +250,19 @@ mod tests {
         assert_eq!(cfg.output_tokens_mean, Some(20));
         assert_eq!(cfg.extra_inputs[0], ("temperature".into(), 0.5.into()));
         assert_eq!(cfg.extra_inputs[1], ("user".into(), "abc".into()));
+        // AIPerf's JSON form, beside a pair.
+        a.extra_inputs = vec![r#"{"top_p": 0.9, "stop": ["x"]}"#.into(), "n:2".into()];
+        let cfg = LlmConfig::parse(&a).unwrap();
+        let keys: Vec<&str> = cfg.extra_inputs.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["stop", "top_p", "n"]);
+        assert_eq!(cfg.extra_inputs[0].1, serde_json::json!(["x"]));
     }
 
     type Change = fn(&mut LlmArgs);
 
     #[test]
     fn bad_flags_get_one_sentence() {
-        let cases: [(Change, &str); 5] = [
+        let cases: [(Change, &str); 6] = [
             (
                 |a| a.endpoint = Some("v1/nope".into()),
                 "--endpoint 'v1/nope'",
@@ -256,6 +277,10 @@ mod tests {
                 "needs --output-tokens-mean",
             ),
             (|a| a.extra_inputs = vec!["novalue".into()], "not key:value"),
+            (
+                |a| a.extra_inputs = vec!["{\"a\": 1".into()],
+                "starts as a JSON object but is not one",
+            ),
         ];
         for (change, expected) in cases {
             let mut a = args();

@@ -267,7 +267,8 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
             step: 1,
         },
     };
-    let distribution = parse_distribution(&args.request_distribution)?;
+    let distribution =
+        parse_distribution(args.request_distribution.as_deref().unwrap_or("constant"))?;
     let mode = if let Some(plan) = timeline_flags(args, concurrency_text.as_deref())? {
         LoadMode::Timeline { plan, distribution }
     } else if let Some(text) = &args.request_rate_range {

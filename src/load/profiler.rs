@@ -239,6 +239,9 @@ impl<'a> Profiler<'a> {
         if single_window(self.cfg) {
             return self.measure_until_done(level, None).await;
         }
+        if let Some(duration) = self.cfg.benchmark_duration {
+            return self.measure_for(level, duration).await;
+        }
         if self.previous.is_some_and(|p| is_lighter(level, p)) {
             // A search stepping down: let the heavier level's backlog drain first.
             self.driver.settle(self.target.timeout).await;
@@ -447,6 +450,50 @@ impl<'a> Profiler<'a> {
         })
     }
 
+    /// AIPerf's `--benchmark-duration`: the level as one time window of `duration`, without
+    /// stability check; a request counts when its answer arrives within it.
+    async fn measure_for(
+        &mut self,
+        level: LoadLevel,
+        duration: Duration,
+    ) -> RunResult<LevelResult> {
+        self.driver.apply(self.cfg, &self.dataset, level)?;
+        let slots = self.slots_of(level);
+        let connecting = self.await_slots(slots).await;
+        self.pending_notes.extend(connecting);
+        let start = Instant::now();
+        self.request_log = self.wall_clock.map(RequestLog::new);
+        self.driver.drain_until(start, &mut Drained::default());
+        self.driver.stamp_counters(&mut WindowStats::new(1));
+        self.monitors.restart(start).await;
+        let mut window = WindowStats::for_run(self.cfg);
+        let end = start + duration;
+        loop {
+            let now = Instant::now();
+            if now >= end || self.interrupt.is_raised() {
+                break;
+            }
+            self.interrupt.sleep((end - now).min(FOLD_EVERY)).await;
+            self.fold(Instant::now(), &mut window);
+        }
+        let boundary = Instant::now();
+        self.cut_window(start, boundary, &mut window);
+        self.monitors.stamp(&mut window, boundary).await;
+        self.check_reachable(&window)?;
+        let end = match self.interrupt.is_raised() {
+            true => LevelEnd::Interrupted,
+            false => LevelEnd::SingleWindow,
+        };
+        Ok(LevelResult {
+            level,
+            merged: merge_last(std::slice::from_ref(&window), self.cfg.batch_size),
+            windows: vec![window],
+            end,
+            notes: self.level_notes(level),
+            requests: self.request_log.take(),
+        })
+    }
+
     /// Waits for the end of a window — its length in time mode; enough finished requests in
     /// count mode (bounded, so a silent server cannot hang the run) — adding the requests
     /// that finish meanwhile to `window`.
@@ -513,7 +560,7 @@ impl<'a> Profiler<'a> {
     /// The most windows a level may take: `-r`, or one for a run of one window.
     fn max_windows(&self) -> u32 {
         let single = self.cfg.request_count.is_some() || single_window(self.cfg);
-        if single {
+        if single || self.cfg.benchmark_duration.is_some() {
             1
         } else {
             self.cfg.max_trials

@@ -89,6 +89,12 @@ fn window_settings(cfg: &Config) -> Vec<String> {
             "  Using exactly {n} requests in a single window (no stabilization)"
         )];
     }
+    if let Some(duration) = cfg.benchmark_duration {
+        return vec![format!(
+            "  Using a single window of {} msec (--benchmark-duration, no stabilization)",
+            duration.as_millis()
+        )];
+    }
     if matches!(cfg.load, LoadMode::FixedSchedule | LoadMode::Periodic(_)) {
         return vec![
             "  Measured in one window from the first request to the last answer (no stabilization)"

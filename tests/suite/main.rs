@@ -6,6 +6,7 @@ mod common;
 mod fault_proxy;
 mod server_util;
 
+mod aiperf_cli;
 mod bad_inputs;
 mod bls;
 mod checked_answers;

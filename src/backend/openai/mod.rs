@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value};
 
 use super::http1::{frame_request, user_headers};
 use super::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
-use crate::config::{Config, Endpoint, LlmConfig};
+use crate::config::{Config, Endpoint, LlmConfig, OpenAiWire};
 use crate::data::{Entry, Prompt};
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -23,6 +23,8 @@ use crate::model::ModelSpec;
 pub struct OpenAi {
     pub llm: LlmConfig,
     pub streaming: bool,
+    /// AIPerf's custom path and max-tokens field.
+    pub wire: OpenAiWire,
 }
 
 impl OpenAi {
@@ -33,12 +35,16 @@ impl OpenAi {
                 .clone()
                 .expect("--service-kind openai has LLM settings"),
             streaming: cfg.streaming,
+            wire: cfg.openai_wire.clone(),
         }
     }
 
-    /// `/v1/...` of the endpoint.
+    /// `/v1/...` of the endpoint, or the custom path.
     pub fn path(&self) -> String {
-        format!("/{}", self.llm.endpoint.path())
+        match &self.wire.path {
+            Some(path) => path.clone(),
+            None => format!("/{}", self.llm.endpoint.path()),
+        }
     }
 
     /// The JSON body of one prompt.
@@ -68,7 +74,11 @@ impl OpenAi {
 
     fn generation_fields(&self, prompt: &Prompt, body: &mut Map<String, Value>) {
         if let Some(n) = prompt.max_tokens {
-            body.insert("max_tokens".into(), n.into());
+            let field = match self.wire.max_completion_tokens {
+                true => "max_completion_tokens",
+                false => "max_tokens",
+            };
+            body.insert(field.into(), n.into());
             if self.llm.output_deterministic {
                 body.insert("min_tokens".into(), n.into());
                 body.insert("ignore_eos".into(), true.into());
@@ -154,6 +164,7 @@ mod tests {
                 use_server_token_count: false,
             },
             streaming,
+            wire: OpenAiWire::default(),
         }
     }
 
@@ -175,6 +186,20 @@ mod tests {
                    "max_tokens": 7, "min_tokens": 7, "ignore_eos": true, "stream": true,
                    "stream_options": {"include_usage": true}, "temperature": 0.5})
         );
+    }
+
+    #[test]
+    fn aiperf_wire_sets_the_path_and_the_max_tokens_field() {
+        let mut chat = adapter(Endpoint::Chat, false);
+        assert_eq!(chat.path(), "/v1/chat/completions");
+        chat.wire = OpenAiWire {
+            path: Some("/my/api".into()),
+            max_completion_tokens: true,
+        };
+        assert_eq!(chat.path(), "/my/api");
+        let body = chat.body("m", &prompt());
+        assert_eq!(body["max_completion_tokens"], 7);
+        assert!(body.get("max_tokens").is_none());
     }
 
     #[test]

@@ -1,0 +1,524 @@
+//! AIPerf 0.13's names for the flags of an LLM run, so that an `aiperf profile ...` command
+//! line runs with `aiperf` replaced by `inferperf`: the flags AIPerf has and perf_analyzer
+//! does not, AIPerf's other names of flags inferperf already has, and the sentence for an
+//! AIPerf flag inferperf does not have. `config::aiperf` turns them into perf_analyzer's
+//! settings; this module only declares and names them.
+
+use clap::{Args, CommandFactory};
+
+use super::Cli;
+
+/// The AIPerf flags of an LLM run that perf_analyzer has no name for.
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "AIPerf flags (LLM runs)")]
+pub struct AiperfArgs {
+    /// AIPerf's API type: chat, completions or embeddings. Implies --service-kind openai and
+    /// the type's path (v1/chat/completions, v1/completions, v1/embeddings); with it,
+    /// --endpoint is AIPerf's --custom-endpoint (a path), not GenAI-Perf's endpoint. With
+    /// chat the answer's length is sent as max_completion_tokens, as AIPerf does (see
+    /// --use-legacy-max-tokens); with --endpoint v1/chat/completions, as max_tokens, as
+    /// GenAI-Perf does.
+    #[arg(long, value_name = "TYPE")]
+    pub endpoint_type: Option<String>,
+    /// AIPerf's: the path requests are sent to instead of the endpoint type's (e.g.
+    /// /v1/custom). Implies --service-kind openai; the type is --endpoint-type's, or chat
+    /// (AIPerf's default).
+    #[arg(long, value_name = "PATH")]
+    pub custom_endpoint: Option<String>,
+    /// AIPerf's: keep N requests in flight, one level (the same as --concurrency-range N).
+    /// With --request-count or --benchmark-duration it is one measurement of that many
+    /// requests or seconds, as in AIPerf; without either inferperf follows perf_analyzer
+    /// and measures windows until they are stable (AIPerf would send 10 requests). With
+    /// --request-rate it caps the requests in flight (--max-concurrency), as in AIPerf.
+    #[arg(long, value_name = "N", value_parser = one_concurrency)]
+    pub concurrency: Option<u32>,
+    /// AIPerf's: send R requests per second, one level (the same as --request-rate-range R),
+    /// with Poisson gaps as AIPerf unless --request-distribution constant is given. With
+    /// --request-count or --benchmark-duration, one measurement as under --concurrency.
+    #[arg(long, value_name = "R", value_parser = one_rate)]
+    pub request_rate: Option<f64>,
+    /// AIPerf's: one measurement of this many seconds at a single concurrency or request
+    /// rate, without stability check. As in every time window of inferperf, a request counts
+    /// when its answer arrives within the window; requests still in flight at its end are not
+    /// waited for (AIPerf's --benchmark-grace-period is not supported).
+    #[arg(long, value_name = "SECONDS")]
+    pub benchmark_duration: Option<f64>,
+    /// With chat: send the answer's length as max_tokens rather than max_completion_tokens
+    /// (AIPerf's flag; for servers that predate max_completion_tokens). Completions always
+    /// send max_tokens.
+    #[arg(long)]
+    pub use_legacy_max_tokens: bool,
+    /// AIPerf's goodput limits, METRIC:VALUE pairs separated by spaces or repeated:
+    /// time_to_first_token, inter_token_latency and request_latency, in ms (AIPerf's
+    /// unit), e.g. --goodput 'time_to_first_token:100 inter_token_latency:10'. Each becomes
+    /// the --slo condition ttft_p99<=VALUEms, itl_p99<=VALUEms or p99<=VALUEms: goodput
+    /// counts the requests whose own figures are within every limit, and a sweep judges its
+    /// levels' p99 by them.
+    #[arg(long, value_name = "METRIC:MS", num_args = 1..)]
+    pub goodput: Vec<String>,
+    /// AIPerf's display: dashboard, simple or none. inferperf has one console display; none
+    /// turns off its progress line (--no-progress), the others change nothing.
+    #[arg(long = "ui-type", visible_alias = "ui", value_name = "UI")]
+    pub ui_type: Option<String>,
+    /// Accepted for AIPerf: inferperf scrapes no server metrics unless --collect-metrics
+    /// or --metric asks.
+    #[arg(long)]
+    pub no_server_metrics: bool,
+    /// Accepted for AIPerf: inferperf reads GPU figures only with --collect-metrics.
+    #[arg(long)]
+    pub no_gpu_telemetry: bool,
+}
+
+/// `--concurrency N`: one whole number; AIPerf's comma-separated sweep is pointed to
+/// perf_analyzer's range.
+fn one_concurrency(text: &str) -> Result<u32, String> {
+    if text.contains(',') {
+        return Err(
+            "a comma-separated sweep is AIPerf's form, which inferperf does not take: sweep with --concurrency-range START:END:STEP".into(),
+        );
+    }
+    text.trim()
+        .parse()
+        .map_err(|_| "not a whole number of requests in flight".into())
+}
+
+/// `--request-rate R`: one number; a sweep is pointed to `--request-rate-range`.
+fn one_rate(text: &str) -> Result<f64, String> {
+    if text.contains(',') {
+        return Err(
+            "a comma-separated sweep is AIPerf's form, which inferperf does not take: sweep with --request-rate-range START:END:STEP".into(),
+        );
+    }
+    text.trim()
+        .parse()
+        .map_err(|_| "not a number of requests per second".into())
+}
+
+/// AIPerf's other names of flags inferperf has under GenAI-Perf's or perf_analyzer's name,
+/// rewritten to that name before the flags are parsed (so that inferperf's own messages
+/// name its flags as perf_analyzer users know them, `-m` for one).
+pub const AIPERF_ALIASES: &[(&str, &str)] = &[
+    ("isl", "--synthetic-input-tokens-mean"),
+    ("prompt-input-tokens-mean", "--synthetic-input-tokens-mean"),
+    ("isl-stddev", "--synthetic-input-tokens-stddev"),
+    (
+        "prompt-input-tokens-stddev",
+        "--synthetic-input-tokens-stddev",
+    ),
+    ("osl", "--output-tokens-mean"),
+    ("prompt-output-tokens-mean", "--output-tokens-mean"),
+    ("osl-stddev", "--output-tokens-stddev"),
+    ("prompt-output-tokens-stddev", "--output-tokens-stddev"),
+    ("num-dataset-entries", "--num-prompts"),
+    ("output-artifact-dir", "--artifact-dir"),
+    ("num-warmup-requests", "--warmup-request-count"),
+    ("model-names", "-m"),
+];
+
+/// The help paragraph that lists [`AIPERF_ALIASES`] and the AIPerf names inferperf reads
+/// with perf_analyzer's meaning.
+pub const AIPERF_HELP: &str = "\
+AIPerf 0.13's command line: `aiperf profile ...` runs as `inferperf profile ...` for an LLM \
+run. AIPerf's names also taken: --model/--model-names (as -m; --model NAME=KIND[:OPTS] stays \
+a --service-kind local model), --url (as -u, with or without http://; default localhost:8000 \
+in both), --header (-H), --request-count/--num-requests, --random-seed (--seed), \
+--request-timeout-seconds (--request-timeout), --verbose (-v), --isl and \
+--prompt-input-tokens-mean (--synthetic-input-tokens-mean), --osl and \
+--prompt-output-tokens-mean (--output-tokens-mean), their -stddev forms, \
+--num-dataset-entries (--num-prompts), --output-artifact-dir (--artifact-dir), \
+--num-warmup-requests (--warmup-request-count); --url, --header and --extra-inputs take \
+several values after one flag, and --extra-inputs a JSON object too, as in AIPerf. Where the \
+two tools give a name two meanings inferperf follows perf_analyzer: -f is the CSV report (not \
+AIPerf's --config; a .yaml path is refused), -b the batch size, --profile-export-file \
+perf_analyzer's per-request export; --request-count is exactly N requests in one window \
+(AIPerf's meaning too). AIPerf's comma-separated sweeps (--concurrency 10,20) are not \
+taken: use --concurrency-range. Any other AIPerf flag is refused by name (exit 3), never \
+ignored; inferperf exits 3 on a bad option where perf_analyzer exits 99.";
+
+/// Rewrites AIPerf's other names ([`AIPERF_ALIASES`]) to inferperf's, `--isl 8` and
+/// `--isl=8` alike; a `--` ends the options, as for clap.
+pub fn rewrite_aliases(args: &mut [String]) {
+    for arg in args.iter_mut() {
+        if arg.as_str() == "--" {
+            break;
+        }
+        let Some(given) = arg.strip_prefix("--") else {
+            continue;
+        };
+        let (name, value) = match given.split_once('=') {
+            Some((name, value)) => (name, Some(value)),
+            None => (given, None),
+        };
+        if let Some((_, ours)) = AIPERF_ALIASES.iter().find(|(theirs, _)| *theirs == name) {
+            *arg = match value {
+                Some(value) if ours.starts_with("--") => format!("{ours}={value}"),
+                // A short flag takes an attached value as is: `-mNAME`.
+                Some(value) => format!("{ours}{value}"),
+                None => ours.to_string(),
+            };
+        }
+    }
+}
+
+/// The sentence for the first AIPerf flag of a `profile` command line that inferperf does
+/// not have, if any. It is checked before clap reads the line, which would otherwise take
+/// an AIPerf name that starts an inferperf one (`--stream`) for that one.
+pub fn refuse_aiperf_only(args: &[String]) -> Option<String> {
+    if args.get(1).map(String::as_str) != Some("profile") {
+        return None;
+    }
+    let ours = profile_long_names();
+    for arg in args.iter().skip(2) {
+        if arg == "--" {
+            break;
+        }
+        let Some(name) = arg
+            .strip_prefix("--")
+            .map(|a| a.split('=').next().unwrap_or(a))
+        else {
+            continue;
+        };
+        let renamed = AIPERF_ALIASES.iter().any(|(theirs, _)| *theirs == name);
+        if AIPERF_PROFILE_FLAGS.contains(&name) && !renamed && !ours.iter().any(|o| o == name) {
+            return Some(format!(
+                "--{name} is an AIPerf flag inferperf does not have yet: drop it (the AIPerf flags inferperf takes are listed in inferperf profile --help)."
+            ));
+        }
+    }
+    None
+}
+
+/// Every long name and alias of `inferperf profile`.
+fn profile_long_names() -> Vec<String> {
+    let cli = Cli::command();
+    let Some(profile) = cli.find_subcommand("profile") else {
+        return Vec::new();
+    };
+    profile
+        .get_arguments()
+        .flat_map(|a| {
+            let aliases = a.get_all_aliases().unwrap_or_default();
+            a.get_long().into_iter().chain(aliases)
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// The long flags of `aiperf profile` in AIPerf 0.13 (with their other names and `--no-`
+/// forms), as its `--help` lists them: those inferperf lacks are refused by name.
+pub const AIPERF_PROFILE_FLAGS: &[&str] = &[
+    "accuracy-benchmark",
+    "accuracy-enable-cot",
+    "accuracy-grader",
+    "accuracy-n-shots",
+    "accuracy-no-enable-cot",
+    "accuracy-system-prompt",
+    "accuracy-tasks",
+    "accuracy-verbose",
+    "agentic-cache-warmup-duration",
+    "agentic-warmup-grace-period",
+    "allow-dataset-wrap",
+    "api-host",
+    "api-key",
+    "api-port",
+    "apply-chat-template",
+    "arrival-pattern",
+    "arrival-smoothness",
+    "artifact-dir",
+    "audio-batch-size",
+    "audio-depths",
+    "audio-format",
+    "audio-length-mean",
+    "audio-length-stddev",
+    "audio-num-channels",
+    "audio-sample-rates",
+    "auto-plot",
+    "batch-size",
+    "batch-size-audio",
+    "batch-size-image",
+    "batch-size-text",
+    "batch-size-video",
+    "benchmark-duration",
+    "benchmark-grace-period",
+    "bo-constraint-mode",
+    "burst-phase-starts",
+    "cache-bust",
+    "concurrency",
+    "concurrency-max",
+    "concurrency-min",
+    "concurrency-ramp-duration",
+    "concurrency-steps",
+    "confidence-level",
+    "config",
+    "connection-reuse-strategy",
+    "convergence-metric",
+    "convergence-mode",
+    "convergence-stat",
+    "convergence-threshold",
+    "conversation-num",
+    "conversation-turn-delay-mean",
+    "conversation-turn-delay-ratio",
+    "conversation-turn-delay-stddev",
+    "conversation-turn-mean",
+    "conversation-turn-stddev",
+    "custom-dataset-type",
+    "custom-endpoint",
+    "dataset-filter",
+    "dataset-sampling-strategy",
+    "degradation-metric-tag",
+    "degradation-stat",
+    "degradation-threshold",
+    "download-video-content",
+    "e2e-sla-ms",
+    "endpoint",
+    "endpoint-type",
+    "error-rate-sla",
+    "export-http-trace",
+    "export-level",
+    "export-outputs-json",
+    "extra-inputs",
+    "extra-verbose",
+    "failed-request-threshold",
+    "fixed-schedule",
+    "fixed-schedule-auto-offset",
+    "fixed-schedule-end-offset",
+    "fixed-schedule-start-offset",
+    "force-min-tokens",
+    "gen-ai-provider",
+    "goodput",
+    "gpu-telemetry",
+    "header",
+    "hf-subset",
+    "hf-weka-dataset",
+    "ignore-trace-delays",
+    "image-batch-size",
+    "image-format",
+    "image-height-mean",
+    "image-height-stddev",
+    "image-source",
+    "image-source-sampling",
+    "image-width-mean",
+    "image-width-stddev",
+    "input-file",
+    "inter-turn-delay-cap-seconds",
+    "isl",
+    "isl-block-size",
+    "isl-max",
+    "isl-min",
+    "isl-osl-pairs",
+    "isl-stddev",
+    "isl-steps",
+    "itl-sla-ms",
+    "log-level",
+    "max-context-length",
+    "max-idle-gap-cap-seconds",
+    "max-workers",
+    "mlflow-artifact-glob",
+    "mlflow-experiment",
+    "mlflow-parent-run-id",
+    "mlflow-run-name",
+    "mlflow-tag",
+    "mlflow-tracking-uri",
+    "model",
+    "model-names",
+    "model-selection-strategy",
+    "network-latency-automatic",
+    "network-latency-mean",
+    "network-latency-ping-interval",
+    "no-allow-dataset-wrap",
+    "no-auto-plot",
+    "no-fixed-schedule",
+    "no-force-min-tokens",
+    "no-gpu-telemetry",
+    "no-open-loop-replay",
+    "no-parameter-sweep-same-seed",
+    "no-profile-run-disable-warmup-after-first",
+    "no-server-metrics",
+    "no-set-consistent-seed",
+    "no-sweep-table",
+    "no-vary-seed-per-trial",
+    "num-conversations",
+    "num-dataset-entries",
+    "num-prefix-prompts",
+    "num-profile-runs",
+    "num-prompts",
+    "num-requests",
+    "num-sessions",
+    "num-users",
+    "num-warmup-requests",
+    "num-warmup-sessions",
+    "omit-kv-hints",
+    "open-loop-replay",
+    "open-loop-strict",
+    "optuna-acquisition",
+    "optuna-sampler",
+    "optuna-terminator",
+    "osl",
+    "osl-max",
+    "osl-min",
+    "osl-stddev",
+    "osl-steps",
+    "otel-resource-attributes",
+    "otel-url",
+    "output-artifact-dir",
+    "output-tokens-mean",
+    "output-tokens-stddev",
+    "parameter-sweep-cooldown-seconds",
+    "parameter-sweep-mode",
+    "parameter-sweep-same-seed",
+    "per-chunk-usage",
+    "plot-required",
+    "prefill-concurrency",
+    "prefill-concurrency-ramp-duration",
+    "prefix-prompt-length",
+    "prefix-prompt-pool-size",
+    "profile-export-file",
+    "profile-export-level",
+    "profile-export-prefix",
+    "profile-run-cooldown-seconds",
+    "profile-run-disable-warmup-after-first",
+    "prompt-batch-size",
+    "prompt-corpus",
+    "prompt-input-tokens-block-size",
+    "prompt-input-tokens-mean",
+    "prompt-input-tokens-stddev",
+    "prompt-output-tokens-mean",
+    "prompt-output-tokens-stddev",
+    "prompt-prefix-length",
+    "prompt-prefix-pool-size",
+    "public-dataset",
+    "random-corpus-style",
+    "random-range-ratio",
+    "random-seed",
+    "rankings-passages-mean",
+    "rankings-passages-prompt-token-mean",
+    "rankings-passages-prompt-token-stddev",
+    "rankings-passages-stddev",
+    "rankings-query-prompt-token-mean",
+    "rankings-query-prompt-token-stddev",
+    "record-processor-service-count",
+    "record-processors",
+    "replay-speedup",
+    "request-cancellation-delay",
+    "request-cancellation-rate",
+    "request-content-type",
+    "request-count",
+    "request-rate",
+    "request-rate-mode",
+    "request-rate-ramp-duration",
+    "request-rate-series",
+    "request-timeout-seconds",
+    "reset-kv-cache",
+    "reset-kv-cache-path",
+    "reset-kv-cache-timeout-seconds",
+    "scenario",
+    "search-direction",
+    "search-initial-points",
+    "search-max-iterations",
+    "search-metric",
+    "search-percentile-pooling",
+    "search-planner",
+    "search-random-seed",
+    "search-recipe",
+    "search-sla",
+    "search-sla-tier",
+    "search-space",
+    "search-stat",
+    "search-style",
+    "seq-dist",
+    "sequence-distribution",
+    "server-metrics",
+    "server-metrics-formats",
+    "server-profiler",
+    "server-profiler-start-path",
+    "server-profiler-stop-path",
+    "server-profiler-timeout-seconds",
+    "session-delay-ratio",
+    "session-header",
+    "session-turn-delay-mean",
+    "session-turn-delay-stddev",
+    "session-turns-mean",
+    "session-turns-stddev",
+    "set-consistent-seed",
+    "shared-system-prompt-length",
+    "show-trace-timing",
+    "slice-duration",
+    "slo-attainment-fraction",
+    "stats-interval",
+    "stream",
+    "streaming",
+    "sweep-type",
+    "sweep-variant",
+    "synthesis-max-isl",
+    "synthesis-max-osl",
+    "synthesis-output-len-multiplier",
+    "synthesis-prefix-len-multiplier",
+    "synthesis-prefix-root-multiplier",
+    "synthesis-prompt-len-multiplier",
+    "synthesis-speedup-ratio",
+    "synthetic-input-tokens-block-size",
+    "synthetic-input-tokens-mean",
+    "synthetic-input-tokens-stddev",
+    "system-idle-gap-cap-seconds",
+    "system-prompt",
+    "system-prompt-file",
+    "tokenizer",
+    "tokenizer-revision",
+    "tokenizer-trust-remote-code",
+    "tpot-sla-ms",
+    "trace-idle-gap-cap-seconds",
+    "trace-session-sample-ratio",
+    "trajectory-start-max-ratio",
+    "trajectory-start-min-ratio",
+    "transport",
+    "transport-type",
+    "ttft-sla-ms",
+    "ui",
+    "ui-type",
+    "unsafe-override",
+    "url",
+    "url-strategy",
+    "use-legacy-max-tokens",
+    "use-server-token-count",
+    "use-think-time-only",
+    "user-centric-rate",
+    "user-context-prompt-length",
+    "uuid-and-strip",
+    "variant",
+    "vary-seed-per-trial",
+    "verbose",
+    "video-audio-codec",
+    "video-audio-depth",
+    "video-audio-num-channels",
+    "video-audio-sample-rate",
+    "video-batch-size",
+    "video-codec",
+    "video-duration",
+    "video-format",
+    "video-fps",
+    "video-height",
+    "video-synth-type",
+    "video-width",
+    "vllm-burstiness",
+    "wait-for-model-interval",
+    "wait-for-model-mode",
+    "wait-for-model-timeout",
+    "wandb-entity",
+    "wandb-project",
+    "wandb-run-name",
+    "wandb-tag",
+    "warmup-arrival-pattern",
+    "warmup-concurrency",
+    "warmup-concurrency-ramp-duration",
+    "warmup-duration",
+    "warmup-grace-period",
+    "warmup-prefill-concurrency",
+    "warmup-prefill-concurrency-ramp-duration",
+    "warmup-request-count",
+    "warmup-request-rate",
+    "warmup-request-rate-ramp-duration",
+    "workers-max",
+    "zmq-dual-bind",
+    "zmq-host",
+    "zmq-ipc-path",
+];

@@ -1,0 +1,309 @@
+//! AIPerf's flags (`cli::AiperfArgs` and AIPerf's names of existing flags) turned into the
+//! perf_analyzer settings they mean, before `Config::from_args` reads them: `--concurrency N`
+//! is `--concurrency-range N` (or, with a rate, `--max-concurrency N`), `--request-rate R`
+//! is `--request-rate-range R` with Poisson gaps, `--endpoint-type` is `--service-kind
+//! openai` with its endpoint, `--goodput` limits are `--slo` conditions, `--model NAME` is
+//! `-m NAME`. What has no perf_analyzer form (`--benchmark-duration`, the request's path
+//! and its max-tokens field) is returned beside the rewritten flags.
+
+use std::time::Duration;
+
+use crate::cli::{AiperfArgs, ProfileArgs};
+use crate::error::{RunError, RunResult};
+
+/// The longest `--benchmark-duration`: a day.
+const MAX_DURATION_S: f64 = 86_400.0;
+
+/// How requests to an OpenAI-compatible server are addressed and shaped beyond the
+/// endpoint's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OpenAiWire {
+    /// `--custom-endpoint` (or `--endpoint` beside `--endpoint-type`): the path requests go
+    /// to, with its leading `/`, instead of the endpoint's.
+    pub path: Option<String>,
+    /// Send the answer's length as `max_completion_tokens` (AIPerf's chat requests) rather
+    /// than `max_tokens` (GenAI-Perf's, completions, `--use-legacy-max-tokens`).
+    pub max_completion_tokens: bool,
+}
+
+/// The flags in perf_analyzer's terms, with what they cannot say.
+#[derive(Debug)]
+pub(super) struct Lowered {
+    pub args: ProfileArgs,
+    pub wire: OpenAiWire,
+    pub benchmark_duration: Option<Duration>,
+}
+
+/// Rewrites AIPerf's flags into perf_analyzer's; a combination that means two things is
+/// a bad option.
+pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
+    let mut args = given.clone();
+    let aiperf = &given.aiperf;
+    refuse_config_file(&args)?;
+    lower_model(&mut args)?;
+    imply_openai(&mut args, aiperf)?;
+    let wire = lower_endpoint(&mut args, aiperf)?;
+    lower_load(&mut args, aiperf)?;
+    args.slo.extend(goodput_conditions(&aiperf.goodput)?);
+    match aiperf.ui_type.as_deref().map(str::trim) {
+        None | Some("dashboard" | "simple") => {}
+        Some("none") => args.no_progress = true,
+        Some(other) => {
+            return Err(RunError::bad_option(format!(
+                "--ui-type '{other}' is not one of AIPerf's displays: use dashboard, simple or none (inferperf shows its own console report with each)."
+            )))
+        }
+    }
+    let benchmark_duration = aiperf
+        .benchmark_duration
+        .map(benchmark_duration)
+        .transpose()?;
+    if benchmark_duration.is_some() && args.request_count > 0 {
+        return Err(RunError::bad_option(
+            "--benchmark-duration and --request-count both bound the measurement: give one.",
+        ));
+    }
+    Ok(Lowered {
+        args,
+        wire,
+        benchmark_duration,
+    })
+}
+
+/// `-f` is perf_analyzer's CSV report, written over the path; AIPerf's `-f` reads a YAML
+/// config. A YAML path is most likely the latter, and writing a CSV over it would lose it.
+fn refuse_config_file(args: &ProfileArgs) -> RunResult<()> {
+    let Some(path) = &args.csv_file else {
+        return Ok(());
+    };
+    let extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or_default();
+    if ["yaml", "yml"].contains(&extension.to_ascii_lowercase().as_str()) {
+        return Err(RunError::bad_option(format!(
+            "-f {}: -f is perf_analyzer's CSV report file, written over that path, and this looks like AIPerf's -f/--config YAML file, which inferperf does not read: give a .csv path.",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `--model NAME` (no `=`) is AIPerf's model name, as `-m NAME`; `--model NAME=KIND` stays a
+/// built-in model of `--service-kind local`.
+fn lower_model(args: &mut ProfileArgs) -> RunResult<()> {
+    let (defs, names): (Vec<String>, Vec<String>) = args
+        .local_models
+        .iter()
+        .cloned()
+        .partition(|m| m.contains('='));
+    args.local_models = defs;
+    let one_model = |given: &str| {
+        RunError::bad_option(format!(
+            "--model {given}: inferperf profiles one model per run; give one name (AIPerf's list of models is not supported yet)."
+        ))
+    };
+    if names.len() > 1 {
+        return Err(one_model(&names.join(" --model ")));
+    }
+    if let Some(name) = names.into_iter().next() {
+        let name = name.trim().to_string();
+        let current = args.model_name.trim();
+        if !current.is_empty() && current != name {
+            return Err(RunError::bad_option(format!(
+                "-m {current} and --model {name} name two models: give one."
+            )));
+        }
+        args.model_name = name;
+    }
+    if args.model_name.contains(',') {
+        return Err(one_model(&args.model_name));
+    }
+    Ok(())
+}
+
+/// `--endpoint-type` and `--custom-endpoint` mean an OpenAI-compatible server.
+fn imply_openai(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<()> {
+    let flag = match (&aiperf.endpoint_type, &aiperf.custom_endpoint) {
+        (Some(_), _) => "--endpoint-type",
+        (None, Some(_)) => "--custom-endpoint",
+        (None, None) => return Ok(()),
+    };
+    match args.service_kind.as_deref().map(str::trim) {
+        None => args.service_kind = Some("openai".into()),
+        Some("openai") => {}
+        Some(kind) => {
+            return Err(RunError::bad_option(format!(
+                "{flag} is for OpenAI-compatible servers, not --service-kind {kind}: drop --service-kind (AIPerf's {flag} implies openai) or {flag}."
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// The endpoint and path of AIPerf's flags: `--endpoint-type T` picks the API and with it
+/// `--endpoint` (AIPerf's alias) or `--custom-endpoint` is only the path.
+fn lower_endpoint(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<OpenAiWire> {
+    let mut path = aiperf.custom_endpoint.clone();
+    let chat = match &aiperf.endpoint_type {
+        Some(kind) => {
+            let api = endpoint_type(kind)?;
+            if let Some(endpoint) = args.llm.endpoint.take() {
+                if path.is_some() {
+                    return Err(RunError::bad_option(
+                        "--endpoint and --custom-endpoint both give the request path: give one.",
+                    ));
+                }
+                path = Some(endpoint);
+            }
+            args.llm.endpoint = Some(api.to_string());
+            api == "v1/chat/completions"
+        }
+        // AIPerf's default type is chat; GenAI-Perf's --endpoint, if given, names the API.
+        None if path.is_some() && args.llm.endpoint.is_none() => {
+            args.llm.endpoint = Some("v1/chat/completions".into());
+            true
+        }
+        None => false,
+    };
+    Ok(OpenAiWire {
+        path: path.map(|p| request_path(&p)).transpose()?,
+        max_completion_tokens: chat && !aiperf.use_legacy_max_tokens,
+    })
+}
+
+/// AIPerf's endpoint types inferperf speaks, as the endpoint's path.
+fn endpoint_type(kind: &str) -> RunResult<&'static str> {
+    match kind.trim() {
+        "chat" => Ok("v1/chat/completions"),
+        "completions" => Ok("v1/completions"),
+        "embeddings" => Ok("v1/embeddings"),
+        other => Err(RunError::bad_option(format!(
+            "--endpoint-type '{other}' is not an endpoint type inferperf speaks: use chat, completions or embeddings."
+        ))),
+    }
+}
+
+/// A request path: `/` first, printable ASCII without spaces.
+fn request_path(text: &str) -> RunResult<String> {
+    let trimmed = text.trim();
+    let path = format!("/{}", trimmed.trim_start_matches('/'));
+    let printable = path.bytes().all(|b| b.is_ascii_graphic());
+    if trimmed.is_empty() || path == "/" || !printable {
+        return Err(RunError::bad_option(format!(
+            "--custom-endpoint '{text}' is not a request path: give one such as /v1/chat/completions (printable characters, no spaces)."
+        )));
+    }
+    Ok(path)
+}
+
+/// `--concurrency N` and `--request-rate R` as perf_analyzer's range flags.
+fn lower_load(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<()> {
+    if let Some(rate) = aiperf.request_rate {
+        if args.concurrency_range.is_some() {
+            return Err(RunError::bad_option(
+                "Cannot use both --concurrency-range and --request-rate inference load modes: choose one (AIPerf's --concurrency beside --request-rate caps the requests in flight).",
+            ));
+        }
+        if args.request_rate_range.is_some() {
+            return Err(RunError::bad_option(
+                "--request-rate and --request-rate-range both set the request rate: give one.",
+            ));
+        }
+        if !(rate.is_finite() && rate > 0.0) {
+            return Err(RunError::bad_option(format!(
+                "--request-rate {rate} must be a number of requests per second above 0."
+            )));
+        }
+        args.request_rate_range = Some(rate.to_string());
+        // AIPerf's arrival pattern is Poisson unless told otherwise.
+        if args.request_distribution.is_none() {
+            args.request_distribution = Some("poisson".into());
+        }
+    }
+    let Some(n) = aiperf.concurrency else {
+        return Ok(());
+    };
+    if n == 0 {
+        return Err(RunError::bad_option(
+            "--concurrency 0 keeps no request in flight: give 1 or more.",
+        ));
+    }
+    let open_loop = args.request_rate_range.is_some()
+        || args.request_intervals.is_some()
+        || args.fixed_schedule;
+    if open_loop {
+        // As in AIPerf, a concurrency beside a rate caps the requests in flight.
+        if args.max_concurrency.is_some() {
+            return Err(RunError::bad_option(
+                "--concurrency beside a request rate caps the requests in flight, as --max-concurrency does: give one.",
+            ));
+        }
+        args.max_concurrency = Some(n);
+        return Ok(());
+    }
+    let old = args.old_concurrency.is_some()
+        || args.old_max_concurrency.is_some()
+        || args.old_dynamic_concurrency;
+    if args.concurrency_range.is_some() || old {
+        return Err(RunError::bad_option(
+            "--concurrency and --concurrency-range (or -t/-c/-d) both set the concurrency: give one.",
+        ));
+    }
+    args.concurrency_range = Some(n.to_string());
+    Ok(())
+}
+
+/// `--benchmark-duration SECONDS`: above 0, at most a day.
+fn benchmark_duration(seconds: f64) -> RunResult<Duration> {
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_DURATION_S) {
+        return Err(RunError::bad_option(format!(
+            "--benchmark-duration {seconds} must be a number of seconds above 0 and at most {MAX_DURATION_S} (a day)."
+        )));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// AIPerf's `--goodput 'METRIC:VALUE ...'` (values in ms) as `--slo` conditions on the p99.
+fn goodput_conditions(values: &[String]) -> RunResult<Vec<String>> {
+    let pairs = values.iter().flat_map(|v| v.split_whitespace());
+    pairs
+        .map(|pair| {
+            let bad = || {
+                RunError::bad_option(format!(
+                    "--goodput '{pair}' is not METRIC:VALUE with VALUE a number of ms above 0 (e.g. --goodput 'time_to_first_token:100 inter_token_latency:10')."
+                ))
+            };
+            let (metric, value) = pair.split_once(':').ok_or_else(bad)?;
+            let value: f64 = value.trim().parse().map_err(|_| bad())?;
+            if !(value.is_finite() && value > 0.0) {
+                return Err(bad());
+            }
+            let figure = match metric.trim() {
+                "time_to_first_token" => "ttft_",
+                "inter_token_latency" => "itl_",
+                "request_latency" => "",
+                other => {
+                    return Err(RunError::bad_option(format!(
+                        "--goodput '{pair}': {other} is an AIPerf metric inferperf's goodput does not limit yet; use time_to_first_token, inter_token_latency or request_latency (in ms)."
+                    )))
+                }
+            };
+            Ok(format!("{figure}p99<={value}ms"))
+        })
+        .collect()
+}
+
+/// The AIPerf flags that only an OpenAI-compatible server takes, refused elsewhere.
+pub(super) fn refuse_without_openai(aiperf: &AiperfArgs) -> RunResult<()> {
+    if aiperf.use_legacy_max_tokens {
+        return Err(RunError::bad_option(
+            "--use-legacy-max-tokens applies to OpenAI-compatible servers: add --endpoint-type chat (or --service-kind openai).",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "aiperf_tests.rs"]
+mod tests;

@@ -1,0 +1,164 @@
+//! AIPerf 0.13's command line run by the real binary against the embedded server's `llm`
+//! model: `--concurrency N --request-count M` is one measurement of exactly M requests,
+//! `--benchmark-duration S` one window of about S seconds, and an AIPerf flag inferperf
+//! lacks is refused by name with exit 3.
+
+use serde_json::Value;
+
+use crate::common;
+
+/// What a run left: exit code, standard output and error, results file.
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    doc: Value,
+}
+
+/// Runs `inferperf profile` with an AIPerf command line (plus a results file).
+async fn run(addr: &str, rest: &[&str]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.json");
+    let mut args = vec![
+        "profile",
+        "--model",
+        "llm",
+        "--url",
+        addr,
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "--synthetic-input-tokens-mean",
+        "16",
+        "--output-tokens-mean",
+        "8",
+        "--no-progress",
+        "--results-file",
+        results.to_str().unwrap(),
+    ];
+    args.extend_from_slice(rest);
+    let out = common::run_cli(&args).await;
+    let doc = match std::fs::read_to_string(&results) {
+        Ok(text) => serde_json::from_str(&text).expect("results.json is JSON"),
+        Err(_) => Value::Null,
+    };
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: common::stdout(&out),
+        stderr: common::stderr(&out),
+        doc,
+    }
+}
+
+fn levels(doc: &Value) -> &Vec<Value> {
+    doc["levels"].as_array().expect("levels")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_and_request_count_are_one_measurement_of_that_many_requests() {
+    let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
+    let addr = format!("http://{}", server.http_addr);
+    let run = run(&addr, &["--concurrency", "2", "--request-count", "20"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = &run.doc;
+    let levels = levels(doc);
+    assert_eq!(levels.len(), 1, "one level: {doc}");
+    let level = &levels[0];
+    assert_eq!(level["load"]["concurrency"], 2, "{level}");
+    assert_eq!(level["end"], "single_window");
+    let windows = level["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 1, "one window");
+    assert_eq!(windows[0]["ok"], 20);
+    assert_eq!(windows[0]["completed"], 20);
+    // AIPerf's chat requests ask for their length as max_completion_tokens, which the
+    // embedded model honours: every answer has the 8 tokens asked.
+    let tokens = &windows[0]["tokens"];
+    assert_eq!(tokens["output_tokens"]["mean"], 8.0, "{tokens}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn benchmark_duration_is_one_window_of_that_many_seconds() {
+    let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
+    let addr = server.http_addr.to_string();
+    let run = run(&addr, &["--concurrency", "2", "--benchmark-duration", "2"]).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = &run.doc;
+    let levels = levels(doc);
+    assert_eq!(levels.len(), 1, "one level: {doc}");
+    assert_eq!(levels[0]["end"], "single_window");
+    let windows = levels[0]["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 1, "one window, no stability trials");
+    let seconds = windows[0]["duration_s"].as_f64().unwrap();
+    assert!((1.95..2.5).contains(&seconds), "window of {seconds} s");
+    // Two in flight, each answer about 5 + 8 ms: far more than 20 requests in 2 s.
+    let ok = windows[0]["ok"].as_u64().unwrap();
+    assert!(ok > 20, "{ok} requests in 2 s");
+    assert!(
+        run.stdout.contains("Using a single window of 2000 msec"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_rate_and_request_count_are_one_open_loop_measurement() {
+    let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
+    let addr = server.http_addr.to_string();
+    let flags = [
+        "--request-rate",
+        "40",
+        "--request-count",
+        "40",
+        "--random-seed",
+        "3",
+    ];
+    let run = run(&addr, &flags).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc = &run.doc;
+    let levels = levels(doc);
+    assert_eq!(levels.len(), 1, "one level: {doc}");
+    assert_eq!(
+        levels[0]["load"]["request_rate"], 40.0,
+        "{}",
+        levels[0]["load"]
+    );
+    let windows = levels[0]["windows"].as_array().unwrap();
+    assert_eq!(windows.len(), 1);
+    assert_eq!(windows[0]["ok"], 40);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_aiperf_flag_inferperf_lacks_exits_3_with_its_name() {
+    for (flag, value) in [
+        ("--benchmark-grace-period", "5"),
+        // A prefix of --streaming: clap alone would have taken it for that flag.
+        ("--stream", "otel"),
+        ("--public-dataset", "sharegpt"),
+    ] {
+        let args = [
+            "profile",
+            "--model",
+            "llm",
+            "--endpoint-type",
+            "chat",
+            "--concurrency",
+            "2",
+            flag,
+            value,
+        ];
+        let out = common::run_cli(&args).await;
+        let stderr = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{flag}: {stderr}");
+        let expected = format!("error: {flag} is an AIPerf flag inferperf does not have yet: ");
+        assert!(stderr.starts_with(&expected), "{stderr}");
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "one sentence: {stderr}"
+        );
+    }
+    // A bad value of an AIPerf flag inferperf has is one sentence and exit 3 too.
+    let out = common::run_cli(&["--model", "llm", "--endpoint-type", "rerank"]).await;
+    assert_eq!(out.status.code(), Some(3));
+    assert!(common::stderr(&out).contains("--endpoint-type 'rerank'"));
+}
