@@ -178,11 +178,21 @@ def profile(llama, name, tokens, tokenizer=None):
     with ForeignLoad(llama.pid) as load:
         run = run_tool(args, name, timeout=300)
         load.tool(run)
-    timings = timings_of(llama, mark, REQUESTS, keep=ARTIFACTS / f"{name}.server.log")
+    timings = timings_of(llama, mark, REQUESTS + 1, keep=ARTIFACTS / f"{name}.server.log")
     assert run.returncode in (0, 2), run.show()
     folder = level_folder(artifact_dir, llama.model, "chat", "concurrency", 1)
     document = json.loads((folder / "profile_export_aiperf.json").read_text())
-    return Run("inferperf", run, read_export(folder), document, ServerTruth.of(timings), folder, load)
+    profiled, checks = split_checks(timings)
+    # Before the run inferperf checks the model with one chat request ("Hello", max_tokens 1).
+    assert len(checks) <= 1, f"{name}: {len(checks)} short requests besides the run's: {checks}"
+    return Run("inferperf", run, read_export(folder), document, ServerTruth.of(profiled), folder, load)
+
+
+def split_checks(timings):
+    """The run's requests (OUTPUT_TOKENS tokens each: OUTPUT_TOKENS - 1 decodes after the
+    prompt's) apart from shorter ones (a tool's check of the model before its run)."""
+    profiled = [t for t in timings if t.eval_runs >= OUTPUT_TOKENS - 1]
+    return profiled, [t for t in timings if t.eval_runs < OUTPUT_TOKENS - 1]
 
 
 @pytest.fixture(scope="module")
@@ -262,6 +272,8 @@ def aiperf_run(llama, tokenizer, template):
         )
         load.tool(run)
     timings = timings_of(llama, mark, REQUESTS, keep=export.folder.parent / f"{export.folder.name}.server.log")
+    timings, checks = split_checks(timings)
+    assert not checks, f"AIPerf sent {len(checks)} short requests besides its run's: {checks}"
     document = json.loads((export.folder / "profile_export_aiperf.json").read_text())
     result = Run("aiperf", run, export, document, ServerTruth.of(timings), export.folder, load)
     note(f"aiperf synthetic {SIDE_BY_SIDE_TOKENS}: {result.text()}")
