@@ -351,7 +351,7 @@ def aiperf_argv(aiperf, tokenizer, server, level, args, artifacts, counted=False
 def inferperf_own(out):
     """What inferperf reported: throughput, mean latency, its own CPU estimate, errors."""
     own = {}
-    for key, pattern in (("rps", r"Throughput: ([\d.]+) infer/sec"),
+    for key, pattern in (("rps", r"(?<!Response )Throughput: ([\d.]+) infer/sec"),
                          ("latency_us", r"Avg latency: (\d+) usec"),
                          ("cpu_req_us", r"Client CPU: ([\d.]+) usec per request"),
                          ("cpu_tok_us", r"([\d.]+) usec per output token"),
@@ -359,6 +359,11 @@ def inferperf_own(out):
         found = re.findall(pattern, out)
         if found:
             own[key] = float(found[-1])
+    if "latency_us" not in own:
+        # The LLM console has no "Avg latency" line: the summary's last line has it.
+        found = re.findall(r"throughput: [\d.]+ infer/sec, latency (\d+) usec", out)
+        if found:
+            own["latency_us"] = float(found[-1])
     if "rps" in own and "latency_us" in own:
         own["concurrency"] = own["rps"] * own["latency_us"] / 1e6  # Little's law
     errors = [l.strip() for l in out.splitlines() if re.search(r"error|fail", l, re.I)]
