@@ -150,9 +150,10 @@ class Run:
         return f"avg {metric['avg']:g} min {metric['min']:g} max {metric['max']:g}"
 
 
-def profile(llama, name, tokens, tokenizer=None):
-    """inferperf, streaming chat at concurrency 1, REQUESTS requests of synthetic prompts of
-    `tokens` tokens and OUTPUT_TOKENS output tokens; counted with `tokenizer` when given."""
+def profile(llama, name, tokens, tokenizer=None, streaming=True):
+    """inferperf, chat at concurrency 1 (streamed unless told), REQUESTS requests of synthetic
+    prompts of `tokens` tokens and OUTPUT_TOKENS output tokens; counted with `tokenizer` when
+    given."""
     artifact_dir = ARTIFACTS / name
     shutil.rmtree(artifact_dir, ignore_errors=True)
     args = [
@@ -161,7 +162,6 @@ def profile(llama, name, tokens, tokenizer=None):
         "-u", llama.address,
         "--service-kind", "openai",
         "--endpoint", "v1/chat/completions",
-        "--streaming",
         "--concurrency-range", 1,
         "--request-count", REQUESTS,
         "--synthetic-input-tokens-mean", tokens,
@@ -174,6 +174,8 @@ def profile(llama, name, tokens, tokenizer=None):
     ]
     if tokenizer is not None:
         args += ["--tokenizer", tokenizer]
+    if streaming:
+        args.append("--streaming")
     mark = llama.mark()
     with ForeignLoad(llama.pid) as load:
         run = run_tool(args, name, timeout=300)
@@ -200,13 +202,14 @@ def runs(llama, inferperf_bin, tokenizer):
     """inferperf's runs by (counting source, prompt length), made when first asked for."""
     made = {}
 
-    def get(source, tokens):
-        if (source, tokens) not in made:
-            name = f"llm-tokens-{source}-{tokens}"
-            run = profile(llama, name, tokens, tokenizer if source == "tokenizer" else None)
-            note(f"inferperf {source}-counted {tokens}: {run.text()}")
-            made[(source, tokens)] = run
-        return made[(source, tokens)]
+    def get(source, tokens, streaming=True):
+        key = (source, tokens, streaming)
+        if key not in made:
+            name = f"llm-tokens-{source}-{tokens}" + ("" if streaming else "-plain")
+            run = profile(llama, name, tokens, tokenizer if source == "tokenizer" else None, streaming)
+            note(f"inferperf {source}-counted {tokens}{'' if streaming else ' plain'}: {run.text()}")
+            made[key] = run
+        return made[key]
 
     return get
 
@@ -410,3 +413,44 @@ def test_isl_is_what_llama_evaluated(llama, runs, tokenizer, template, source, t
     if miscounted:
         failures.append(f"contents the server counts otherwise than inferperf (index, server, inferperf): {miscounted}")
     assert not failures, "\n".join(failures) + f"\n{run.text()}\n{table_text(rows)}"
+
+
+def test_usage_prompt_tokens_is_isl_plus_template(runs, template):
+    """Not streamed, llama-cpp-python sends usage: its prompt_tokens is the whole evaluated
+    prompt, so inferperf's usage_prompt_tokens is ISL + T for every request, the difference
+    row says T / ISL, and the output lengths by usage and by the tokenizer agree (16)."""
+    tokens = SIDE_BY_SIDE_TOKENS
+    run = runs("tokenizer", tokens, streaming=False)
+    rows = evaluated_table(run, template, exported_requests(run))
+    metrics = run.export.metrics
+    shown = {
+        tag: {k: metrics[tag].get(k) for k in ("avg", "min", "max")} if tag in metrics else None
+        for tag in (
+            "usage_prompt_tokens",
+            "usage_prompt_tokens_diff_pct",
+            "usage_completion_tokens_diff_pct",
+            "osl_mismatch_diff_pct",
+        )
+    }
+    note(f"plain {tokens}: {shown}; {table_text(rows)}")
+    failures = []
+    try:
+        assert_lengths(run, tokens)
+    except AssertionError as error:
+        failures.append(str(error))
+    wrong = [(i, r) for i, r in enumerate(rows) if r[2] != tokens]
+    if wrong:
+        failures.append(f"requests whose evaluated prompt less the template is not {tokens}: {wrong}")
+    expected = {
+        "usage_prompt_tokens": tokens + template,
+        "usage_prompt_tokens_diff_pct": 100.0 * template / tokens,
+        "usage_completion_tokens_diff_pct": 0.0,
+        "osl_mismatch_diff_pct": 0.0,
+    }
+    for tag, want in expected.items():
+        got = shown[tag]
+        if got is None:
+            failures.append(f"no {tag} in {run.folder}/profile_export_aiperf.json")
+        elif not all(v is not None and abs(v - want) <= 1e-6 * max(1.0, abs(want)) for v in got.values()):
+            failures.append(f"{tag}: {got}, not {want:g} for every request")
+    assert not failures, "\n".join(failures) + f"\n{run.text()}"
