@@ -19,6 +19,10 @@ pub struct AnswerCounting {
     described: std::sync::Arc<str>,
     /// `--use-server-token-count`: output lengths come from `usage` alone.
     server_only: bool,
+    /// The counter is the server's own endpoint: an answer that came with the server's
+    /// usage is not sent back to be counted again (the same count, and a request more on
+    /// the server being measured).
+    is_server: bool,
 }
 
 impl AnswerCounting {
@@ -28,6 +32,7 @@ impl AnswerCounting {
         let server_only = cfg.llm.as_ref().is_some_and(|l| l.use_server_token_count);
         Some(AnswerCounting {
             described: counter.info().describe().into(),
+            is_server: counter.info().kind == "server",
             counter,
             server_only,
         })
@@ -47,6 +52,11 @@ impl AnswerCounting {
         for (sample, content, reasoning) in drained.each_text() {
             let tokens = &mut sample.tokens;
             if tokens.source == TokenSource::None || sample.error.is_some() {
+                continue;
+            }
+            let reasoning_known = reasoning.is_empty() || tokens.usage_reasoning.is_some();
+            if self.is_server && tokens.source == TokenSource::Usage && reasoning_known {
+                tokens.reasoning = tokens.usage_reasoning.unwrap_or(0);
                 continue;
             }
             let count = |text: &str| match text.is_empty() {
