@@ -5,7 +5,10 @@
 //! certificate the server asked for, a plain server — which the first connection of a run
 //! turns into its error. [`TlsIo`] is the stream the HTTP/1.1, h2 and tonic paths read and
 //! write; it notes a TLS error that comes after the handshake (a TLS 1.3 server refuses a
-//! missing client certificate only then).
+//! missing client certificate only then). A self-signed server certificate the user names
+//! as trusted is taken as the server's own even when it is marked as a CA (`self_signed`).
+
+mod self_signed;
 
 use std::io;
 use std::net::SocketAddr;
@@ -26,6 +29,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
+use self::self_signed::NamedSelfSigned;
 use super::outcome::ErrorKind;
 use crate::config::{TlsFile, TlsSettings};
 use crate::error::{RunError, RunResult};
@@ -316,27 +320,32 @@ fn verifier(
     if !s.verify_peer {
         return Ok(Arc::new(AnyCertificate(provider)));
     }
-    let roots = Arc::new(roots(s)?);
-    let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider)
+    let (roots, named) = roots(s)?;
+    let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
         .build()
         .map_err(|e| RunError::failed(format!("TLS cannot verify servers: {e}.")))?;
-    Ok(if s.verify_host {
-        webpki
+    let checked = Arc::new(NamedSelfSigned::new(webpki, named));
+    let verifier: Arc<dyn ServerCertVerifier> = if s.verify_host {
+        checked
     } else {
-        Arc::new(NoNameCheck(webpki))
-    })
+        Arc::new(NoNameCheck(checked))
+    };
+    Ok(verifier)
 }
 
-/// The CA file's certificates, else the system's roots.
-fn roots(s: &TlsSettings) -> RunResult<RootCertStore> {
+/// The CA file's certificates (also returned, as the certificates the user named), else
+/// the system's roots.
+fn roots(s: &TlsSettings) -> RunResult<(RootCertStore, Vec<CertificateDer<'static>>)> {
     let mut store = RootCertStore::empty();
+    let mut named = Vec::new();
     match &s.ca_file {
         Some(path) => {
             let file = TlsFile {
                 path: path.clone(),
                 der: false,
             };
-            for cert in read_certs(&file, s.flags.ca_flag())? {
+            named = read_certs(&file, s.flags.ca_flag())?;
+            for cert in named.iter().cloned() {
                 store.add(cert).map_err(|e| {
                     RunError::bad_option(format!(
                         "{} '{}': a certificate cannot be used as a root ({e}).",
@@ -350,7 +359,7 @@ fn roots(s: &TlsSettings) -> RunResult<RootCertStore> {
             let _ = store.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
         }
     }
-    Ok(store)
+    Ok((store, named))
 }
 
 fn read_certs(file: &TlsFile, flag: &str) -> RunResult<Vec<CertificateDer<'static>>> {
@@ -426,7 +435,7 @@ impl ServerCertVerifier for AnyCertificate {
 
 /// `--ssl-https-verify-host 0`: the chain is verified, a name mismatch is let through.
 #[derive(Debug)]
-struct NoNameCheck(Arc<WebPkiServerVerifier>);
+struct NoNameCheck(Arc<NamedSelfSigned>);
 
 impl ServerCertVerifier for NoNameCheck {
     fn verify_server_cert(

@@ -3,7 +3,9 @@
 //! succeed with the CA file, with `--ssl-target-name`, with a client certificate where the
 //! server asks for one, and without verification (with its warning); every failed handshake
 //! — unknown issuer, expired, name mismatch, no client certificate, a plain server, a plain
-//! client — ends at once with its one sentence and exit 99.
+//! client — ends at once with its one sentence and exit 99. A self-signed server certificate
+//! marked as a CA (what `openssl req -x509` makes) is taken when it is the one given as
+//! trusted, and refused otherwise.
 
 use crate::common;
 
@@ -343,4 +345,155 @@ async fn a_list_of_tls_urls_spreads_the_run_over_each() {
     assert!(out.contains(&format!("URL {}: ", two.grpc_addr)), "{out}");
     one.shutdown().await;
     two.shutdown().await;
+}
+
+/// A self-signed certificate marked as a CA, for localhost and 127.0.0.1, as `openssl req
+/// -x509 -subj /CN=localhost -addext subjectAltName=DNS:localhost,IP:127.0.0.1` makes it
+/// (CA:TRUE, no key usage, no extended key usage), written as `name`.pem and `name`.key.
+fn self_signed(certs: &Certs, name: &str, expired: bool) {
+    let sans = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let mut params = CertificateParams::new(sans).unwrap();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params
+        .distinguished_name
+        .push(DnType::CommonName, "localhost");
+    params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    if expired {
+        params.not_before = date_time_ymd(2020, 1, 1);
+        params.not_after = date_time_ymd(2020, 1, 3);
+    }
+    let key = KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    write(certs.dir.path(), name, &cert.pem(), &key);
+}
+
+/// `--ssl-https-ca-certificates-file` and `--ssl-grpc-root-certifications-file` with `file`.
+fn both_cas(certs: &Certs, file: &str) -> (Vec<String>, Vec<String>) {
+    (
+        args(&["--ssl-https-ca-certificates-file", &certs.arg(file)]),
+        args(&["--ssl-grpc-root-certifications-file", &certs.arg(file)]),
+    )
+}
+
+fn with(mut list: Vec<String>, more: &[&str]) -> Vec<String> {
+    list.extend(args(more));
+    list
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_self_signed_certificate_given_as_trusted_is_taken_for_its_names() {
+    let certs = make_certs();
+    self_signed(&certs, "self", false);
+    self_signed(&certs, "other-self", false);
+    let server = tls_server(&certs, "self", None).await;
+    let (http, grpc) = both_cas(&certs, "self.pem");
+    assert_ok(run(https(&server), "http", &http).await);
+    assert_ok(run(grpcs(&server), "grpc", &grpc).await);
+    let localhost = format!("https://localhost:{}", server.http_addr.port());
+    assert_ok(run(localhost, "http", &http).await);
+    // In a bundle with other authorities it is taken too.
+    let bundle = std::fs::read_to_string(certs.path("ca.pem")).unwrap()
+        + &std::fs::read_to_string(certs.path("self.pem")).unwrap();
+    std::fs::write(certs.path("bundle.pem"), bundle).unwrap();
+    let (_, grpc_bundle) = both_cas(&certs, "bundle.pem");
+    assert_ok(run(grpcs(&server), "grpc", &grpc_bundle).await);
+    // Its names are still checked, unless --ssl-https-verify-host 0 says not to.
+    let mismatch = "does not hold the name 'example.com' (name mismatch)";
+    let elsewhere = ["--ssl-target-name", "example.com"];
+    let wrong = with(http.clone(), &elsewhere);
+    assert_fails(run(https(&server), "http", &wrong).await, mismatch);
+    let wrong_grpc = with(grpc.clone(), &elsewhere);
+    assert_fails(run(grpcs(&server), "grpc", &wrong_grpc).await, mismatch);
+    let no_host = with(wrong, &["--ssl-https-verify-host", "0"]);
+    assert_ok(run(https(&server), "http", &no_host).await);
+    // A self-signed certificate the user did not name is refused as before.
+    let refused = "the server's certificate was refused (invalid peer certificate: Other(OtherError(CaUsedAsEndEntity)))";
+    let (other_http, other_grpc) = both_cas(&certs, "other-self.pem");
+    assert_fails(run(https(&server), "http", &other_http).await, refused);
+    assert_fails(run(grpcs(&server), "grpc", &other_grpc).await, refused);
+    let (ca_http, _) = both_cas(&certs, "ca.pem");
+    assert_fails(run(https(&server), "http", &ca_http).await, refused);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_self_signed_certificate_given_as_trusted_is_refused() {
+    let certs = make_certs();
+    self_signed(&certs, "self-expired", true);
+    let server = tls_server(&certs, "self-expired", None).await;
+    let (http, grpc) = both_cas(&certs, "self-expired.pem");
+    let expired = "the server's certificate has expired";
+    assert_fails(run(https(&server), "http", &http).await, expired);
+    assert_fails(run(grpcs(&server), "grpc", &grpc).await, expired);
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mtls_to_a_server_with_a_self_signed_certificate() {
+    let certs = make_certs();
+    self_signed(&certs, "self", false);
+    let server = tls_server(&certs, "self", Some("ca.pem")).await;
+    let (http, grpc) = both_cas(&certs, "self.pem");
+    let missing = "requires a client certificate (mTLS) and none was given: add";
+    assert_fails(run(https(&server), "http", &http).await, missing);
+    let (cert, key) = (certs.arg("client.pem"), certs.arg("client.key"));
+    let http_id = with(
+        http,
+        &[
+            "--ssl-https-client-certificate-file",
+            &cert,
+            "--ssl-https-private-key-file",
+            &key,
+        ],
+    );
+    assert_ok(run(https(&server), "http", &http_id).await);
+    let grpc_id = with(
+        grpc,
+        &[
+            "--ssl-grpc-certificate-chain-file",
+            &cert,
+            "--ssl-grpc-private-key-file",
+            &key,
+        ],
+    );
+    assert_ok(run(grpcs(&server), "grpc", &grpc_id).await);
+    server.shutdown().await;
+}
+
+/// The certificate made by the very `openssl` command users run (RSA, two days), served by
+/// `inferperf serve --tls-cert --tls-key` and given as the CA. Skipped without `openssl`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_certificate_made_by_openssl_req_x509_is_taken() {
+    let certs = make_certs();
+    let made = std::process::Command::new("openssl")
+        .current_dir(certs.dir.path())
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=DNS:localhost,IP:127.0.0.1",
+            "-keyout",
+            "openssl.key",
+            "-out",
+            "openssl.pem",
+        ])
+        .output();
+    if !made.as_ref().is_ok_and(|out| out.status.success()) {
+        eprintln!("skipped: openssl cannot make a certificate here ({made:?})");
+        return;
+    }
+    let server = tls_server(&certs, "openssl", None).await;
+    let (http, grpc) = both_cas(&certs, "openssl.pem");
+    assert_ok(run(https(&server), "http", &http).await);
+    assert_ok(run(grpcs(&server), "grpc", &grpc).await);
+    let use_ssl = with(grpc, &["--ssl-grpc-use-ssl"]);
+    assert_ok(run(server.grpc_addr.to_string(), "grpc", &use_ssl).await);
+    server.shutdown().await;
 }
