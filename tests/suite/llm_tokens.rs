@@ -277,4 +277,32 @@ async fn a_tokenizer_that_cannot_be_had_is_one_sentence() {
         err.contains(cache.path().to_str().unwrap()),
         "says where it looked: {err}"
     );
+    // A hub that cannot be reached, and one that has no such revision: the embedded
+    // server stands in for the hub (it answers 404 to the hub's paths), so nothing leaves
+    // the machine.
+    let local_hub = format!("http://{addr}");
+    let hubs = [
+        ("http://127.0.0.1:1", "could not be reached"),
+        (local_hub.as_str(), "at revision v9"),
+    ];
+    for (hub, expected) in hubs {
+        let flags = [
+            "--tokenizer",
+            "org/not-cached",
+            "--tokenizer-revision",
+            "v9",
+        ];
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_inferperf"))
+            .args(chat(&addr, &flags))
+            .env("HF_HUB_CACHE", cache.path())
+            .env("HF_ENDPOINT", hub)
+            .env_remove("HF_HUB_OFFLINE")
+            .output()
+            .await
+            .unwrap();
+        let err = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{hub}: {err}");
+        assert!(err.contains(expected), "{hub}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
 }

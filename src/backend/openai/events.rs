@@ -303,9 +303,9 @@ mod tests {
         let completion = br#"{"choices":[{"text":"x","finish_reason":null}]}"#;
         assert!(read_chunk(completion, &mut ex).unwrap().content);
         assert_eq!((ex.tokens.content_bytes, ex.tokens.reasoning_bytes), (9, 4));
-        drop(ex);
+        let kept = ex.text().unwrap();
         assert_eq!(
-            (text.content.as_str(), text.reasoning.as_str()),
+            (kept.content.as_str(), kept.reasoning.as_str()),
             ("tok tok x", "hm, ")
         );
         assert!(is_done(b" [DONE] "));
