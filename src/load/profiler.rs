@@ -435,19 +435,23 @@ impl<'a> Profiler<'a> {
         self.cut_window(start, boundary, &mut window);
         self.monitors.stamp(&mut window, boundary).await;
         self.check_reachable(&window)?;
-        let end = if self.interrupt.is_raised() {
-            LevelEnd::Interrupted
-        } else {
-            LevelEnd::SingleWindow
+        Ok(self.single_window_result(level, window))
+    }
+
+    /// The result of a level measured in one window (ended early when interrupted).
+    fn single_window_result(&mut self, level: LoadLevel, window: WindowStats) -> LevelResult {
+        let end = match self.interrupt.is_raised() {
+            true => LevelEnd::Interrupted,
+            false => LevelEnd::SingleWindow,
         };
-        Ok(LevelResult {
+        LevelResult {
             level,
             merged: merge_last(std::slice::from_ref(&window), self.cfg.batch_size),
             windows: vec![window],
             end,
             notes: self.level_notes(level),
             requests: self.request_log.take(),
-        })
+        }
     }
 
     /// AIPerf's `--benchmark-duration`: the level as one time window of `duration`, without
@@ -480,18 +484,7 @@ impl<'a> Profiler<'a> {
         self.cut_window(start, boundary, &mut window);
         self.monitors.stamp(&mut window, boundary).await;
         self.check_reachable(&window)?;
-        let end = match self.interrupt.is_raised() {
-            true => LevelEnd::Interrupted,
-            false => LevelEnd::SingleWindow,
-        };
-        Ok(LevelResult {
-            level,
-            merged: merge_last(std::slice::from_ref(&window), self.cfg.batch_size),
-            windows: vec![window],
-            end,
-            notes: self.level_notes(level),
-            requests: self.request_log.take(),
-        })
+        Ok(self.single_window_result(level, window))
     }
 
     /// Waits for the end of a window — its length in time mode; enough finished requests in

@@ -247,17 +247,7 @@ pub fn time_split_line(w: &WindowStats) -> Option<String> {
         us: recv,
     });
     let total: f64 = parts.iter().map(|p| p.us).sum();
-    let text: Vec<String> = parts
-        .iter()
-        .map(|p| {
-            format!(
-                "{} {} usec ({:.1}%)",
-                p.name,
-                usec(p.us),
-                share(p.us, latency)
-            )
-        })
-        .collect();
+    let text = parts_text(&parts, latency);
     Some(format!(
         "  Where the time went: {} = {} usec of {} usec latency",
         text.join(" + "),
@@ -294,17 +284,7 @@ fn stream_split_line(w: &WindowStats) -> String {
         name: "generation (first to last token: the server's decode)",
         us: (latency - first).max(0.0),
     });
-    let text: Vec<String> = parts
-        .iter()
-        .map(|p| {
-            format!(
-                "{} {} usec ({:.1}%)",
-                p.name,
-                usec(p.us),
-                share(p.us, latency)
-            )
-        })
-        .collect();
+    let text = parts_text(&parts, latency);
     let own = match w.completed() {
         0 => String::new(),
         n if !w.client_cpu.is_zero() => format!(
@@ -318,6 +298,21 @@ fn stream_split_line(w: &WindowStats) -> String {
         text.join(" + "),
         usec(latency)
     )
+}
+
+/// Each part as `name N usec (S%)` of `latency`.
+fn parts_text(parts: &[Part], latency: f64) -> Vec<String> {
+    parts
+        .iter()
+        .map(|p| {
+            format!(
+                "{} {} usec ({:.1}%)",
+                p.name,
+                usec(p.us),
+                share(p.us, latency)
+            )
+        })
+        .collect()
 }
 
 fn share(part: f64, whole: f64) -> f64 {
