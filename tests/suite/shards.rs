@@ -150,13 +150,29 @@ async fn four_shards_merged_measure_what_one_process_measures() {
         shard_requests,
         "the merged histogram holds every shard's requests"
     );
+    // A percentile of the union of the shards' requests lies between the shards' own
+    // values of it (up to the histograms' 3-digit precision): exact whatever the load.
+    for name in ["p50", "p99"] {
+        let each: Vec<f64> = shards
+            .iter()
+            .map(|s| percentile(&level(s)["merged"], name))
+            .collect();
+        let low = each.iter().cloned().fold(f64::MAX, f64::min);
+        let high = each.iter().cloned().fold(0.0, f64::max);
+        let all = percentile(whole, name);
+        assert!(
+            all >= low * 0.999 && all <= high * 1.001,
+            "{name}: merged {all} ns outside the shards' {low}..{high} ns"
+        );
+    }
     // One process's p99 differs from one run to the next on this 2-core machine by more
     // than 5% (6.1 to 10.4 ms seen): the merged figures must lie within a margin of the
     // range two single-process runs, one before the shards and one after, measured — 5%
-    // for p50, 20% for p99, whose tail also holds the scheduling of four client processes
-    // on two cores beside the server (seen in CI: 6.4% above two close single runs, and
-    // once 11% below them, 6.13 ms against 6.88..7.29 ms).
-    for (name, margin) in [("p50", 0.05), ("p99", 0.20)] {
+    // for p50, 35% for p99, whose tail also holds the scheduling of four client processes
+    // on two cores beside the server (seen in CI: 6.4% above two close single runs, once
+    // 11% below them, 6.13 ms against 6.88..7.29 ms, and once 22% above, 7.41 ms against
+    // 5.87..6.08 ms). The shards' own bounds above are the exact check.
+    for (name, margin) in [("p50", 0.05), ("p99", 0.35)] {
         let runs = [&first_single, &second_single].map(|f| percentile(&level(f)["merged"], name));
         let (low, high) = (runs[0].min(runs[1]), runs[0].max(runs[1]));
         let all = percentile(whole, name);
