@@ -262,7 +262,7 @@ def expectations(level, kind, value, streaming=True):
         if streaming:
             waited = truth.total_ms_p50 if value == 2 else 0.0
             first = waited + truth.prompt_ms_p50 + truth.ms_per_token_served_p50
-            expected.append(("time_to_first_token", "p50", first, SERVER_TOLERANCE, False))
+            expected.append(("time_to_first_token", "p50", first, ttft_tolerance(truth, first), False))
         if value == 2:
             # Below 1 / total by the server's time per request outside llama.cpp's generation
             # (HTTP, the template, the events), which its log does not show: 1.8 % beside
@@ -274,9 +274,18 @@ def expectations(level, kind, value, streaming=True):
         if streaming:
             # Arrivals 1/R apart, each served in less than that: no request waits.
             first = truth.prompt_ms_p50 + truth.ms_per_token_served_p50
-            expected.append(("time_to_first_token", "p50", first, SERVER_TOLERANCE, False))
+            expected.append(("time_to_first_token", "p50", first, ttft_tolerance(truth, first), False))
         expected.append(("request_throughput", "avg", float(value), PEER_TOLERANCE, False))
     return expected
+
+
+def ttft_tolerance(truth, first):
+    """SERVER_TOLERANCE, plus one served token's time: the log cannot tell whether the first
+    token's event cost a whole step after the prompt decode or only the sampling and the
+    event (it is sampled from the prompt decode's logits), nor the HTTP around it. With
+    prompts of exactly the asked tokens the prompt decode is short (26 ms for the
+    completions levels), and that step alone is 10 % of the time to first token."""
+    return SERVER_TOLERANCE + truth.ms_per_token_served_p50 / first
 
 
 def assert_agrees_with_server(level, kind, value, streaming=True):
