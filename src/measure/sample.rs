@@ -296,9 +296,14 @@ impl SlotBuffer {
             let gaps = gaps.min(held.1);
             let text: usize = recorded.samples[..taken]
                 .iter()
-                .map(|s| (s.tokens.content_bytes + s.tokens.reasoning_bytes) as usize)
+                .map(|s| s.tokens.content_bytes as usize + s.tokens.reasoning_bytes as usize)
                 .sum();
-            let text = text.min(recorded.texts.len());
+            // Whole answers were pushed, so this is a character boundary; were it not, the
+            // texts are dropped rather than split mid-character.
+            let text = match recorded.texts.is_char_boundary(text) {
+                true => text,
+                false => recorded.texts.len(),
+            };
             out.samples.extend(recorded.samples.drain(..taken));
             out.gaps.extend(recorded.gaps.drain(..gaps));
             out.texts.push_str(&recorded.texts[..text]);

@@ -82,7 +82,7 @@ impl ServerTokenizer {
         jobs.send((text.to_string(), tx))
             .map_err(|_| "the tokenize connection is gone".to_string())?;
         drop(jobs);
-        rx.recv_timeout(self.timeout * 2)
+        rx.recv_timeout(self.timeout.saturating_mul(2))
             .map_err(|_| "no answer from the tokenize endpoint in time".to_string())?
     }
 }
