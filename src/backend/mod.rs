@@ -427,23 +427,26 @@ impl Connection {
         target.api.open(target, slot).await
     }
 
-    /// The slot's connection while it can still be used, else a new one in its place.
+    /// The slot's connection while it can still be used, else a new one in its place, with
+    /// when opening that one began (`None`: the connection was reused). Each request checks
+    /// its connection once, here (an idle connection's check reads the clock).
     pub async fn reuse_or_open<'a>(
         slot: &'a mut Option<Connection>,
         target: &Target,
         index: usize,
-    ) -> Result<&'a mut Connection, ErrorKind> {
+    ) -> Result<(&'a mut Connection, Option<Instant>), ErrorKind> {
         if slot.as_mut().is_some_and(|c| !c.is_usable()) {
             *slot = None;
         }
         if let Some(conn) = slot {
-            return Ok(conn);
+            return Ok((conn, None));
         }
+        let opening = Instant::now();
         // Opening is rare (once per connection) and its future, the largest of any kind's
         // (a gRPC handshake), would otherwise be part of every slot's task for the whole
         // run: boxed, the task is a quarter smaller (10,000 slots: ~5 MiB).
         let conn = Box::pin(Connection::open(target, index)).await?;
-        Ok(slot.insert(conn))
+        Ok((slot.insert(conn), Some(opening)))
     }
 
     /// Sends one request and reads its answers until the slot's deadline.

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use crate::backend::{AnswerText, Connection, Deadline, Exchange, Request, Target};
+use crate::backend::{AnswerText, Api, Connection, Deadline, Exchange, Request, Target};
 use crate::measure::sample::{Sample, SlotBuffer};
 use crate::model::SequenceStep;
 
@@ -27,8 +27,9 @@ pub struct Caller {
     connection: Option<Connection>,
     deadline: Deadline,
     gaps: Vec<u64>,
-    /// The text of the slot's current answer (a generation's), counted later by the driver.
-    text: AnswerText,
+    /// The text of the slot's current answer, counted later by the driver: kept only for
+    /// an API that answers with text (OpenAI's); tensor answers carry none to keep.
+    text: Option<AnswerText>,
 }
 
 impl Caller {
@@ -39,7 +40,7 @@ impl Caller {
             connection: None,
             deadline: Deadline::new(target.timeout),
             gaps: Vec::new(),
-            text: AnswerText::default(),
+            text: matches!(target.api, Api::OpenAi(_)).then(AnswerText::default),
         }
     }
 
@@ -91,10 +92,9 @@ impl Caller {
             None => request,
         };
         let (sequence_id, end) = step.map_or((0, false), |s| (s.id, s.end));
-        let opening = Instant::now();
-        let reused = self.connection.as_mut().is_some_and(|c| c.is_usable());
-        let conn = match Connection::reuse_or_open(&mut self.connection, target, self.slot).await {
-            Ok(conn) => conn,
+        let opened = Connection::reuse_or_open(&mut self.connection, target, self.slot).await;
+        let (conn, opening) = match opened {
+            Ok(opened) => opened,
             Err(kind) => {
                 let at = Instant::now();
                 let sample = Sample::failed(scheduled.unwrap_or(at), at, at, kind);
@@ -105,8 +105,11 @@ impl Caller {
         };
         let sent = Instant::now();
         let scheduled = scheduled.unwrap_or(sent);
-        let mut ex = Exchange::new(sent, &mut self.gaps).with_text(&mut self.text);
-        if !reused {
+        let mut ex = Exchange::new(sent, &mut self.gaps);
+        if let Some(text) = self.text.as_mut() {
+            ex = ex.with_text(text);
+        }
+        if let Some(opening) = opening {
             ex.connect_ns = crate::backend::nanos(sent.saturating_duration_since(opening));
         }
         if let Some(watch) = watch {
