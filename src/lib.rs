@@ -18,6 +18,7 @@ pub mod fuzzing;
 pub mod load;
 pub mod measure;
 pub mod model;
+pub mod number;
 pub mod prometheus;
 pub mod proto;
 pub mod report;

@@ -165,7 +165,10 @@ fn first_float_difference(
         .iter()
         .zip(&actual)
         .position(|(&e, &a)| !close(e, a, tolerance))
-        .map(|i| (i, expected[i].to_string(), actual[i].to_string()))
+        .map(|i| {
+            let shown = |v: f64| crate::number::readable(v);
+            (i, shown(expected[i]), shown(actual[i]))
+        })
 }
 
 /// Two floats agree when both are NaN, or within `tolerance × max(1, |expected|)`.

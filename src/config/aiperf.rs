@@ -11,9 +11,6 @@ use std::time::Duration;
 use crate::cli::{AiperfArgs, ProfileArgs};
 use crate::error::{RunError, RunResult};
 
-/// The longest `--benchmark-duration`: a day.
-const MAX_DURATION_S: f64 = 86_400.0;
-
 /// How requests to an OpenAI-compatible server are addressed and shaped beyond the
 /// endpoint's defaults.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -210,11 +207,7 @@ fn lower_load(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<()> {
                 "--request-rate and --request-rate-range both set the request rate: give one.",
             ));
         }
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(RunError::bad_option(format!(
-                "--request-rate {rate} must be a number of requests per second above 0."
-            )));
-        }
+        super::bounds::rate(rate, "--request-rate")?;
         args.request_rate_range = Some(rate.to_string());
         // AIPerf's arrival pattern is Poisson unless told otherwise.
         if args.request_distribution.is_none() {
@@ -256,12 +249,11 @@ fn lower_load(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<()> {
 
 /// `--benchmark-duration SECONDS`: above 0, at most a day.
 fn benchmark_duration(seconds: f64) -> RunResult<Duration> {
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= MAX_DURATION_S) {
-        return Err(RunError::bad_option(format!(
-            "--benchmark-duration {seconds} must be a number of seconds above 0 and at most {MAX_DURATION_S} (a day)."
-        )));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    super::bounds::seconds_flag(
+        "--benchmark-duration",
+        seconds,
+        super::bounds::MIN_TIMEOUT_S,
+    )
 }
 
 /// AIPerf's `--goodput 'METRIC:VALUE ...'` (values in ms) as `--slo` conditions on the p99.
@@ -276,9 +268,12 @@ fn goodput_conditions(values: &[String]) -> RunResult<Vec<String>> {
             };
             let (metric, value) = pair.split_once(':').ok_or_else(bad)?;
             let value: f64 = value.trim().parse().map_err(|_| bad())?;
-            if !(value.is_finite() && value > 0.0) {
-                return Err(bad());
-            }
+            let (least, most) = (
+                super::bounds::MIN_LATENCY_LIMIT_US / 1e3,
+                super::bounds::MAX_LATENCY_LIMIT_US / 1e3,
+            );
+            let what = format!("--goodput '{pair}': the limit");
+            let value = crate::number::within(&what, value, least, most, "ms")?;
             let figure = match metric.trim() {
                 "time_to_first_token" => "ttft_",
                 "inter_token_latency" => "itl_",
@@ -289,7 +284,7 @@ fn goodput_conditions(values: &[String]) -> RunResult<Vec<String>> {
                     )))
                 }
             };
-            Ok(format!("{figure}p99<={value}ms"))
+            Ok(format!("{figure}p99<={}ms", crate::number::readable(value)))
         })
         .collect()
 }

@@ -112,11 +112,11 @@ fn benchmark_duration_is_one_window_of_a_single_level() {
     );
     refused(
         aiperf(&["--benchmark-duration", "0"]),
-        "--benchmark-duration 0",
+        "--benchmark-duration is 0: give a number from 0.001 to 86400 seconds.",
     );
     refused(
         aiperf(&["--benchmark-duration", "NaN"]),
-        "--benchmark-duration NaN",
+        "--benchmark-duration is NaN",
     );
 }
 
@@ -150,7 +150,10 @@ fn request_rate_is_one_poisson_level_and_concurrency_beside_it_a_cap() {
             ..
         }
     ));
-    refused(aiperf(&["--request-rate", "0"]), "--request-rate 0");
+    refused(
+        aiperf(&["--request-rate", "0"]),
+        "--request-rate is 0: give a number from 0.001",
+    );
     refused(
         aiperf(&["--request-rate", "2", "--request-rate-range", "3"]),
         "both set the request rate",
@@ -282,7 +285,7 @@ fn goodput_limits_become_slo_conditions_in_ms() {
     );
     refused(
         aiperf(&["--goodput", "time_to_first_token:-1"]),
-        "not METRIC:VALUE",
+        "the limit is -1: give a number from 1e-6 to 86400000 ms.",
     );
 }
 

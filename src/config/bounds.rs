@@ -5,11 +5,29 @@
 use std::time::Duration;
 
 use crate::error::{RunError, RunResult};
+use crate::number::TimeUnit;
 
 /// The longest a window, a request's wait or a load plan may last.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
 /// The fastest schedule one client process can keep: one send every 100 ns.
 pub const MAX_RATE: f64 = 10_000_000.0;
+/// The slowest rate: one request every 1000 s. Slower, a window of the longest length
+/// (a day) would hold too few requests to say anything.
+pub const MIN_RATE: f64 = 0.001;
+/// The percentiles inferperf reads: from 0.001 to 99.999 (the histograms keep three
+/// significant digits, so a finer percentile would not be a different figure).
+pub const PERCENTILES: (f64, f64) = (0.001, 99.999);
+
+/// Whether `p` is a percentile inferperf reads.
+pub fn is_percentile(p: f64) -> bool {
+    (PERCENTILES.0..=PERCENTILES.1).contains(&p)
+}
+
+/// The longest latency limit (`-l`, `--slo`), in µs: a day.
+pub const MAX_LATENCY_LIMIT_US: f64 = 86_400e6;
+/// The shortest latency limit, in µs: a nanosecond is below what a clock here reads.
+pub const MIN_LATENCY_LIMIT_US: f64 = 0.001;
+
 /// The most warm-up requests: far more than any server needs to warm up.
 pub const MAX_WARMUP_REQUESTS: u64 = 100_000_000;
 /// The largest request inferperf builds, in bytes (gRPC's message size limit is 2 GiB too).
@@ -41,18 +59,17 @@ pub fn send_slack(micros: u64) -> RunResult<Duration> {
 }
 
 pub fn request_timeout(seconds: f64) -> RunResult<Duration> {
-    if !(seconds.is_finite() && seconds > 0.0) {
-        return Err(RunError::bad_option(format!(
-            "--request-timeout {seconds} must be a positive number of seconds."
-        )));
-    }
-    if seconds > MAX_DURATION.as_secs_f64() {
-        return Err(RunError::bad_option(format!(
-            "--request-timeout {seconds} s is longer than a day: give at most {} seconds.",
-            MAX_DURATION.as_secs()
-        )));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    seconds_flag("--request-timeout", seconds, MIN_TIMEOUT_S)
+}
+
+/// The shortest time a wait may be given: a millisecond (a wait of less ends before the
+/// request could be sent).
+pub const MIN_TIMEOUT_S: f64 = 0.001;
+
+/// A flag in seconds: from `min` to a day.
+pub fn seconds_flag(flag: &str, seconds: f64, min: f64) -> RunResult<Duration> {
+    let max = MAX_DURATION.as_secs_f64();
+    crate::number::duration(flag, seconds, TimeUnit::Seconds, min, max)
 }
 
 /// The most `--max-response-bytes` may be: 64 GiB, more than this kind of machine holds.
@@ -77,14 +94,15 @@ pub fn max_response_bytes(value: u64) -> RunResult<usize> {
     })
 }
 
-/// A request rate of `flag`: at most [`MAX_RATE`].
+/// A request rate of `flag`: from [`MIN_RATE`] to [`MAX_RATE`].
 pub fn rate(value: f64, flag: &str) -> RunResult<f64> {
-    if value > MAX_RATE {
+    if value.is_finite() && value > MAX_RATE {
         return Err(RunError::bad_option(format!(
-            "{flag}: {value:e} requests per second is beyond what one client can schedule (one send every 100 ns, 1e7 per second): spread the load over several client processes."
+            "{flag} is {} requests per second, beyond what one client can schedule (one send every 100 ns, 1e7 per second): spread the load over several client processes.",
+            crate::number::readable(value)
         )));
     }
-    Ok(value)
+    crate::number::within(flag, value, MIN_RATE, MAX_RATE, "requests per second")
 }
 
 /// `--warmup-request-count N`: at most [`MAX_WARMUP_REQUESTS`].
@@ -131,10 +149,8 @@ mod tests {
         assert!(window_ms(86_400_000).is_ok());
         let e = window_ms(86_400_001).unwrap_err().to_string();
         assert!(e.contains("longer than a day"), "{e}");
-        assert!(request_timeout(1e20)
-            .unwrap_err()
-            .to_string()
-            .contains("day"));
+        let e = request_timeout(1e20).unwrap_err().to_string();
+        assert!(e.contains("from 0.001 to 86400 seconds"), "{e}");
         assert!(rate(1e300, "--request-rate-range").is_err());
         assert!(rate(MAX_RATE, "--request-rate-range").is_ok());
         assert!(warmup_requests(MAX_WARMUP_REQUESTS + 1).is_err());

@@ -178,12 +178,7 @@ fn bounded(value: u32, flag: &str) -> RunResult<u32> {
 }
 
 fn stddev(value: f64, flag: &str) -> RunResult<f64> {
-    if !(value.is_finite() && value >= 0.0 && value <= MAX_TOKENS_MEAN as f64) {
-        return Err(RunError::bad_option(format!(
-            "{flag} {value} must be a number between 0 and {MAX_TOKENS_MEAN}."
-        )));
-    }
-    Ok(value)
+    crate::number::within(flag, value, 0.0, MAX_TOKENS_MEAN as f64, "tokens")
 }
 
 fn parse_num_prompts(value: usize) -> RunResult<usize> {
@@ -211,7 +206,43 @@ fn parse_extra_inputs(values: &[String]) -> RunResult<Vec<(String, serde_json::V
         };
         fields.extend(object);
     }
+    for (key, value) in &fields {
+        check_known_field(key, value)?;
+    }
     Ok(fields)
+}
+
+/// The OpenAI request fields that hold numbers, with their ranges: (name, least, most,
+/// whole). Other fields go to the server as given.
+const NUMERIC_FIELDS: [(&str, f64, f64, bool); 6] = [
+    ("max_tokens", 1.0, MAX_TOKENS_MEAN as f64, true),
+    ("max_completion_tokens", 1.0, MAX_TOKENS_MEAN as f64, true),
+    ("min_tokens", 0.0, MAX_TOKENS_MEAN as f64, true),
+    ("n", 1.0, 128.0, true),
+    ("temperature", 0.0, 2.0, false),
+    ("top_p", 0.0, 1.0, false),
+];
+
+/// An `--extra-inputs` field that OpenAI's API defines as a number must be one in its range,
+/// or every request would be refused by the server.
+fn check_known_field(key: &str, value: &serde_json::Value) -> RunResult<()> {
+    let Some(&(_, least, most, whole)) = NUMERIC_FIELDS.iter().find(|f| f.0 == key) else {
+        return Ok(());
+    };
+    let what = format!("--extra-inputs {key}");
+    let kind = if whole { "a whole number" } else { "a number" };
+    let number = match value {
+        serde_json::Value::Number(n) if !whole || n.is_u64() => n.as_f64(),
+        _ => None,
+    };
+    let Some(number) = number else {
+        return Err(RunError::bad_option(format!(
+            "{what} is {value}, not {kind}: give {kind} from {} to {}.",
+            crate::number::readable(least),
+            crate::number::readable(most)
+        )));
+    };
+    crate::number::within(&what, number, least, most, "").map(|_| ())
 }
 
 /// `key:value`; the value is JSON when it reads as JSON (`3`, `true`, `{"a":1}`), else text.

@@ -147,14 +147,19 @@ impl Config {
     /// it would never stop, which perf_analyzer refuses too.
     fn check_endless(&self) -> RunResult<()> {
         let open_end = match &self.load {
-            LoadMode::Concurrency => self.concurrency.end == 0,
-            LoadMode::RequestRate { range, .. } => range.end == 0.0,
-            _ => false,
+            LoadMode::Concurrency if self.concurrency.end == 0 => Some("--concurrency-range 1:64"),
+            LoadMode::RequestRate { range, .. } if range.end == 0.0 => {
+                Some("--request-rate-range 100:1000:100")
+            }
+            _ => None,
         };
-        if open_end && self.latency_threshold_ms.is_none() && self.slo.is_empty() {
-            return Err(RunError::bad_option(
-                "The range's end is 0 (no end) and there is no latency limit, so the sweep would never stop: give an end (e.g. --concurrency-range 1:64) or a limit (-l MS or --slo 'p99<=50ms').",
-            ));
+        if let Some(example) = open_end {
+            if self.latency_threshold_ms.is_none() && self.slo.is_empty() {
+                let flag = example.split(' ').next().unwrap_or(example);
+                return Err(RunError::bad_option(format!(
+                    "{flag}: the range's end is 0 (no end) and there is no latency limit, so the sweep would never stop: give an end (e.g. {example}) or a limit (-l MS or --slo 'p99<=50ms')."
+                )));
+            }
         }
         Ok(())
     }
@@ -324,6 +329,9 @@ fn concurrency_flags(args: &ProfileArgs) -> RunResult<Option<String>> {
     );
     let old = match (start, dynamic, end) {
         (None, false, None) => None,
+        (Some(0), ..) => return Err(RunError::bad_option(
+            "-t is 0: give a concurrency of at least 1 (-t is the start of --concurrency-range).",
+        )),
         (start, dynamic, end) => {
             let start = start.unwrap_or(1);
             let end = end.unwrap_or(if dynamic { 0 } else { start });
@@ -393,33 +401,31 @@ pub fn parse_rate_range(text: &str) -> RunResult<RateRange> {
             "--request-rate-range '{text}' is not start[:end[:step]] in requests per second (e.g. 100 or 100:1000:100)."
         ))
     };
-    let parts: Vec<f64> = text
-        .split(':')
-        .map(|p| {
-            p.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|v| v.is_finite() && *v >= 0.0)
-                .ok_or_else(bad)
-        })
-        .collect::<RunResult<_>>()?;
-    let (start, end, step) = match parts.as_slice() {
-        [s] => (*s, *s, 1.0),
-        [s, e] => (*s, *e, 1.0),
-        [s, e, st] => (*s, *e, *st),
-        _ => return Err(bad()),
-    };
-    if start <= 0.0 || step <= 0.0 {
-        return Err(RunError::bad_option(format!(
-            "--request-rate-range '{text}': the start rate and the step must be above 0."
-        )));
+    let parts: Vec<&str> = text.split(':').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(bad());
     }
+    // Each part a rate (the end may be 0: no end), named by its place.
+    let names = ["start", "end", "step"];
+    let mut rates = [0.0; 3];
+    for (i, part) in parts.iter().enumerate() {
+        let what = format!("--request-rate-range '{text}': the {}", names[i]);
+        let value = part.trim().parse::<f64>().map_err(|_| bad())?;
+        rates[i] = match (i, value) {
+            (1, 0.0) => 0.0,
+            (_, v) => super::bounds::rate(v, &what)?,
+        };
+    }
+    let (start, end, step) = match parts.len() {
+        1 => (rates[0], rates[0], 1.0),
+        2 => (rates[0], rates[1], 1.0),
+        _ => (rates[0], rates[1], rates[2]),
+    };
     if end != 0.0 && end < start {
         return Err(RunError::bad_option(format!(
             "--request-rate-range '{text}': the end is below the start."
         )));
     }
-    super::bounds::rate(start.max(end), "--request-rate-range")?;
     Ok(RateRange { start, end, step })
 }
 
@@ -440,18 +446,13 @@ fn read_intervals(path: &Path) -> RunResult<Vec<Duration>> {
         if line.is_empty() {
             continue;
         }
-        let micros: f64 = line
-            .parse()
-            .ok()
-            .filter(|v: &f64| v.is_finite() && *v >= 0.0 && *v <= MAX_GAP_US)
-            .ok_or_else(|| {
-                RunError::bad_option(format!(
-                    "--request-intervals {}: line {} ('{line}') is not a gap in microseconds (0 to {MAX_GAP_US}, a day).",
-                    path.display(),
-                    index + 1
-                ))
-            })?;
-        gaps.push(Duration::from_secs_f64(micros / 1e6));
+        let what = format!(
+            "--request-intervals {} line {}: the gap",
+            path.display(),
+            index + 1
+        );
+        let micros = crate::number::parse_within(&what, line, 0.0, MAX_GAP_US, "µs")?;
+        gaps.push(crate::number::saturating_secs(micros / 1e6));
     }
     if gaps.is_empty() || gaps.iter().all(Duration::is_zero) {
         return Err(RunError::bad_option(format!(

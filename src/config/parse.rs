@@ -240,31 +240,24 @@ pub(super) fn parse_measurement_mode(text: &str) -> RunResult<MeasurementMode> {
     }
 }
 
+/// `-s PCT`: a spread of 0.001% to 1000% (at 1000% every window agrees).
 pub(super) fn parse_stability(value: f64) -> RunResult<f64> {
-    if !(value.is_finite() && value > 0.0) {
-        return Err(RunError::bad_option(format!(
-            "-s {value} must be a percentage above 0 (e.g. -s 10)."
-        )));
-    }
-    Ok(value)
+    crate::number::within("-s", value, 0.001, 1000.0, "%")
 }
 
 pub(super) fn parse_percentile(value: f64) -> RunResult<f64> {
-    if !(value > 0.0 && value < 100.0) {
-        return Err(RunError::bad_option(format!(
-            "--percentile {value} must lie strictly between 0 and 100 (e.g. 99 or 99.9)."
-        )));
-    }
-    Ok(value)
+    let (least, most) = super::bounds::PERCENTILES;
+    crate::number::within("--percentile", value, least, most, "")
 }
 
+/// `-l MS`: 0 for no limit, else a latency from a nanosecond to a day.
 pub(super) fn parse_latency_threshold(value: f64) -> RunResult<Option<f64>> {
-    if !(value.is_finite() && value >= 0.0) {
-        return Err(RunError::bad_option(format!(
-            "-l {value} must be a latency in milliseconds, 0 for no limit."
-        )));
+    if value == 0.0 {
+        return Ok(None);
     }
-    Ok((value > 0.0).then_some(value))
+    let least = super::bounds::MIN_LATENCY_LIMIT_US / 1e3;
+    let most = super::bounds::MAX_LATENCY_LIMIT_US / 1e3;
+    crate::number::within("-l", value, least, most, "ms (0 for no limit)").map(Some)
 }
 
 pub(super) fn parse_client_threads(count: usize) -> RunResult<usize> {

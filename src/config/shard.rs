@@ -5,7 +5,7 @@
 //! Job (`JOB_COMPLETION_INDEX` with `--shards N`). Only the rules live here; the load, the
 //! data and the schedule split themselves by asking [`ShardPlan`] for their part.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::cli::ProfileArgs;
@@ -221,7 +221,7 @@ fn parse_start_at(text: &str) -> RunResult<SystemTime> {
             .parse::<f64>()
             .ok()
             .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e11)
-            .map(|s| UNIX_EPOCH + Duration::from_secs_f64(s)),
+            .map(|s| UNIX_EPOCH + crate::number::saturating_secs(s)),
         None => humantime::parse_rfc3339_weak(text).ok(),
     };
     parsed.ok_or_else(|| {

@@ -2,6 +2,7 @@
 use super::*;
 use crate::cli::{normalize_args, Cli, Command};
 use clap::Parser;
+use std::time::Duration;
 
 fn args(extra: &[&str]) -> ProfileArgs {
     let mut all = vec!["inferperf", "-m", "m"];

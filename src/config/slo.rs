@@ -123,7 +123,7 @@ impl SloCondition {
         let figure = self.figure.name();
         match self.metric {
             SloMetric::Mean => format!("avg {figure}"),
-            SloMetric::Percentile(p) => format!("p{p} {figure}"),
+            SloMetric::Percentile(p) => format!("p{} {figure}", crate::number::readable(p)),
         }
     }
 }
@@ -132,7 +132,7 @@ impl fmt::Display for SloCondition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let metric = match self.metric {
             SloMetric::Mean => "avg".to_string(),
-            SloMetric::Percentile(p) => format!("p{p}"),
+            SloMetric::Percentile(p) => format!("p{}", crate::number::readable(p)),
         };
         let op = if self.strict { "<" } else { "<=" };
         let figure = self.figure.prefix();
@@ -208,7 +208,7 @@ fn parse_metric(text: &str) -> Option<SloMetric> {
         _ => {}
     }
     let p: f64 = lower.strip_prefix('p')?.parse().ok()?;
-    (p > 0.0 && p < 100.0).then_some(SloMetric::Percentile(p))
+    super::bounds::is_percentile(p).then_some(SloMetric::Percentile(p))
 }
 
 /// `50ms`, `250us`, `1.5s` in µs (positive and finite).
@@ -227,7 +227,12 @@ fn parse_limit_us(text: &str) -> Option<f64> {
         return None;
     };
     let value: f64 = number.parse().ok()?;
-    (value.is_finite() && value > 0.0).then_some(value * scale)
+    let us = value * scale;
+    let (least, most) = (
+        super::bounds::MIN_LATENCY_LIMIT_US,
+        super::bounds::MAX_LATENCY_LIMIT_US,
+    );
+    (value.is_finite() && (least..=most).contains(&us)).then_some(us)
 }
 
 #[cfg(test)]

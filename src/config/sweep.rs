@@ -416,13 +416,12 @@ fn product(params: &[Param]) -> Vec<Setting> {
 }
 
 fn seconds(value: f64, flag: &str, zero_ok: bool) -> RunResult<Duration> {
-    if value.is_finite() && (value > 0.0 || (zero_ok && value == 0.0)) && value < 1e9 {
-        return Ok(Duration::from_secs_f64(value));
-    }
-    let what = if zero_ok { "0 or more" } else { "a positive" };
-    Err(RunError::bad_option(format!(
-        "{flag} {value} must be {what} number of seconds."
-    )))
+    let min = if zero_ok {
+        0.0
+    } else {
+        super::bounds::MIN_TIMEOUT_S
+    };
+    super::bounds::seconds_flag(flag, value, min)
 }
 
 /// `inferperf profile`'s flags, parsed as the command line would; a clap error becomes one

@@ -213,8 +213,15 @@ fn parse_step(step: &str) -> RunResult<(TimelineKind, Segment)> {
 /// A rate (≥ 0, may have decimals) or a concurrency (a whole number ≥ 0).
 fn parse_value(text: &str, kind: TimelineKind, flag: &str) -> RunResult<f64> {
     let text = text.trim();
+    if let (TimelineKind::Rate, Ok(rate)) = (kind, text.parse::<f64>()) {
+        // 0 pauses the load; any other rate is one a client can keep.
+        if rate == 0.0 {
+            return Ok(0.0);
+        }
+        return super::bounds::rate(rate, &format!("{flag}: the rate '{text}'"));
+    }
     let value = match kind {
-        TimelineKind::Rate => text.parse::<f64>().ok().filter(|v| v.is_finite()),
+        TimelineKind::Rate => None,
         TimelineKind::Concurrency => text.parse::<u32>().ok().map(f64::from),
     };
     value.filter(|v| *v >= 0.0).ok_or_else(|| {
@@ -332,7 +339,7 @@ mod tests {
         Segment {
             from,
             to,
-            duration: Duration::from_secs_f64(secs),
+            duration: crate::number::saturating_secs(secs),
         }
     }
 
@@ -342,7 +349,7 @@ mod tests {
             kind: TimelineKind::Concurrency,
             segments: vec![seg_of(1.0, 4.0, 4.0), seg_of(8.0, 8.0, 1.0)],
         };
-        let at = |s: f64| plan.value_at(Duration::from_secs_f64(s));
+        let at = |s: f64| plan.value_at(crate::number::saturating_secs(s));
         assert_eq!(
             [at(0.0), at(0.99), at(1.0), at(3.5), at(4.2)],
             [1.0, 1.0, 2.0, 4.0, 8.0]

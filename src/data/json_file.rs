@@ -322,17 +322,20 @@ fn quoted(names: &[&str]) -> String {
     all.join(", ")
 }
 
-/// `"timestamp"`: milliseconds ≥ 0, as a number or a one-element array.
+/// The latest `"timestamp"`: a day after the start, in milliseconds.
+const MAX_TIMESTAMP_MS: f64 = 86_400_000.0;
+
+/// `"timestamp"`: milliseconds from 0 to a day, as a number or a one-element array.
 fn timestamp(value: &Value) -> Result<f64, String> {
     let number = match value {
         Value::Array(items) if items.len() == 1 => items[0].as_f64(),
         other => other.as_f64(),
     };
     number
-        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .filter(|ms| ms.is_finite() && (0.0..=MAX_TIMESTAMP_MS).contains(ms))
         .ok_or_else(|| {
             format!(
-                ": \"timestamp\" is {value}; give milliseconds ≥ 0 as a number or a one-element list, such as [12.5]"
+                ": \"timestamp\" is {value}; give milliseconds from 0 to {MAX_TIMESTAMP_MS} (a day) as a number or a one-element list, such as [12.5]"
             )
         })
 }

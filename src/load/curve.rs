@@ -54,7 +54,7 @@ impl RateCurve {
             if within < segment.count() {
                 let t = self.segment_start + segment.time_of_count(within);
                 self.position += self.next_step();
-                return Some(Duration::from_secs_f64(t));
+                return Some(crate::number::saturating_secs(t));
             }
             self.count_before += segment.count();
             self.segment_start += segment.secs();
@@ -82,7 +82,7 @@ mod tests {
         Segment {
             from,
             to,
-            duration: Duration::from_secs_f64(secs),
+            duration: crate::number::saturating_secs(secs),
         }
     }
 

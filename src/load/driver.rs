@@ -329,7 +329,7 @@ fn whole_schedule(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Sched
 fn fixed_offsets(dataset: &Dataset) -> RunResult<Vec<std::time::Duration>> {
     let offsets: Option<Vec<_>> = dataset
         .timestamps_ms()
-        .map(|t| t.map(|ms| std::time::Duration::from_secs_f64(ms.max(0.0) / 1000.0)))
+        .map(|t| t.map(|ms| crate::number::saturating_secs(ms.max(0.0) / 1000.0)))
         .collect();
     match offsets {
         Some(list) if !list.is_empty() => Ok(list),

@@ -26,7 +26,7 @@ impl Figure {
         match self {
             Figure::Throughput => "throughput".to_string(),
             Figure::Avg => "avg".to_string(),
-            Figure::Percentile(p) => format!("p{p}"),
+            Figure::Percentile(p) => format!("p{}", crate::number::readable(*p)),
         }
     }
 
@@ -79,7 +79,9 @@ impl Limit {
 
     fn text(&self) -> String {
         let op = if self.percent < 0.0 { '<' } else { '>' };
-        format!("{}{op}{:+}%", self.figure.name(), self.percent)
+        let sign = if self.percent < 0.0 { "" } else { "+" };
+        let percent = crate::number::readable(self.percent);
+        format!("{}{op}{sign}{percent}%", self.figure.name())
     }
 }
 
@@ -99,7 +101,7 @@ pub fn parse_fail_on(text: &str) -> Result<Vec<Limit>, String> {
             "throughput" => Figure::Throughput,
             "avg" => Figure::Avg,
             _ => match name.strip_prefix('p').and_then(|p| p.parse::<f64>().ok()) {
-                Some(p) if p > 0.0 && p < 100.0 => Figure::Percentile(p),
+                Some(p) if crate::config::bounds::is_percentile(p) => Figure::Percentile(p),
                 _ => return Err(bad(&format!("names no figure ('{name}')"))),
             },
         };
@@ -221,9 +223,10 @@ impl Row {
             self.figure.name(),
             format_value(self.figure, self.a),
             format_value(self.figure, self.b),
-            self.change
-                .map_or("n/a".to_string(), |c| format!("{c:+.1}%")),
-            format!("±{:.1}%", self.noise),
+            self.change.map_or("n/a".to_string(), |c| {
+                format!("{}%", crate::number::signed(c, 1))
+            }),
+            format!("±{}%", crate::number::fixed(self.noise, 1)),
             self.verdict
                 .map_or("n/a (no baseline value)", |v| v.text())
                 .to_string(),
@@ -282,8 +285,10 @@ fn figures(baseline: &ResultsFile, limits: &[Limit]) -> Vec<Figure> {
 fn format_value(figure: Figure, v: Option<f64>) -> String {
     match v {
         None => "n/a".to_string(),
-        Some(v) if figure == Figure::Throughput => format!("{v:.1} {}", figure.unit()),
-        Some(v) => format!("{v:.0} {}", figure.unit()),
+        Some(v) if figure == Figure::Throughput => {
+            format!("{} {}", crate::number::fixed(v, 1), figure.unit())
+        }
+        Some(v) => format!("{} {}", crate::number::fixed(v, 0), figure.unit()),
     }
 }
 
@@ -336,12 +341,14 @@ fn matched(
             for limit in limits.iter().filter(|l| l.figure == figure) {
                 if limit.passed(change) && v != Verdict::WithinNoise {
                     failures.push(format!(
-                        "{} at {}: {} moved {change:+.1}% against {}, past the limit {} and beyond noise (±{noise_sum:.1}%).",
+                        "{} at {}: {} moved {}% against {}, past the limit {} and beyond noise (±{}%).",
                         other.name,
                         load_text(&level_a.load),
                         figure.name(),
+                        crate::number::signed(change, 1),
                         base.name,
-                        limit.text()
+                        limit.text(),
+                        crate::number::fixed(noise_sum, 1)
                     ));
                 }
             }

@@ -38,7 +38,7 @@ pub fn settings_block(cfg: &Config, service_kind: &str) -> String {
         lines.extend(window_settings(cfg));
         lines.push(format!(
             "  Latency limit: {} msec",
-            cfg.latency_threshold_ms.unwrap_or(0.0)
+            crate::number::readable(cfg.latency_threshold_ms.unwrap_or(0.0))
         ));
     }
     lines.extend(load_limit(cfg));
@@ -409,7 +409,7 @@ fn over_limit_line(cfg: &Config, r: &LevelResult) -> String {
         "  Latency limit reached: {} {} usec is at or above -l {} msec.",
         stabilizing_label(cfg),
         usec(worst),
-        cfg.latency_threshold_ms.unwrap_or(0.0)
+        crate::number::readable(cfg.latency_threshold_ms.unwrap_or(0.0))
     )
 }
 

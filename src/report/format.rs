@@ -20,7 +20,7 @@ pub fn reported_percentiles(cfg: &Config) -> Vec<f64> {
 
 /// `p95 latency`, `p99.9 latency`: the label of a percentile in reports.
 pub fn percentile_label(p: f64) -> String {
-    format!("p{p} latency")
+    format!("p{} latency", crate::number::readable(p))
 }
 
 /// The name of the latency that stability and `-l` look at: `latency` (the mean) or

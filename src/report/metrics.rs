@@ -89,6 +89,8 @@ fn process_line(m: &MetricsWindow) -> Option<String> {
 pub fn number(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         format!("{}", value as i64)
+    } else if value.abs() >= 1e15 {
+        crate::number::readable(value)
     } else {
         let text = format!("{value:.3}");
         text.trim_end_matches('0').trim_end_matches('.').to_string()

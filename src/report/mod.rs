@@ -68,7 +68,7 @@ fn test_window(
     };
     let mut samples: Vec<Sample> = latencies_us.iter().map(|&l| sample(l, None)).collect();
     samples.extend(errors.iter().map(|&kind| sample(1, Some(kind))));
-    WindowStats::from_samples(&samples, Duration::from_secs_f64(secs), 1)
+    WindowStats::from_samples(&samples, crate::number::saturating_secs(secs), 1)
 }
 
 /// A level whose merged result is the one window built by [`test_window`].

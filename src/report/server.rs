@@ -431,7 +431,7 @@ mod tests {
             lines[0]
         );
         assert_eq!(lines.len(), 1);
-        w.client_cpu = std::time::Duration::from_secs_f64(2.0 * available_cores());
+        w.client_cpu = crate::number::saturating_secs(2.0 * available_cores());
         let lines = client_cost_lines(&cfg, &w, false);
         assert!(
             lines[1].contains("not the server, limited this load"),

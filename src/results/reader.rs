@@ -53,9 +53,11 @@ pub fn read(path: impl AsRef<Path>) -> RunResult<ResultsFile> {
     }
     let file: ResultsFile = serde_json::from_str(&text)
         .map_err(|e| RunError::bad_option(format!("{shown} is not a valid results file: {e}.")))?;
-    check_histograms(&file).map_err(|why| {
-        RunError::bad_option(format!("{shown} is not a valid results file: {why}."))
-    })?;
+    check_histograms(&file)
+        .and_then(|_| check_times(&file))
+        .map_err(|why| {
+            RunError::bad_option(format!("{shown} is not a valid results file: {why}."))
+        })?;
     Ok(file)
 }
 
@@ -83,6 +85,57 @@ fn check_histograms(file: &ResultsFile) -> Result<(), String> {
         if let Some(total) = &timeline.total {
             check("timeline total".to_string(), total)?;
         }
+    }
+    Ok(())
+}
+
+/// The longest time a results file may hold, in seconds: about 31 years. A time past it
+/// (or below zero, or not a number) cannot have been measured and would overflow a clock.
+const MAX_RECORD_S: f64 = 1e9;
+
+/// Every time of the file (offsets, durations, CPU time, the clock offset) is one a run can
+/// have measured.
+fn check_times(file: &ResultsFile) -> Result<(), String> {
+    let within = |place: &str, name: &str, secs: f64, min: f64| {
+        crate::number::within(
+            &format!("{place}, {name}"),
+            secs,
+            min,
+            MAX_RECORD_S,
+            "seconds",
+        )
+        .map(|_| ())
+        .map_err(|e| e.to_string().trim_end_matches('.').to_string())
+    };
+    let window = |place: String, w: &WindowRecord| -> Result<(), String> {
+        let times = [
+            ("start_s", w.start_s),
+            ("end_s", w.end_s),
+            ("duration_s", Some(w.duration_s)),
+            ("client.cpu_s", Some(w.client.cpu_s)),
+            (
+                "client.max_concurrency_wait_s",
+                Some(w.client.max_concurrency_wait_s),
+            ),
+        ];
+        for (name, secs) in times {
+            if let Some(secs) = secs {
+                within(&place, name, secs, 0.0)?;
+            }
+        }
+        Ok(())
+    };
+    if let Some(offset) = file.clock_offset_s {
+        within("the file", "clock_offset_s", offset, -MAX_RECORD_S)?;
+    }
+    if let Some(duration) = file.duration_s {
+        within("the file", "duration_s", duration, 0.0)?;
+    }
+    for (l, level) in file.levels.iter().enumerate() {
+        for (i, w) in level.windows.iter().enumerate() {
+            window(format!("level {}, window {}", l + 1, i + 1), w)?;
+        }
+        window(format!("level {}, merged", l + 1), &level.merged)?;
     }
     Ok(())
 }

@@ -6,7 +6,7 @@
 //! every report is written by the one pipeline that writes it for a run.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::schema::*;
 use crate::backend::torchserve::metrics::AnswerCounts;
@@ -29,7 +29,7 @@ pub fn window_stats(
     goodput: GoodputRule,
 ) -> Result<WindowStats, String> {
     let mut w = WindowStats::with_goodput(record.batch_size, goodput);
-    w.duration = Duration::from_secs_f64(non_negative(record.duration_s));
+    w.duration = crate::number::saturating_secs(non_negative(record.duration_s));
     w.windows = record.windows;
     w.ok = record.ok;
     w.sequences_ended = record.sequences_ended.unwrap_or(0);
@@ -85,7 +85,7 @@ fn distribution(record: &DistributionRecord, name: &str) -> Result<Distribution,
 }
 
 fn restore_client(w: &mut WindowStats, c: &ClientRecord) {
-    w.client_cpu = Duration::from_secs_f64(non_negative(c.cpu_s));
+    w.client_cpu = crate::number::saturating_secs(non_negative(c.cpu_s));
     w.late_sends = c.late_sends;
     w.cap_waits = c.max_concurrency_waits;
     w.cap_wait_ns = (non_negative(c.max_concurrency_wait_s) * 1e9) as u128;
@@ -279,6 +279,7 @@ mod tests {
     use super::*;
     use crate::measure::sample::Sample;
     use crate::results::window_record;
+    use std::time::Duration;
 
     fn window() -> WindowStats {
         let t = Instant::now();

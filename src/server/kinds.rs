@@ -316,8 +316,10 @@ fn model_names(value: &str, bad: &dyn Fn(&str) -> String) -> Result<Vec<String>,
 
 fn millis(value: &str, bad: &dyn Fn(&str) -> String) -> Result<f64, String> {
     (value.parse::<f64>().ok())
-        .filter(|m| m.is_finite() && (0.0..=3_600_000.0).contains(m))
-        .ok_or_else(|| bad("expected milliseconds ≥ 0, such as 10 or 0.5"))
+        .filter(|m| *m == 0.0 || (0.001..=3_600_000.0).contains(m))
+        .ok_or_else(|| {
+            bad("expected 0 or milliseconds from 0.001 to 3600000 (an hour), such as 10 or 0.5")
+        })
 }
 
 fn stream_responses(value: &str, bad: &dyn Fn(&str) -> String) -> Result<u32, String> {
@@ -354,7 +356,7 @@ fn set_llm(
             .map(|v| t.itl_ms = v),
         "output_tokens" => whole(value, 1, MAX_LLM_TOKENS, bad).map(|n| t.output_tokens = Some(n)),
         "prefill_us_per_token" => (value.parse::<f64>().ok())
-            .filter(|v| v.is_finite() && (0.0..=1_000_000.0).contains(v))
+            .filter(|v| *v == 0.0 || (0.001..=1_000_000.0).contains(v))
             .map(|v| t.prefill_us_per_token = v)
             .ok_or_else(|| bad("expected microseconds ≥ 0, such as 50 or 0.5")),
         "tokens_per_event" => whole(value, 1, MAX_LLM_TOKENS, bad).map(|n| t.tokens_per_event = n),

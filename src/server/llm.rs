@@ -213,9 +213,9 @@ impl Engines {
         let engines = def.instances.max(1) as usize;
         let pool = Arc::new(Pool {
             model: model.clone(),
-            ttft: Duration::from_secs_f64(ttft_ms / 1e3),
+            ttft: crate::number::saturating_secs(ttft_ms / 1e3),
             prefill_ns_per_token: prefill_us_per_token * 1e3,
-            itl: Duration::from_secs_f64(itl_ms / 1e3),
+            itl: crate::number::saturating_secs(itl_ms / 1e3),
             per_event: tokens_per_event.max(1),
             state: Mutex::new(PoolState {
                 waiting: VecDeque::new(),

@@ -70,7 +70,7 @@ pub fn service_time(ms: f64, dist: Dist) -> Duration {
         }
         Dist::Exponential => -ms * (1.0 - uniform()).ln(),
     };
-    Duration::try_from_secs_f64(drawn.max(0.0) / 1000.0).unwrap_or(Duration::ZERO)
+    crate::number::saturating_millis(drawn)
 }
 
 /// Waits on this thread until `end`: sleeping, or burning CPU when `spin`.

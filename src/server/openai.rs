@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
@@ -353,7 +353,7 @@ async fn embeddings(server: &LocalServer, headers: &HeaderMap, body: Incoming) -
     let Ok(_instance) = instances.acquire().await else {
         return unavailable();
     };
-    tokio::time::sleep(Duration::from_secs_f64(ms / 1e3)).await;
+    tokio::time::sleep(crate::number::saturating_secs(ms / 1e3)).await;
     let answer = wire::embeddings_answer(model.name(), &inputs, dims, base64);
     add(&counters.inputs, inputs.len() as u64);
     add(&counters.completed, 1);

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 /// The boxes in order, each with the source it is made of. The shared ground every box may
-/// use (error, model, wire, proto, prometheus, cli, server) is not listed.
+/// use (error, number, model, wire, proto, prometheus, cli, server) is not listed.
 const BOXES: [(&str, &[&str]); 10] = [
     ("config", &["src/config.rs", "src/config"]),
     ("data", &["src/data"]),

@@ -26,6 +26,8 @@ mod llm_artifacts;
 mod llm_bad_answers;
 mod llm_tokens;
 mod merge;
+mod number_walk;
+mod number_walk_files;
 mod pa_flags;
 mod pa_options;
 mod profile;

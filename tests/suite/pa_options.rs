@@ -589,7 +589,7 @@ fn short_cases(w: &World) -> Vec<Case> {
 }
 
 /// ca.pem, and server.pem/.key (127.0.0.1) and client.pem/.key signed by it.
-fn write_certs(dir: &Path) {
+pub fn write_certs(dir: &Path) {
     use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair, KeyUsagePurpose};
     let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
     ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);

@@ -25,9 +25,10 @@ pub fn curve_points(file: &ResultsFile, p: f64, prefix: &str) -> Points {
         .filter_map(|l| {
             let v = ms(pct(&l.merged.latency, p)?);
             let tip = format!(
-                "{prefix}{}: {:.1} infer/s, p{p} {v:.3} ms{}",
+                "{prefix}{}: {} infer/s, p{p} {} ms{}",
                 load_name(l),
-                l.merged.throughput,
+                crate::number::fixed(l.merged.throughput, 1),
+                crate::number::fixed(v, 3),
                 if l.stable { "" } else { " (unstable)" }
             );
             Some((l.merged.throughput, v, tip))
@@ -117,8 +118,13 @@ pub fn percentile_points(level: &LevelRecord, prefix: &str) -> Points {
                 (Some(r), _) => r.percentile(p),
                 (None, _) => d.percentiles.get(p)?,
             };
-            v.is_finite()
-                .then(|| (p, ms(v), format!("{prefix}p{p}: {:.3} ms", ms(v))))
+            v.is_finite().then(|| {
+                (
+                    p,
+                    ms(v),
+                    format!("{prefix}p{p}: {} ms", crate::number::fixed(ms(v), 3)),
+                )
+            })
         })
         .collect()
 }

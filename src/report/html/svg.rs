@@ -45,6 +45,8 @@ pub fn num(v: f64) -> String {
         "0".to_string()
     } else if v.fract() == 0.0 && a < 1e4 {
         format!("{v:.0}")
+    } else if !(1e-3..1e12).contains(&a) {
+        crate::number::readable(v)
     } else if a >= 1e6 {
         format!("{:.2}M", v / 1e6)
     } else if a >= 1e4 {
@@ -597,6 +599,8 @@ mod tests {
         assert_eq!(tick(12500.0), "12.5k");
         assert_eq!(tick(2_500_000.0), "2.5M");
         assert_eq!(tick(-0.5), "-0.5");
+        assert_eq!(tick(1e300), "1e300");
+        assert_eq!(num(2.5e-7), "2.5e-7");
     }
 
     #[test]

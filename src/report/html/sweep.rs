@@ -70,7 +70,7 @@ pub fn write(page: &SweepPage<'_>, path: &Path) -> std::io::Result<()> {
 }
 
 fn cell(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| format!("{v:.2}"))
+    v.map_or("–".into(), |v| crate::number::fixed(v, 2))
 }
 
 fn table(rows: &[SweepRow]) -> String {
@@ -114,8 +114,9 @@ fn table(rows: &[SweepRow]) -> String {
             } = figures(level);
             let _ = write!(
                 out,
-                "<tr>{values}<td>{}</td><td>{throughput:.1}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td><td class=\"l\">{links}</td></tr>",
+                "<tr>{values}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td><td class=\"l\">{links}</td></tr>",
                 esc(&load),
+                crate::number::fixed(throughput, 1),
                 cell(p50),
                 cell(p90),
                 cell(p99),
@@ -210,10 +211,10 @@ fn overlay(
                     let f = figures(level);
                     let (x, y) = (x(level)?, y(&f)?);
                     let tip = format!(
-                        "{}, load {}: {:.1} infer/s, p50 {} ms, p99 {} ms{}",
+                        "{}, load {}: {} infer/s, p50 {} ms, p99 {} ms{}",
                         row.label,
                         f.load,
-                        f.throughput,
+                        crate::number::fixed(f.throughput, 1),
                         cell(f.p50),
                         cell(f.p99),
                         if f.stable { "" } else { " (unstable)" }

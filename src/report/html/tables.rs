@@ -85,7 +85,10 @@ pub fn settings(file: &ResultsFile) -> String {
             format!(
                 "{} for {}",
                 file.started_at,
-                file.duration_s.map_or("–".into(), |d| format!("{d:.1} s"))
+                file.duration_s.map_or("–".into(), |d| format!(
+                    "{} s",
+                    crate::number::fixed(d, 1)
+                ))
             ),
         ),
         (
@@ -179,7 +182,8 @@ pub fn levels(file: &ResultsFile) -> String {
     out.push_str("<th>Avg ms</th><th>Requests</th><th>Errors</th><th>Windows</th><th class=\"l\">Stable</th><th class=\"l\">Why</th></tr>");
     for (i, level) in file.levels.iter().enumerate() {
         let m = &level.merged;
-        let cell = |p: f64| pct(&m.latency, p).map_or("–".into(), |v| format!("{:.3}", ms(v)));
+        let cell =
+            |p: f64| pct(&m.latency, p).map_or("–".into(), |v| crate::number::fixed(ms(v), 3));
         let knee = if file.knee == Some(i) {
             " ◆ knee"
         } else {
@@ -187,9 +191,9 @@ pub fn levels(file: &ResultsFile) -> String {
         };
         let _ = write!(
             out,
-            "<tr><td class=\"l\">{}{knee}</td><td>{:.1}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+            "<tr><td class=\"l\">{}{knee}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             esc(&load_name(level)),
-            m.throughput,
+            crate::number::fixed(m.throughput, 1),
             cell(50.0),
             cell(90.0),
             cell(95.0),
@@ -205,8 +209,8 @@ pub fn levels(file: &ResultsFile) -> String {
             .collect();
         let _ = write!(
             out,
-            "<td>{:.3}</td><td>{}</td><td{}>{}</td><td>{}/{}</td><td class=\"l {}\">{}</td><td class=\"l\">{}</td></tr>",
-            ms(m.latency.mean),
+            "<td>{}</td><td>{}</td><td{}>{}</td><td>{}/{}</td><td class=\"l {}\">{}</td><td class=\"l\">{}</td></tr>",
+            crate::number::fixed(ms(m.latency.mean), 3),
             m.completed,
             if m.failed > 0 { " class=\"bad\"" } else { "" },
             if errors.is_empty() { "0".to_string() } else { esc(&errors.join(", ")) },

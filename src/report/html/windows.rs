@@ -57,18 +57,26 @@ pub fn level_windows(level: &LevelRecord) -> String {
         line.push((
             x,
             w.throughput,
-            format!("window {}: {:.1} infer/s ({tag})", i + 1, w.throughput),
+            format!(
+                "window {}: {} infer/s ({tag})",
+                i + 1,
+                crate::number::fixed(w.throughput, 1)
+            ),
         ));
         let tip = format!(
-            "window {}: {:.1} infer/s, {} errors ({tag})",
+            "window {}: {} infer/s, {} errors ({tag})",
             i + 1,
-            w.throughput,
+            crate::number::fixed(w.throughput, 1),
             w.failed
         );
         points.push((x, w.throughput, COLORS[0], merged, tip));
         for (p, list, color) in [(50.0, &mut p50, COLORS[2]), (99.0, &mut p99, COLORS[1])] {
             if let Some(v) = pct(&w.latency, p) {
-                let tip = format!("window {}: p{p} {:.3} ms ({tag})", i + 1, ms(v));
+                let tip = format!(
+                    "window {}: p{p} {} ms ({tag})",
+                    i + 1,
+                    crate::number::fixed(ms(v), 3)
+                );
                 list.push((x, ms(v), tip, color, merged));
             }
         }
@@ -124,8 +132,10 @@ pub fn timeline(t: &TimelineRecord) -> String {
                 b.plan_offset_s,
                 b.window.throughput,
                 format!(
-                    "{:.0} s: {:.1} infer/s, {} errors",
-                    b.plan_offset_s, b.window.throughput, b.window.failed
+                    "{} s: {} infer/s, {} errors",
+                    crate::number::fixed(b.plan_offset_s, 0),
+                    crate::number::fixed(b.window.throughput, 1),
+                    b.window.failed
                 ),
             )
         })
@@ -137,7 +147,11 @@ pub fn timeline(t: &TimelineRecord) -> String {
             (
                 b.plan_offset_s,
                 b.target,
-                format!("{:.0} s: target {:.1}", b.plan_offset_s, b.target),
+                format!(
+                    "{} s: target {}",
+                    crate::number::fixed(b.plan_offset_s, 0),
+                    crate::number::fixed(b.target, 1)
+                ),
             )
         })
         .collect();
@@ -165,7 +179,11 @@ pub fn timeline(t: &TimelineRecord) -> String {
                 Some((
                     b.plan_offset_s,
                     v,
-                    format!("{:.0} s: p{p} {v:.3} ms", b.plan_offset_s),
+                    format!(
+                        "{} s: p{p} {} ms",
+                        crate::number::fixed(b.plan_offset_s, 0),
+                        crate::number::fixed(v, 3)
+                    ),
                 ))
             })
             .collect();

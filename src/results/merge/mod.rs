@@ -14,7 +14,7 @@ mod align;
 mod check;
 
 use crate::config::shard::ShardPlan;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 pub use check::check;
 
@@ -72,7 +72,7 @@ pub fn merge(cfg: &Config, shards: &[Shard]) -> RunResult<MergedRun> {
     Ok(MergedRun {
         levels,
         notes,
-        started_at: UNIX_EPOCH + Duration::from_secs_f64(clock.earliest.max(0.0)),
+        started_at: UNIX_EPOCH + crate::number::saturating_secs(clock.earliest.max(0.0)),
         ended_at: clock.ended,
         start: clock.base,
     })
@@ -103,7 +103,8 @@ impl Clock {
         Ok(Clock {
             starts,
             earliest,
-            ended: ended.map(|e| UNIX_EPOCH + Duration::from_secs_f64(e.max(earliest).max(0.0))),
+            ended: ended
+                .map(|e| UNIX_EPOCH + crate::number::saturating_secs(e.max(earliest).max(0.0))),
             base: Instant::now(),
         })
     }
@@ -112,7 +113,7 @@ impl Clock {
     fn place(&self, i: usize, offset_s: f64) -> Instant {
         let from_base = self.starts[i] - self.earliest + offset_s;
         self.base
-            + Duration::from_secs_f64(if from_base.is_finite() {
+            + crate::number::saturating_secs(if from_base.is_finite() {
                 from_base.max(0.0)
             } else {
                 0.0

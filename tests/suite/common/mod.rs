@@ -36,6 +36,30 @@ pub async fn start_server(models: &[&str]) -> RunningServer {
     .expect("embedded server starts")
 }
 
+/// Starts the embedded server over TLS (HTTPS and gRPC with TLS) with the given models and
+/// the server's certificate and key.
+pub async fn start_tls_server(
+    models: &[&str],
+    cert: &std::path::Path,
+    key: &std::path::Path,
+) -> RunningServer {
+    server::start(ServeOptions {
+        host: "127.0.0.1".parse().unwrap(),
+        http_port: 0,
+        grpc_port: 0,
+        metrics_port: None,
+        models: models.iter().map(|m| m.parse().expect("model")).collect(),
+        statistics: true,
+        tls: Some(server::TlsFiles {
+            cert: cert.to_path_buf(),
+            key: key.to_path_buf(),
+            client_ca: None,
+        }),
+    })
+    .await
+    .expect("TLS server starts")
+}
+
 /// Successful inferences the embedded server has counted for `model` (its own statistics,
 /// the truth a run's counts are held to).
 pub fn served(server: &RunningServer, model: &str) -> u64 {
