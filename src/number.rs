@@ -46,55 +46,41 @@ pub fn within(what: &str, value: f64, min: f64, max: f64, unit: &str) -> RunResu
     if value.is_finite() && value >= min && value <= max {
         return Ok(value);
     }
-    let unit = if unit.is_empty() {
-        String::new()
-    } else {
-        format!(" {unit}")
-    };
-    Err(RunError::bad_option(format!(
-        "{what} is {}: give a number from {} to {}{unit}.",
-        readable(value),
-        readable(min),
-        readable(max)
-    )))
+    Err(refusal(what, &readable(value), min, max, unit))
 }
 
 /// A number read from text by `what`: a number within `min..=max`, else one sentence.
 pub fn parse_within(what: &str, text: &str, min: f64, max: f64, unit: &str) -> RunResult<f64> {
     match text.trim().parse::<f64>() {
         Ok(value) => within(what, value, min, max, unit),
-        Err(_) => Err(RunError::bad_option(format!(
-            "{what} is '{text}', not a number: give a number from {} to {}{}.",
-            readable(min),
-            readable(max),
-            if unit.is_empty() {
-                String::new()
-            } else {
-                format!(" {unit}")
-            }
-        ))),
+        Err(_) => Err(refusal(
+            what,
+            &format!("'{text}', not a number"),
+            min,
+            max,
+            unit,
+        )),
     }
+}
+
+/// `WHAT is SHOWN: give a number from MIN to MAX UNIT.`
+fn refusal(what: &str, shown: &str, min: f64, max: f64, unit: &str) -> RunError {
+    let unit = if unit.is_empty() {
+        String::new()
+    } else {
+        format!(" {unit}")
+    };
+    RunError::bad_option(format!(
+        "{what} is {shown}: give a number from {} to {}{unit}.",
+        readable(min),
+        readable(max)
+    ))
 }
 
 /// A duration `what` gave in `unit`, checked to lie within `min..=max` (in that unit).
 pub fn duration(what: &str, value: f64, unit: TimeUnit, min: f64, max: f64) -> RunResult<Duration> {
     let value = within(what, value, min, max, unit.name())?;
     Ok(saturating_secs(value / unit.per_second()))
-}
-
-/// A whole number `what` gave, from `min` to `max`.
-pub fn whole(what: &str, value: u64, min: u64, max: u64, unit: &str) -> RunResult<u64> {
-    if (min..=max).contains(&value) {
-        return Ok(value);
-    }
-    let unit = if unit.is_empty() {
-        String::new()
-    } else {
-        format!(" {unit}")
-    };
-    Err(RunError::bad_option(format!(
-        "{what} is {value}: give a whole number from {min} to {max}{unit}."
-    )))
 }
 
 /// Seconds the program computed as a duration: NaN and below zero are zero, beyond what a
@@ -185,10 +171,6 @@ mod tests {
             duration("--t", 1500.0, TimeUnit::Millis, 0.0, 1e4).unwrap(),
             Duration::from_millis(1500)
         );
-        assert!(whole("--n", 0, 1, 9, "")
-            .unwrap_err()
-            .to_string()
-            .contains("from 1 to 9"));
     }
 
     #[test]
