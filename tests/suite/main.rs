@@ -18,6 +18,7 @@ mod dynamic_grpc;
 mod faults;
 mod fuzz_regressions;
 mod html_report;
+mod import_circles;
 mod input_data;
 mod interrupt;
 mod layering;
