@@ -29,10 +29,10 @@ use tokio_rustls::TlsAcceptor;
 
 use super::describe;
 use super::error::InferError;
+use super::limits::MAX_MESSAGE_BYTES;
 use super::local::LocalServer;
 use super::openai;
 use super::stats::statistics_json;
-use super::MAX_MESSAGE_BYTES;
 use crate::wire::{self, HttpBody, RequestedOutput};
 
 const INFERENCE_HEADER: HeaderName = HeaderName::from_static("inference-header-content-length");

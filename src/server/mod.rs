@@ -20,14 +20,17 @@ mod error;
 mod grpc;
 mod http;
 mod kinds;
+mod limits;
 mod llm;
 mod local;
 mod metrics;
 mod models;
 mod openai;
 mod openai_wire;
+mod process;
 mod sched;
 mod sequences;
+mod served;
 mod shm;
 mod shm_routes;
 mod spoil;
@@ -53,16 +56,14 @@ pub use def::{
     MAX_STREAM_RESPONSES,
 };
 pub use error::InferError;
+pub use limits::MAX_MESSAGE_BYTES;
 pub use local::LocalServer;
-pub use metrics::{process_cpu_seconds, process_resident_bytes};
+pub use process::{process_cpu_seconds, process_resident_bytes};
 pub use shm::{Place as ShmPlace, Region as ShmRegion, ShmRegions};
 pub use stats::TokenCounts;
 pub use stream::StreamAnswer;
 pub use tls::TlsFiles;
 pub use trace::TraceSettings;
-
-/// The largest HTTP body or gRPC message the server takes or sends.
-pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
 
 /// How long [`RunningServer::shutdown`] waits for open requests before it stops anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);

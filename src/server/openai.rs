@@ -22,8 +22,9 @@ use serde_json::{json, Value};
 use super::def::ModelKind;
 use super::http::{json_reply, read_body, Reply, ReplyBody};
 use super::llm::{Ask, Produced, Ticket};
-use super::local::{LocalServer, Served};
+use super::local::LocalServer;
 use super::openai_wire::{self as wire, Api, EmbeddingsRequest, Events, GenerateRequest};
+use super::served::Served;
 use super::stats::add;
 
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");

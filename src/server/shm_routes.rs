@@ -1,7 +1,8 @@
 //! The routes of the system shared-memory extension on the embedded server: over HTTP
 //! `GET /v2/systemsharedmemory[/region/N]/status`, `POST …/region/N/register` with
-//! `{"key", "offset", "byte_size"}` and `POST /v2/systemsharedmemory[/region/N]/unregister`;
-//! over gRPC the `SystemSharedMemory*` calls. Both front ends answer from [`ShmRegions`].
+//! `{"key", "offset", "byte_size"}` and `POST /v2/systemsharedmemory[/region/N]/unregister`,
+//! answered from [`ShmRegions`](super::shm::ShmRegions) as gRPC's `SystemSharedMemory*`
+//! calls are ([`super::grpc`]).
 
 use http::{HeaderMap, Method, StatusCode};
 use hyper::body::Incoming;
@@ -12,8 +13,6 @@ use super::error::InferError;
 use super::http::{json_reply, read_body, Reply};
 use super::local::LocalServer;
 use super::shm::Region;
-use crate::proto::system_shared_memory_status_response::RegionStatus;
-use crate::proto::SystemSharedMemoryStatusResponse;
 
 /// What a path under `/v2/systemsharedmemory` asks.
 #[derive(Debug, PartialEq, Eq)]
@@ -97,27 +96,6 @@ fn register(server: &LocalServer, name: &str, body: &[u8]) -> Result<Value, Infe
 fn status_json(region: &Region) -> Value {
     json!({"name": region.name, "key": region.key, "offset": region.offset,
            "byte_size": region.byte_size})
-}
-
-/// The gRPC status answer for `name` (every region when empty).
-pub fn grpc_status(
-    server: &LocalServer,
-    name: &str,
-) -> Result<SystemSharedMemoryStatusResponse, InferError> {
-    let regions = server.shm().status(name)?;
-    let regions = regions
-        .into_iter()
-        .map(|r| {
-            let status = RegionStatus {
-                name: r.name.clone(),
-                key: r.key,
-                offset: r.offset,
-                byte_size: r.byte_size,
-            };
-            (r.name, status)
-        })
-        .collect();
-    Ok(SystemSharedMemoryStatusResponse { regions })
 }
 
 #[cfg(test)]
