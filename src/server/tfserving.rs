@@ -2,7 +2,7 @@
 //! service and over the same [`LocalServer`]: `Predict` turns `TensorProto` inputs into the
 //! models' tensors and back, `GetModelMetadata` describes each model as one signature,
 //! `serving_default`, whose tensors carry a leading -1 when the model batches. The REST
-//! routes of [`super::tfserving_rest`] share the core here, so both count alike.
+//! routes ([`super::http`]) share the core here, so both count alike.
 
 use prost::Message;
 use tonic::codec::CompressionEncoding;

@@ -11,10 +11,10 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 
-use super::http::{body_reply, no_route, Reply};
-use super::local::LocalServer;
-use super::process::{process_cpu_seconds, process_resident_bytes};
+use super::reply::{body_reply, no_route, Reply};
 use crate::proto::{InferStatistics, ModelStatistics, StatisticDuration};
+use crate::server::local::LocalServer;
+use crate::server::process::{process_cpu_seconds, process_resident_bytes};
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 

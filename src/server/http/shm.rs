@@ -1,18 +1,18 @@
 //! The routes of the system shared-memory extension on the embedded server: over HTTP
 //! `GET /v2/systemsharedmemory[/region/N]/status`, `POST …/region/N/register` with
 //! `{"key", "offset", "byte_size"}` and `POST /v2/systemsharedmemory[/region/N]/unregister`,
-//! answered from [`ShmRegions`](super::shm::ShmRegions) as gRPC's `SystemSharedMemory*`
-//! calls are ([`super::grpc`]).
+//! answered from [`ShmRegions`](crate::server::shm::ShmRegions) as gRPC's
+//! `SystemSharedMemory*` calls are ([`grpc`](crate::server::grpc)).
 
 use http::{HeaderMap, Method, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::error::InferError;
-use super::http::{json_reply, read_body, Reply};
-use super::local::LocalServer;
-use super::shm::Region;
+use super::reply::{error_reply, infer_error_reply, json_reply, read_body, Reply};
+use crate::server::error::InferError;
+use crate::server::local::LocalServer;
+use crate::server::shm::Region;
 
 /// What a path under `/v2/systemsharedmemory` asks.
 #[derive(Debug, PartialEq, Eq)]
@@ -68,17 +68,12 @@ pub async fn handle(
         },
         (method, _) => {
             let message = format!("the shared-memory routes do not take {method} here");
-            let status = StatusCode::METHOD_NOT_ALLOWED;
-            return json_reply(status, &json!({ "error": message }));
+            return error_reply(StatusCode::METHOD_NOT_ALLOWED, &message);
         }
     };
     match answer {
         Ok(value) => json_reply(StatusCode::OK, &value),
-        Err(e) => {
-            let status = StatusCode::from_u16(e.http_status());
-            let status = status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            json_reply(status, &json!({ "error": e.message() }))
-        }
+        Err(e) => infer_error_reply(&e),
     }
 }
 
