@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::def::ModelKind;
 use super::error::InferError;
-use super::local::Served;
+use super::served::Served;
 use crate::wire::{InferRequest, InferResponse};
 
 /// Checks every `bls` model's calls when the server is built: each names another served

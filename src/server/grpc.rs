@@ -20,13 +20,14 @@ use tonic::{Request, Response, Status, Streaming};
 
 use super::describe;
 use super::error::InferError;
+use super::limits::MAX_MESSAGE_BYTES;
 use super::local::LocalServer;
 use super::stream::StreamAnswer;
-use super::MAX_MESSAGE_BYTES;
 use crate::proto::grpc_inference_service_server::{
     GrpcInferenceService, GrpcInferenceServiceServer,
 };
 use crate::proto::infer_parameter::ParameterChoice;
+use crate::proto::system_shared_memory_status_response::RegionStatus;
 use crate::proto::*;
 use crate::wire;
 
@@ -298,7 +299,7 @@ impl GrpcInferenceService for Service {
         request: Request<SystemSharedMemoryStatusRequest>,
     ) -> Answer<SystemSharedMemoryStatusResponse> {
         let name = &request.get_ref().name;
-        let status = super::shm_routes::grpc_status(&self.server, name)?;
+        let status = shm_status(&self.server, name)?;
         Ok(Response::new(status))
     }
 
@@ -318,4 +319,25 @@ impl GrpcInferenceService for Service {
         self.server.shm().unregister(&request.get_ref().name);
         Ok(Response::new(SystemSharedMemoryUnregisterResponse {}))
     }
+}
+
+/// The gRPC status answer for `name` (every region when empty).
+fn shm_status(
+    server: &LocalServer,
+    name: &str,
+) -> Result<SystemSharedMemoryStatusResponse, InferError> {
+    let regions = server.shm().status(name)?;
+    let regions = regions
+        .into_iter()
+        .map(|r| {
+            let status = RegionStatus {
+                name: r.name.clone(),
+                key: r.key,
+                offset: r.offset,
+                byte_size: r.byte_size,
+            };
+            (r.name, status)
+        })
+        .collect();
+    Ok(SystemSharedMemoryStatusResponse { regions })
 }

@@ -5,7 +5,7 @@
 //! lock.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use serde_json::{Map, Value};
@@ -13,71 +13,13 @@ use serde_json::{Map, Value};
 use super::def::{ModelDef, ModelKind};
 use super::describe;
 use super::error::InferError;
-use super::llm::Engines;
 use super::models::Model;
-use super::sched::Scheduler;
+use super::served::Served;
 use super::stats::TokenCounts;
 use super::stream::{self, StreamAnswer};
 use super::trace::TraceSettings;
 use crate::proto::{ModelConfig, ModelMetadataResponse, ModelStatistics};
 use crate::wire::{InferRequest, InferResponse};
-
-/// A model and the scheduler in front of it.
-#[derive(Debug)]
-pub(crate) struct Served {
-    pub model: Arc<Model>,
-    scheduler: Scheduler,
-    /// The `parameters` of the latest request that had any (what a client's
-    /// `--request-parameter` delivered, with its JSON type); written only for such requests.
-    parameters: Mutex<Option<Map<String, Value>>>,
-}
-
-impl Served {
-    fn note_parameters(&self, request: &InferRequest) {
-        if request.parameters.is_empty() {
-            return;
-        }
-        if let Ok(mut latest) = self.parameters.lock() {
-            *latest = Some(request.parameters.clone());
-        }
-    }
-
-    /// Runs one request through this model's scheduler, counting it in the statistics.
-    /// A decoupled model is refused, as Triton refuses it outside a stream.
-    pub(crate) async fn infer(
-        &self,
-        request: InferRequest,
-        arrival: Instant,
-    ) -> Result<InferResponse, InferError> {
-        self.model.refuse_kserve()?;
-        if self.model.decoupled() {
-            return Err(InferError::Unsupported(format!(
-                "LocalServer::infer doesn't support models with decoupled transaction policy; \
-                 model '{}' answers through infer_stream",
-                self.model.name()
-            )));
-        }
-        self.note_parameters(&request);
-        let job = self.model.check(request, arrival)?;
-        self.scheduler.submit(&self.model, job).await
-    }
-
-    /// An `llm` model's engines.
-    pub(crate) fn engines(&self) -> Option<&Engines> {
-        match &self.scheduler {
-            Scheduler::Llm(engines) => Some(engines),
-            _ => None,
-        }
-    }
-
-    /// An `embeddings` model's instances.
-    pub(crate) fn embedder(&self) -> Option<&tokio::sync::Semaphore> {
-        match &self.scheduler {
-            Scheduler::Embeddings(instances) => Some(instances),
-            _ => None,
-        }
-    }
-}
 
 /// The models by name; dropping it (with the last handle) drops the schedulers, which
 /// ends their instance threads.
@@ -139,15 +81,7 @@ impl LocalServer {
             if models.contains_key(&name) {
                 anyhow::bail!("model '{name}' is defined twice; give each --model its own name");
             }
-            let model = Arc::new(Model::new(def));
-            let scheduler = Scheduler::new(&model)?;
-            let parameters = Mutex::new(None);
-            let served = Served {
-                model,
-                scheduler,
-                parameters,
-            };
-            models.insert(name, served);
+            models.insert(name, Served::start(Model::new(def))?);
         }
         super::bls::check_calls(&models)?;
         Ok(LocalServer {
@@ -243,23 +177,13 @@ impl LocalServer {
             let response = self.infer(model, version, request).await?;
             return Ok(stream::single(response));
         }
-        served.model.refuse_kserve()?;
-        served.note_parameters(&request);
-        let job = served.model.check(request, arrival)?;
-        if !served.model.decoupled() {
-            let response = served.scheduler.submit(&served.model, job).await?;
-            return Ok(stream::single(response));
-        }
-        let (sender, answers) = stream::channel(&served.model);
-        served.scheduler.submit_stream(job, sender)?;
-        Ok(answers)
+        served.infer_stream(request, arrival).await
     }
 
     /// The `parameters` of the latest request to `model` that carried any, as decoded
     /// (gRPC's typed `InferParameter`s as JSON bool, integer or string).
     pub fn last_parameters(&self, model: &str) -> Option<Map<String, Value>> {
-        let served = self.find(model, "").ok()?;
-        served.parameters.lock().ok()?.clone()
+        self.find(model, "").ok()?.last_parameters()
     }
 
     /// The trace settings of every model (`/v2/models/M/trace/setting`).
@@ -287,7 +211,6 @@ impl LocalServer {
             .collect()
     }
 
-    /// Every model's statistics, sorted by name.
     /// Each `sequence` model's sequence counters, by name (also `GET /v1/inferperf/sequences`).
     pub fn sequence_statistics(&self) -> Vec<(String, super::sequences::SequenceCounts)> {
         let models = self.inner.models.values();
@@ -298,6 +221,7 @@ impl LocalServer {
             .collect()
     }
 
+    /// Every model's statistics, sorted by name.
     pub fn all_statistics(&self) -> Vec<ModelStatistics> {
         let models = self.inner.models.values();
         models

@@ -1,17 +1,19 @@
 //! The embedded KServe v2 reference server: the default profiling target and the ground
 //! truth of the tests. Built-in synthetic models ([`def`], [`kinds`], [`models`], the
 //! decoupled [`stream`] kind and the answers [`spoil`]ed on purpose) run behind
-//! Triton-like schedulers ([`sched`]) and count Triton's statistics ([`stats`]); one
-//! [`LocalServer`] holds them and is the single way in, for the HTTP ([`http`]) and gRPC
-//! ([`grpc`]) front ends, the Prometheus page ([`metrics`]) and in-process callers alike.
-//! The `llm` and `embeddings` kinds are served OpenAI-style on the HTTP port
-//! ([`openai`], [`openai_wire`]), an `llm` model's requests batched continuously by its
-//! engines ([`llm`]), with what they served counted for the tests to check. TF Serving's
-//! `PredictionService` ([`tfserving`]) shares the gRPC port and its REST routes
-//! ([`tfserving_rest`]) the HTTP port, over the same models, as do TorchServe's
-//! predictions and management routes ([`torchserve`]). A [`bls`] model calls other models
-//! inside its own compute, as a Triton Python model's BLS requests do.
-//! [`start`] binds the ports and returns once they listen.
+//! Triton-like schedulers ([`sched`]), one [`served`] model each, and count Triton's
+//! statistics ([`stats`]); one [`LocalServer`] holds them with the server-wide state (trace
+//! settings in [`trace`], shared-memory regions in [`shm`]) and is the single way in for
+//! the front ends and in-process callers alike. The `llm` and `embeddings` kinds are
+//! served OpenAI-style ([`openai_wire`]), an `llm` model's requests batched continuously by
+//! its engines ([`llm`]); a [`bls`] model calls other models inside its own compute, as a
+//! Triton Python model's BLS requests do.
+//!
+//! The front ends sit above that state and nothing below imports them: [`http`] is a
+//! router over one route file per API (KServe v2, OpenAI, TF Serving REST, TorchServe,
+//! shared memory, trace settings, the Prometheus page) sharing one reply kit; [`grpc`]
+//! serves KServe's gRPC service and TF Serving's `PredictionService` ([`tfserving`], whose
+//! core the REST routes share). [`start`] binds the ports and returns once they listen.
 
 mod bls;
 mod def;
@@ -20,23 +22,21 @@ mod error;
 mod grpc;
 mod http;
 mod kinds;
+mod limits;
 mod llm;
 mod local;
-mod metrics;
 mod models;
-mod openai;
 mod openai_wire;
+mod process;
 mod sched;
 mod sequences;
+mod served;
 mod shm;
-mod shm_routes;
 mod spoil;
 mod stats;
 mod stream;
 mod tfserving;
-mod tfserving_rest;
 mod tls;
-mod torchserve;
 mod trace;
 
 use std::future::Future;
@@ -53,16 +53,14 @@ pub use def::{
     MAX_STREAM_RESPONSES,
 };
 pub use error::InferError;
+pub use limits::MAX_MESSAGE_BYTES;
 pub use local::LocalServer;
-pub use metrics::{process_cpu_seconds, process_resident_bytes};
+pub use process::{process_cpu_seconds, process_resident_bytes};
 pub use shm::{Place as ShmPlace, Region as ShmRegion, ShmRegions};
 pub use stats::TokenCounts;
 pub use stream::StreamAnswer;
 pub use tls::TlsFiles;
 pub use trace::TraceSettings;
-
-/// The largest HTTP body or gRPC message the server takes or sends.
-pub const MAX_MESSAGE_BYTES: usize = 256 * 1024 * 1024;
 
 /// How long [`RunningServer::shutdown`] waits for open requests before it stops anyway.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -191,8 +189,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<RunningServer> {
     server.push(stop, tokio::spawn(task));
     if let Some(listener) = metrics_listener {
         let (stop, stopped) = stop_pair();
-        let handler = move |req| metrics::handle(local.clone(), req);
-        let task = http::serve_with(listener, stopped, SHUTDOWN_GRACE, tls, handler);
+        let task = http::serve_metrics(listener, local.clone(), stopped, SHUTDOWN_GRACE, tls);
         server.push(stop, tokio::spawn(task));
     }
     Ok(server)

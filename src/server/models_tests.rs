@@ -6,7 +6,7 @@ use std::time::Instant;
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::*;
-use crate::server::default_models;
+use crate::server::def::default_models;
 use crate::wire::{encode_bytes_elements, RequestedOutput};
 
 fn def(s: &str) -> ModelDef {

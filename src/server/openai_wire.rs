@@ -2,7 +2,7 @@
 //! (prompt tokens counted as whitespace-separated words), how many tokens an answer gets,
 //! and the answers written — whole JSON bodies, and for a stream each event's bytes built
 //! once per request so that sending an event is a reference-count increment. Free of
-//! scheduling and of HTTP, which [`super::openai`] adds.
+//! scheduling and of HTTP, which the OpenAI routes of [`super::http`] add.
 
 use base64::Engine as _;
 use bytes::{Bytes, BytesMut};

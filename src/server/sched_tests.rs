@@ -127,9 +127,10 @@ fn fp32_request(batch: i64) -> InferRequest {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn queued_requests_are_batched_and_answered() {
-    let def: crate::server::ModelDef = "s=sleep:ms=20,shape=1,max_batch=4,queue_delay_us=20000"
-        .parse()
-        .unwrap();
+    let def: crate::server::def::ModelDef =
+        "s=sleep:ms=20,shape=1,max_batch=4,queue_delay_us=20000"
+            .parse()
+            .unwrap();
     let model = Arc::new(Model::new(def));
     let scheduler = Arc::new(Scheduler::new(&model).unwrap());
     let tasks: Vec<_> = (0..4)
@@ -154,7 +155,7 @@ async fn queued_requests_are_batched_and_answered() {
 
 #[tokio::test]
 async fn direct_requests_run_on_the_callers_task() {
-    let def: crate::server::ModelDef = "i=identity:shape=1,instances=2".parse().unwrap();
+    let def: crate::server::def::ModelDef = "i=identity:shape=1,instances=2".parse().unwrap();
     let model = Arc::new(Model::new(def));
     let scheduler = Scheduler::new(&model).unwrap();
     assert!(matches!(scheduler, Scheduler::Direct(_)));
@@ -175,9 +176,10 @@ async fn direct_requests_run_on_the_callers_task() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stream_waiting_when_the_queue_closes_gets_an_error() {
-    let def: crate::server::ModelDef = "s=stream:responses=1000,first_ms=1,interval_ms=5,shape=1"
-        .parse()
-        .unwrap();
+    let def: crate::server::def::ModelDef =
+        "s=stream:responses=1000,first_ms=1,interval_ms=5,shape=1"
+            .parse()
+            .unwrap();
     let model = Arc::new(Model::new(def));
     let scheduler = Scheduler::new(&model).unwrap();
     let mut receivers = Vec::new();

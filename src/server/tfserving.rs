@@ -2,7 +2,7 @@
 //! service and over the same [`LocalServer`]: `Predict` turns `TensorProto` inputs into the
 //! models' tensors and back, `GetModelMetadata` describes each model as one signature,
 //! `serving_default`, whose tensors carry a leading -1 when the model batches. The REST
-//! routes of [`super::tfserving_rest`] share the core here, so both count alike.
+//! routes ([`super::http`]) share the core here, so both count alike.
 
 use prost::Message;
 use tonic::codec::CompressionEncoding;
@@ -10,6 +10,7 @@ use tonic::{Request, Response, Status};
 
 use super::describe;
 use super::error::InferError;
+use super::limits::MAX_MESSAGE_BYTES;
 use super::local::LocalServer;
 use crate::proto::model_metadata_response::TensorMetadata;
 use crate::proto::tensorflow::serving::model_spec::VersionChoice;
@@ -34,8 +35,8 @@ const SIGNATURE_MAP_URL: &str = "type.googleapis.com/tensorflow.serving.Signatur
 /// The service, for the gRPC router.
 pub fn service(server: LocalServer) -> PredictionServiceServer<TfService> {
     PredictionServiceServer::new(TfService { server })
-        .max_decoding_message_size(super::MAX_MESSAGE_BYTES)
-        .max_encoding_message_size(super::MAX_MESSAGE_BYTES)
+        .max_decoding_message_size(MAX_MESSAGE_BYTES)
+        .max_encoding_message_size(MAX_MESSAGE_BYTES)
         .accept_compressed(CompressionEncoding::Gzip)
         .accept_compressed(CompressionEncoding::Deflate)
         .send_compressed(CompressionEncoding::Gzip)

@@ -1,16 +1,13 @@
-//! Triton's trace extension, as far as a load tester uses it: each model's trace settings
-//! (`GET`/`POST /v2/models/M/trace/setting`), stored and answered back, so that a client
-//! that sets them before a run and restores them after can be checked. No trace is written.
+//! Triton's trace extension, as far as a load tester uses it: each model's trace settings,
+//! stored and answered back (by the route `GET`/`POST /v2/models/M/trace/setting`), so that
+//! a client that sets them before a run and restores them after can be checked. No trace is
+//! written. The settings are model state, held by [`super::local::LocalServer`]; the route
+//! lives with the other HTTP routes.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use hyper::body::Incoming;
-use hyper::{HeaderMap, Method, StatusCode};
 use serde_json::{Map, Value};
-
-use super::http::{json_reply, read_body, Reply};
-use super::LocalServer;
 
 /// The settings a model starts with (Triton's defaults).
 pub fn default_settings() -> Map<String, Value> {
@@ -88,55 +85,5 @@ fn valid_value(key: &str, value: &Value) -> bool {
         Value::Null | Value::String(_) => true,
         Value::Array(items) => key == "trace_level" && items.iter().all(Value::is_string),
         _ => false,
-    }
-}
-
-/// The model of `/v2/models/M/trace/setting`, if the path is that route.
-pub fn route(path: &str) -> Option<&str> {
-    let model = path
-        .strip_prefix("/v2/models/")?
-        .strip_suffix("/trace/setting")?;
-    (!model.is_empty() && !model.contains('/')).then_some(model)
-}
-
-/// Answers a GET (the settings) or POST (update, then the settings) of the route.
-pub async fn handle(
-    server: &LocalServer,
-    method: &Method,
-    model: &str,
-    headers: &HeaderMap,
-    body: Incoming,
-) -> Reply {
-    let error =
-        |status, message: String| json_reply(status, &serde_json::json!({ "error": message }));
-    if server.find(model, "").is_err() {
-        return error(StatusCode::NOT_FOUND, format!("unknown model '{model}'"));
-    }
-    let trace = server.trace_settings();
-    match *method {
-        Method::GET => json_reply(StatusCode::OK, &Value::Object(trace.get(model))),
-        Method::POST => {
-            let body = match read_body(headers, body).await {
-                Ok(body) => body,
-                Err((_, message)) => return error(StatusCode::BAD_REQUEST, message),
-            };
-            let updates: Map<String, Value> = match serde_json::from_slice(&body) {
-                Ok(map) => map,
-                Err(e) => {
-                    return error(
-                        StatusCode::BAD_REQUEST,
-                        format!("the body is not a JSON object: {e}"),
-                    )
-                }
-            };
-            match trace.update(model, &updates) {
-                Ok(settings) => json_reply(StatusCode::OK, &Value::Object(settings)),
-                Err(message) => error(StatusCode::BAD_REQUEST, message),
-            }
-        }
-        _ => error(
-            StatusCode::METHOD_NOT_ALLOWED,
-            format!("trace/setting does not take {method}"),
-        ),
     }
 }

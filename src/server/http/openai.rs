@@ -3,7 +3,7 @@
 //! `POST /v1/embeddings`, `GET /v1/models[/NAME]`, and `GET /v1/inferperf/stats` with what
 //! each model served (the truth a load tester's LLM figures are checked against). A
 //! streamed answer is a server-sent event body that hands each event to hyper as the
-//! engine produces it ([`super::llm`]); errors answer OpenAI's error object.
+//! engine produces it ([`llm`](crate::server::llm)); errors answer OpenAI's error object.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -19,12 +19,13 @@ use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::def::ModelKind;
-use super::http::{json_reply, read_body, Reply, ReplyBody};
-use super::llm::{Ask, Produced, Ticket};
-use super::local::{LocalServer, Served};
-use super::openai_wire::{self as wire, Api, EmbeddingsRequest, Events, GenerateRequest};
-use super::stats::add;
+use super::reply::{json_reply, read_body, Reply, ReplyBody};
+use crate::server::def::{ModelKind, MAX_LLM_TOKENS};
+use crate::server::llm::{Ask, Produced, Ticket};
+use crate::server::local::LocalServer;
+use crate::server::openai_wire::{self as wire, Api, EmbeddingsRequest, Events, GenerateRequest};
+use crate::server::served::Served;
+use crate::server::stats::add;
 
 const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
 const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
@@ -52,7 +53,13 @@ fn unavailable() -> Reply {
     error(StatusCode::SERVICE_UNAVAILABLE, message, None)
 }
 
-/// Answers a request whose path starts with `/v1/`.
+/// Whether the path is OpenAI's: under `/v1/` (after TF Serving's routes, which share
+/// `/v1/models/`), or vLLM's `/tokenize`.
+pub fn is_route(path: &str) -> bool {
+    path.starts_with("/v1/") || path == "/tokenize"
+}
+
+/// Answers a request whose path starts with `/v1/` (or is `/tokenize`).
 pub async fn handle(
     server: &LocalServer,
     method: &Method,
@@ -105,7 +112,7 @@ async fn tokenize(headers: &HeaderMap, body: Incoming) -> Reply {
     let tokens: Vec<usize> = (0..count).collect();
     json_reply(
         StatusCode::OK,
-        &json!({"count": count, "tokens": tokens, "max_model_len": super::def::MAX_LLM_TOKENS}),
+        &json!({"count": count, "tokens": tokens, "max_model_len": MAX_LLM_TOKENS}),
     )
 }
 

@@ -11,9 +11,10 @@ use bytes::Bytes;
 use http::{HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 
-use super::http::{body_reply, no_route, Reply};
-use super::local::LocalServer;
+use super::reply::{body_reply, no_route, Reply};
 use crate::proto::{InferStatistics, ModelStatistics, StatisticDuration};
+use crate::server::local::LocalServer;
+use crate::server::process::{process_cpu_seconds, process_resident_bytes};
 
 const TEXT: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
 
@@ -177,30 +178,4 @@ fn write_process(out: &mut String) {
              # TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes {rss}"
         );
     }
-}
-
-/// System configuration value, if the system knows it.
-fn sysconf(name: libc::c_int) -> Option<f64> {
-    // SAFETY: sysconf only reads a configuration value; any name is allowed.
-    let value = unsafe { libc::sysconf(name) };
-    (value > 0).then_some(value as f64)
-}
-
-/// User plus system CPU time of this process, from /proc/self/stat (fields 14 and 15,
-/// counted after the command name, which may itself hold spaces).
-pub fn process_cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let fields: Vec<&str> = after_name.split_whitespace().collect();
-    // after_name starts at field 3 (state), so field n is at index n - 3.
-    let utime: f64 = fields.get(11)?.parse().ok()?;
-    let stime: f64 = fields.get(12)?.parse().ok()?;
-    Some((utime + stime) / sysconf(libc::_SC_CLK_TCK)?)
-}
-
-/// Resident memory of this process, from /proc/self/statm (pages).
-pub fn process_resident_bytes() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: f64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some((pages * sysconf(libc::_SC_PAGESIZE)?) as u64)
 }

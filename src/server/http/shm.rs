@@ -1,19 +1,18 @@
 //! The routes of the system shared-memory extension on the embedded server: over HTTP
 //! `GET /v2/systemsharedmemory[/region/N]/status`, `POST …/region/N/register` with
-//! `{"key", "offset", "byte_size"}` and `POST /v2/systemsharedmemory[/region/N]/unregister`;
-//! over gRPC the `SystemSharedMemory*` calls. Both front ends answer from [`ShmRegions`].
+//! `{"key", "offset", "byte_size"}` and `POST /v2/systemsharedmemory[/region/N]/unregister`,
+//! answered from [`ShmRegions`](crate::server::shm::ShmRegions) as gRPC's
+//! `SystemSharedMemory*` calls are ([`grpc`](crate::server::grpc)).
 
 use http::{HeaderMap, Method, StatusCode};
 use hyper::body::Incoming;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::error::InferError;
-use super::http::{json_reply, read_body, Reply};
-use super::local::LocalServer;
-use super::shm::Region;
-use crate::proto::system_shared_memory_status_response::RegionStatus;
-use crate::proto::SystemSharedMemoryStatusResponse;
+use super::reply::{error_reply, infer_error_reply, json_reply, read_body, Reply};
+use crate::server::error::InferError;
+use crate::server::local::LocalServer;
+use crate::server::shm::Region;
 
 /// What a path under `/v2/systemsharedmemory` asks.
 #[derive(Debug, PartialEq, Eq)]
@@ -69,17 +68,12 @@ pub async fn handle(
         },
         (method, _) => {
             let message = format!("the shared-memory routes do not take {method} here");
-            let status = StatusCode::METHOD_NOT_ALLOWED;
-            return json_reply(status, &json!({ "error": message }));
+            return error_reply(StatusCode::METHOD_NOT_ALLOWED, &message);
         }
     };
     match answer {
         Ok(value) => json_reply(StatusCode::OK, &value),
-        Err(e) => {
-            let status = StatusCode::from_u16(e.http_status());
-            let status = status.unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            json_reply(status, &json!({ "error": e.message() }))
-        }
+        Err(e) => infer_error_reply(&e),
     }
 }
 
@@ -97,27 +91,6 @@ fn register(server: &LocalServer, name: &str, body: &[u8]) -> Result<Value, Infe
 fn status_json(region: &Region) -> Value {
     json!({"name": region.name, "key": region.key, "offset": region.offset,
            "byte_size": region.byte_size})
-}
-
-/// The gRPC status answer for `name` (every region when empty).
-pub fn grpc_status(
-    server: &LocalServer,
-    name: &str,
-) -> Result<SystemSharedMemoryStatusResponse, InferError> {
-    let regions = server.shm().status(name)?;
-    let regions = regions
-        .into_iter()
-        .map(|r| {
-            let status = RegionStatus {
-                name: r.name.clone(),
-                key: r.key,
-                offset: r.offset,
-                byte_size: r.byte_size,
-            };
-            (r.name, status)
-        })
-        .collect();
-    Ok(SystemSharedMemoryStatusResponse { regions })
 }
 
 #[cfg(test)]

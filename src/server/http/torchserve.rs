@@ -4,21 +4,20 @@
 //! /models/M[/V]` answer as TorchServe's management API does (served on the same port, so
 //! a client that falls back to its inference address finds them), and `/ping`. Predictions
 //! run through the model's scheduler and so are counted like every other front end's; the
-//! metrics page shows them under TorchServe's names ([`super::metrics`]).
+//! metrics page shows them under TorchServe's names ([`super::metrics`]), with every answer
+//! counted by its status class.
 
 use bytes::{BufMut, Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, Method, StatusCode};
+use http::{HeaderMap, Method, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{json, Value};
 
-use super::error::InferError;
-use super::http::{body_reply, json_reply, read_body, Reply};
-use super::local::LocalServer;
+use super::reply::{body_reply, json_reply, read_body, Reply, OCTETS};
 use crate::model::DataType;
 use crate::proto::model_metadata_response::TensorMetadata;
+use crate::server::error::InferError;
+use crate::server::local::LocalServer;
 use crate::wire::{InferRequest, Tensor};
-
-const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
 
 /// A TorchServe path.
 #[derive(Debug, PartialEq, Eq)]
@@ -53,8 +52,20 @@ pub fn route(path: &str) -> Option<TsRoute<'_>> {
     })
 }
 
-/// Answers a request on a TorchServe route.
+/// Answers a request on a TorchServe route, counting the answer by its status class.
 pub async fn handle(
+    server: &LocalServer,
+    method: &Method,
+    route: TsRoute<'_>,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Reply {
+    let reply = answer(server, method, route, headers, body).await;
+    server.torchserve_answers().count(reply.status().as_u16());
+    reply
+}
+
+async fn answer(
     server: &LocalServer,
     method: &Method,
     route: TsRoute<'_>,

@@ -2,19 +2,19 @@
 //! /v1/models/M[/versions/V]:predict` with a columnar (`inputs`) or row-wise (`instances`)
 //! body, answered in the same form (`outputs` or `predictions`), and `GET
 //! /v1/models/M[/versions/V]/metadata` with the signature in TF Serving's JSON. The
-//! predictions run through [`super::tfserving::predict`], as gRPC's do.
+//! predictions run through [`predict`], as gRPC's do.
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, StatusCode};
 use hyper::body::Incoming;
 use serde_json::{json, Map, Value};
 
-use super::error::InferError;
-use super::http::{json_reply, read_body, Reply};
-use super::local::LocalServer;
-use super::tfserving::{check_signature, predict, signature_def, SIGNATURE};
+use super::reply::{error_reply, infer_error_reply, json_reply, read_body, Reply};
 use crate::model::TensorSpec;
 use crate::proto::tensorflow::{SignatureDef, TensorInfo};
+use crate::server::error::InferError;
+use crate::server::local::LocalServer;
+use crate::server::tfserving::{check_signature, predict, signature_def, SIGNATURE};
 use crate::wire::tf_json::{columns, from_json, rows, to_json};
 use crate::wire::tfserving::{dims, from_tf_dtype, tf_dtype_name};
 use crate::wire::{Tensor, WireError};
@@ -58,37 +58,26 @@ pub async fn handle(
     match (route.predict, method) {
         (true, &Method::POST) => match read_body(headers, body).await {
             Ok(body) => predict_reply(server, &route, body).await,
-            Err((status, message)) => error(
+            Err((status, message)) => error_reply(
                 StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
                 &message,
             ),
         },
         (false, &Method::GET) => match signature_def(server, route.name, route.version) {
             Ok(signature) => json_reply(StatusCode::OK, &metadata_json(route.name, &signature)),
-            Err(e) => infer_error(&e),
+            Err(e) => infer_error_reply(&e),
         },
-        _ => error(
+        _ => error_reply(
             StatusCode::METHOD_NOT_ALLOWED,
             &format!("this resource does not take {method}"),
         ),
     }
 }
 
-fn error(status: StatusCode, message: &str) -> Reply {
-    json_reply(status, &json!({ "error": message }))
-}
-
-fn infer_error(e: &InferError) -> Reply {
-    error(
-        StatusCode::from_u16(e.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
-        e.message(),
-    )
-}
-
 async fn predict_reply(server: &LocalServer, route: &TfRoute<'_>, body: Bytes) -> Reply {
     match run_predict(server, route, &body).await {
         Ok(answer) => json_reply(StatusCode::OK, &answer),
-        Err(e) => infer_error(&e),
+        Err(e) => infer_error_reply(&e),
     }
 }
 
