@@ -39,17 +39,6 @@ const NOT_YET_BROKEN: &[&[&str]] = &[
         "report/html/mod.rs",
         "report/html/overlay.rs",
     ],
-    &[
-        "server/bls.rs",
-        "server/http.rs",
-        "server/local.rs",
-        "server/openai.rs",
-        "server/shm_routes.rs",
-        "server/tfserving.rs",
-        "server/tfserving_rest.rs",
-        "server/torchserve.rs",
-        "server/trace.rs",
-    ],
 ];
 
 /// One source file of the library: its module path and its text.
