@@ -14,6 +14,7 @@ mod client;
 mod compare;
 mod datatypes;
 mod demo;
+mod doc_commands;
 mod dynamic_grpc;
 mod faults;
 mod fuzz_regressions;
