@@ -8,7 +8,7 @@ mod token_counter;
 
 use std::sync::Arc;
 
-use crate::backend::kserve::trace::TraceChange;
+use crate::backend::api::kserve::trace::TraceChange;
 use crate::backend::replicas::{self, Replicas};
 use crate::backend::{Request, Target};
 use crate::config::{Config, LoadMode};
@@ -183,7 +183,7 @@ async fn set_trace(cfg: &Config, target: &Target) -> RunResult<Option<TraceChang
     if cfg.trace_settings.is_empty() {
         return Ok(None);
     }
-    crate::backend::kserve::trace::apply(target, &cfg.trace_settings)
+    crate::backend::api::kserve::trace::apply(target, &cfg.trace_settings)
         .await
         .map(Some)
 }

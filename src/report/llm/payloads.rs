@@ -3,7 +3,7 @@
 //! ([`crate::report::profile_export`]). The dataset knows no protocol, so the bodies are
 //! encoded again here from its prompts (or taken as the user gave them).
 
-use crate::backend::openai::OpenAi;
+use crate::backend::api::openai::OpenAi;
 use crate::config::Config;
 use crate::data::Dataset;
 
