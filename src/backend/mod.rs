@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
-use crate::config::{Config, ServiceKind};
+use crate::config::{ApiSettings, Config};
 use crate::data::Entry;
 use crate::error::RunResult;
 use crate::model::{ModelSpec, SequenceStep};
@@ -76,14 +76,14 @@ pub enum Api {
 impl Api {
     /// The adapter the flags ask for.
     pub fn for_config(cfg: &Config) -> Api {
-        match cfg.service_kind {
-            ServiceKind::Triton => Api::Kserve(kserve::Kserve::new(cfg)),
-            ServiceKind::Local => Api::Local(local::Local::new(cfg)),
-            ServiceKind::OpenAi => Api::OpenAi(openai::OpenAi::new(cfg)),
-            ServiceKind::TfServing => Api::TfServing(tfserving::TfServing::new(cfg)),
-            ServiceKind::TorchServe => Api::TorchServe(torchserve::TorchServe::new(cfg)),
-            ServiceKind::DynamicGrpc => Api::DynamicGrpc(dynamic_grpc::DynamicGrpc::new(cfg)),
-            ServiceKind::TritonCApi => Api::TritonCApi(triton_c_api::TritonCApi::new(cfg)),
+        match &cfg.api {
+            ApiSettings::Kserve(s) => Api::Kserve(kserve::Kserve::new(cfg, s)),
+            ApiSettings::Local(_) => Api::Local(local::Local::new(cfg)),
+            ApiSettings::OpenAi(s) => Api::OpenAi(openai::OpenAi::new(cfg, s)),
+            ApiSettings::TfServing(s) => Api::TfServing(tfserving::TfServing::new(s)),
+            ApiSettings::TorchServe(s) => Api::TorchServe(torchserve::TorchServe::new(cfg, s)),
+            ApiSettings::DynamicGrpc(s) => Api::DynamicGrpc(dynamic_grpc::DynamicGrpc::new(s)),
+            ApiSettings::TritonCApi(s) => Api::TritonCApi(triton_c_api::TritonCApi::new(cfg, s)),
         }
     }
 
@@ -111,8 +111,9 @@ impl Api {
         }
     }
 
-    /// `request` as one step of a sequence: KServe requests carry the step's parameters;
-    /// the other APIs have no sequences and send the request unchanged.
+    /// `request` as one step of a sequence: KServe's requests, and the in-process ones of the
+    /// local models and Triton, carry the step's parameters (the APIs whose table says
+    /// `sequences`); the other APIs send the request unchanged.
     pub fn in_sequence(&self, request: &Request, step: &SequenceStep) -> Request {
         let payload = match (&request.payload, self) {
             (Payload::Local(req), _) => {

@@ -6,10 +6,10 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::api::{kserve, triton_c_api};
+use super::api::{kserve, local, triton_c_api};
 use super::transport::{h2, tls};
 use super::{AnswerCheck, Api, Request};
-use crate::config::{Config, Protocol, ServiceKind};
+use crate::config::{ApiSettings, Config, Protocol};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -73,35 +73,21 @@ impl Target {
             tls: None,
             grpc_compression: cfg.grpc_compression,
         };
-        if cfg.service_kind == ServiceKind::Local {
-            let server =
-                crate::server::LocalServer::new(cfg.local_models.clone()).map_err(|e| {
-                    RunError::bad_option(format!(
-                        "The --model definitions cannot be served: {e:#}."
-                    ))
-                })?;
-            target.authority = "local".into();
-            target.headers.clear();
-            target.local = Some(server);
-            return Ok(target);
-        }
-        if let Some(settings) = &cfg.triton_c_api {
-            let mut models = vec![cfg.model_name.clone()];
-            models.extend(
-                (cfg.bls_composing_models.iter())
-                    .map(|m| m.split(':').next().unwrap_or(m).to_string()),
-            );
-            let settings = settings.clone();
-            let started = tokio::task::spawn_blocking(move || {
-                triton_c_api::InProcessTriton::start(&settings, &models)
-            });
-            let started = started.await.map_err(|e| {
-                RunError::failed(format!("Starting Triton in process failed: {e}."))
-            })?;
-            target.authority = "in-process Triton".into();
-            target.headers.clear();
-            target.triton = Some(Arc::new(started?));
-            return Ok(target);
+        match &cfg.api {
+            ApiSettings::Local(settings) => {
+                target.authority = "local".into();
+                target.headers.clear();
+                target.local = Some(local::serve(settings)?);
+                return Ok(target);
+            }
+            ApiSettings::TritonCApi(settings) => {
+                let started = triton_c_api::start(&cfg.model_name, settings).await?;
+                target.authority = "in-process Triton".into();
+                target.headers.clear();
+                target.triton = Some(Arc::new(started));
+                return Ok(target);
+            }
+            _ => {}
         }
         target.addrs = tokio::net::lookup_host(url)
             .await

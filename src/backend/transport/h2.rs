@@ -56,7 +56,7 @@ pub fn frame_message(message: &[u8]) -> Bytes {
 pub struct SharedConnections {
     share: usize,
     lanes: tokio::sync::Mutex<HashMap<usize, Lane>>,
-    /// The lanes of unary calls, on the hand-written client of `backend::h2_unary`.
+    /// The lanes of unary calls, on the hand-written client of `transport::h2_unary`.
     unary: tokio::sync::Mutex<HashMap<usize, Arc<UnaryConnection>>>,
 }
 

@@ -18,7 +18,7 @@ pub struct Payloads {
 impl Payloads {
     /// The bodies of `dataset`: a body the user gave, as given; otherwise the adapter's.
     pub fn of(cfg: &Config, dataset: &Dataset) -> Payloads {
-        let adapter = cfg.llm.as_ref().map(|_| OpenAi::new(cfg));
+        let adapter = OpenAi::for_config(cfg);
         let bodies = dataset
             .entries
             .iter()

@@ -16,7 +16,7 @@ use crate::backend::transport::grpc_unary::start_call;
 use crate::backend::transport::h2::{grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
 use crate::backend::{nanos, Adapter, Connection, Discovered, Payload, Request, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::Config;
+use crate::config::DynamicGrpcSettings;
 use crate::data::message_generator::{self, input_spec, split_messages};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
@@ -43,10 +43,9 @@ pub struct DynamicGrpc {
 }
 
 impl DynamicGrpc {
-    pub fn new(cfg: &Config) -> DynamicGrpc {
-        let method = cfg.grpc_method.as_deref().unwrap_or_default();
+    pub fn new(settings: &DynamicGrpcSettings) -> DynamicGrpc {
         DynamicGrpc {
-            path: format!("/{method}"),
+            path: format!("/{}", settings.method),
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::backend::transport::compression;
 use crate::backend::{requested_outputs, Adapter, Connection, Discovered, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::shm::SharedMemory;
-use crate::config::{Config, Protocol, TensorFormat};
+use crate::config::{Config, KserveSettings, Protocol, TensorFormat};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -61,14 +61,15 @@ pub struct Kserve {
 }
 
 impl Kserve {
-    pub fn new(cfg: &Config) -> Kserve {
+    pub fn new(cfg: &Config, settings: &KserveSettings) -> Kserve {
+        let shm = &settings.shm;
         Kserve {
             input_format: cfg.input_format,
             output_format: cfg.output_format,
             streaming: cfg.streaming,
-            parameters: request_parameters(&cfg.request_parameters),
-            shm: (cfg.shm.mode == SharedMemory::System)
-                .then(|| std::sync::Arc::new(shm::ShmSession::new(&cfg.shm, cfg.batch_size))),
+            parameters: request_parameters(&settings.request_parameters),
+            shm: (shm.mode == SharedMemory::System)
+                .then(|| std::sync::Arc::new(shm::ShmSession::new(shm, cfg.batch_size))),
         }
     }
 

@@ -19,7 +19,7 @@ use crate::backend::{
     elapsed_ns, requested_outputs, Adapter, Connection, Discovered, Payload, Request, Target,
 };
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::Config;
+use crate::config::{Config, LocalSettings};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -39,6 +39,13 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     in_process: Some("models"),
     call_name: Some("local call"),
 };
+
+/// The embedded models of `--model` definitions, ready to be called in this process.
+pub fn serve(settings: &LocalSettings) -> RunResult<LocalServer> {
+    LocalServer::new(settings.models.clone()).map_err(|e| {
+        RunError::bad_option(format!("The --model definitions cannot be served: {e:#}."))
+    })
+}
 
 /// The in-process adapter.
 #[derive(Debug, Clone)]

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::backend::transport::http1::{frame_request, user_headers};
 use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::{Config, Endpoint, LlmConfig, OpenAiWire};
+use crate::config::{ApiSettings, Config, Endpoint, LlmConfig, OpenAiSettings, OpenAiWire};
 use crate::data::{Entry, Prompt};
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -43,14 +43,19 @@ pub struct OpenAi {
 }
 
 impl OpenAi {
-    pub fn new(cfg: &Config) -> OpenAi {
+    pub fn new(cfg: &Config, settings: &OpenAiSettings) -> OpenAi {
         OpenAi {
-            llm: cfg
-                .llm
-                .clone()
-                .expect("--service-kind openai has LLM settings"),
+            llm: settings.llm.clone(),
             streaming: cfg.streaming,
-            wire: cfg.openai_wire.clone(),
+            wire: settings.wire.clone(),
+        }
+    }
+
+    /// The adapter of an OpenAI run; `None` for the other APIs.
+    pub fn for_config(cfg: &Config) -> Option<OpenAi> {
+        match &cfg.api {
+            ApiSettings::OpenAi(settings) => Some(OpenAi::new(cfg, settings)),
+            _ => None,
         }
     }
 

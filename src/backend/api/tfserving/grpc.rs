@@ -1,8 +1,8 @@
 //! TF Serving over gRPC: discovery with tonic's `GetModelMetadata` (the signature map packed
 //! in a `google.protobuf.Any`), each entry encoded once as a framed `PredictRequest`, and
-//! `Predict` sent on the shared h2 connections of `backend::h2` with KServe's unary
-//! connection (`kserve::unary::GrpcConn`) — only the path and the answer check differ. An answer counts once its outputs decode as the signature
-//! declares them.
+//! `Predict` sent as a unary call of the transport (`transport::grpc_unary`, as KServe's
+//! `ModelInfer` is). An answer counts once its outputs decode as the signature declares
+//! them.
 
 use bytes::Bytes;
 use prost::Message;

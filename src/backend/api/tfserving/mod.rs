@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use crate::backend::outcome::ErrorKind;
 use crate::backend::{Adapter, Connection, Discovered, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::tfserving::{RestFormat, TfServingConfig, DEFAULT_SIGNATURE};
-use crate::config::{Config, Protocol};
+use crate::config::tfserving::{RestFormat, TfServingConfig};
+use crate::config::Protocol;
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
@@ -45,13 +45,9 @@ pub struct TfServing {
 }
 
 impl TfServing {
-    pub fn new(cfg: &Config) -> TfServing {
-        let settings = cfg.tfserving.clone().unwrap_or(TfServingConfig {
-            signature: DEFAULT_SIGNATURE.to_string(),
-            rest_format: RestFormat::Inputs,
-        });
+    pub fn new(settings: &TfServingConfig) -> TfServing {
         TfServing {
-            signature: settings.signature,
+            signature: settings.signature.clone(),
             rest_format: settings.rest_format,
         }
     }

@@ -1,4 +1,4 @@
-//! TF Serving's REST API over the hand-written HTTP/1.1 of `backend::http1`: discovery from
+//! TF Serving's REST API over the hand-written HTTP/1.1 of `transport::http1`: discovery from
 //! `GET /v1/models/M[/versions/V]/metadata`, each entry framed once as a
 //! `POST /v1/models/M[/versions/V]:predict` with the columnar `inputs` body (or the row-wise
 //! `instances` one), and the answer's `outputs` (or `predictions`) decoded with the

@@ -45,14 +45,9 @@ pub struct TorchServe {
 }
 
 impl TorchServe {
-    pub fn new(cfg: &Config) -> TorchServe {
-        let settings = cfg.torchserve.clone().unwrap_or(TorchServeConfig {
-            management_url: "http://localhost:8081".into(),
-            management_given: false,
-            metrics_url: "http://localhost:8082/metrics".into(),
-        });
+    pub fn new(cfg: &Config, settings: &TorchServeConfig) -> TorchServe {
         TorchServe {
-            settings,
+            settings: settings.clone(),
             shapes_given: !cfg.shapes.is_empty(),
         }
     }

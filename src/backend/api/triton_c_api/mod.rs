@@ -26,7 +26,7 @@ use crate::backend::outcome::{ErrorKind, Exchange, Failure};
 use crate::backend::{elapsed_ns, requested_outputs, Adapter, Connection, Discovered, Payload};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::backend::{Request, Target};
-use crate::config::Config;
+use crate::config::{Config, TritonCApiSettings};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -54,10 +54,10 @@ pub struct TritonCApi {
 }
 
 impl TritonCApi {
-    pub fn new(cfg: &Config) -> TritonCApi {
+    pub fn new(cfg: &Config, settings: &TritonCApiSettings) -> TritonCApi {
         TritonCApi {
             streaming: cfg.streaming,
-            parameters: request_parameters(&cfg.request_parameters),
+            parameters: request_parameters(&settings.request_parameters),
         }
     }
 }
@@ -101,6 +101,21 @@ impl Adapter for TritonCApi {
             streaming: self.streaming,
         }))
     }
+}
+
+/// Starts Triton in this process with the run's model and the models a BLS model calls.
+pub async fn start(model: &str, settings: &TritonCApiSettings) -> RunResult<InProcessTriton> {
+    let mut models = vec![model.to_string()];
+    models.extend(
+        (settings.bls_composing_models.iter())
+            .map(|m| m.split(':').next().unwrap_or(m).to_string()),
+    );
+    let settings = settings.clone();
+    let started = tokio::task::spawn_blocking(move || InProcessTriton::start(&settings, &models));
+    // The outer error: the starting thread panicked; the inner one: Triton refused to start.
+    started
+        .await
+        .map_err(|e| RunError::failed(format!("Starting Triton in process failed: {e}.")))?
 }
 
 fn in_process(target: &Target) -> RunResult<&Arc<InProcessTriton>> {

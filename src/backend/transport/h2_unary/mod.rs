@@ -5,7 +5,7 @@
 //! and the calls sharing a connection read it for each other (see `conn.rs`). It keeps
 //! what HTTP/2 asks of a client: flow control both ways, the server's SETTINGS, PING,
 //! GOAWAY, RST_STREAM, CONTINUATION, padding and the server's stream limit. Streaming calls
-//! stay on h2 (`backend::h2`).
+//! stay on h2 (`transport::h2`).
 
 mod conn;
 pub mod frame;

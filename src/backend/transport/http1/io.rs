@@ -1,6 +1,6 @@
 //! The byte stream under the hand-written HTTP/1.1 client: a plain socket, read without a
 //! buffer while it waits and with one system call per answer that comes in one piece (the
-//! measured hot path), or TLS over one (`backend::tls`), read and written through
+//! measured hot path), or TLS over one (`transport::tls`), read and written through
 //! tokio-rustls.
 
 use std::mem::MaybeUninit;
