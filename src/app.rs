@@ -8,7 +8,7 @@ mod token_counter;
 
 use std::sync::Arc;
 
-use crate::backend::kserve::trace::TraceChange;
+use crate::backend::api::kserve::trace::TraceChange;
 use crate::backend::replicas::{self, Replicas};
 use crate::backend::{Request, Target};
 use crate::config::{Config, LoadMode};
@@ -62,8 +62,8 @@ impl Prepared {
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     let targets = replicas::resolve_all(cfg).await?;
     let model = replicas::discover_all(&targets).await?;
-    let model = (model.with_bls_calls(&cfg.bls_composing_models)).map_err(RunError::bad_option)?;
-    let counter = match &cfg.llm {
+    let model = (model.with_bls_calls(cfg.bls_composing_models())).map_err(RunError::bad_option)?;
+    let counter = match cfg.llm() {
         Some(llm) => Some(token_counter::for_run(llm, &targets[0]).await?),
         None => None,
     };
@@ -180,10 +180,10 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
 
 /// `--trace-*` / `--log-frequency`: the model's trace settings set for the run.
 async fn set_trace(cfg: &Config, target: &Target) -> RunResult<Option<TraceChange>> {
-    if cfg.trace_settings.is_empty() {
+    let Some(settings) = cfg.trace_settings() else {
         return Ok(None);
-    }
-    crate::backend::kserve::trace::apply(target, &cfg.trace_settings)
+    };
+    crate::backend::api::kserve::trace::apply(target, settings)
         .await
         .map(Some)
 }
@@ -358,7 +358,10 @@ fn csv_error(path: &std::path::Path, e: std::io::Error) -> RunError {
 }
 
 fn print_preamble(cfg: &Config, model: &ModelSpec) {
-    print!("{}", report::settings_block(cfg, cfg.service_kind.label()));
+    print!(
+        "{}",
+        report::settings_block(cfg, cfg.service_kind().label())
+    );
     if cfg.verbose > 0 {
         println!("Model '{}' ({}):", model.name, model.platform);
         for input in &model.inputs {

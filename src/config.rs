@@ -2,6 +2,7 @@
 //! `Config::from_args` succeeds, the rest of the program never re-checks a flag.
 
 mod aiperf;
+mod api;
 pub mod bounds;
 mod llm;
 mod load;
@@ -15,6 +16,7 @@ pub mod tfserving;
 pub mod torchserve;
 
 pub use aiperf::OpenAiWire;
+pub use api::{ApiSettings, DynamicGrpcSettings, KserveSettings, LocalSettings, OpenAiSettings};
 pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
@@ -133,9 +135,8 @@ pub struct Config {
     pub per_url_csv: Option<PathBuf>,
     /// TLS to the server (`https://`, `grpcs://` or the `--ssl-*` flags); `None`: plain.
     pub tls: Option<TlsSettings>,
-    pub service_kind: ServiceKind,
-    /// `--model` definitions for `--service-kind local`.
-    pub local_models: Vec<ModelDef>,
+    /// `--service-kind` and the settings only that API takes.
+    pub api: ApiSettings,
     pub protocol: Protocol,
     pub batch_size: u32,
     pub concurrency: ConcurrencyRange,
@@ -202,34 +203,11 @@ pub struct Config {
     pub streaming: bool,
     /// `--validation-tolerance`: how far a float output may be from `validation_data`.
     pub validation_tolerance: f64,
-    /// The LLM settings of `--service-kind openai`.
-    pub llm: Option<LlmConfig>,
-    /// The request path and max-tokens field of AIPerf's flags (`--custom-endpoint`,
-    /// `--endpoint-type chat`, `--use-legacy-max-tokens`).
-    pub openai_wire: OpenAiWire,
     /// AIPerf's `--benchmark-duration`: each level is one window of this length, without
     /// stability check.
     pub benchmark_duration: Option<Duration>,
-    /// The TF Serving settings of `--service-kind tfserving`.
-    pub tfserving: Option<tfserving::TfServingConfig>,
-    /// The TorchServe settings of `--service-kind torchserve`.
-    pub torchserve: Option<torchserve::TorchServeConfig>,
-    /// The trace settings set for the run and restored after it (`--trace-level`,
-    /// `--trace-rate`, `--trace-count`, `--log-frequency`), as the trace extension names them.
-    pub trace_settings: serde_json::Map<String, serde_json::Value>,
     /// `--grpc-compression-algorithm`: how gRPC request messages are compressed.
     pub grpc_compression: Option<GrpcCompression>,
-    /// `--shared-memory` / `--output-shared-memory-size`.
-    pub shm: shm::ShmConfig,
-    /// `--request-parameter`s, sent with every request (KServe v2).
-    pub request_parameters: Vec<RequestParameter>,
-    /// `--bls-composing-models`: the models a BLS model calls, `MODEL` or `MODEL:VERSION`.
-    pub bls_composing_models: Vec<String>,
-    /// `--grpc-method PACKAGE.SERVICE/METHOD` of `--service-kind dynamic_grpc`.
-    pub grpc_method: Option<String>,
-    /// Where Triton's library and the model repository are, for `--service-kind
-    /// triton_c_api`.
-    pub triton_c_api: Option<TritonCApiSettings>,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
     pub progress: bool,
     /// The server runs in this process (`inferperf demo`): the client CPU the report shows
@@ -248,7 +226,6 @@ pub struct Config {
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
 use crate::model::DataType;
-use crate::server::ModelDef;
 
 impl Config {
     /// Checks every flag and flag combination; the error names the flag and the fix.
@@ -274,88 +251,126 @@ impl Config {
             Some(default) if args.url.is_empty() => parse_urls(&[default.to_string()], protocol)?,
             _ => parse_urls(&args.url, protocol)?,
         };
-        let mut config = Config {
-            model_name: match &grpc_method {
-                Some(method) if args.model_name.trim().is_empty() => method.clone(),
-                _ => non_empty(&args.model_name, "-m")?,
+        // Read in the order the flags have always been checked, so that of two bad flags the
+        // same one is named.
+        let model_name = match &grpc_method {
+            Some(method) if args.model_name.trim().is_empty() => method.clone(),
+            _ => non_empty(&args.model_name, "-m")?,
+        };
+        let tls = tls::parse_tls(args, protocol, service_kind, secure_url)?;
+        let local_models = parse_local_models(service_kind, &args.local_models)?;
+        let batch_size = positive(args.batch_size as u64, "-b")? as u32;
+        let measurement_mode = parse_measurement_mode(&args.measurement_mode)?;
+        let measurement_interval = bounds::window_ms(args.measurement_interval)?;
+        let measurement_request_count = positive(
+            args.measurement_request_count,
+            "--measurement-request-count",
+        )?;
+        let stability_percentage = parse_stability(args.stability_percentage)?;
+        let max_trials = positive(args.max_trials as u64, "-r")? as u32;
+        let percentile = args.percentile.map(parse_percentile).transpose()?;
+        let latency_threshold_ms = parse_latency_threshold(args.latency_threshold)?;
+        let slo = parse_slo(&args.slo)?;
+        let warmup_request_count = bounds::warmup_requests(args.warmup_request_count)?;
+        let input_data = parse_input_data(&input_data_args(args)?)?;
+        let shapes = parse_shapes(&args.shapes)?;
+        let string_length = positive(args.string_length as u64, "--string-length")? as usize;
+        let input_format = args
+            .input_tensor_format
+            .as_deref()
+            .map(|f| parse_tensor_format(f, "--input-tensor-format"))
+            .transpose()?;
+        let output_format = args
+            .output_tensor_format
+            .as_deref()
+            .map(|f| parse_tensor_format(f, "--output-tensor-format"))
+            .transpose()?;
+        let input_datatypes = parse_input_datatypes(&args.input_datatypes)?;
+        let headers = parse_headers(&args.headers)?;
+        let request_timeout = bounds::request_timeout(args.request_timeout)?;
+        let max_response_bytes = bounds::max_response_bytes(args.max_response_bytes)?;
+        let client_threads =
+            pa_options::cap_client_threads(parse_client_threads(args.client_threads)?, &args.pa)?;
+        let send_slack = bounds::send_slack(args.send_slack)?;
+        let grpc_connection_share = parse_connection_share(args.grpc_connection_share, protocol)?;
+        let metrics = metrics::parse_metrics(args, service_kind)?;
+        let streaming = parse_streaming(args.streaming, protocol, service_kind)?;
+        let validation_tolerance = parse_tolerance(args.validation_tolerance)?;
+        let llm = parse_llm(args, service_kind, protocol)?;
+        let tfserving = tfserving::parse(args, service_kind)?;
+        let trace_settings = pa_options::parse_trace_settings(&args.pa, protocol, service_kind)?;
+        let grpc_compression =
+            pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?;
+        let request_parameters = pa_options::parse_request_parameters(&args.pa.request_parameters)?;
+        let bls_composing_models = pa_options::parse_bls_composing_models(&args.pa, service_kind)?;
+        let triton_c_api =
+            pa_options::parse_triton_c_api(&args.pa, service_kind, args.verbose >= 1)?;
+        let api = ApiSettings::assemble(
+            service_kind,
+            api::ApiFlags {
+                local_models,
+                llm,
+                wire: lowered.wire,
+                tfserving,
+                torchserve,
+                grpc_method,
+                triton_c_api,
+                request_parameters,
+                bls_composing_models,
+                shm,
+                trace_settings,
             },
-            grpc_method,
+        )?;
+        let mut config = Config {
+            model_name,
             model_version: args.model_version.trim().to_string(),
             url: urls[0].clone(),
             urls,
             per_url_csv: args.per_url_csv.clone(),
-            tls: tls::parse_tls(args, protocol, service_kind, secure_url)?,
-            service_kind,
-            local_models: parse_local_models(service_kind, &args.local_models)?,
+            tls,
+            api,
             protocol,
-            batch_size: positive(args.batch_size as u64, "-b")? as u32,
+            batch_size,
             concurrency,
             load,
             max_concurrency: args.max_concurrency.filter(|&n| n > 0),
             seed: args.seed,
-            measurement_mode: parse_measurement_mode(&args.measurement_mode)?,
-            measurement_interval: bounds::window_ms(args.measurement_interval)?,
-            measurement_request_count: positive(
-                args.measurement_request_count,
-                "--measurement-request-count",
-            )?,
-            stability_percentage: parse_stability(args.stability_percentage)?,
-            max_trials: positive(args.max_trials as u64, "-r")? as u32,
-            percentile: args.percentile.map(parse_percentile).transpose()?,
-            latency_threshold_ms: parse_latency_threshold(args.latency_threshold)?,
+            measurement_mode,
+            measurement_interval,
+            measurement_request_count,
+            stability_percentage,
+            max_trials,
+            percentile,
+            latency_threshold_ms,
             binary_search: args.binary_search,
-            slo: parse_slo(&args.slo)?,
+            slo,
             request_count: (args.request_count > 0).then_some(args.request_count),
-            warmup_request_count: bounds::warmup_requests(args.warmup_request_count)?,
-            input_data: parse_input_data(&input_data_args(args)?)?,
-            shapes: parse_shapes(&args.shapes)?,
-            string_length: positive(args.string_length as u64, "--string-length")? as usize,
+            warmup_request_count,
+            input_data,
+            shapes,
+            string_length,
             string_data: args.string_data.clone(),
-            input_format: args
-                .input_tensor_format
-                .as_deref()
-                .map(|f| parse_tensor_format(f, "--input-tensor-format"))
-                .transpose()?,
-            output_format: args
-                .output_tensor_format
-                .as_deref()
-                .map(|f| parse_tensor_format(f, "--output-tensor-format"))
-                .transpose()?,
-            input_datatypes: parse_input_datatypes(&args.input_datatypes)?,
-            headers: parse_headers(&args.headers)?,
+            input_format,
+            output_format,
+            input_datatypes,
+            headers,
             csv_file: args.csv_file.clone(),
             report_dir,
             results_file,
             profile_export_file,
             verbose: args.verbose,
-            request_timeout: bounds::request_timeout(args.request_timeout)?,
-            max_response_bytes: bounds::max_response_bytes(args.max_response_bytes)?,
-            client_threads: pa_options::cap_client_threads(
-                parse_client_threads(args.client_threads)?,
-                &args.pa,
-            )?,
-            send_slack: bounds::send_slack(args.send_slack)?,
-            grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
+            request_timeout,
+            max_response_bytes,
+            client_threads,
+            send_slack,
+            grpc_connection_share,
             async_mode: args.async_mode,
             verbose_csv: args.verbose_csv,
-            metrics: metrics::parse_metrics(args, service_kind)?,
-            streaming: parse_streaming(args.streaming, protocol, service_kind)?,
-            validation_tolerance: parse_tolerance(args.validation_tolerance)?,
-            llm: parse_llm(args, service_kind, protocol)?,
-            openai_wire: lowered.wire,
+            metrics,
+            streaming,
+            validation_tolerance,
             benchmark_duration: lowered.benchmark_duration,
-            tfserving: tfserving::parse(args, service_kind)?,
-            torchserve,
-            trace_settings: pa_options::parse_trace_settings(&args.pa, protocol, service_kind)?,
-            grpc_compression: pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?,
-            request_parameters: pa_options::parse_request_parameters(&args.pa.request_parameters)?,
-            bls_composing_models: pa_options::parse_bls_composing_models(&args.pa, service_kind)?,
-            triton_c_api: pa_options::parse_triton_c_api(
-                &args.pa,
-                service_kind,
-                args.verbose >= 1,
-            )?,
-            shm,
+            grpc_compression,
             progress: !args.no_progress,
             server_in_process: false,
             shard: shard::parse_shard(args)?,
@@ -411,12 +426,12 @@ impl Config {
             return Ok(());
         }
         if matches!(
-            self.service_kind,
+            self.service_kind(),
             ServiceKind::Local | ServiceKind::TritonCApi
         ) {
             return Err(RunError::bad_option(format!(
                 "--service-kind {} runs the models in this process: give a single -u (or none).",
-                self.service_kind.label().to_ascii_lowercase()
+                self.service_kind().label().to_ascii_lowercase()
             )));
         }
         if matches!(self.load, LoadMode::Periodic(_)) {

@@ -10,11 +10,11 @@ use bytes::Bytes;
 use clap::Parser;
 use prost::Message;
 
-use crate::backend::h2::MessageReader;
-use crate::backend::http1;
-use crate::backend::kserve::answer;
+use crate::backend::api::kserve::answer;
+use crate::backend::api::openai::events;
 use crate::backend::memo::CheckedAnswers;
-use crate::backend::openai::events;
+use crate::backend::transport::h2::MessageReader;
+use crate::backend::transport::http1;
 use crate::backend::{AnswerCheck, Payload, Request};
 use crate::cli::{clap_sentence, normalize_args, top_help, Cli, Command};
 use crate::config::sweep::{Ports, SweepPlan};
@@ -124,7 +124,11 @@ pub fn grpc_frame(data: &[u8]) {
 
 fn grpc_message(message: &Bytes) {
     let request = sample_request();
-    let _ = answer::check_protobuf(&mut CheckedAnswers::default(), &request, message);
+    let _ = crate::backend::open_inference::answer::check_protobuf(
+        &mut CheckedAnswers::default(),
+        &request,
+        message,
+    );
     let _ = answer::check_stream_message(&mut CheckedAnswers::default(), &request, message);
     if let Ok(decoded) = ModelInferResponse::decode(message.clone()) {
         if let Ok(response) = wire::from_grpc_response(decoded) {

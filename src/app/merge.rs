@@ -247,7 +247,10 @@ fn write_reports(
     let mut results = ResultsWriter::start_merged(cfg, origin)?;
     super::probe_csv(cfg)?;
     results.set_model(model);
-    print!("{}", report::settings_block(cfg, cfg.service_kind.label()));
+    print!(
+        "{}",
+        report::settings_block(cfg, cfg.service_kind().label())
+    );
     print!("{}", merge_block(shards, notes));
     for level in &run.levels {
         print!("{}", report::level_block(cfg, model, level));

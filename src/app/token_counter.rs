@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::backend::openai::tokenize;
+use crate::backend::api::openai::tokenize;
 use crate::backend::Target;
 use crate::config::LlmConfig;
 use crate::data::tokenizer::{self, Counter};

@@ -7,7 +7,7 @@
 
 use crate::data::Entry;
 use crate::model::{DataType, ModelSpec, TensorSpec};
-use crate::wire::Tensor;
+use crate::wire::{Tensor, WireError};
 
 use super::outcome::{ErrorKind, Failure, Malformation};
 
@@ -246,6 +246,22 @@ fn first_bytes_difference(want: &Tensor, got: &Tensor) -> Option<(usize, String,
     let index = expected.iter().zip(&actual).position(|(a, b)| a != b)?;
     let text = |b: &[u8]| format!("{:?}", String::from_utf8_lossy(b));
     Some((index, text(expected[index]), text(actual[index])))
+}
+
+/// What a decoding error says about the answer.
+pub fn wire_failure(e: WireError) -> Failure {
+    let sort = match &e {
+        WireError::HeaderLength { .. } | WireError::BinaryMissing { .. } => Malformation::Truncated,
+        WireError::TrailingBinary { .. } => Malformation::Overlong,
+        WireError::UnknownDatatype { .. } => Malformation::WrongDatatype,
+        WireError::NegativeDim { .. }
+        | WireError::ShapeOverflow { .. }
+        | WireError::DataSize { .. }
+        | WireError::ElementCount { .. } => Malformation::WrongShape,
+        WireError::Server(_) => Malformation::ErrorBody,
+        _ => Malformation::Unreadable,
+    };
+    Failure::bad(sort, e.to_string())
 }
 
 #[cfg(test)]

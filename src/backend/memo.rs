@@ -6,6 +6,10 @@
 //! that answers the same request the same way — most do — is checked in full once per
 //! connection; any answer that differs is checked in full.
 
+use bytes::Bytes;
+
+use super::{Failure, Request};
+
 /// Largest answer kept: bigger ones are checked in full every time (their transfer costs far
 /// more than the check).
 pub const MAX_KEPT_BYTES: usize = 64 * 1024;
@@ -60,6 +64,22 @@ impl<V: Copy> CheckedAnswers<V> {
             found,
         });
     }
+}
+
+/// Runs `check` on an answer message unless this connection already found the same bytes
+/// correct for the same request, and remembers them once it passes.
+pub fn memoised(
+    memo: &mut CheckedAnswers<()>,
+    request: &Request,
+    message: &Bytes,
+    check: impl FnOnce() -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    if memo.lookup(request.index, 0, message).is_some() {
+        return Ok(());
+    }
+    check()?;
+    memo.remember(request.index, 0, message, ());
+    Ok(())
 }
 
 #[cfg(test)]

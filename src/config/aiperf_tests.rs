@@ -3,7 +3,9 @@
 use std::time::Duration;
 
 use crate::cli::{normalize_args, refuse_aiperf_only, Cli, Command};
-use crate::config::{Config, Distribution, Endpoint, LoadMode, ServiceKind, SloFigure};
+use crate::config::{
+    ApiSettings, Config, Distribution, Endpoint, LoadMode, OpenAiWire, ServiceKind, SloFigure,
+};
 use crate::error::{RunResult, EXIT_BAD_OPTION};
 use clap::Parser;
 
@@ -11,6 +13,14 @@ fn line(args: &[&str]) -> Vec<String> {
     let mut all = vec!["inferperf".to_string(), "profile".to_string()];
     all.extend(args.iter().map(|s| s.to_string()));
     normalize_args(all)
+}
+
+/// The request path and max-tokens field of an OpenAI run.
+fn wire(c: &Config) -> &OpenAiWire {
+    match &c.api {
+        ApiSettings::OpenAi(openai) => &openai.wire,
+        other => panic!("not an OpenAI run: {other:?}"),
+    }
 }
 
 fn config(args: &[&str]) -> RunResult<Config> {
@@ -48,7 +58,7 @@ fn refused(result: RunResult<Config>, expected: &str) {
 #[test]
 fn an_aiperf_command_line_is_one_openai_level_of_n_requests() {
     let c = aiperf(&["--streaming", "--concurrency", "2", "--request-count", "20"]).unwrap();
-    assert_eq!(c.service_kind, ServiceKind::OpenAi);
+    assert_eq!(c.service_kind(), ServiceKind::OpenAi);
     assert_eq!(
         (c.model_name.as_str(), c.url.as_str()),
         ("llm", "127.0.0.1:9")
@@ -57,13 +67,13 @@ fn an_aiperf_command_line_is_one_openai_level_of_n_requests() {
     assert_eq!((c.concurrency.start, c.max_concurrency()), (2, Some(2)));
     assert_eq!(c.request_count, Some(20));
     assert!(c.streaming);
-    let llm = c.llm.as_ref().unwrap();
+    let llm = c.llm().unwrap();
     assert_eq!(llm.endpoint, Endpoint::Chat);
     // AIPerf's chat requests carry max_completion_tokens; the legacy flag switches back.
-    assert!(c.openai_wire.max_completion_tokens);
-    assert_eq!(c.openai_wire.path, None);
+    assert!(wire(&c).max_completion_tokens);
+    assert_eq!(wire(&c).path, None);
     let legacy = aiperf(&["--use-legacy-max-tokens"]).unwrap();
-    assert!(!legacy.openai_wire.max_completion_tokens);
+    assert!(!wire(&legacy).max_completion_tokens);
     // GenAI-Perf's form keeps max_tokens, and so do completions.
     let genai = config(&[
         "-m",
@@ -73,10 +83,10 @@ fn an_aiperf_command_line_is_one_openai_level_of_n_requests() {
         "--endpoint",
         "v1/chat/completions",
     ]);
-    assert!(!genai.unwrap().openai_wire.max_completion_tokens);
+    assert!(!wire(&genai.unwrap()).max_completion_tokens);
     let completions = config(&["-m", "m", "--endpoint-type", "completions"]).unwrap();
-    assert_eq!(completions.llm.unwrap().endpoint, Endpoint::Completions);
-    assert!(!completions.openai_wire.max_completion_tokens);
+    assert_eq!(completions.llm().unwrap().endpoint, Endpoint::Completions);
+    assert!(!wire(&completions).max_completion_tokens);
 }
 
 #[test]
@@ -187,12 +197,12 @@ fn endpoint_type_implies_openai_and_endpoint_is_then_the_path() {
         "v1/x",
     ])
     .unwrap();
-    assert_eq!(c.llm.unwrap().endpoint, Endpoint::Embeddings);
-    assert_eq!(c.openai_wire.path.as_deref(), Some("/v1/x"));
+    assert_eq!(c.llm().unwrap().endpoint, Endpoint::Embeddings);
+    assert_eq!(wire(&c).path.as_deref(), Some("/v1/x"));
     let custom = config(&["-m", "m", "--custom-endpoint", "/my/chat"]).unwrap();
-    assert_eq!(custom.service_kind, ServiceKind::OpenAi);
-    assert_eq!(custom.llm.unwrap().endpoint, Endpoint::Chat);
-    assert_eq!(custom.openai_wire.path.as_deref(), Some("/my/chat"));
+    assert_eq!(custom.service_kind(), ServiceKind::OpenAi);
+    assert_eq!(custom.llm().unwrap().endpoint, Endpoint::Chat);
+    assert_eq!(wire(&custom).path.as_deref(), Some("/my/chat"));
     let explicit = config(&[
         "-m",
         "m",
@@ -201,7 +211,7 @@ fn endpoint_type_implies_openai_and_endpoint_is_then_the_path() {
         "--endpoint-type",
         "chat",
     ]);
-    assert_eq!(explicit.unwrap().service_kind, ServiceKind::OpenAi);
+    assert_eq!(explicit.unwrap().service_kind(), ServiceKind::OpenAi);
     refused(
         config(&[
             "-m",
@@ -241,7 +251,7 @@ fn model_names_the_model_unless_it_defines_a_local_one() {
     ]);
     let local = local.unwrap();
     assert_eq!(
-        (local.model_name.as_str(), local.local_models.len()),
+        (local.model_name.as_str(), local.local_models().len()),
         ("x", 1)
     );
     refused(
@@ -317,7 +327,7 @@ fn aiperf_names_of_existing_flags_are_taken() {
         "1",
     ])
     .unwrap();
-    let llm = c.llm.as_ref().unwrap();
+    let llm = c.llm().unwrap();
     assert_eq!(
         (llm.input_tokens_mean, llm.output_tokens_mean),
         (16, Some(8))

@@ -107,15 +107,15 @@ fn parse_bool(text: &str) -> Option<bool> {
 impl Config {
     /// Request parameters travel in KServe v2 requests only.
     pub(super) fn check_request_parameters(&self) -> RunResult<()> {
-        if !self.request_parameters.is_empty()
+        if !self.request_parameters().is_empty()
             && !matches!(
-                self.service_kind,
+                self.service_kind(),
                 ServiceKind::Triton | ServiceKind::TritonCApi
             )
         {
             return Err(RunError::bad_option(format!(
                 "--request-parameter is sent as KServe v2 request parameters, which --service-kind {} does not take: drop it.",
-                self.service_kind.label().to_ascii_lowercase()
+                self.service_kind().label().to_ascii_lowercase()
             )));
         }
         Ok(())
@@ -124,7 +124,7 @@ impl Config {
     /// Dynamic gRPC sends what `message_generator` entries print, so it needs a JSON
     /// input-data file and has no tensors to stream or sequence.
     pub(super) fn check_dynamic_grpc(&self) -> RunResult<()> {
-        if self.service_kind != ServiceKind::DynamicGrpc {
+        if self.service_kind() != ServiceKind::DynamicGrpc {
             return Ok(());
         }
         if !matches!(self.input_data, super::InputData::Json(_)) {
@@ -315,6 +315,10 @@ pub struct TritonCApiSettings {
     /// Triton's error and warning log on stderr (with `-v`; it is silent otherwise, as the
     /// errors that stop a run are in inferperf's own sentence).
     pub server_log: bool,
+    /// `--request-parameter`s, sent with every request.
+    pub request_parameters: Vec<RequestParameter>,
+    /// `--bls-composing-models`: the models a BLS model calls, loaded with the model.
+    pub bls_composing_models: Vec<String>,
 }
 
 /// `--triton-server-directory` and `--model-repository`: needed by, and only meaningful
@@ -349,5 +353,7 @@ pub(super) fn parse_triton_c_api(
         server_directory,
         model_repository,
         server_log: verbose,
+        request_parameters: Vec::new(),
+        bls_composing_models: Vec::new(),
     }))
 }

@@ -34,7 +34,7 @@ impl super::Config {
     /// for an LLM run GenAI-Perf's and AIPerf's too.
     pub fn kept_percentiles(&self) -> Vec<f64> {
         let mut kept = self.reported_percentiles();
-        if self.llm.is_some() {
+        if self.llm().is_some() {
             for p in LLM_PERCENTILES {
                 if !kept.contains(&p) {
                     kept.push(p);
@@ -53,10 +53,10 @@ impl super::Config {
         for condition in &self.slo {
             let refused = match condition.figure {
                 SloFigure::Latency => None,
-                SloFigure::Ttft if self.llm.is_none() && !self.streaming => Some(
+                SloFigure::Ttft if self.llm().is_none() && !self.streaming => Some(
                     "time to first token is measured on streamed answers: add --streaming (or use --service-kind openai)",
                 ),
-                SloFigure::Itl if self.llm.is_none() => {
+                SloFigure::Itl if self.llm().is_none() => {
                     Some("inter-token latency is measured on LLM runs: use --service-kind openai")
                 }
                 _ => None,

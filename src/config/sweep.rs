@@ -257,12 +257,12 @@ impl SweepPlan {
         args.report_dir = Some(self.setting_dir(setting));
         let cfg = Config::from_args(&args)?;
         if matches!(
-            cfg.service_kind,
+            cfg.service_kind(),
             ServiceKind::Local | ServiceKind::TritonCApi
         ) {
             return Err(RunError::bad_option(format!(
                 "--service-kind {} runs the models inside inferperf: a sweep needs a server to start; drop it.",
-                cfg.service_kind.label().to_ascii_lowercase()
+                cfg.service_kind().label().to_ascii_lowercase()
             )));
         }
         if cfg.load.timeline().is_some() {
@@ -312,7 +312,7 @@ impl SweepPlan {
                 ("--profile-export-file", cfg.profile_export_file.clone()),
                 (
                     "--artifact-dir",
-                    cfg.llm.as_ref().and_then(|l| l.artifact_dir.clone()),
+                    cfg.llm().and_then(|l| l.artifact_dir.clone()),
                 ),
             ];
             for (flag, path) in written {

@@ -260,7 +260,7 @@ fn request_parameters_are_typed_and_malformed_ones_refused() {
         value,
     };
     assert_eq!(
-        c.request_parameters,
+        c.request_parameters(),
         vec![
             want("n", ParameterValue::Int(3)),
             want("s", ParameterValue::String("x:y".into()))

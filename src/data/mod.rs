@@ -45,7 +45,7 @@ impl Dataset {
         model: &ModelSpec,
         counter: Option<tokenizer::Counter>,
     ) -> RunResult<Dataset> {
-        if let Some(llm) = &cfg.llm {
+        if let Some(llm) = cfg.llm() {
             let counter = match counter {
                 Some(counter) => counter,
                 None => tokenizer::builtin(true)?,

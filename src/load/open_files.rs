@@ -44,7 +44,7 @@ pub fn connections_needed(cfg: &Config) -> Option<u64> {
         _ => None,
     }? as u64;
     let share = cfg.grpc_connection_share.max(1) as u64;
-    Some(match (cfg.protocol, cfg.llm.is_some()) {
+    Some(match (cfg.protocol, cfg.llm().is_some()) {
         (Protocol::Grpc, false) => slots.div_ceil(share),
         _ => slots,
     })

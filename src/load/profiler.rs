@@ -588,7 +588,7 @@ pub fn stop_grace(target: &Target, interrupt: &Interrupt) -> Duration {
 /// Whether every request is logged for a per-request export (`--artifact-dir`,
 /// `--profile-export-file`).
 fn logs_requests(cfg: &Config) -> bool {
-    let artifacts = cfg.llm.as_ref().is_some_and(|l| l.artifact_dir.is_some());
+    let artifacts = cfg.llm().is_some_and(|l| l.artifact_dir.is_some());
     artifacts || cfg.profile_export_file.is_some()
 }
 

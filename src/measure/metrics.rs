@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::page_client::PageClient;
+use crate::backend::transport::page_client::PageClient;
 
 use crate::config::{MetricAggregation, MetricSpec, MetricsConfig};
 use crate::prometheus::{self, MetricSample};

@@ -7,7 +7,6 @@ pub mod distribution;
 pub mod level;
 pub mod metrics;
 pub mod monitors;
-pub mod page_client;
 pub mod replica;
 pub mod request_log;
 pub mod sample;

@@ -8,7 +8,7 @@ use super::cpu::process_cpu_time;
 use super::metrics::MetricsScraper;
 use super::server_stats::ServerStatsReader;
 use super::window::WindowStats;
-use crate::backend::Target;
+use crate::backend::{capabilities, ServerStatistics, Target};
 use crate::config::Config;
 use crate::model::ModelSpec;
 
@@ -30,12 +30,10 @@ impl Monitors {
     /// Opens the server statistics reader and (if asked) the metrics scraper.
     pub async fn start(cfg: &Config, target: &Target, model: &ModelSpec) -> StartedMonitors {
         let mut notes = Vec::new();
-        // OpenAI-compatible servers, TF Serving and an arbitrary gRPC method have no
-        // statistics extension to read.
-        let server = match cfg.service_kind {
-            crate::config::ServiceKind::OpenAi
-            | crate::config::ServiceKind::TfServing
-            | crate::config::ServiceKind::DynamicGrpc => None,
+        // An API without server statistics (OpenAI-compatible servers, TF Serving, an
+        // arbitrary gRPC method) has nothing to read.
+        let server = match capabilities(cfg.service_kind()).server_statistics {
+            ServerStatistics::None => None,
             _ => ServerStatsReader::open(target, model)
                 .await
                 .map_err(|why| notes.push(why))

@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 
+use crate::backend::api::torchserve::metrics::AnswerCounts;
 use crate::backend::statistics::StatsSource;
-use crate::backend::torchserve::metrics::AnswerCounts;
 use crate::backend::Target;
 use crate::model::ModelSpec;
 use crate::proto::{ModelStatistics, StatisticDuration};

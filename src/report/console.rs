@@ -4,8 +4,9 @@
 //! stability warnings, per-window detail with `-v`) comes as extra lines that do not change
 //! the ones perf_analyzer users parse.
 
+use crate::backend::capabilities;
 use crate::config::{format_rate, LoadLevel};
-use crate::config::{Config, Distribution, LoadMode, MeasurementMode, Protocol, ServiceKind};
+use crate::config::{Config, Distribution, LoadMode, MeasurementMode, Protocol};
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
@@ -259,7 +260,7 @@ fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String>
             w.sequences_ended
         ));
     }
-    if cfg.llm.is_some() {
+    if cfg.llm().is_some() {
         // GenAI-Perf's table stands for the latency lines of a tensor run.
         lines.extend(super::llm::console::llm_lines(cfg, w));
         return lines;
@@ -294,10 +295,8 @@ fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
     let total = usec(w.mean_service_us());
     let verbose = cfg.verbose >= 1;
     // An in-process call marshals like gRPC: the request is copied, the answer encoded.
-    let in_process = matches!(
-        cfg.service_kind,
-        ServiceKind::Local | ServiceKind::TritonCApi
-    );
+    let api = capabilities(cfg.service_kind());
+    let in_process = api.in_process.is_some();
     let marshals = cfg.protocol == Protocol::Grpc || in_process;
     let split = match (marshals, verbose) {
         (false, false) => {
@@ -314,11 +313,10 @@ fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
             format!("marshal {send} usec + response wait {wait} usec + unmarshal {recv} usec")
         }
     };
-    let name = match (cfg.service_kind, cfg.protocol) {
-        (ServiceKind::Local, _) => "local call",
-        (ServiceKind::TritonCApi, _) => "C API call",
-        (_, Protocol::Http) => "HTTP",
-        (_, Protocol::Grpc) => "gRPC",
+    let name = match (api.call_name, cfg.protocol) {
+        (Some(name), _) => name,
+        (None, Protocol::Http) => "HTTP",
+        (None, Protocol::Grpc) => "gRPC",
     };
     format!("    Avg {name} time: {total} usec ({split})")
 }

@@ -15,7 +15,8 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, LoadLevel, LoadMode, ServiceKind};
+use crate::backend::capabilities;
+use crate::config::{Config, LoadLevel, LoadMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::measure::level::LevelResult;
@@ -35,7 +36,7 @@ pub struct RequestInputs {
 
 impl RequestInputs {
     pub fn of(cfg: &Config, dataset: &Dataset) -> RequestInputs {
-        if cfg.llm.is_some() {
+        if cfg.llm().is_some() {
             return RequestInputs::of_payloads(&Payloads::of(cfg, dataset));
         }
         let entries = dataset.entries.iter().map(|entry| {
@@ -120,7 +121,7 @@ fn write_experiment(
         .into_iter()
         .flat_map(RequestLog::each)
         .filter(|(record, _)| record.error.is_none());
-    let tokens = cfg.llm.is_some();
+    let tokens = cfg.llm().is_some();
     for (i, (record, gaps)) in answered.enumerate() {
         if i > 0 {
             out.write_all(b",")?;
@@ -180,14 +181,8 @@ fn write_request(
 
 /// The end of the file: the tool's version, the service kind and the endpoint.
 fn write_tail(out: &mut impl Write, cfg: &Config) -> io::Result<()> {
-    let (service_kind, endpoint) = match cfg.service_kind {
-        ServiceKind::OpenAi => ("openai", cfg.llm.as_ref().map_or("", |l| l.endpoint.path())),
-        ServiceKind::TfServing => ("tfserving", ""),
-        ServiceKind::TorchServe => ("torchserve", ""),
-        ServiceKind::DynamicGrpc => ("dynamic_grpc", cfg.grpc_method.as_deref().unwrap_or("")),
-        ServiceKind::Triton | ServiceKind::Local => ("triton", ""),
-        ServiceKind::TritonCApi => ("triton_c_api", ""),
-    };
+    let service_kind = capabilities(cfg.service_kind()).export_name;
+    let endpoint = cfg.api.endpoint();
     write!(
         out,
         "],\"version\":{},\"service_kind\":\"{service_kind}\",\"endpoint\":{}}}",

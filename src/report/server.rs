@@ -3,7 +3,8 @@
 //! cost with a warning when the client was the limit, and one line splitting the latency
 //! into client send, network and server overhead, queue, compute and client receive.
 
-use crate::config::{Config, ServiceKind};
+use crate::backend::capabilities;
+use crate::config::Config;
 use crate::measure::server_stats::{ModelCounters, ServerWindow};
 use crate::measure::window::WindowStats;
 
@@ -145,16 +146,8 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
         return Vec::new();
     };
     // In-process models or server: the process's CPU is the client's and theirs together.
-    let shared = match cfg.service_kind {
-        ServiceKind::Local => Some("models"),
-        ServiceKind::TritonCApi => Some("Triton"),
-        _ if cfg.server_in_process => Some("server"),
-        ServiceKind::Triton
-        | ServiceKind::OpenAi
-        | ServiceKind::TfServing
-        | ServiceKind::TorchServe
-        | ServiceKind::DynamicGrpc => None,
-    };
+    let in_process = capabilities(cfg.service_kind()).in_process;
+    let shared = in_process.or(cfg.server_in_process.then_some("server"));
     let usage = match shared {
         Some(what) => format!(
             "{:.2} cores of {}, client and in-process {what} together",

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::schema::*;
-use crate::backend::torchserve::metrics::AnswerCounts;
+use crate::backend::api::torchserve::metrics::AnswerCounts;
 use crate::backend::{ErrorKind, Malformation};
 use crate::measure::distribution::Distribution;
 use crate::measure::metrics::{MetricsWindow, SeriesStats};

@@ -5,10 +5,11 @@
 use std::path::Path;
 
 use super::schema::*;
+use crate::backend::capabilities;
 use crate::config::shm::SharedMemory;
 use crate::config::{
     Config, Distribution, InputData, LlmConfig, LoadMode, MeasurementMode, MetricsConfig,
-    PromptSource, Protocol, ServiceKind, TensorFormat, TimelineKind,
+    PromptSource, Protocol, TensorFormat, TimelineKind,
 };
 
 /// The settings of a run.
@@ -21,22 +22,13 @@ pub fn settings(cfg: &Config) -> Settings {
             1 => Vec::new(),
             _ => cfg.urls.iter().map(|u| without_userinfo(u)).collect(),
         },
-        service_kind: match cfg.service_kind {
-            ServiceKind::Triton => "triton",
-            ServiceKind::Local => "local",
-            ServiceKind::OpenAi => "openai",
-            ServiceKind::TfServing => "tfserving",
-            ServiceKind::TorchServe => "torchserve",
-            ServiceKind::DynamicGrpc => "dynamic_grpc",
-            ServiceKind::TritonCApi => "triton_c_api",
-        }
-        .to_string(),
+        service_kind: capabilities(cfg.service_kind()).name.to_string(),
         protocol: match cfg.protocol {
             Protocol::Http => "http",
             Protocol::Grpc => "grpc",
         }
         .to_string(),
-        local_models: cfg.local_models.iter().map(ToString::to_string).collect(),
+        local_models: cfg.local_models().iter().map(ToString::to_string).collect(),
         batch_size: cfg.batch_size,
         load: load(cfg),
         max_concurrency: cfg.max_concurrency,
@@ -75,7 +67,7 @@ pub fn settings(cfg: &Config) -> Settings {
         send_slack_us: cfg.send_slack.as_micros() as u64,
         grpc_connection_share: cfg.grpc_connection_share,
         metrics: cfg.metrics.as_ref().map(metrics),
-        llm: cfg.llm.as_ref().map(llm),
+        llm: cfg.llm().map(llm),
         reported_percentiles: cfg.reported_percentiles(),
         csv_files: cfg.csv_paths().iter().map(|p| display(p)).collect(),
         shard: cfg.shard.as_ref().map(|s| ShardRecord {
@@ -85,13 +77,13 @@ pub fn settings(cfg: &Config) -> Settings {
             start_at: s.start_at.map(super::rfc3339),
         }),
         shared_memory: Some(
-            match cfg.shm.mode {
+            match cfg.shm().mode {
                 SharedMemory::None => "none",
                 SharedMemory::System => "system",
             }
             .to_string(),
         ),
-        output_shared_memory_size: Some(cfg.shm.output_size),
+        output_shared_memory_size: Some(cfg.shm().output_size),
         tls: cfg.tls.as_ref().map(|t| TlsRecord {
             ca_file: t.ca_file.as_deref().map(display),
             client_certificate_file: t.client_cert.as_ref().map(|f| display(&f.path)),

@@ -13,9 +13,10 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use crate::app;
+use crate::backend::capabilities;
 use crate::cli::SweepArgs;
 use crate::config::sweep::{Ports, Setting, SweepPlan, GRPC_PORT, METRICS_PORT};
-use crate::config::{Config, ServiceKind, REPORT_CSV_NAME, RESULTS_FILE_NAME};
+use crate::config::{Config, REPORT_CSV_NAME, RESULTS_FILE_NAME};
 use crate::error::{RunError, RunResult, EXIT_GENERIC, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSTABLE};
 use crate::load::profiler::Interrupt;
 use crate::report::html::sweep::{self as page, SweepPage};
@@ -262,10 +263,7 @@ fn clear_dir(dir: &Path) -> std::io::Result<()> {
 
 /// What answers 200 once the server is ready: KServe v2's readiness, or OpenAI's model list.
 fn ready_path(cfg: &Config) -> &'static str {
-    match cfg.service_kind {
-        ServiceKind::OpenAi => "/v1/models",
-        _ => "/v2/health/ready",
-    }
+    capabilities(cfg.service_kind()).readiness_path
 }
 
 /// Ctrl-C once: the current window ends, the server is stopped and the reports written

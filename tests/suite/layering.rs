@@ -97,3 +97,254 @@ fn the_check_sees_an_import_from_below() {
     let lower: Vec<&str> = BOXES[data + 1..].iter().map(|(name, _)| *name).collect();
     assert!(lower.contains(&"backend"));
 }
+
+/// The adapters' folders under `src/backend/api/`, one per API.
+const APIS: [&str; 7] = [
+    "kserve",
+    "openai",
+    "tfserving",
+    "torchserve",
+    "triton_c_api",
+    "dynamic_grpc",
+    "local",
+];
+
+/// The `::` paths a file names, each with the line it starts on: every `use` tree expanded
+/// (`a::{b, c::d}` is `a::b` and `a::c::d`), and every path written in the code. Comments
+/// are left out.
+fn named_paths(text: &str) -> Vec<(usize, Vec<String>)> {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(|line| line.split("//").next().unwrap_or(""))
+        .collect();
+    let mut found = Vec::new();
+    let mut number = 0;
+    while number < lines.len() {
+        let line = lines[number].trim_start();
+        let start = number;
+        if line.starts_with("use ")
+            || line.starts_with("pub use ")
+            || line.starts_with("pub(crate) use ")
+        {
+            let mut statement = String::new();
+            while number < lines.len() {
+                statement.push_str(lines[number]);
+                number += 1;
+                if statement.contains(';') {
+                    break;
+                }
+            }
+            let tree = statement.split("use ").nth(1).unwrap_or("");
+            let tree: String = tree
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != ';')
+                .collect();
+            for path in expand_use_tree(&tree) {
+                found.push((start + 1, path));
+            }
+            continue;
+        }
+        for path in code_paths(lines[number]) {
+            found.push((start + 1, path));
+        }
+        number += 1;
+    }
+    found
+}
+
+/// `a::{b, c::{d, e}}` as `a::b`, `a::c::d`, `a::c::e` (each split into its segments).
+fn expand_use_tree(tree: &str) -> Vec<Vec<String>> {
+    let Some(open) = tree.find('{') else {
+        let path = tree.split(" as ").next().unwrap_or(tree);
+        return vec![path
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()];
+    };
+    let prefix: Vec<String> = tree[..open]
+        .split("::")
+        .filter(|s| !s.is_empty())
+        .map(String::from)
+        .collect();
+    let inner = &tree[open + 1..tree.rfind('}').unwrap_or(tree.len())];
+    let (mut depth, mut from, mut parts) = (0, 0, Vec::new());
+    for (at, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[from..at]);
+                from = at + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[from..]);
+    let mut paths = Vec::new();
+    for part in parts.into_iter().filter(|p| !p.is_empty()) {
+        for rest in expand_use_tree(part) {
+            paths.push(prefix.iter().cloned().chain(rest).collect());
+        }
+    }
+    paths
+}
+
+/// The `a::b::c` paths written on a line of code.
+fn code_paths(line: &str) -> Vec<Vec<String>> {
+    let mut paths = Vec::new();
+    let mut current: Vec<String> = Vec::new();
+    let mut word = String::new();
+    let chars: Vec<char> = line.chars().collect();
+    let mut at = 0;
+    while at <= chars.len() {
+        let c = chars.get(at).copied().unwrap_or(' ');
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+            at += 1;
+            continue;
+        }
+        if c == ':' && chars.get(at + 1) == Some(&':') && !word.is_empty() {
+            current.push(std::mem::take(&mut word));
+            at += 2;
+            continue;
+        }
+        if !current.is_empty() {
+            if !word.is_empty() {
+                current.push(std::mem::take(&mut word));
+            }
+            paths.push(std::mem::take(&mut current));
+        }
+        word.clear();
+        at += 1;
+    }
+    paths
+}
+
+/// Whether a path reaches into an API's folder other than `own`: through `api::NAME`, or
+/// `super::NAME` / `super::super::NAME` from inside the API folders.
+fn names_other_api(path: &[String], own: &str) -> Option<String> {
+    path.windows(2).find_map(|pair| {
+        let via = pair[0] == "api" || pair[0] == "super";
+        (via && APIS.contains(&pair[1].as_str()) && pair[1] != own).then(|| pair[1].clone())
+    })
+}
+
+/// Whether a path names an API: the adapters' floor (`api`, `open_inference`) or one of
+/// the API folders.
+fn names_an_api(path: &[String]) -> Option<String> {
+    let banned = |s: &String| s == "api" || s == "open_inference" || APIS.contains(&s.as_str());
+    // A path's first segment may be a local name (`local::…` is never one of ours here:
+    // transport has no such module); only the segments after a crate or module path count.
+    path.iter().skip(1).find(|s| banned(s)).cloned()
+}
+
+fn backend_files(folder: &str) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src/backend").join(folder), &mut files);
+    assert!(!files.is_empty(), "src/backend/{folder} has no files");
+    files
+}
+
+fn shown(file: &Path) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    file.strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string()
+}
+
+/// Every line of `src/backend/transport/` that names an API, as `file:line: path`.
+fn transport_naming_apis() -> Vec<String> {
+    let mut found = Vec::new();
+    for file in backend_files("transport") {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, path) in named_paths(&text) {
+            if let Some(api) = names_an_api(&path) {
+                found.push(format!(
+                    "{}:{line}: {} (names {api})",
+                    shown(&file),
+                    path.join("::")
+                ));
+            }
+        }
+    }
+    found
+}
+
+/// Every line of `src/backend/api/X/` that imports `src/backend/api/Y/`, Y ≠ X.
+fn apis_importing_siblings() -> Vec<String> {
+    let mut found = Vec::new();
+    for api in APIS {
+        for file in backend_files(&format!("api/{api}")) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (line, path) in named_paths(&text) {
+                if let Some(other) = names_other_api(&path, api) {
+                    found.push(format!(
+                        "{}:{line}: {} (api/{api} imports api/{other})",
+                        shown(&file),
+                        path.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn transport_names_no_api() {
+    let found = transport_naming_apis();
+    assert!(
+        found.is_empty(),
+        "src/backend/transport/ carries bytes for every API and names none:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn no_api_imports_a_sibling() {
+    let found = apis_importing_siblings();
+    assert!(
+        found.is_empty(),
+        "an API folder imports another (shared parts belong in transport/ or open_inference/):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_checks_see_an_api_named_where_it_must_not_be() {
+    let paths = |text: &str| {
+        named_paths(text)
+            .into_iter()
+            .map(|(_, p)| p)
+            .collect::<Vec<_>>()
+    };
+    // In transport: an import of an adapter, however it is written, is caught.
+    let imports = paths(
+        "use crate::backend::api::kserve::rest::HttpConn;\nuse crate::backend::{\n    api::openai, Target,\n};\nlet x = crate::backend::open_inference::answer::check(y);",
+    );
+    let caught: Vec<_> = imports.iter().filter_map(|p| names_an_api(p)).collect();
+    assert_eq!(caught, ["api", "api", "open_inference"], "{imports:?}");
+    let fine =
+        paths("use super::tcp::connect_tcp;\nuse crate::backend::{Target, outcome::ErrorKind};");
+    assert!(fine.iter().all(|p| names_an_api(p).is_none()), "{fine:?}");
+    // In an API folder: a sibling is caught, the folder itself and the floors are not.
+    let sibling =
+        paths("use crate::backend::api::{kserve, openai::events};\nuse super::super::local::x;");
+    let others: Vec<_> = sibling
+        .iter()
+        .filter_map(|p| names_other_api(p, "openai"))
+        .collect();
+    assert_eq!(others, ["kserve", "local"], "{sibling:?}");
+    let own =
+        paths("use crate::backend::api::openai::events;\nuse crate::backend::transport::http1;");
+    assert!(
+        own.iter().all(|p| names_other_api(p, "openai").is_none()),
+        "{own:?}"
+    );
+    // And the line of the statement is the one reported.
+    let numbered = named_paths("// x\nuse crate::backend::{\n    api::kserve,\n};");
+    assert_eq!(numbered[0].0, 2);
+}

@@ -214,5 +214,5 @@ fn tf_servings_own_ports_are_the_defaults() {
     assert_eq!(url("http"), "localhost:8501");
     let triton = config(&["-m", "m", "-i", "grpc"]);
     assert_eq!(triton.url, "localhost:8001");
-    assert!(triton.tfserving.is_none());
+    assert!(triton.tfserving().is_none());
 }

@@ -526,7 +526,7 @@ fn input_config(
         Json::Array(vec![Json::from(format!("http://{}", cfg.url))]),
     )];
     let mut datasets = Vec::new();
-    if let Some(llm) = &cfg.llm {
+    if let Some(llm) = cfg.llm() {
         endpoint.push(("type", Json::from(llm.endpoint.kind_name())));
         let source = match llm.prompt_source {
             crate::config::PromptSource::Synthetic => "synthetic",
@@ -591,8 +591,7 @@ fn input_config(
             object([
                 (
                     "name",
-                    cfg.llm
-                        .as_ref()
+                    cfg.llm()
                         .and_then(|l| l.tokenizer.as_deref())
                         .map_or(Json::Null, Json::from),
                 ),

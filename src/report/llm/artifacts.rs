@@ -37,7 +37,7 @@ impl<'a> Artifacts<'a> {
     /// Creates DIR and writes `inputs.json` (the run stops here if it cannot: better than
     /// finding out after measuring).
     pub fn start(cfg: &'a Config, dataset: &Dataset) -> RunResult<Artifacts<'a>> {
-        let dir = cfg.llm.as_ref().and_then(|llm| llm.artifact_dir.clone());
+        let dir = cfg.llm().and_then(|llm| llm.artifact_dir.clone());
         let mut artifacts = Artifacts {
             cfg,
             payloads: Payloads::default(),
@@ -108,7 +108,7 @@ impl<'a> Artifacts<'a> {
 /// the stimulus `concurrency<N>`, `request_rate<R>` (R as Python prints a float: `10.0`)
 /// or `fixed_schedule`; a periodic run is `periodic_concurrency<start>-<end>-<step>`.
 pub fn level_folder_name(cfg: &Config, level: LoadLevel) -> String {
-    let endpoint = cfg.llm.as_ref().map_or("chat", |l| l.endpoint.kind_name());
+    let endpoint = cfg.llm().map_or("chat", |l| l.endpoint.kind_name());
     let stimulus = match (&cfg.load, level) {
         (LoadMode::FixedSchedule, _) => "fixed_schedule".to_string(),
         (LoadMode::Periodic(p), _) => {

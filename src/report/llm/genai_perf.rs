@@ -117,7 +117,7 @@ pub fn shown_metrics(cfg: &Config) -> Vec<RequestMetric> {
 
 /// Whether the run's endpoint generates text (not embeddings).
 fn generates(cfg: &Config) -> bool {
-    cfg.llm.as_ref().is_none_or(|llm| llm.endpoint.generates())
+    cfg.llm().is_none_or(|llm| llm.endpoint.generates())
 }
 
 /// A metric of the whole level, one value: (JSON key, row name, JSON unit, value).
@@ -275,7 +275,7 @@ fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
         ("url", Json::from(cfg.url.as_str())),
     ];
     let mut input = vec![("goodput", goodput_json(&w.goodput))];
-    if let Some(llm) = &cfg.llm {
+    if let Some(llm) = cfg.llm() {
         endpoint.insert(0, ("type", Json::from(llm.endpoint.kind_name())));
         endpoint.insert(1, ("custom", Json::from(llm.endpoint.path())));
         let extra = llm
@@ -305,8 +305,7 @@ fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
         ));
     }
     let artifact_dir = cfg
-        .llm
-        .as_ref()
+        .llm()
         .and_then(|l| l.artifact_dir.as_ref())
         .map_or(Json::Null, |d| Json::from(d.display().to_string()));
     object([
@@ -330,8 +329,7 @@ fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
             object([
                 (
                     "name",
-                    (cfg.llm.as_ref().and_then(|l| l.tokenizer.as_deref()))
-                        .map_or(Json::Null, Json::from),
+                    (cfg.llm().and_then(|l| l.tokenizer.as_deref())).map_or(Json::Null, Json::from),
                 ),
                 (
                     "counted_with",

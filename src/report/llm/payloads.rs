@@ -3,7 +3,7 @@
 //! ([`crate::report::profile_export`]). The dataset knows no protocol, so the bodies are
 //! encoded again here from its prompts (or taken as the user gave them).
 
-use crate::backend::openai::OpenAi;
+use crate::backend::api::openai::OpenAi;
 use crate::config::Config;
 use crate::data::Dataset;
 
@@ -18,7 +18,7 @@ pub struct Payloads {
 impl Payloads {
     /// The bodies of `dataset`: a body the user gave, as given; otherwise the adapter's.
     pub fn of(cfg: &Config, dataset: &Dataset) -> Payloads {
-        let adapter = cfg.llm.as_ref().map(|_| OpenAi::new(cfg));
+        let adapter = OpenAi::for_config(cfg);
         let bodies = dataset
             .entries
             .iter()

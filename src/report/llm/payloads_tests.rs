@@ -30,7 +30,10 @@ fn bodies_are_the_adapters_or_the_users_and_inputs_json_wraps_them() {
         entries: vec![entry(generated.clone()), entry(given)],
     };
     let payloads = Payloads::of(&cfg, &dataset);
-    let expected = OpenAi::new(&cfg).body("test-model", &generated).to_string();
+    let expected = OpenAi::for_config(&cfg)
+        .unwrap()
+        .body("test-model", &generated)
+        .to_string();
     assert_eq!(payloads.body(0), expected);
     assert_eq!(payloads.body(1), "{\"model\":\"x\",\"messages\":[]}");
     assert_eq!(

@@ -155,7 +155,7 @@ async fn http_answer(
     target: &inferperf::backend::Target,
     bytes: &[u8],
 ) -> inferperf::wire::InferResponse {
-    use inferperf::backend::http1::Http1Stream;
+    use inferperf::backend::transport::http1::Http1Stream;
     let mut io = Http1Stream::connect(&target.addrs, target.timeout)
         .await
         .expect("connect");

@@ -1,0 +1,236 @@
+//! The OpenAI-compatible API (vLLM, SGLang, llama.cpp, TensorRT-LLM, Triton's OpenAI front
+//! end, the embedded server's `llm` kind): chat completions, completions and embeddings over
+//! HTTP/1.1. Discovery reads `/v1/models` and sends one short probe, so that a wrong model
+//! or endpoint is one sentence before the run; each prompt is encoded once into a whole
+//! request; the connection ([`conn`]) reads the answer, streamed as server-sent events
+//! ([`events`]) or in one piece, and counts its tokens.
+
+pub mod conn;
+pub mod events;
+pub mod tokenize;
+
+use serde_json::{json, Map, Value};
+
+use crate::backend::transport::http1::{frame_request, user_headers};
+use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
+use crate::backend::{Capabilities, ServerStatistics, Streaming};
+use crate::config::{ApiSettings, Config, Endpoint, LlmConfig, OpenAiSettings, OpenAiWire};
+use crate::data::{Entry, Prompt};
+use crate::error::{RunError, RunResult};
+use crate::model::ModelSpec;
+
+/// What this API can do, and how reports name it.
+pub const CAPABILITIES: Capabilities = Capabilities {
+    name: "openai",
+    export_name: "openai",
+    streaming: Streaming::ServerSentEvents,
+    tokens: true,
+    server_statistics: ServerStatistics::None,
+    sequences: false,
+    shared_memory: false,
+    readiness_path: "/v1/models",
+    in_process: None,
+    call_name: None,
+};
+
+/// The OpenAI adapter and the settings it encodes prompts with.
+#[derive(Debug, Clone)]
+pub struct OpenAi {
+    pub llm: LlmConfig,
+    pub streaming: bool,
+    /// AIPerf's custom path and max-tokens field.
+    pub wire: OpenAiWire,
+}
+
+impl OpenAi {
+    pub fn new(cfg: &Config, settings: &OpenAiSettings) -> OpenAi {
+        OpenAi {
+            llm: settings.llm.clone(),
+            streaming: cfg.streaming,
+            wire: settings.wire.clone(),
+        }
+    }
+
+    /// The adapter of an OpenAI run; `None` for the other APIs.
+    pub fn for_config(cfg: &Config) -> Option<OpenAi> {
+        match &cfg.api {
+            ApiSettings::OpenAi(settings) => Some(OpenAi::new(cfg, settings)),
+            _ => None,
+        }
+    }
+
+    /// `/v1/...` of the endpoint, or the custom path.
+    pub fn path(&self) -> String {
+        match &self.wire.path {
+            Some(path) => path.clone(),
+            None => format!("/{}", self.llm.endpoint.path()),
+        }
+    }
+
+    /// The JSON body of one prompt.
+    pub fn body(&self, model: &str, prompt: &Prompt) -> Value {
+        let mut body = Map::new();
+        body.insert("model".into(), model.into());
+        match self.llm.endpoint {
+            Endpoint::Chat => {
+                let message = json!({"role": "user", "content": prompt.text});
+                body.insert("messages".into(), json!([message]));
+            }
+            Endpoint::Completions => {
+                body.insert("prompt".into(), prompt.text.as_str().into());
+            }
+            Endpoint::Embeddings => {
+                body.insert("input".into(), prompt.text.as_str().into());
+            }
+        }
+        if self.llm.endpoint.generates() {
+            self.generation_fields(prompt, &mut body);
+        }
+        for (key, value) in &self.llm.extra_inputs {
+            body.insert(key.clone(), value.clone());
+        }
+        Value::Object(body)
+    }
+
+    fn generation_fields(&self, prompt: &Prompt, body: &mut Map<String, Value>) {
+        if let Some(n) = prompt.max_tokens {
+            let field = match self.wire.max_completion_tokens {
+                true => "max_completion_tokens",
+                false => "max_tokens",
+            };
+            body.insert(field.into(), n.into());
+            if self.llm.output_deterministic {
+                body.insert("min_tokens".into(), n.into());
+                body.insert("ignore_eos".into(), true.into());
+            }
+        }
+        if self.streaming {
+            body.insert("stream".into(), true.into());
+            body.insert("stream_options".into(), json!({"include_usage": true}));
+        }
+    }
+
+    /// The whole HTTP request for a body.
+    fn frame(&self, target: &Target, body: &[u8]) -> bytes::Bytes {
+        let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
+        if !headers.iter().any(|(n, _)| *n == "content-type") {
+            headers.push(("content-type", "application/json"));
+        }
+        if self.streaming {
+            headers.push(("accept", "text/event-stream"));
+        }
+        frame_request("POST", &self.path(), &target.authority, &headers, body)
+    }
+}
+
+impl Adapter for OpenAi {
+    async fn discover(&self, target: &Target) -> RunResult<Discovered> {
+        conn::check_model(target, self).await?;
+        // A streamed generation answers many times per request, as a decoupled model does
+        // (so reports add perf_analyzer's response throughput).
+        let facts = crate::backend::ConfigFacts {
+            decoupled: self.streaming,
+            ..Default::default()
+        };
+        Ok(Discovered {
+            name: target.model.clone(),
+            version: String::new(),
+            platform: format!("openai {}", self.llm.endpoint.path()),
+            config: Some(facts),
+            ..Discovered::default()
+        })
+    }
+
+    fn encode(&self, target: &Target, _model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
+        let Some(prompt) = &entry.prompt else {
+            return Err(RunError::bad_option(format!(
+                "{} holds tensors, not a prompt: an OpenAI run sends prompts.",
+                entry.origin
+            )));
+        };
+        let body = match &prompt.body {
+            Some(given) => given.clone().into_bytes(),
+            None => self.body(&target.model, prompt).to_string().into_bytes(),
+        };
+        Ok(Payload::Http(self.frame(target, &body)))
+    }
+
+    async fn open(&self, target: &Target, _slot: usize) -> Result<Connection, ErrorKind> {
+        let conn = conn::OpenAiConn::open(target, self).await?;
+        Ok(Connection::OpenAi(conn))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::PromptSource;
+
+    fn adapter(endpoint: Endpoint, streaming: bool) -> OpenAi {
+        OpenAi {
+            llm: LlmConfig {
+                endpoint,
+                input_tokens_mean: 3,
+                input_tokens_stddev: 0.0,
+                output_tokens_mean: Some(7),
+                output_tokens_stddev: 0.0,
+                output_deterministic: true,
+                extra_inputs: vec![("temperature".into(), json!(0.5))],
+                prompt_source: PromptSource::Synthetic,
+                num_prompts: 1,
+                artifact_dir: None,
+                tokenizer: None,
+                tokenizer_revision: None,
+                use_server_token_count: false,
+            },
+            streaming,
+            wire: OpenAiWire::default(),
+        }
+    }
+
+    fn prompt() -> Prompt {
+        Prompt {
+            text: "a b c".into(),
+            input_tokens: 3,
+            max_tokens: Some(7),
+            body: None,
+        }
+    }
+
+    #[test]
+    fn a_chat_body_asks_for_a_stream_with_usage() {
+        let body = adapter(Endpoint::Chat, true).body("m", &prompt());
+        assert_eq!(
+            body,
+            json!({"model": "m", "messages": [{"role": "user", "content": "a b c"}],
+                   "max_tokens": 7, "min_tokens": 7, "ignore_eos": true, "stream": true,
+                   "stream_options": {"include_usage": true}, "temperature": 0.5})
+        );
+    }
+
+    #[test]
+    fn aiperf_wire_sets_the_path_and_the_max_tokens_field() {
+        let mut chat = adapter(Endpoint::Chat, false);
+        assert_eq!(chat.path(), "/v1/chat/completions");
+        chat.wire = OpenAiWire {
+            path: Some("/my/api".into()),
+            max_completion_tokens: true,
+        };
+        assert_eq!(chat.path(), "/my/api");
+        let body = chat.body("m", &prompt());
+        assert_eq!(body["max_completion_tokens"], 7);
+        assert!(body.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn completions_and_embeddings_bodies() {
+        let body = adapter(Endpoint::Completions, false).body("m", &prompt());
+        assert_eq!(body["prompt"], "a b c");
+        assert!(body.get("stream").is_none());
+        let body = adapter(Endpoint::Embeddings, true).body("m", &prompt());
+        assert_eq!(
+            body,
+            json!({"model": "m", "input": "a b c", "temperature": 0.5})
+        );
+    }
+}

@@ -1,0 +1,409 @@
+//! gRPC's transport, written on the h2 crate for the hot path: the HTTP/2 connections of a run
+//! (shared by several in-flight slots, as perf_analyzer's client shares a channel), the
+//! request headers of a call, gRPC's 5-byte message framing, and the reading of framed
+//! messages from a stream of DATA frames. tonic's channel puts a tower buffer task, hyper's
+//! client task and a body-pipe task between a request and the socket and costs about 60k
+//! instructions per call; driving h2 directly keeps each call on its slot's own thread and
+//! costs a fraction of that (bench/client/README.md). The calls themselves (unary, stream)
+//! belong to the adapters that make them.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use h2::client::SendRequest;
+use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
+use http::{HeaderMap, Method, Request, Uri};
+
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use super::h2_unary::UnaryConnection;
+use super::tls::Alpn;
+use super::{compression, tcp};
+use crate::backend::outcome::{ErrorKind, Failure, Malformation};
+use crate::backend::Target;
+use crate::config::GrpcCompression;
+
+/// Largest answer accepted (large tensors are legitimate).
+pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
+/// Receive windows: large enough that a big tensor is not throttled by window updates.
+const STREAM_WINDOW: u32 = 4 * 1024 * 1024;
+const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
+/// gRPC status codes used below.
+const CANCELLED: i32 = 1;
+pub const UNKNOWN: i32 = 2;
+const PERMISSION_DENIED: i32 = 7;
+const RESOURCE_EXHAUSTED: i32 = 8;
+const INTERNAL: i32 = 13;
+const UNAVAILABLE: i32 = 14;
+
+/// A protobuf message in gRPC's length-prefixed framing (uncompressed), ready to send.
+pub fn frame_message(message: &[u8]) -> Bytes {
+    let mut framed = BytesMut::with_capacity(5 + message.len());
+    framed.put_u8(0);
+    framed.put_u32(message.len() as u32);
+    framed.put_slice(message);
+    framed.freeze()
+}
+
+/// The HTTP/2 connections of a run, each shared by up to `share` in-flight slots (a
+/// "lane"), as Triton's C++ client library shares one gRPC channel among up to six clients
+/// of the same URL — so perf_analyzer's slots share connections too. Sharing lets one write
+/// and one read carry several calls.
+pub struct SharedConnections {
+    share: usize,
+    lanes: tokio::sync::Mutex<HashMap<usize, Lane>>,
+    /// The lanes of unary calls, on the hand-written client of `transport::h2_unary`.
+    unary: tokio::sync::Mutex<HashMap<usize, Arc<UnaryConnection>>>,
+}
+
+/// One shared connection: the handle that opens streams on it, and whether it broke.
+#[derive(Clone)]
+pub struct Lane {
+    pub sender: SendRequest<Bytes>,
+    /// Set by any handle of the lane that saw the connection fail.
+    pub broken: Arc<AtomicBool>,
+    /// The largest message taken from it (`--max-response-bytes`).
+    pub message_limit: usize,
+    /// The encoding its calls advertise, in which answers may come compressed.
+    pub compression: Option<GrpcCompression>,
+}
+
+impl Lane {
+    pub fn is_usable(&self) -> bool {
+        !self.broken.load(Ordering::Relaxed)
+    }
+
+    pub fn mark_broken(&self) {
+        self.broken.store(true, Ordering::Relaxed);
+    }
+}
+
+impl std::fmt::Debug for SharedConnections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedConnections(up to {} calls each)", self.share)
+    }
+}
+
+impl SharedConnections {
+    pub fn new(share: usize) -> Self {
+        SharedConnections {
+            share: share.max(1),
+            lanes: Default::default(),
+            unary: Default::default(),
+        }
+    }
+
+    /// How many in-flight slots share one connection.
+    pub fn width(&self) -> usize {
+        self.share
+    }
+
+    /// The lane (shared connection) of in-flight slot `slot`.
+    pub fn lane(&self, slot: usize) -> usize {
+        slot / self.share
+    }
+
+    /// The connection of `slot`'s lane, opened when the lane has none or its connection
+    /// broke.
+    pub async fn connect(&self, target: &Target, slot: usize) -> Result<Lane, ErrorKind> {
+        let mut lanes = self.lanes.lock().await;
+        let index = self.lane(slot);
+        if let Some(open) = lanes.get(&index).filter(|l| l.is_usable()) {
+            return Ok(open.clone());
+        }
+        let lane = Lane {
+            sender: open_connection(target).await?,
+            broken: Arc::new(AtomicBool::new(false)),
+            message_limit: target.max_response_bytes,
+            compression: target.grpc_compression,
+        };
+        lanes.insert(index, lane.clone());
+        Ok(lane)
+    }
+}
+
+impl SharedConnections {
+    /// The unary-call connection of `slot`'s lane, opened when the lane has none or its
+    /// connection closed.
+    pub async fn connect_unary(
+        &self,
+        target: &Target,
+        slot: usize,
+    ) -> Result<Arc<UnaryConnection>, ErrorKind> {
+        let mut lanes = self.unary.lock().await;
+        let index = self.lane(slot);
+        if let Some(open) = lanes.get(&index).filter(|c| c.is_usable()) {
+            return Ok(open.clone());
+        }
+        let conn = super::h2_unary::connect(target).await?;
+        lanes.insert(index, conn.clone());
+        Ok(conn)
+    }
+}
+
+/// Opens an HTTP/2 connection whose I/O runs as a task of the calling client thread; it ends
+/// when every handle on it is dropped or the server goes away.
+async fn open_connection(target: &Target) -> Result<SendRequest<Bytes>, ErrorKind> {
+    let stream = tcp::connect_tcp(&target.addrs, target.timeout).await?;
+    match &target.tls {
+        None => h2_over(stream, target.timeout).await,
+        Some(tls) => {
+            let stream = tls.connect(stream, Alpn::H2, target.timeout).await?;
+            h2_over(stream, target.timeout).await
+        }
+    }
+}
+
+/// HTTP/2 over a connected stream, plain or TLS.
+async fn h2_over<T>(stream: T, timeout: Duration) -> Result<SendRequest<Bytes>, ErrorKind>
+where
+    T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let handshake = h2::client::Builder::new()
+        .initial_window_size(STREAM_WINDOW)
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .handshake::<_, Bytes>(stream);
+    let (sender, connection) = tokio::time::timeout(timeout, handshake)
+        .await
+        .map_err(|_| ErrorKind::Connection)?
+        .map_err(|_| ErrorKind::Connection)?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(sender)
+}
+
+/// The head of every call to `path` on the target: gRPC's content type, `te: trailers`, and
+/// the `-H` headers as metadata (perf_analyzer drops them on gRPC; we send them).
+pub fn call_head(target: &Target, path: &str) -> Result<Request<()>, ErrorKind> {
+    let scheme = if target.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
+    let uri: Uri = format!("{scheme}://{}{path}", target.authority)
+        .parse()
+        .map_err(|_| ErrorKind::Connection)?;
+    let mut request = Request::new(());
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = uri;
+    *request.headers_mut() = request_headers(target);
+    Ok(request)
+}
+
+fn request_headers(target: &Target) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    if let Some(algorithm) = target.grpc_compression {
+        let name = HeaderValue::from_static(compression::encoding_name(algorithm));
+        headers.insert("grpc-encoding", name.clone());
+        headers.insert("grpc-accept-encoding", name);
+    }
+    headers.insert(TE, HeaderValue::from_static("trailers"));
+    headers.insert(
+        USER_AGENT,
+        HeaderValue::from_static(concat!("inferperf/", env!("CARGO_PKG_VERSION"))),
+    );
+    for (name, value) in &target.headers {
+        if let (Ok(n), Ok(v)) = (HeaderName::from_str(name), HeaderValue::from_str(value)) {
+            headers.append(n, v);
+        }
+    }
+    headers
+}
+
+/// A copy of a call's head for one more call (h2 takes the head by value).
+pub fn copy_head(head: &Request<()>) -> Request<()> {
+    let mut request = Request::new(());
+    *request.method_mut() = head.method().clone();
+    *request.uri_mut() = head.uri().clone();
+    *request.headers_mut() = head.headers().clone();
+    request
+}
+
+/// The `grpc-status` of a head or trailers, if it has one.
+pub fn grpc_status(headers: &HeaderMap) -> Option<i32> {
+    headers.get("grpc-status")?.to_str().ok()?.parse().ok()
+}
+
+/// The error kind of an h2 failure: a broken connection, or a reset stream mapped to the gRPC
+/// code the gRPC specification gives it.
+pub fn h2_error(error: &h2::Error) -> ErrorKind {
+    if error.is_io() || error.is_go_away() {
+        return ErrorKind::Connection;
+    }
+    match error.reason() {
+        Some(reason) => ErrorKind::GrpcCode(grpc_code_of_reset(reason.into())),
+        None => ErrorKind::Connection,
+    }
+}
+
+/// The gRPC code of a stream reset with HTTP/2 error `code` (gRPC's HTTP/2 mapping), for
+/// both HTTP/2 clients.
+pub fn grpc_code_of_reset(code: u32) -> i32 {
+    match h2::Reason::from(code) {
+        h2::Reason::REFUSED_STREAM => UNAVAILABLE,
+        h2::Reason::CANCEL => CANCELLED,
+        h2::Reason::ENHANCE_YOUR_CALM => RESOURCE_EXHAUSTED,
+        h2::Reason::INADEQUATE_SECURITY => PERMISSION_DENIED,
+        _ => INTERNAL,
+    }
+}
+
+/// Gathers the framed messages of one direction of a stream from its DATA chunks: each
+/// message is handed out as soon as its last byte is in (without a copy when it came in one
+/// chunk), and the chunks' flow-control capacity is given back as they are read.
+#[derive(Debug)]
+pub struct MessageReader {
+    pending: Bytes,
+    /// The largest message taken (`--max-response-bytes`).
+    limit: usize,
+    /// The encoding advertised, in which a message flagged compressed is inflated.
+    compression: Option<GrpcCompression>,
+}
+
+impl Default for MessageReader {
+    fn default() -> Self {
+        MessageReader::limited(MAX_MESSAGE)
+    }
+}
+
+impl MessageReader {
+    /// A reader that takes messages of at most `limit` bytes.
+    pub fn limited(limit: usize) -> Self {
+        MessageReader {
+            pending: Bytes::new(),
+            limit,
+            compression: None,
+        }
+    }
+
+    /// A reader for a lane's calls: its message limit and advertised encoding.
+    pub fn for_lane(lane: &Lane) -> Self {
+        MessageReader::with(lane.message_limit, lane.compression)
+    }
+
+    /// A reader of messages of at most `limit` bytes, inflated from `compression`.
+    pub fn with(limit: usize, compression: Option<GrpcCompression>) -> Self {
+        MessageReader {
+            compression,
+            ..MessageReader::limited(limit)
+        }
+    }
+
+    /// The next whole message already received, if any.
+    pub fn next_message(&mut self) -> Result<Option<Bytes>, Failure> {
+        if self.pending.len() < 5 {
+            return Ok(None);
+        }
+        let compressed = match (self.pending[0], self.compression) {
+            (0, _) => None,
+            (1, Some(algorithm)) => Some(algorithm),
+            _ => {
+                return Err(Failure::bad(
+                    Malformation::Unreadable,
+                    "the server sent a compressed gRPC message, which was not asked for",
+                ))
+            }
+        };
+        let len = u32::from_be_bytes([
+            self.pending[1],
+            self.pending[2],
+            self.pending[3],
+            self.pending[4],
+        ]) as usize;
+        if len > self.limit {
+            return Err(Failure::bad(
+                Malformation::TooLarge,
+                format!(
+                    "the server announced a gRPC message of {len} bytes, over the limit of {} (--max-response-bytes)",
+                    self.limit
+                ),
+            ));
+        }
+        if self.pending.len() < 5 + len {
+            return Ok(None);
+        }
+        let mut message = self.pending.split_to(5 + len);
+        message.advance(5);
+        match compressed {
+            None => Ok(Some(message)),
+            Some(algorithm) => compression::decompress(algorithm, &message, self.limit)
+                .map(Some)
+                .map_err(|why| Failure::bad(Malformation::Unreadable, why)),
+        }
+    }
+
+    /// Adds a received chunk after the bytes not handed out yet.
+    pub fn push(&mut self, chunk: Bytes) {
+        if self.pending.is_empty() {
+            self.pending = chunk;
+        } else {
+            let mut joined = BytesMut::with_capacity(self.pending.len() + chunk.len());
+            joined.extend_from_slice(&self.pending);
+            joined.extend_from_slice(&chunk);
+            self.pending = joined.freeze();
+        }
+    }
+
+    /// Reads chunks from `stream` until a whole message is in; `None` when the stream ended
+    /// (with any bytes of a message left over reported as a cut message).
+    pub async fn read(&mut self, stream: &mut h2::RecvStream) -> Result<Option<Bytes>, Failure> {
+        loop {
+            if let Some(message) = self.next_message()? {
+                return Ok(Some(message));
+            }
+            match stream.data().await {
+                Some(chunk) => {
+                    let chunk = chunk.map_err(|e| Failure::from(h2_error(&e)))?;
+                    let _ = stream.flow_control().release_capacity(chunk.len());
+                    self.push(chunk);
+                }
+                None if self.pending.is_empty() => return Ok(None),
+                None => {
+                    return Err(Failure::bad(
+                        Malformation::Truncated,
+                        format!(
+                            "the stream ended inside a gRPC message ({} bytes of it came)",
+                            self.pending.len()
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// Bytes received beyond the messages handed out.
+    pub fn leftover(&self) -> usize {
+        self.pending.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_are_framed_and_read_back_whole() {
+        let framed = frame_message(b"abc");
+        assert_eq!(&framed[..], b"\0\0\0\0\x03abc");
+        let mut reader = MessageReader::default();
+        reader.push(framed.slice(..4));
+        assert_eq!(reader.next_message().unwrap(), None);
+        reader.push(framed.slice(4..));
+        reader.push(frame_message(b"de"));
+        assert_eq!(&reader.next_message().unwrap().unwrap()[..], b"abc");
+        assert_eq!(&reader.next_message().unwrap().unwrap()[..], b"de");
+        assert_eq!(reader.leftover(), 0);
+        reader.push(Bytes::from_static(b"\x01\0\0\0\x01z"));
+        let compressed = reader.next_message().unwrap_err();
+        assert_eq!(
+            compressed.kind,
+            ErrorKind::BadResponse(Malformation::Unreadable)
+        );
+    }
+}
