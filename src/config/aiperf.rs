@@ -175,8 +175,9 @@ fn endpoint_type(kind: &str) -> RunResult<&'static str> {
         "chat" => Ok("v1/chat/completions"),
         "completions" => Ok("v1/completions"),
         "embeddings" => Ok("v1/embeddings"),
+        "responses" => Ok("v1/responses"),
         other => Err(RunError::bad_option(format!(
-            "--endpoint-type '{other}' is not an endpoint type inferperf speaks: use chat, completions or embeddings."
+            "--endpoint-type '{other}' is not an endpoint type inferperf speaks: use chat, completions, embeddings or responses."
         ))),
     }
 }

@@ -187,6 +187,27 @@ fn request_rate_is_one_poisson_level_and_concurrency_beside_it_a_cap() {
 }
 
 #[test]
+fn the_responses_api_is_an_endpoint_type_and_an_endpoint() {
+    let aiperf = config(&["-m", "m", "--endpoint-type", "responses", "--streaming"]).unwrap();
+    assert_eq!(aiperf.service_kind(), ServiceKind::OpenAi);
+    assert_eq!(aiperf.llm().unwrap().endpoint, Endpoint::Responses);
+    assert_eq!(aiperf.llm().unwrap().endpoint.path(), "v1/responses");
+    assert_eq!(wire(&aiperf).path, None);
+    assert!(!wire(&aiperf).max_completion_tokens);
+    let genai = [
+        "-m",
+        "m",
+        "--service-kind",
+        "openai",
+        "--endpoint",
+        "v1/responses",
+    ];
+    let genai = config(&genai).unwrap();
+    assert_eq!(genai.llm().unwrap().endpoint, Endpoint::Responses);
+    assert_eq!(genai.api.endpoint(), "v1/responses");
+}
+
+#[test]
 fn endpoint_type_implies_openai_and_endpoint_is_then_the_path() {
     let c = config(&[
         "-m",

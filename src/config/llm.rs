@@ -18,6 +18,8 @@ pub enum Endpoint {
     Chat,
     Completions,
     Embeddings,
+    /// The Responses API: `input` in, `output_text` out, streamed as typed events.
+    Responses,
 }
 
 impl Endpoint {
@@ -27,6 +29,7 @@ impl Endpoint {
             Endpoint::Chat => "v1/chat/completions",
             Endpoint::Completions => "v1/completions",
             Endpoint::Embeddings => "v1/embeddings",
+            Endpoint::Responses => "v1/responses",
         }
     }
 
@@ -36,6 +39,7 @@ impl Endpoint {
             Endpoint::Chat => "chat",
             Endpoint::Completions => "completions",
             Endpoint::Embeddings => "embeddings",
+            Endpoint::Responses => "responses",
         }
     }
 
@@ -140,15 +144,16 @@ pub fn refuse_without_openai(args: &LlmArgs) -> RunResult<()> {
 fn parse_endpoint(text: Option<&str>) -> RunResult<Endpoint> {
     let Some(text) = text else {
         return Err(RunError::bad_option(
-            "--service-kind openai needs --endpoint: v1/chat/completions, v1/completions or v1/embeddings.",
+            "--service-kind openai needs --endpoint: v1/chat/completions, v1/completions, v1/embeddings or v1/responses.",
         ));
     };
     match text.trim().trim_matches('/') {
         "v1/chat/completions" | "chat" => Ok(Endpoint::Chat),
         "v1/completions" | "completions" => Ok(Endpoint::Completions),
         "v1/embeddings" | "embeddings" => Ok(Endpoint::Embeddings),
+        "v1/responses" | "responses" => Ok(Endpoint::Responses),
         _ => Err(RunError::bad_option(format!(
-            "--endpoint '{text}' is not an OpenAI API inferperf speaks: use v1/chat/completions, v1/completions or v1/embeddings."
+            "--endpoint '{text}' is not an OpenAI API inferperf speaks: use v1/chat/completions, v1/completions, v1/embeddings or v1/responses."
         ))),
     }
 }

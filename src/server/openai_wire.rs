@@ -1,8 +1,9 @@
-//! The OpenAI wire format of the `llm` and `embeddings` kinds: requests read with serde
-//! (prompt tokens counted as whitespace-separated words), how many tokens an answer gets,
-//! and the answers written — whole JSON bodies, and for a stream each event's bytes built
-//! once per request so that sending an event is a reference-count increment. Free of
-//! scheduling and of HTTP, which the OpenAI routes of [`super::http`] add.
+//! The OpenAI wire format of the `llm` and `embeddings` kinds (chat, completions, responses
+//! and embeddings): requests read with serde (prompt tokens counted as whitespace-separated
+//! words), how many tokens an answer gets, and the answers written — whole JSON bodies, and
+//! for a stream each event's bytes built once per request so that sending an event is a
+//! reference-count increment. Free of scheduling and of HTTP, which the OpenAI routes of
+//! [`super::http`] add.
 
 use base64::Engine as _;
 use bytes::{Bytes, BytesMut};
@@ -18,11 +19,12 @@ pub const DEFAULT_TOKENS: u32 = 16;
 /// The text of one token: one word and a space, so that counting words counts tokens.
 pub const TOKEN: &str = "tok ";
 
-/// `/v1/chat/completions` or `/v1/completions`.
+/// `/v1/chat/completions`, `/v1/completions` or `/v1/responses`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
     Chat,
     Completions,
+    Responses,
 }
 
 impl Api {
@@ -31,16 +33,21 @@ impl Api {
             (Api::Chat, false) => "chat.completion",
             (Api::Chat, true) => "chat.completion.chunk",
             (Api::Completions, _) => "text_completion",
+            (Api::Responses, _) => "response",
         }
     }
 }
 
-/// A chat or completions request; fields it does not know (temperature, ...) are ignored.
+/// A chat, completions or responses request; fields it does not know (temperature, ...)
+/// are ignored.
 #[derive(Debug, Deserialize)]
 pub struct GenerateRequest {
     pub model: String,
     messages: Option<Vec<Message>>,
     prompt: Option<Value>,
+    /// The Responses API's prompt: a string, or a list of messages.
+    input: Option<Value>,
+    max_output_tokens: Option<u64>,
     max_tokens: Option<u64>,
     max_completion_tokens: Option<u64>,
     min_tokens: Option<u64>,
@@ -94,6 +101,22 @@ fn content_tokens(content: &Value) -> Result<u64, String> {
     }
 }
 
+/// The prompt tokens of a Responses `input`: a string, or a list of items, each a string
+/// or a message whose content counts as a chat message's.
+fn input_tokens(input: &Value) -> Result<u64, String> {
+    let bad = || "input must be a string or a list of messages".to_string();
+    let item = |v: &Value| match v {
+        Value::String(s) => Ok(words(s)),
+        Value::Object(message) => content_tokens(message.get("content").unwrap_or(&Value::Null)),
+        _ => Err(bad()),
+    };
+    match input {
+        Value::String(s) => Ok(words(s)),
+        Value::Array(items) => items.iter().map(item).sum(),
+        _ => Err(bad()),
+    }
+}
+
 /// The prompt tokens of a completions prompt: a string, a list of strings, a list of
 /// token ids or a list of such lists.
 fn prompt_tokens(prompt: &Value) -> Result<u64, String> {
@@ -134,11 +157,17 @@ impl GenerateRequest {
             (Api::Completions, _, None) => {
                 return Err("a completions request needs 'prompt'".into())
             }
+            (Api::Responses, _, _) => match &self.input {
+                Some(input) => input_tokens(input)?,
+                None => return Err("a responses request needs 'input'".into()),
+            },
         };
         if self.n.is_some_and(|n| n != 1) {
             return Err("inferperf serve answers one choice per request; n must be 1".into());
         }
-        let limit = self.max_completion_tokens.or(self.max_tokens);
+        let limit = (self.max_output_tokens)
+            .or(self.max_completion_tokens)
+            .or(self.max_tokens);
         let limit = match limit {
             Some(l) if l == 0 || l > u64::from(MAX_LLM_TOKENS) => {
                 return Err(format!(
@@ -170,10 +199,11 @@ impl GenerateRequest {
             tokens,
             finish: if stopped_by_limit { "length" } else { "stop" },
             stream: self.stream(),
-            usage: options.and_then(|o| o.include_usage) == Some(true),
+            // A Responses stream always ends with the usage.
+            usage: options.and_then(|o| o.include_usage) == Some(true) || api == Api::Responses,
             reasoning: match api {
                 Api::Chat => timing.reasoning_tokens.min(tokens),
-                Api::Completions => 0,
+                Api::Completions | Api::Responses => 0,
             },
         })
     }
@@ -207,8 +237,45 @@ fn delta_fields(from: u32, to: u32, reasoning: u32) -> String {
     fields.join(",")
 }
 
+/// A Responses API response object: in progress (no output yet), or done — `completed`, or
+/// `incomplete` when the answer stopped at `max_output_tokens` — with its text and usage.
+fn response_object(id: &str, created: u64, model: Value, plan: &Plan, done: bool) -> Value {
+    let status = match (done, plan.finish) {
+        (false, _) => "in_progress",
+        (true, "length") => "incomplete",
+        (true, _) => "completed",
+    };
+    let mut response = json!({
+        "id": id,
+        "object": "response",
+        "created_at": created,
+        "status": status,
+        "model": model,
+        "output": [],
+        "usage": null,
+    });
+    if done {
+        let text = TOKEN.repeat(plan.tokens as usize);
+        let content = json!([{"type": "output_text", "text": text, "annotations": []}]);
+        let message = json!({"type": "message", "id": format!("msg-{id}"), "status": "completed",
+            "role": "assistant", "content": content});
+        response["output"] = json!([message]);
+        let (input, output) = (plan.prompt_tokens, plan.tokens);
+        response["usage"] = json!({"input_tokens": input, "output_tokens": output,
+            "total_tokens": u64::from(input) + u64::from(output),
+            "output_tokens_details": {"reasoning_tokens": 0}});
+    }
+    if status == "incomplete" {
+        response["incomplete_details"] = json!({"reason": "max_output_tokens"});
+    }
+    response
+}
+
 /// The whole answer of a request that did not ask for a stream.
 pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Value {
+    if api == Api::Responses {
+        return response_object(id, created, model.into(), plan, true);
+    }
     let text = TOKEN.repeat(plan.tokens as usize);
     let choice = match api {
         Api::Chat => {
@@ -225,7 +292,7 @@ pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Val
                 "finish_reason": plan.finish,
             })
         }
-        Api::Completions => json!({
+        Api::Completions | Api::Responses => json!({
             "index": 0,
             "text": text,
             "logprobs": null,
@@ -281,6 +348,9 @@ impl Events {
         plan: &Plan,
         per_event: u32,
     ) -> Events {
+        if api == Api::Responses {
+            return Events::responses(id, created, model_json, plan, per_event);
+        }
         let object = api.object(true);
         let head = format!(
             "data: {{\"id\":\"{id}\",\"object\":\"{object}\",\"created\":{created},\"model\":{model_json},\"choices\":["
@@ -291,7 +361,7 @@ impl Events {
             let text = TOKEN.repeat((to - from) as usize);
             let fields = delta_fields(from, to, reasoning);
             match (api, role) {
-                (Api::Completions, _) => format!(
+                (Api::Completions | Api::Responses, _) => format!(
                     "{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}"
                 ),
                 (Api::Chat, true) => format!(
@@ -330,6 +400,48 @@ impl Events {
             last: event(choice(false, last_from, end, "null")),
             tail: tail.freeze(),
             each,
+        }
+    }
+}
+
+impl Events {
+    /// The typed events of a Responses API stream: `response.created` and
+    /// `response.in_progress` before the first text, a `response.output_text.delta` per
+    /// event, then `response.output_text.done` and `response.completed` (or
+    /// `response.incomplete`) with the whole response and its usage. No `data: [DONE]`.
+    fn responses(id: &str, created: u64, model_json: &str, plan: &Plan, per_event: u32) -> Events {
+        let model: Value = serde_json::from_str(model_json).unwrap_or_default();
+        let typed = |kind: &str, mut data: Value| {
+            data["type"] = kind.into();
+            format!("event: {kind}\ndata: {data}\n\n")
+        };
+        let item = format!("msg-{id}");
+        let part = json!({"item_id": item, "output_index": 0, "content_index": 0});
+        let delta = |tokens: u32| {
+            let mut data = part.clone();
+            data["delta"] = TOKEN.repeat(tokens as usize).into();
+            typed("response.output_text.delta", data)
+        };
+        let started = response_object(id, created, model.clone(), plan, false);
+        let finished = response_object(id, created, model, plan, true);
+        let end = match plan.finish {
+            "length" => "response.incomplete",
+            _ => "response.completed",
+        };
+        let mut done = part.clone();
+        done["text"] = TOKEN.repeat(plan.tokens as usize).into();
+        let tail =
+            typed("response.output_text.done", done) + &typed(end, json!({"response": finished}));
+        let per_event = per_event.max(1);
+        let events = plan.tokens.div_ceil(per_event).max(1);
+        let head = typed("response.created", json!({"response": started}))
+            + &typed("response.in_progress", json!({"response": started}));
+        Events {
+            first: Bytes::from(head + &delta(per_event.min(plan.tokens))),
+            full: Bytes::from(delta(per_event)),
+            last: Bytes::from(delta(plan.tokens - (events - 1) * per_event)),
+            tail: Bytes::from(tail),
+            each: None,
         }
     }
 }

@@ -224,3 +224,72 @@ fn embeddings_are_unit_vectors_fixed_by_their_input() {
     let req = embeddings_request(json!({"model": "e", "input": "x", "encoding_format": "int8"}));
     assert!(req.base64().is_err());
 }
+
+#[test]
+fn a_responses_request_counts_its_input_and_honours_max_output_tokens() {
+    let text = json!({"model": "m", "input": "one two three", "max_output_tokens": 4});
+    let limited = plan(Api::Responses, text, Some(9)).unwrap();
+    assert_eq!(
+        (limited.prompt_tokens, limited.tokens, limited.finish),
+        (3, 4, "length")
+    );
+    assert!(
+        limited.usage,
+        "a Responses stream always ends with its usage"
+    );
+    let messages = json!({"model": "m", "input": [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "a b"}]},
+        {"role": "user", "content": "c"},
+    ]});
+    assert_eq!(
+        plan(Api::Responses, messages, None).unwrap().prompt_tokens,
+        3
+    );
+    let missing = plan(Api::Responses, json!({"model": "m"}), None);
+    assert!(missing.unwrap_err().contains("needs 'input'"));
+}
+
+#[test]
+fn a_responses_stream_is_typed_events_ending_with_the_usage() {
+    let body = json!({"model": "m", "input": "a b", "max_output_tokens": 3, "stream": true});
+    let three = plan(Api::Responses, body, None).unwrap();
+    let events = Events::new(Api::Responses, "r1", 7, "\"m\"", &three, 1);
+    let mut bytes = BytesMut::new();
+    for i in 1..=3 {
+        bytes.extend_from_slice(events.event(i, 3));
+    }
+    bytes.extend_from_slice(&events.tail);
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let parsed: Vec<(String, Value)> = (text.split("\n\n").filter(|e| !e.is_empty()))
+        .map(|e| {
+            let (name, data) = e.split_once('\n').unwrap();
+            let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
+            (name.strip_prefix("event: ").unwrap().to_string(), data)
+        })
+        .collect();
+    let names: Vec<&str> = parsed.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "response.created",
+            "response.in_progress",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.delta",
+            "response.output_text.done",
+            "response.incomplete",
+        ]
+    );
+    assert!(parsed
+        .iter()
+        .all(|(name, data)| data["type"] == name.as_str()));
+    assert_eq!(parsed[2].1["delta"], TOKEN);
+    let end = &parsed[6].1["response"];
+    assert_eq!(end["usage"]["output_tokens"], 3);
+    assert_eq!(end["usage"]["input_tokens"], 2);
+    assert_eq!(end["output"][0]["content"][0]["text"], TOKEN.repeat(3));
+    assert!(!text.contains("[DONE]"));
+    let whole = answer(Api::Responses, "r1", 7, "m", &three);
+    assert_eq!(whole["object"], "response");
+    assert_eq!(whole["output"][0]["content"][0]["type"], "output_text");
+}

@@ -37,6 +37,7 @@ mod profile_export;
 mod progress;
 mod rate;
 mod replicas;
+mod responses;
 mod results;
 mod results_cli;
 mod search;

@@ -1,9 +1,10 @@
 //! The OpenAI-compatible routes of the embedded server's HTTP port, for the `llm` and
 //! `embeddings` kinds: `POST /v1/chat/completions`, `POST /v1/completions`,
-//! `POST /v1/embeddings`, `GET /v1/models[/NAME]`, and `GET /v1/inferperf/stats` with what
-//! each model served (the truth a load tester's LLM figures are checked against). A
-//! streamed answer is a server-sent event body that hands each event to hyper as the
-//! engine produces it ([`llm`](crate::server::llm)); errors answer OpenAI's error object.
+//! `POST /v1/responses`, `POST /v1/embeddings`, `GET /v1/models[/NAME]`, and
+//! `GET /v1/inferperf/stats` with what each model served (the truth a load tester's LLM
+//! figures are checked against). A streamed answer is a server-sent event body that hands
+//! each event to hyper as the engine produces it ([`llm`](crate::server::llm)); errors
+//! answer OpenAI's error object.
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -71,6 +72,7 @@ pub async fn handle(
     match path {
         "/v1/chat/completions" if post => generate(server, Api::Chat, headers, body).await,
         "/v1/completions" if post => generate(server, Api::Completions, headers, body).await,
+        "/v1/responses" if post => generate(server, Api::Responses, headers, body).await,
         "/v1/embeddings" if post => embeddings(server, headers, body).await,
         "/tokenize" if post => tokenize(headers, body).await,
         "/v1/models" if method == Method::GET => models(server),
@@ -79,7 +81,7 @@ pub async fn handle(
         _ if method == Method::GET && path.starts_with("/v1/models/") => {
             model(server, &path["/v1/models/".len()..])
         }
-        "/v1/chat/completions" | "/v1/completions" | "/v1/embeddings" => error(
+        "/v1/chat/completions" | "/v1/completions" | "/v1/responses" | "/v1/embeddings" => error(
             StatusCode::METHOD_NOT_ALLOWED,
             &format!("{path} takes POST"),
             None,
@@ -192,6 +194,7 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
     let what = match api {
         Api::Chat => "chat completions",
         Api::Completions => "completions",
+        Api::Responses => "responses",
     };
     let request: GenerateRequest = match parse(headers, body, what).await {
         Ok(request) => request,

@@ -2,7 +2,10 @@
 //! few facts inferperf needs from each JSON chunk or whole answer — the text it carries
 //! (content and reasoning apart, handed to the exchange to be counted later), the server's
 //! `usage`, an error. A chunk that is not JSON, or an answer without
-//! the parts its endpoint must have, is a bad response with one sentence saying why.
+//! the parts its endpoint must have, is a bad response with one sentence saying why. The
+//! Responses API's typed events (`response.output_text.delta`, ..., `response.completed`
+//! with the usage, and no `data: [DONE]`) are read into the same facts, its end given as
+//! `[DONE]`, so that a connection reads every endpoint's stream alike.
 
 use std::borrow::Cow;
 
@@ -18,7 +21,12 @@ const SHOWN: usize = 120;
 #[derive(Debug, Default)]
 pub struct EventReader {
     pending: BytesMut,
+    /// The last event ended a Responses API stream: `[DONE]` is next.
+    ended: bool,
 }
+
+/// The Responses API's events that end a stream (with the usage in their `response`).
+const RESPONSE_ENDS: [&str; 2] = ["response.completed", "response.incomplete"];
 
 impl EventReader {
     /// Empties the reader and gives its memory back: a stream's events are read into a
@@ -27,6 +35,7 @@ impl EventReader {
     /// one).
     pub fn clear(&mut self) {
         self.pending = BytesMut::new();
+        self.ended = false;
     }
 
     /// The buffer the next part of the body goes into.
@@ -37,8 +46,12 @@ impl EventReader {
     /// The `data` of the next whole event, when one has arrived (its data lines joined by
     /// newlines; an event without data — a comment, a keep-alive — gives an empty one).
     pub fn next_event(&mut self) -> Option<Vec<u8>> {
+        if std::mem::take(&mut self.ended) {
+            return Some(b"[DONE]".to_vec());
+        }
         let (end, separator) = blank_line(&self.pending)?;
         let mut data: Vec<u8> = Vec::new();
+        let mut name: &[u8] = b"";
         // Read in place and advance past it (splitting the buffer would share it, and a
         // shared buffer cannot be reused for the next event).
         for line in self.pending[..end].split(|&b| b == b'\n') {
@@ -48,8 +61,11 @@ impl EventReader {
                     data.push(b'\n');
                 }
                 data.extend_from_slice(value.strip_prefix(b" ").unwrap_or(value));
+            } else if let Some(value) = line.strip_prefix(b"event:") {
+                name = value.trim_ascii();
             }
         }
+        self.ended = ends_response(name, &data);
         self.pending.advance(end + separator);
         Some(data)
     }
@@ -57,6 +73,21 @@ impl EventReader {
     /// Bytes that came after the last whole event.
     pub fn leftover(&self) -> &[u8] {
         &self.pending
+    }
+}
+
+/// Whether an event ends a Responses API stream: named so by its `event:` line or, without
+/// one, by the `type` its data starts with (as OpenAI writes it). A chat or completions
+/// chunk is told apart by its first bytes.
+fn ends_response(name: &[u8], data: &[u8]) -> bool {
+    match name {
+        b"" => {
+            let typed = data.strip_prefix(b"{\"type\":\"").unwrap_or_default();
+            RESPONSE_ENDS
+                .iter()
+                .any(|end| typed.starts_with(end.as_bytes()) && typed.get(end.len()) == Some(&b'"'))
+        }
+        name => RESPONSE_ENDS.iter().any(|end| name == end.as_bytes()),
     }
 }
 
@@ -96,6 +127,43 @@ struct Chunk<'a> {
     error: Option<ErrorBody<'a>>,
     #[serde(default)]
     data: Option<Vec<serde::de::IgnoredAny>>,
+    /// The Responses API: the event's type, its text, a whole answer's output items, the
+    /// response an end or failure event carries, an error event's message.
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    delta: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    output: Option<Vec<OutputItem<'a>>>,
+    #[serde(default, borrow)]
+    response: Option<ResponseObject<'a>>,
+    #[serde(default, borrow)]
+    message: Option<Cow<'a, str>>,
+}
+
+/// One item of a Responses answer's `output` (a message, or reasoning).
+#[derive(Deserialize)]
+struct OutputItem<'a> {
+    #[serde(default, borrow)]
+    content: Option<Vec<Part<'a>>>,
+}
+
+/// A part of an output item: `output_text` or `reasoning_text`, with its text.
+#[derive(Deserialize)]
+struct Part<'a> {
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    text: Option<Cow<'a, str>>,
+}
+
+/// The response a Responses event carries: its usage, or why it failed.
+#[derive(Deserialize)]
+struct ResponseObject<'a> {
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default, borrow)]
+    error: Option<ErrorBody<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -118,13 +186,14 @@ struct Text<'a> {
     reasoning: Option<Cow<'a, str>>,
 }
 
+/// `usage`, in the chat and completions names or the Responses API's.
 #[derive(Deserialize)]
 struct Usage {
-    #[serde(default)]
+    #[serde(default, alias = "input_tokens")]
     prompt_tokens: Option<u32>,
-    #[serde(default)]
+    #[serde(default, alias = "output_tokens")]
     completion_tokens: Option<u32>,
-    #[serde(default)]
+    #[serde(default, alias = "output_tokens_details")]
     completion_tokens_details: Option<CompletionDetails>,
 }
 
@@ -166,7 +235,8 @@ pub fn read_answer(
     let has_text = chunk.choices.as_ref().is_some_and(|c| {
         c.iter()
             .any(|c| c.text.is_some() || c.message.as_ref().is_some_and(|m| m.content.is_some()))
-    });
+    }) || output_parts(&chunk)
+        .any(|(kind, text)| kind == "output_text" && text.is_some());
     if generates && !has_text {
         return Err(Failure::bad(
             Malformation::MissingOutput,
@@ -192,7 +262,8 @@ fn parse(data: &[u8]) -> Result<Chunk<'_>, Failure> {
             format!("an event is not JSON ({e}): {}", shown(data)),
         )
     })?;
-    if let Some(error) = &chunk.error {
+    let failed = chunk.response.as_ref().and_then(|r| r.error.as_ref());
+    if let Some(error) = chunk.error.as_ref().or(failed) {
         let message = match error {
             ErrorBody::Object { message } => message.as_deref().unwrap_or("no message"),
             ErrorBody::Text(text) => text,
@@ -202,7 +273,21 @@ fn parse(data: &[u8]) -> Result<Chunk<'_>, Failure> {
             format!("the server sent an error: {message}"),
         ));
     }
+    if chunk.kind.as_deref() == Some("error") {
+        let message = chunk.message.as_deref().unwrap_or("no message");
+        return Err(Failure::new(
+            ErrorKind::StreamError,
+            format!("the server sent an error: {message}"),
+        ));
+    }
     Ok(chunk)
+}
+
+/// The (type, text) of every part of a whole Responses answer's output items.
+fn output_parts<'c>(chunk: &'c Chunk<'_>) -> impl Iterator<Item = (&'c str, Option<&'c str>)> {
+    let items = chunk.output.iter().flatten();
+    let parts = items.flat_map(|item| item.content.iter().flatten());
+    parts.map(|p| (p.kind.as_deref().unwrap_or(""), p.text.as_deref()))
 }
 
 fn facts(chunk: &Chunk<'_>, ex: &mut Exchange<'_>) -> ChunkFacts {
@@ -229,7 +314,9 @@ fn facts(chunk: &Chunk<'_>, ex: &mut Exchange<'_>) -> ChunkFacts {
             ex.content(piece);
         }
     }
-    if let Some(usage) = &chunk.usage {
+    responses_text(chunk, &mut facts, ex);
+    let usage = chunk.response.as_ref().and_then(|r| r.usage.as_ref());
+    if let Some(usage) = chunk.usage.as_ref().or(usage) {
         facts.completion_tokens = usage.completion_tokens;
         facts.prompt_tokens = usage.prompt_tokens;
         facts.reasoning_tokens = usage
@@ -238,6 +325,33 @@ fn facts(chunk: &Chunk<'_>, ex: &mut Exchange<'_>) -> ChunkFacts {
             .and_then(|d| d.reasoning_tokens);
     }
     facts
+}
+
+/// The Responses API's text: an event's delta, or a whole answer's output parts (not the
+/// output an end event repeats, whose text came as deltas).
+fn responses_text(chunk: &Chunk<'_>, facts: &mut ChunkFacts, ex: &mut Exchange<'_>) {
+    let mut take = |kind: &str, text: &str| match kind {
+        _ if text.is_empty() => {}
+        "output_text" => {
+            facts.content = true;
+            facts.output = true;
+            ex.content(text);
+        }
+        "reasoning_text" => {
+            facts.content = true;
+            ex.reasoning(text);
+        }
+        _ => {}
+    };
+    match (chunk.kind.as_deref(), chunk.delta.as_deref()) {
+        (Some("response.output_text.delta"), Some(text)) => take("output_text", text),
+        (Some("response.reasoning_text.delta"), Some(text)) => take("reasoning_text", text),
+        _ => {
+            for (kind, text) in output_parts(chunk) {
+                take(kind, text.unwrap_or_default());
+            }
+        }
+    }
 }
 
 /// The start of a chunk, for messages.
@@ -271,6 +385,77 @@ mod tests {
             );
             assert!(reader.leftover().is_empty());
         }
+    }
+
+    #[test]
+    fn a_responses_stream_ends_at_its_end_event() {
+        let body = concat!(
+            "event: response.created\ndata: {\"type\":\"response.created\"}\n\n",
+            "event: response.output_text.delta\ndata: {\"delta\":\"a\"}\n\n",
+            "event: response.completed\ndata: {\"response\":{}}\n\n",
+            "data: {\"type\":\"response.incomplete\",\"response\":{}}\n\n",
+            "data: {\"type\":\"response.output_text.delta\"}\n\n",
+        );
+        let mut reader = EventReader::default();
+        reader.buffer().extend_from_slice(body.as_bytes());
+        let events: Vec<String> = std::iter::from_fn(|| reader.next_event())
+            .map(|e| String::from_utf8(e).unwrap())
+            .collect();
+        let done = |i: usize| is_done(events[i].as_bytes());
+        assert_eq!(events.len(), 7, "{events:?}");
+        assert!(!done(0) && !done(1) && !done(2) && done(3), "{events:?}");
+        assert!(
+            !done(4) && done(5) && !done(6),
+            "without an event line, by its type"
+        );
+    }
+
+    #[test]
+    fn responses_events_and_answers_hand_over_their_text_and_usage() {
+        let (mut gaps, mut text) = (Vec::new(), AnswerText::default());
+        let mut ex = exchange(&mut gaps, &mut text);
+        let delta = br#"{"type":"response.output_text.delta","item_id":"m","delta":"tok tok "}"#;
+        let facts = read_chunk(delta, &mut ex).unwrap();
+        assert!(facts.content && facts.output);
+        let thinking = br#"{"type":"response.reasoning_text.delta","delta":"hm, "}"#;
+        let facts = read_chunk(thinking, &mut ex).unwrap();
+        assert!(facts.content && !facts.output);
+        let created = br#"{"type":"response.created","response":{"status":"in_progress","output":[],"usage":null}}"#;
+        assert_eq!(read_chunk(created, &mut ex).unwrap(), ChunkFacts::default());
+        // The end event repeats the whole text in its response: counted once, as deltas.
+        let completed = br#"{"type":"response.completed","response":{"output":[{"type":"message","content":[{"type":"output_text","text":"tok tok "}]}],"usage":{"input_tokens":5,"output_tokens":20,"output_tokens_details":{"reasoning_tokens":2}}}}"#;
+        let facts = read_chunk(completed, &mut ex).unwrap();
+        assert!(!facts.content);
+        assert_eq!(
+            (
+                facts.prompt_tokens,
+                facts.completion_tokens,
+                facts.reasoning_tokens
+            ),
+            (Some(5), Some(20), Some(2))
+        );
+        let whole = br#"{"object":"response","output":[{"type":"reasoning","content":[{"type":"reasoning_text","text":"so "}]},{"type":"message","content":[{"type":"output_text","text":"x"}]}],"usage":{"input_tokens":1,"output_tokens":3}}"#;
+        let facts = read_answer(whole, true, &mut ex).unwrap();
+        assert!(facts.content && facts.output);
+        assert_eq!(facts.completion_tokens, Some(3));
+        let kept = ex.text().unwrap();
+        assert_eq!(
+            (kept.content.as_str(), kept.reasoning.as_str()),
+            ("tok tok x", "hm, so ")
+        );
+        let empty = br#"{"object":"response","output":[{"type":"message","content":[]}]}"#;
+        let failure = read_answer(empty, true, &mut ex).unwrap_err();
+        assert_eq!(
+            failure.kind,
+            ErrorKind::BadResponse(Malformation::MissingOutput)
+        );
+        let failed = br#"{"type":"response.failed","response":{"error":{"code":"x","message":"out of memory"}}}"#;
+        let failure = read_chunk(failed, &mut ex).unwrap_err();
+        assert_eq!(failure.kind, ErrorKind::StreamError);
+        assert!(failure.detail.unwrap().contains("out of memory"));
+        let error = br#"{"type":"error","code":"x","message":"overloaded"}"#;
+        let failure = read_chunk(error, &mut ex).unwrap_err();
+        assert!(failure.detail.unwrap().contains("overloaded"));
     }
 
     fn exchange<'a>(gaps: &'a mut Vec<u64>, text: &'a mut AnswerText) -> Exchange<'a> {

@@ -1,9 +1,9 @@
 //! The OpenAI-compatible API (vLLM, SGLang, llama.cpp, TensorRT-LLM, Triton's OpenAI front
-//! end, the embedded server's `llm` kind): chat completions, completions and embeddings over
-//! HTTP/1.1. Discovery reads `/v1/models` and sends one short probe, so that a wrong model
-//! or endpoint is one sentence before the run; each prompt is encoded once into a whole
-//! request; the connection ([`conn`]) reads the answer, streamed as server-sent events
-//! ([`events`]) or in one piece, and counts its tokens.
+//! end, the embedded server's `llm` kind): chat completions, completions, embeddings and
+//! responses over HTTP/1.1. Discovery reads `/v1/models` and sends one short probe, so that
+//! a wrong model or endpoint is one sentence before the run; each prompt is encoded once
+//! into a whole request; the connection ([`conn`]) reads the answer, streamed as
+//! server-sent events ([`events`]) or in one piece, and counts its tokens.
 
 pub mod conn;
 pub mod events;
@@ -79,7 +79,7 @@ impl OpenAi {
             Endpoint::Completions => {
                 body.insert("prompt".into(), prompt.text.as_str().into());
             }
-            Endpoint::Embeddings => {
+            Endpoint::Embeddings | Endpoint::Responses => {
                 body.insert("input".into(), prompt.text.as_str().into());
             }
         }
@@ -94,9 +94,10 @@ impl OpenAi {
 
     fn generation_fields(&self, prompt: &Prompt, body: &mut Map<String, Value>) {
         if let Some(n) = prompt.max_tokens {
-            let field = match self.wire.max_completion_tokens {
-                true => "max_completion_tokens",
-                false => "max_tokens",
+            let field = match (self.llm.endpoint, self.wire.max_completion_tokens) {
+                (Endpoint::Responses, _) => "max_output_tokens",
+                (_, true) => "max_completion_tokens",
+                (_, false) => "max_tokens",
             };
             body.insert(field.into(), n.into());
             if self.llm.output_deterministic {
@@ -106,7 +107,10 @@ impl OpenAi {
         }
         if self.streaming {
             body.insert("stream".into(), true.into());
-            body.insert("stream_options".into(), json!({"include_usage": true}));
+            // The Responses API ends every stream with its usage, unasked.
+            if self.llm.endpoint != Endpoint::Responses {
+                body.insert("stream_options".into(), json!({"include_usage": true}));
+            }
         }
     }
 
@@ -220,6 +224,19 @@ mod tests {
         let body = chat.body("m", &prompt());
         assert_eq!(body["max_completion_tokens"], 7);
         assert!(body.get("max_tokens").is_none());
+    }
+
+    #[test]
+    fn a_responses_body_has_input_and_max_output_tokens() {
+        let mut responses = adapter(Endpoint::Responses, true);
+        // AIPerf's chat field does not apply: the Responses API has its own.
+        responses.wire.max_completion_tokens = true;
+        assert_eq!(responses.path(), "/v1/responses");
+        assert_eq!(
+            responses.body("m", &prompt()),
+            json!({"model": "m", "input": "a b c", "max_output_tokens": 7, "min_tokens": 7,
+                   "ignore_eos": true, "stream": true, "temperature": 0.5})
+        );
     }
 
     #[test]
