@@ -1,12 +1,9 @@
-//! What each API can do, in one table: the questions the rest of the program asks about an
+//! What an API can do, as one table: the questions the rest of the program asks about an
 //! API — does it stream, are its answers counted in tokens, where do the server's statistics
 //! come from, can it play sequences or pass tensors in shared memory, what answers once a
-//! server is ready, how do reports and exports name it — answered by the adapter's own
-//! `CAPABILITIES` (written in its folder under `api/`), looked up here by service kind or by
-//! the name the results file records. A new API adds one entry to each list below.
-
-use super::api::{dynamic_grpc, kserve, local, openai, tfserving, torchserve, triton_c_api};
-use crate::config::ServiceKind;
+//! server is ready, how do reports and exports name it. Each adapter fills it in its own
+//! folder under `api/` (its `CAPABILITIES`); the registry (`backend/mod.rs`) looks them up
+//! by service kind or by the name the results file records.
 
 /// What one API can do, and how reports name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,40 +65,10 @@ impl ServerStatistics {
     }
 }
 
-/// Every API's table, in `--service-kind`'s order.
-pub const ALL: [&Capabilities; 7] = [
-    &kserve::CAPABILITIES,
-    &local::CAPABILITIES,
-    &openai::CAPABILITIES,
-    &tfserving::CAPABILITIES,
-    &torchserve::CAPABILITIES,
-    &dynamic_grpc::CAPABILITIES,
-    &triton_c_api::CAPABILITIES,
-];
-
-/// What the API of `kind` can do.
-pub fn capabilities(kind: ServiceKind) -> &'static Capabilities {
-    match kind {
-        ServiceKind::Triton => &kserve::CAPABILITIES,
-        ServiceKind::Local => &local::CAPABILITIES,
-        ServiceKind::OpenAi => &openai::CAPABILITIES,
-        ServiceKind::TfServing => &tfserving::CAPABILITIES,
-        ServiceKind::TorchServe => &torchserve::CAPABILITIES,
-        ServiceKind::DynamicGrpc => &dynamic_grpc::CAPABILITIES,
-        ServiceKind::TritonCApi => &triton_c_api::CAPABILITIES,
-    }
-}
-
-impl Capabilities {
-    /// The API a results file names (its settings' `service_kind`), if it is one of ours.
-    pub fn named(name: &str) -> Option<&'static Capabilities> {
-        ALL.into_iter().find(|c| c.name == name)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{capabilities, ALL};
     use crate::cli::{normalize_args, Cli, Command};
     use crate::config::Config;
     use crate::error::RunResult;

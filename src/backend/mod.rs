@@ -4,14 +4,15 @@
 //! API, each an [`Adapter`] — discovery, encoding a dataset entry once, opening a
 //! connection — with the table of what it can do ([`Capabilities`]); none imports a
 //! sibling, and the Open Inference Protocol's messages that three of them share are in
-//! [`open_inference`]. This file is the registry: [`Api`] and [`capabilities`] name every
-//! adapter, [`Connection`] every kind of connection they open. [`Target`] is the resolved
-//! server and model; what every API's answers are checked against is [`check`].
+//! [`open_inference`]. This file is the registry, the one place that names every adapter:
+//! [`Api`], [`capabilities`], [`Connection`] (every kind of connection they open) and the
+//! start of the in-process ones. The files beside it name none, so that an adapter can use
+//! them without a circle: [`Target`] is the resolved server and model, discovery what the
+//! server says of it, what every API's answers are checked against is [`check`].
 
 pub mod api;
 mod capabilities;
 pub mod check;
-mod connection;
 mod discovery;
 pub mod memo;
 pub mod open_inference;
@@ -21,20 +22,21 @@ pub mod statistics;
 mod target;
 pub mod transport;
 
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use tokio::time::Sleep;
 
-use crate::config::{ApiSettings, Config};
+use crate::config::{ApiSettings, Config, ServiceKind};
 use crate::data::Entry;
 use crate::error::RunResult;
 use crate::model::{ModelSpec, SequenceStep};
 use crate::wire::{InferRequest, RequestedOutput};
 use api::{dynamic_grpc, kserve, local, openai, tfserving, torchserve, triton_c_api};
-pub use capabilities::{capabilities, Capabilities, ServerStatistics, Streaming};
+pub use capabilities::{Capabilities, ServerStatistics, Streaming};
 pub use check::AnswerCheck;
-pub use connection::{Connection, Deadline};
 pub use discovery::{discover, server_datatype, ConfigFacts, Discovered};
 pub use outcome::{
     grpc_code_name, AnswerText, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens,
@@ -144,6 +146,66 @@ impl Api {
     }
 }
 
+/// Every API's table, in `--service-kind`'s order.
+pub const ALL: [&Capabilities; 7] = [
+    &kserve::CAPABILITIES,
+    &local::CAPABILITIES,
+    &openai::CAPABILITIES,
+    &tfserving::CAPABILITIES,
+    &torchserve::CAPABILITIES,
+    &dynamic_grpc::CAPABILITIES,
+    &triton_c_api::CAPABILITIES,
+];
+
+/// What the API of `kind` can do.
+pub fn capabilities(kind: ServiceKind) -> &'static Capabilities {
+    match kind {
+        ServiceKind::Triton => &kserve::CAPABILITIES,
+        ServiceKind::Local => &local::CAPABILITIES,
+        ServiceKind::OpenAi => &openai::CAPABILITIES,
+        ServiceKind::TfServing => &tfserving::CAPABILITIES,
+        ServiceKind::TorchServe => &torchserve::CAPABILITIES,
+        ServiceKind::DynamicGrpc => &dynamic_grpc::CAPABILITIES,
+        ServiceKind::TritonCApi => &triton_c_api::CAPABILITIES,
+    }
+}
+
+impl Capabilities {
+    /// The API a results file names (its settings' `service_kind`), if it is one of ours.
+    pub fn named(name: &str) -> Option<&'static Capabilities> {
+        ALL.into_iter().find(|c| c.name == name)
+    }
+}
+
+/// Starts the models of an in-process API (the local models, Triton through its C API) into
+/// `target`; false for the APIs reached over the network.
+async fn start_in_process(cfg: &Config, target: &mut Target) -> RunResult<bool> {
+    match &cfg.api {
+        ApiSettings::Local(settings) => {
+            target.peer.authority = "local".into();
+            target.local = Some(local::serve(settings)?);
+            Ok(true)
+        }
+        ApiSettings::TritonCApi(settings) => {
+            let started = triton_c_api::start(&cfg.model_name, settings).await?;
+            target.peer.authority = "in-process Triton".into();
+            target.triton = Some(Arc::new(started));
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+impl Target {
+    /// The run's shared-memory regions (`--shared-memory system`).
+    pub fn shm(&self) -> Option<&Arc<kserve::shm::ShmSession>> {
+        match &self.api {
+            Api::Kserve(kserve) => kserve.shm(),
+            _ => None,
+        }
+    }
+}
+
 /// One request as it goes on the wire, encoded once, with what a correct answer to it is.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -167,6 +229,122 @@ pub enum Payload {
     Grpc(Bytes),
     /// The request itself, for in-process calls.
     Local(Arc<InferRequest>),
+}
+
+/// The request timeout of one slot: a single timer that each request moves forward, so
+/// that bounding a request costs no timer registration of its own.
+pub struct Deadline {
+    timer: Pin<Box<Sleep>>,
+    timeout: Duration,
+}
+
+impl Deadline {
+    pub fn new(timeout: Duration) -> Self {
+        Deadline {
+            timer: Box::pin(tokio::time::sleep(timeout)),
+            timeout,
+        }
+    }
+
+    /// The timer, set to fire `timeout` after `sent`.
+    fn start(&mut self, sent: Instant) -> Pin<&mut Sleep> {
+        let at = tokio::time::Instant::from_std(sent + self.timeout);
+        self.timer.as_mut().reset(at);
+        self.timer.as_mut()
+    }
+}
+
+/// One slot's connection to the server, of the kind its adapter opened. Every kind has
+/// `send(&mut self, &Request, &mut Exchange) -> Result<(), Failure>`, which sends one request
+/// and reads and checks its answers, and `is_usable`.
+pub enum Connection {
+    KserveHttp(kserve::rest::HttpConn),
+    /// KServe's ModelInfer, a unary gRPC call.
+    KserveGrpc(kserve::unary::GrpcConn),
+    KserveStream(kserve::stream::StreamConn),
+    Local(local::LocalConn),
+    /// A request to Triton in this process.
+    TritonCApi(triton_c_api::CApiConn),
+    OpenAi(openai::conn::OpenAiConn),
+    TfHttp(tfserving::rest::TfHttpConn),
+    /// TF Serving's Predict, a unary gRPC call.
+    TfGrpc(tfserving::grpc::TfGrpcConn),
+    TorchServe(torchserve::TsConn),
+    /// A call of any gRPC method (perf_analyzer's dynamic gRPC).
+    DynamicGrpc(dynamic_grpc::DynamicGrpcConn),
+}
+
+impl Connection {
+    /// Opens a new connection for in-flight slot `slot`.
+    pub async fn open(target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
+        target.api.open(target, slot).await
+    }
+
+    /// The slot's connection while it can still be used, else a new one in its place, with
+    /// when opening that one began (`None`: the connection was reused). Each request checks
+    /// its connection once, here (an idle connection's check reads the clock).
+    pub async fn reuse_or_open<'a>(
+        slot: &'a mut Option<Connection>,
+        target: &Target,
+        index: usize,
+    ) -> Result<(&'a mut Connection, Option<Instant>), ErrorKind> {
+        if slot.as_mut().is_some_and(|c| !c.is_usable()) {
+            *slot = None;
+        }
+        if let Some(conn) = slot {
+            return Ok((conn, None));
+        }
+        let opening = Instant::now();
+        // Opening is rare (once per connection) and its future, the largest of any kind's
+        // (a gRPC handshake), would otherwise be part of every slot's task for the whole
+        // run: boxed, the task is a quarter smaller (10,000 slots: ~5 MiB).
+        let conn = Box::pin(Connection::open(target, index)).await?;
+        Ok((slot.insert(conn), Some(opening)))
+    }
+
+    /// Sends one request and reads its answers until the slot's deadline.
+    pub async fn exchange(
+        &mut self,
+        request: &Request,
+        ex: &mut Exchange<'_>,
+        deadline: &mut Deadline,
+    ) -> Result<(), Failure> {
+        let timer = deadline.start(ex.sent);
+        let send = async {
+            match self {
+                Connection::KserveHttp(c) => c.send(request, ex).await,
+                Connection::KserveGrpc(c) => c.send(request, ex).await,
+                Connection::KserveStream(c) => c.send(request, ex).await,
+                Connection::Local(c) => c.send(request, ex).await,
+                Connection::TritonCApi(c) => c.send(request, ex).await,
+                Connection::OpenAi(c) => c.send(request, ex).await,
+                Connection::TfHttp(c) => c.send(request, ex).await,
+                Connection::TfGrpc(c) => c.send(request, ex).await,
+                Connection::TorchServe(c) => c.send(request, ex).await,
+                Connection::DynamicGrpc(c) => c.send(request, ex).await,
+            }
+        };
+        tokio::select! {
+            biased;
+            result = send => result,
+            _ = timer => Err(ErrorKind::Timeout.into()),
+        }
+    }
+
+    /// False once the connection broke; the slot then opens a new one.
+    pub fn is_usable(&mut self) -> bool {
+        match self {
+            Connection::KserveHttp(c) => c.is_usable(),
+            Connection::KserveGrpc(c) => c.is_usable(),
+            Connection::KserveStream(c) => c.is_usable(),
+            Connection::Local(_) | Connection::TritonCApi(_) => true,
+            Connection::OpenAi(c) => c.is_usable(),
+            Connection::TfHttp(c) => c.is_usable(),
+            Connection::TfGrpc(c) => c.is_usable(),
+            Connection::TorchServe(c) => c.is_usable(),
+            Connection::DynamicGrpc(c) => c.is_usable(),
+        }
+    }
 }
 
 /// Every output the model declares, asked for (as binary data over HTTP when `binary`).

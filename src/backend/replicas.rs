@@ -92,7 +92,7 @@ pub async fn discover_all(targets: &[Arc<Target>]) -> RunResult<ModelSpec> {
         if let Some(difference) = difference(&model, &theirs) {
             return Err(RunError::failed(format!(
                 "The server at {} describes model '{}' differently from {} ({difference}): every -u must serve the same model.",
-                target.authority, first.model, first.authority
+                target.peer.authority, first.model, first.peer.authority
             )));
         }
     }

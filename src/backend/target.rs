@@ -1,15 +1,16 @@
 //! The server and model a run talks to, resolved once from the flags: the adapter, the
-//! addresses, the settings every connection needs (headers, timeout, TLS, the shared gRPC
-//! connections), and the sentences for a server that cannot be reached.
+//! server as the transport reaches it ([`Peer`]: addresses, headers, timeout, TLS, the
+//! shared gRPC connections), the models when they run in this process, and the sentences
+//! for a server that cannot be reached. Every adapter uses it, so it uses none of them (the
+//! in-process starts are the registry's, in `mod.rs`); it only names the type of Triton in
+//! process, which names nothing back.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
 
-use super::api::{kserve, local, triton_c_api};
-use super::transport::{h2, tls};
-use super::{AnswerCheck, Api, Request};
-use crate::config::{ApiSettings, Config, Protocol};
+use super::api::triton_c_api::InProcessTriton;
+use super::transport::{h2, tls, Peer};
+use super::{start_in_process, AnswerCheck, Api, Request};
+use crate::config::{Config, Protocol};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -19,17 +20,10 @@ use crate::model::ModelSpec;
 pub struct Target {
     pub api: Api,
     pub protocol: Protocol,
-    /// `host:port` as the user gave it.
-    pub authority: String,
-    /// The addresses `authority` resolves to, IPv4 first.
-    pub addrs: Vec<SocketAddr>,
+    /// The server as the transport reaches it: address, headers, TLS, timeout.
+    pub peer: Peer,
     pub model: String,
     pub version: String,
-    /// `-H` headers (lower-case names).
-    pub headers: Vec<(String, String)>,
-    pub timeout: Duration,
-    /// `--max-response-bytes`: the largest answer body or message taken.
-    pub max_response_bytes: usize,
     /// `--streaming`: requests go over a stream, so decoupled models can be measured.
     pub streaming: bool,
     /// `--validation-tolerance`.
@@ -37,14 +31,7 @@ pub struct Target {
     /// The in-process models, for `--service-kind local`.
     pub local: Option<crate::server::LocalServer>,
     /// Triton in this process, for `--service-kind triton_c_api`.
-    pub triton: Option<Arc<triton_c_api::InProcessTriton>>,
-    /// The gRPC connections the run's slots share.
-    pub grpc: Arc<h2::SharedConnections>,
-    /// TLS to the server, when the run asks for it.
-    pub tls: Option<Arc<tls::TlsClient>>,
-    /// `--grpc-compression-algorithm`: request messages compressed with it, and the one
-    /// encoding advertised for answers.
-    pub grpc_compression: Option<crate::config::GrpcCompression>,
+    pub triton: Option<Arc<InProcessTriton>>,
 }
 
 impl Target {
@@ -58,38 +45,29 @@ impl Target {
         let mut target = Target {
             api: Api::for_config(cfg),
             protocol: cfg.protocol,
-            authority: url.to_string(),
-            addrs: Vec::new(),
+            peer: Peer {
+                authority: url.to_string(),
+                addrs: Vec::new(),
+                headers: cfg.headers.clone(),
+                timeout: cfg.request_timeout,
+                max_response_bytes: cfg.max_response_bytes,
+                tls: None,
+                grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
+                grpc_compression: cfg.grpc_compression,
+            },
             model: cfg.model_name.clone(),
             version: cfg.model_version.clone(),
-            headers: cfg.headers.clone(),
-            timeout: cfg.request_timeout,
-            max_response_bytes: cfg.max_response_bytes,
             streaming: cfg.streaming,
             tolerance: cfg.validation_tolerance,
             local: None,
             triton: None,
-            grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
-            tls: None,
-            grpc_compression: cfg.grpc_compression,
         };
-        match &cfg.api {
-            ApiSettings::Local(settings) => {
-                target.authority = "local".into();
-                target.headers.clear();
-                target.local = Some(local::serve(settings)?);
-                return Ok(target);
-            }
-            ApiSettings::TritonCApi(settings) => {
-                let started = triton_c_api::start(&cfg.model_name, settings).await?;
-                target.authority = "in-process Triton".into();
-                target.headers.clear();
-                target.triton = Some(Arc::new(started));
-                return Ok(target);
-            }
-            _ => {}
+        if start_in_process(cfg, &mut target).await? {
+            target.peer.headers.clear();
+            return Ok(target);
         }
-        target.addrs = tokio::net::lookup_host(url)
+        let peer = &mut target.peer;
+        peer.addrs = tokio::net::lookup_host(url)
             .await
             .map_err(|e| {
                 RunError::failed(format!(
@@ -97,9 +75,9 @@ impl Target {
                 ))
             })?
             .collect();
-        target.addrs.sort_by_key(|a| a.is_ipv6());
+        peer.addrs.sort_by_key(|a| a.is_ipv6());
         if let Some(settings) = &cfg.tls {
-            target.tls = Some(Arc::new(tls::TlsClient::new(settings, url)?));
+            peer.tls = Some(Arc::new(tls::TlsClient::new(settings, url)?));
         }
         Ok(target)
     }
@@ -108,7 +86,7 @@ impl Target {
     /// and so run on the same client thread; elsewhere each slot is its own lane.
     pub fn lane(&self, slot: usize) -> usize {
         match (self.protocol, &self.local, &self.triton) {
-            (Protocol::Grpc, None, None) => self.grpc.lane(slot),
+            (Protocol::Grpc, None, None) => self.peer.grpc.lane(slot),
             _ => slot,
         }
     }
@@ -116,16 +94,8 @@ impl Target {
     /// How many consecutive slots make one lane (see [`Target::lane`]).
     pub fn lane_width(&self) -> usize {
         match (self.protocol, &self.local, &self.triton) {
-            (Protocol::Grpc, None, None) => self.grpc.width(),
+            (Protocol::Grpc, None, None) => self.peer.grpc.width(),
             _ => 1,
-        }
-    }
-
-    /// The run's shared-memory regions (`--shared-memory system`).
-    pub fn shm(&self) -> Option<&Arc<kserve::shm::ShmSession>> {
-        match &self.api {
-            Api::Kserve(kserve) => kserve.shm(),
-            _ => None,
         }
     }
 
@@ -140,7 +110,7 @@ impl Target {
     pub fn unreachable(&self, detail: &str) -> RunError {
         RunError::failed(format!(
             "Cannot reach the server at {} over {}: {detail}. Start the server, or fix -u and -i.",
-            self.authority,
+            self.peer.authority,
             self.protocol_name()
         ))
     }
@@ -148,22 +118,23 @@ impl Target {
     /// The sentence for a first connection that failed: the TLS handshake's cause when TLS
     /// failed, a plain connection to a TLS server said as such, else [`Target::unreachable`].
     pub async fn connect_failure(&self, detail: &str) -> RunError {
-        match &self.tls {
+        let peer = &self.peer;
+        match &peer.tls {
             Some(tls) => match tls.failure() {
                 Some(cause) => RunError::failed(format!(
                     "The TLS connection to {} failed: {cause}.",
-                    self.authority
+                    peer.authority
                 )),
                 None => self.unreachable(detail),
             },
-            None if tls::speaks_tls(&self.addrs, self.timeout).await => {
+            None if tls::speaks_tls(&peer.addrs, peer.timeout).await => {
                 let scheme = match self.protocol {
                     Protocol::Http => "https",
                     Protocol::Grpc => "grpcs",
                 };
                 RunError::failed(format!(
                     "The server at {} speaks TLS and this run connected in plain text: give -u as {scheme}://{} (with --ssl-* flags for its certificates).",
-                    self.authority, self.authority
+                    peer.authority, peer.authority
                 ))
             }
             None => self.unreachable(detail),

@@ -38,7 +38,7 @@ impl Caller {
             slot,
             replica: 0,
             connection: None,
-            deadline: Deadline::new(target.timeout),
+            deadline: Deadline::new(target.peer.timeout),
             gaps: Vec::new(),
             text: matches!(target.api, Api::OpenAi(_)).then(AnswerText::default),
         }

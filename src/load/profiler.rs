@@ -88,7 +88,7 @@ impl<'a> Profiler<'a> {
         };
         // Discovery's handshakes are not the run's.
         for replica in &replicas.list {
-            if let Some(tls) = &replica.target.tls {
+            if let Some(tls) = &replica.target.peer.tls {
                 let _ = tls.take_handshakes();
             }
         }
@@ -209,7 +209,7 @@ impl<'a> Profiler<'a> {
         }
         self.driver.apply(self.cfg, &self.dataset, first)?;
         let started = Instant::now();
-        let cap = self.target.timeout * 2 + self.cfg.measurement_interval;
+        let cap = self.target.peer.timeout * 2 + self.cfg.measurement_interval;
         while self.driver.pending_samples() < count as usize
             && started.elapsed() < cap
             && !self.interrupt.is_raised()
@@ -244,7 +244,7 @@ impl<'a> Profiler<'a> {
         }
         if self.previous.is_some_and(|p| is_lighter(level, p)) {
             // A search stepping down: let the heavier level's backlog drain first.
-            self.driver.settle(self.target.timeout).await;
+            self.driver.settle(self.target.peer.timeout).await;
         }
         self.previous = Some(level);
         self.driver.apply(self.cfg, &self.dataset, level)?;
@@ -339,7 +339,7 @@ impl<'a> Profiler<'a> {
     /// slots were missing.
     async fn await_slots(&mut self, slots: usize) -> Option<String> {
         let started = Instant::now();
-        let limit = self.target.timeout;
+        let limit = self.target.peer.timeout;
         let mut connected = self.connected_slots(slots);
         while connected < slots && started.elapsed() < limit && !self.interrupt.is_raised() {
             tokio::time::sleep(POLL).await;
@@ -406,7 +406,7 @@ impl<'a> Profiler<'a> {
     /// How many TLS connections the level opened and their median handshake (opened
     /// before measuring, or on reconnection: never part of a request's latency).
     fn handshake_note(&self) -> Option<String> {
-        let (count, median) = self.target.tls.as_ref()?.take_handshakes()?;
+        let (count, median) = self.target.peer.tls.as_ref()?.take_handshakes()?;
         Some(format!(
             "TLS: {count} connection(s) opened with a handshake, median {:.2} ms; handshakes are not part of any request's latency.",
             median.as_secs_f64() * 1e3
@@ -504,7 +504,10 @@ impl<'a> Profiler<'a> {
                 }
             }
             MeasurementMode::CountWindows => {
-                let cap = self.cfg.measurement_interval.max(self.target.timeout * 2);
+                let cap = self
+                    .cfg
+                    .measurement_interval
+                    .max(self.target.peer.timeout * 2);
                 let wanted = self.cfg.measurement_request_count;
                 loop {
                     self.fold(Instant::now(), window);
@@ -568,7 +571,7 @@ pub fn check_reachable(target: &Target, window: &WindowStats) -> RunResult<()> {
     if window.ok == 0 && window.error_count() > 0 && window.errors.keys().all(unreachable) {
         return Err(RunError::failed(format!(
             "The server at {} stopped answering: all {} requests of the last window failed to connect. Is it still running?",
-            target.authority,
+            target.peer.authority,
             window.error_count()
         )));
     }
@@ -581,7 +584,7 @@ pub fn stop_grace(target: &Target, interrupt: &Interrupt) -> Duration {
     if interrupt.is_raised() {
         INTERRUPTED_GRACE
     } else {
-        target.timeout + Duration::from_secs(1)
+        target.peer.timeout + Duration::from_secs(1)
     }
 }
 

@@ -90,7 +90,7 @@ impl TimelineRun<'_> {
         outcome: &mut TimelineOutcome,
     ) -> RunResult<()> {
         let total = self.plan.total();
-        let drain_limit = total + self.target.timeout + BUCKET;
+        let drain_limit = total + self.target.peer.timeout + BUCKET;
         let start = Instant::now();
         self.driver.stamp_counters(&mut WindowStats::new(1));
         self.driver.start_timeline(self.cfg, dataset)?;

@@ -21,8 +21,8 @@ use tonic::{Code, Status};
 use super::http1::{frame_request, user_headers, Http1Stream, Response};
 use super::tcp::connect_tcp;
 use super::tls::{Alpn, TlsClient};
+use super::Peer;
 use crate::backend::outcome::ErrorKind;
-use crate::backend::Target;
 
 /// One HTTP/1.1 connection for control calls: GETs and JSON POSTs with the `-H` headers,
 /// each bounded by the request timeout, reconnecting when the server closed it meanwhile.
@@ -37,14 +37,14 @@ pub struct HttpControl {
 }
 
 impl HttpControl {
-    pub async fn open(target: &Target) -> Result<HttpControl, ErrorKind> {
+    pub async fn open(peer: &Peer) -> Result<HttpControl, ErrorKind> {
         Ok(HttpControl {
-            io: Http1Stream::open(target).await?,
-            addrs: target.addrs.clone(),
-            timeout: target.timeout,
-            tls: target.tls.clone(),
-            host: target.authority.clone(),
-            headers: target.headers.clone(),
+            io: Http1Stream::open(peer).await?,
+            addrs: peer.addrs.clone(),
+            timeout: peer.timeout,
+            tls: peer.tls.clone(),
+            host: peer.authority.clone(),
+            headers: peer.headers.clone(),
         })
     }
 
@@ -103,15 +103,15 @@ pub fn status_kind(status: &Status) -> ErrorKind {
 }
 
 /// A gRPC channel to the server for control calls (over TLS when the run asks for it).
-pub async fn connect_channel(target: &Target) -> Result<Channel, ErrorKind> {
-    if let Some(tls) = &target.tls {
-        return connect_tls_channel(target, tls.clone()).await;
+pub async fn connect_channel(peer: &Peer) -> Result<Channel, ErrorKind> {
+    if let Some(tls) = &peer.tls {
+        return connect_tls_channel(peer, tls.clone()).await;
     }
-    for addr in &target.addrs {
+    for addr in &peer.addrs {
         let Ok(endpoint) = Endpoint::from_shared(format!("http://{addr}")) else {
             continue;
         };
-        let endpoint = endpoint.connect_timeout(target.timeout).tcp_nodelay(true);
+        let endpoint = endpoint.connect_timeout(peer.timeout).tcp_nodelay(true);
         if let Ok(channel) = endpoint.connect().await {
             return Ok(channel);
         }
@@ -122,8 +122,8 @@ pub async fn connect_channel(target: &Target) -> Result<Channel, ErrorKind> {
 /// A channel whose connections are made by our TCP connect and TLS handshake (the run's
 /// rustls configuration, ALPN h2), so that discovery and statistics verify the server as
 /// the inference calls do.
-async fn connect_tls_channel(target: &Target, tls: Arc<TlsClient>) -> Result<Channel, ErrorKind> {
-    let (addrs, timeout) = (target.addrs.clone(), target.timeout);
+async fn connect_tls_channel(peer: &Peer, tls: Arc<TlsClient>) -> Result<Channel, ErrorKind> {
+    let (addrs, timeout) = (peer.addrs.clone(), peer.timeout);
     let connector = tower::service_fn(move |_: http::Uri| {
         let (tls, addrs) = (tls.clone(), addrs.clone());
         async move {
@@ -137,9 +137,9 @@ async fn connect_tls_channel(target: &Target, tls: Arc<TlsClient>) -> Result<Cha
             Ok::<_, io::Error>(TokioIo::new(stream))
         }
     });
-    let endpoint = Endpoint::from_shared(format!("http://{}", target.authority))
+    let endpoint = Endpoint::from_shared(format!("http://{}", peer.authority))
         .map_err(|_| ErrorKind::Connection)?
-        .connect_timeout(target.timeout);
+        .connect_timeout(peer.timeout);
     endpoint
         .connect_with_connector(connector)
         .await
@@ -147,9 +147,9 @@ async fn connect_tls_channel(target: &Target, tls: Arc<TlsClient>) -> Result<Cha
 }
 
 /// `-H` headers as gRPC metadata (perf_analyzer drops them on gRPC; we send them).
-fn metadata_for(target: &Target) -> MetadataMap {
+fn metadata_for(peer: &Peer) -> MetadataMap {
     let mut map = MetadataMap::new();
-    for (name, value) in &target.headers {
+    for (name, value) in &peer.headers {
         if let (Ok(k), Ok(v)) = (
             AsciiMetadataKey::from_str(name),
             AsciiMetadataValue::from_str(value),
@@ -162,9 +162,9 @@ fn metadata_for(target: &Target) -> MetadataMap {
 
 /// A control RPC's request: `message` with the `-H` headers as metadata and the run's
 /// timeout.
-pub fn with_metadata<T>(target: &Target, message: T) -> tonic::Request<T> {
+pub fn with_metadata<T>(peer: &Peer, message: T) -> tonic::Request<T> {
     let mut request = tonic::Request::new(message);
-    *request.metadata_mut() = metadata_for(target);
-    request.set_timeout(target.timeout);
+    *request.metadata_mut() = metadata_for(peer);
+    request.set_timeout(peer.timeout);
     request
 }

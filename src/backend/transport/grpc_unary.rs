@@ -15,8 +15,9 @@ use super::compression;
 use super::h2::{copy_head, h2_error, Lane, MessageReader, UNKNOWN};
 use super::h2_unary::frame::{encode_call_head, CallHead};
 use super::h2_unary::{Received, UnaryConnection};
+use super::Peer;
+use crate::backend::nanos;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
-use crate::backend::{nanos, Target};
 use crate::config::GrpcCompression;
 
 /// The user agent every call names.
@@ -34,19 +35,19 @@ pub struct UnaryCall {
 
 impl UnaryCall {
     /// A handle calling the method at `path`.
-    pub async fn open(target: &Target, slot: usize, path: &str) -> Result<UnaryCall, ErrorKind> {
+    pub async fn open(peer: &Peer, slot: usize, path: &str) -> Result<UnaryCall, ErrorKind> {
         Ok(UnaryCall {
-            conn: target.grpc.connect_unary(target, slot).await?,
+            conn: peer.grpc.connect_unary(peer, slot).await?,
             head: encode_call_head(&CallHead {
-                tls: target.tls.is_some(),
-                authority: &target.authority,
+                tls: peer.tls.is_some(),
+                authority: &peer.authority,
                 path,
-                encoding: target.grpc_compression.map(compression::encoding_name),
+                encoding: peer.grpc_compression.map(compression::encoding_name),
                 user_agent: USER_AGENT,
-                metadata: &target.headers,
+                metadata: &peer.headers,
             }),
-            limit: target.max_response_bytes,
-            compression: target.grpc_compression,
+            limit: peer.max_response_bytes,
+            compression: peer.grpc_compression,
         })
     }
 

@@ -22,9 +22,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::h2_unary::UnaryConnection;
 use super::tls::Alpn;
+use super::Peer;
 use super::{compression, tcp};
 use crate::backend::outcome::{ErrorKind, Failure, Malformation};
-use crate::backend::Target;
 use crate::config::GrpcCompression;
 
 /// Largest answer accepted (large tensors are legitimate).
@@ -109,17 +109,17 @@ impl SharedConnections {
 
     /// The connection of `slot`'s lane, opened when the lane has none or its connection
     /// broke.
-    pub async fn connect(&self, target: &Target, slot: usize) -> Result<Lane, ErrorKind> {
+    pub async fn connect(&self, peer: &Peer, slot: usize) -> Result<Lane, ErrorKind> {
         let mut lanes = self.lanes.lock().await;
         let index = self.lane(slot);
         if let Some(open) = lanes.get(&index).filter(|l| l.is_usable()) {
             return Ok(open.clone());
         }
         let lane = Lane {
-            sender: open_connection(target).await?,
+            sender: open_connection(peer).await?,
             broken: Arc::new(AtomicBool::new(false)),
-            message_limit: target.max_response_bytes,
-            compression: target.grpc_compression,
+            message_limit: peer.max_response_bytes,
+            compression: peer.grpc_compression,
         };
         lanes.insert(index, lane.clone());
         Ok(lane)
@@ -131,7 +131,7 @@ impl SharedConnections {
     /// connection closed.
     pub async fn connect_unary(
         &self,
-        target: &Target,
+        peer: &Peer,
         slot: usize,
     ) -> Result<Arc<UnaryConnection>, ErrorKind> {
         let mut lanes = self.unary.lock().await;
@@ -139,7 +139,7 @@ impl SharedConnections {
         if let Some(open) = lanes.get(&index).filter(|c| c.is_usable()) {
             return Ok(open.clone());
         }
-        let conn = super::h2_unary::connect(target).await?;
+        let conn = super::h2_unary::connect(peer).await?;
         lanes.insert(index, conn.clone());
         Ok(conn)
     }
@@ -147,13 +147,13 @@ impl SharedConnections {
 
 /// Opens an HTTP/2 connection whose I/O runs as a task of the calling client thread; it ends
 /// when every handle on it is dropped or the server goes away.
-async fn open_connection(target: &Target) -> Result<SendRequest<Bytes>, ErrorKind> {
-    let stream = tcp::connect_tcp(&target.addrs, target.timeout).await?;
-    match &target.tls {
-        None => h2_over(stream, target.timeout).await,
+async fn open_connection(peer: &Peer) -> Result<SendRequest<Bytes>, ErrorKind> {
+    let stream = tcp::connect_tcp(&peer.addrs, peer.timeout).await?;
+    match &peer.tls {
+        None => h2_over(stream, peer.timeout).await,
         Some(tls) => {
-            let stream = tls.connect(stream, Alpn::H2, target.timeout).await?;
-            h2_over(stream, target.timeout).await
+            let stream = tls.connect(stream, Alpn::H2, peer.timeout).await?;
+            h2_over(stream, peer.timeout).await
         }
     }
 }
@@ -177,28 +177,24 @@ where
     Ok(sender)
 }
 
-/// The head of every call to `path` on the target: gRPC's content type, `te: trailers`, and
+/// The head of every call to `path` on the server: gRPC's content type, `te: trailers`, and
 /// the `-H` headers as metadata (perf_analyzer drops them on gRPC; we send them).
-pub fn call_head(target: &Target, path: &str) -> Result<Request<()>, ErrorKind> {
-    let scheme = if target.tls.is_some() {
-        "https"
-    } else {
-        "http"
-    };
-    let uri: Uri = format!("{scheme}://{}{path}", target.authority)
+pub fn call_head(peer: &Peer, path: &str) -> Result<Request<()>, ErrorKind> {
+    let scheme = if peer.tls.is_some() { "https" } else { "http" };
+    let uri: Uri = format!("{scheme}://{}{path}", peer.authority)
         .parse()
         .map_err(|_| ErrorKind::Connection)?;
     let mut request = Request::new(());
     *request.method_mut() = Method::POST;
     *request.uri_mut() = uri;
-    *request.headers_mut() = request_headers(target);
+    *request.headers_mut() = request_headers(peer);
     Ok(request)
 }
 
-fn request_headers(target: &Target) -> HeaderMap {
+fn request_headers(peer: &Peer) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    if let Some(algorithm) = target.grpc_compression {
+    if let Some(algorithm) = peer.grpc_compression {
         let name = HeaderValue::from_static(compression::encoding_name(algorithm));
         headers.insert("grpc-encoding", name.clone());
         headers.insert("grpc-accept-encoding", name);
@@ -208,7 +204,7 @@ fn request_headers(target: &Target) -> HeaderMap {
         USER_AGENT,
         HeaderValue::from_static(concat!("inferperf/", env!("CARGO_PKG_VERSION"))),
     );
-    for (name, value) in &target.headers {
+    for (name, value) in &peer.headers {
         if let (Ok(n), Ok(v)) = (HeaderName::from_str(name), HeaderValue::from_str(value)) {
             headers.append(n, v);
         }

@@ -13,8 +13,8 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use super::tcp::connect_tcp;
 use super::tls::{Alpn, TlsClient};
+use super::Peer;
 use crate::backend::outcome::{ErrorKind, Malformation};
-use crate::backend::Target;
 use io::Io;
 
 mod io;
@@ -155,12 +155,11 @@ impl Http1Stream {
         Self::connect_with(addrs, timeout, None).await
     }
 
-    /// Connects to the target, over TLS when the run asks for it, taking bodies of at most
+    /// Connects to the server, over TLS when the run asks for it, taking bodies of at most
     /// `--max-response-bytes`.
-    pub async fn open(target: &Target) -> Result<Self, ErrorKind> {
-        let stream =
-            Self::connect_with(&target.addrs, target.timeout, target.tls.as_deref()).await?;
-        Ok(stream.limit_body(target.max_response_bytes))
+    pub async fn open(peer: &Peer) -> Result<Self, ErrorKind> {
+        let stream = Self::connect_with(&peer.addrs, peer.timeout, peer.tls.as_deref()).await?;
+        Ok(stream.limit_body(peer.max_response_bytes))
     }
 
     /// Connects, then makes the TLS handshake when `tls` is given.

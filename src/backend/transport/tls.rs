@@ -1,5 +1,5 @@
 //! TLS for every connection kind, with rustls (ring): the client configuration, built once
-//! per run from `config::TlsSettings` and held by `Target`; the handshake, timed and kept
+//! per run from `config::TlsSettings` and held by the run's `Peer`; the handshake, timed and kept
 //! out of every request's latency (connections open before measuring); and the one-sentence
 //! cause of a failed handshake — unknown issuer, expired, name mismatch, a client
 //! certificate the server asked for, a plain server — which the first connection of a run

@@ -156,7 +156,7 @@ async fn http_answer(
     bytes: &[u8],
 ) -> inferperf::wire::InferResponse {
     use inferperf::backend::transport::http1::Http1Stream;
-    let mut io = Http1Stream::connect(&target.addrs, target.timeout)
+    let mut io = Http1Stream::connect(&target.peer.addrs, target.peer.timeout)
         .await
         .expect("connect");
     io.send(bytes).await.expect("send");
@@ -177,9 +177,10 @@ async fn grpc_answer(
     use inferperf::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
     use prost::Message;
     let message = inferperf::proto::ModelInferRequest::decode(&framed[5..]).expect("protobuf");
-    let mut client = GrpcInferenceServiceClient::connect(format!("http://{}", target.addrs[0]))
-        .await
-        .expect("connect");
+    let mut client =
+        GrpcInferenceServiceClient::connect(format!("http://{}", target.peer.addrs[0]))
+            .await
+            .expect("connect");
     let answer = client.model_infer(message).await.expect("answer");
     inferperf::wire::from_grpc_response(answer.into_inner()).expect("decodes")
 }

@@ -84,8 +84,8 @@ impl Adapter for DynamicGrpc {
 
     async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
         Ok(Connection::DynamicGrpc(DynamicGrpcConn {
-            lane: target.grpc.connect(target, slot).await?,
-            head: crate::backend::transport::h2::call_head(target, &self.path)?,
+            lane: target.peer.grpc.connect(&target.peer, slot).await?,
+            head: crate::backend::transport::h2::call_head(&target.peer, &self.path)?,
         }))
     }
 }

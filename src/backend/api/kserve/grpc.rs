@@ -15,7 +15,7 @@ use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
 
 /// Reads server metadata, model metadata and (if present) the model configuration.
 pub async fn discover(target: &Target) -> RunResult<Discovered> {
-    let channel = match connect_channel(target).await {
+    let channel = match connect_channel(&target.peer).await {
         Ok(channel) => channel,
         Err(_) => {
             return Err(target
@@ -27,7 +27,7 @@ pub async fn discover(target: &Target) -> RunResult<Discovered> {
         .max_decoding_message_size(MAX_MESSAGE)
         .max_encoding_message_size(MAX_MESSAGE);
     let server = client
-        .server_metadata(with_metadata(target, proto::ServerMetadataRequest {}))
+        .server_metadata(with_metadata(&target.peer, proto::ServerMetadataRequest {}))
         .await;
     let extensions = match server {
         Ok(r) => r.into_inner().extensions,
@@ -41,7 +41,7 @@ pub async fn discover(target: &Target) -> RunResult<Discovered> {
     let version = target.version.clone();
     let metadata = client
         .model_metadata(with_metadata(
-            target,
+            &target.peer,
             proto::ModelMetadataRequest {
                 name: name.clone(),
                 version: version.clone(),
@@ -52,7 +52,7 @@ pub async fn discover(target: &Target) -> RunResult<Discovered> {
         .into_inner();
     let config = client
         .model_config(with_metadata(
-            target,
+            &target.peer,
             proto::ModelConfigRequest { name, version },
         ))
         .await
@@ -73,7 +73,7 @@ fn model_error(target: &Target, status: &Status) -> RunError {
     };
     RunError::failed(format!(
         "The server at {} has no model '{}'{version} ({}: {}): check -m and -x.",
-        target.authority,
+        target.peer.authority,
         target.model,
         crate::backend::grpc_code_name(status.code() as i32),
         status.message()

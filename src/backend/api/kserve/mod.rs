@@ -125,7 +125,8 @@ impl Adapter for Kserve {
             }
             Protocol::Grpc => {
                 let message = wire::to_grpc_request(&target.model, &target.version, &request);
-                let framed = compression::frame(&message.encode_to_vec(), target.grpc_compression);
+                let framed =
+                    compression::frame(&message.encode_to_vec(), target.peer.grpc_compression);
                 Ok(Payload::Grpc(framed))
             }
         }

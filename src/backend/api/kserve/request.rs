@@ -21,7 +21,7 @@ pub fn model_path(model: &str, version: &str) -> String {
 pub fn infer_request(target: &Target, body: &[u8], header_len: Option<usize>) -> Bytes {
     let path = format!("{}/infer", model_path(&target.model, &target.version));
     let header_len = header_len.map(|n| n.to_string());
-    let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
+    let mut headers: Vec<(&str, &str)> = user_headers(&target.peer.headers).collect();
     match &header_len {
         Some(len) => {
             headers.push(("content-type", "application/octet-stream"));
@@ -29,5 +29,5 @@ pub fn infer_request(target: &Target, body: &[u8], header_len: Option<usize>) ->
         }
         None => headers.push(("content-type", "application/json")),
     }
-    frame_request("POST", &path, &target.authority, &headers, body)
+    frame_request("POST", &path, &target.peer.authority, &headers, body)
 }

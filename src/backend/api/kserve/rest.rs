@@ -29,7 +29,7 @@ pub struct HttpConn {
 impl HttpConn {
     pub async fn open(target: &Target) -> Result<HttpConn, ErrorKind> {
         Ok(HttpConn {
-            io: Http1Stream::open(target).await?,
+            io: Http1Stream::open(&target.peer).await?,
             checked: CheckedAnswers::default(),
             shm: None,
         })
@@ -75,7 +75,7 @@ impl HttpConn {
 
 /// Reads server metadata, model metadata and (if present) the model configuration.
 pub async fn discover(target: &Target) -> RunResult<Discovered> {
-    let mut conn = match HttpControl::open(target).await {
+    let mut conn = match HttpControl::open(&target.peer).await {
         Ok(conn) => conn,
         Err(_) => {
             return Err(target
@@ -133,7 +133,7 @@ fn model_not_found(target: &Target, status: StatusCode) -> RunError {
     };
     RunError::failed(format!(
         "The server at {} has no model '{}'{version} (HTTP {}): check -m and -x.",
-        target.authority,
+        target.peer.authority,
         target.model,
         status.as_u16()
     ))

@@ -189,7 +189,7 @@ impl ShmSession {
                     })
                     .collect();
                 let bytes = message.encode_to_vec();
-                Payload::Grpc(compression::frame(&bytes, target.grpc_compression))
+                Payload::Grpc(compression::frame(&bytes, target.peer.grpc_compression))
             }
         })
     }
@@ -310,7 +310,7 @@ impl ShmSession {
             if let Some(why) = failed {
                 eprintln!(
                     "warning: the shared-memory regions could not all be unregistered from {} ({why}); the next inferperf run against it unregisters them.",
-                    target.authority
+                    target.peer.authority
                 );
             }
         }
@@ -326,7 +326,7 @@ impl ShmSession {
 fn refused(target: &Target, name: &str, why: &str) -> RunError {
     RunError::failed(format!(
         "The server at {} refused to register the shared-memory region '{name}' ({why}): --shared-memory system needs a server on this machine that offers the system shared-memory extension and can open this machine's /dev/shm (recent Triton also needs --allow-client-shm=true, and a container --ipc=host); run without --shared-memory otherwise.",
-        target.authority
+        target.peer.authority
     ))
 }
 

@@ -25,9 +25,11 @@ impl Control {
     pub async fn open(target: &Target) -> ControlResult<Control> {
         let unreachable = |e: crate::backend::ErrorKind| format!("cannot reach the server ({e})");
         Ok(match target.protocol {
-            Protocol::Http => Control::Http(HttpControl::open(target).await.map_err(unreachable)?),
+            Protocol::Http => {
+                Control::Http(HttpControl::open(&target.peer).await.map_err(unreachable)?)
+            }
             Protocol::Grpc => {
-                let channel = connect_channel(target).await.map_err(unreachable)?;
+                let channel = connect_channel(&target.peer).await.map_err(unreachable)?;
                 Control::Grpc(GrpcInferenceServiceClient::new(channel))
             }
         })
@@ -57,7 +59,7 @@ impl Control {
                     byte_size: size,
                 };
                 let answer = client
-                    .system_shared_memory_register(with_metadata(target, message))
+                    .system_shared_memory_register(with_metadata(&target.peer, message))
                     .await;
                 answer.map(drop).map_err(|s| grpc_words(&s))
             }
@@ -76,7 +78,7 @@ impl Control {
                     name: name.to_string(),
                 };
                 let answer = client
-                    .system_shared_memory_unregister(with_metadata(target, message))
+                    .system_shared_memory_unregister(with_metadata(&target.peer, message))
                     .await;
                 answer.map(drop).map_err(|s| grpc_words(&s))
             }
@@ -97,7 +99,7 @@ impl Control {
             Control::Grpc(client) => {
                 let message = proto::SystemSharedMemoryStatusRequest::default();
                 let answer = client
-                    .system_shared_memory_status(with_metadata(target, message))
+                    .system_shared_memory_status(with_metadata(&target.peer, message))
                     .await
                     .map_err(|s| grpc_words(&s))?;
                 Ok(answer.into_inner().regions.into_keys().collect())

@@ -32,7 +32,7 @@ impl KserveStats {
     pub async fn open(target: &Target, all_models: bool) -> Result<Self, String> {
         match target.protocol {
             Protocol::Http => {
-                let conn = HttpControl::open(target)
+                let conn = HttpControl::open(&target.peer)
                     .await
                     .map_err(|e| format!("cannot connect for statistics ({e})"))?;
                 let path = match all_models {
@@ -42,7 +42,7 @@ impl KserveStats {
                 Ok(KserveStats::Http { conn, path })
             }
             Protocol::Grpc => {
-                let channel = connect_channel(target)
+                let channel = connect_channel(&target.peer)
                     .await
                     .map_err(|e| format!("cannot connect for statistics ({e})"))?;
                 Ok(KserveStats::Grpc {
@@ -67,7 +67,8 @@ impl KserveStats {
                     true => (String::new(), String::new()),
                     false => (target.model.clone(), target.version.clone()),
                 };
-                let mut request = with_metadata(target, ModelStatisticsRequest { name, version });
+                let mut request =
+                    with_metadata(&target.peer, ModelStatisticsRequest { name, version });
                 add_restricted_protocol_keys(&mut request, target);
                 let answer = client.model_statistics(request).await.map_err(|s| {
                     format!(
@@ -89,6 +90,7 @@ fn add_restricted_protocol_keys<T>(request: &mut tonic::Request<T>, target: &Tar
     use tonic::metadata::{AsciiMetadataKey, AsciiMetadataValue};
     const PREFIX: &str = "triton-grpc-protocol-";
     for (name, value) in target
+        .peer
         .headers
         .iter()
         .filter(|(n, _)| !n.starts_with(PREFIX))

@@ -42,8 +42,8 @@ pub struct StreamConn {
 impl StreamConn {
     pub async fn open(target: &Target, slot: usize) -> Result<StreamConn, ErrorKind> {
         Ok(StreamConn {
-            lane: target.grpc.connect(target, slot).await?,
-            head: crate::backend::transport::h2::call_head(target, STREAM_PATH)?,
+            lane: target.peer.grpc.connect(&target.peer, slot).await?,
+            head: crate::backend::transport::h2::call_head(&target.peer, STREAM_PATH)?,
             stream: None,
             checked: CheckedAnswers::default(),
         })

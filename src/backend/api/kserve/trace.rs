@@ -46,10 +46,10 @@ impl TraceChange {
 }
 
 async fn connect(target: &Target) -> RunResult<HttpControl> {
-    HttpControl::open(target).await.map_err(|e| {
+    HttpControl::open(&target.peer).await.map_err(|e| {
         RunError::failed(format!(
             "Cannot reach {} to change the trace settings ({e}).",
-            target.authority
+            target.peer.authority
         ))
     })
 }

@@ -28,7 +28,7 @@ impl GrpcConn {
     /// A connection calling KServe's ModelInfer.
     pub async fn open(target: &Target, slot: usize) -> Result<GrpcConn, ErrorKind> {
         Ok(GrpcConn {
-            call: UnaryCall::open(target, slot, INFER_PATH).await?,
+            call: UnaryCall::open(&target.peer, slot, INFER_PATH).await?,
             checked: CheckedAnswers::default(),
             shm: None,
         })

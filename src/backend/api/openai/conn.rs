@@ -79,7 +79,7 @@ fn answer_tokens(
 impl OpenAiConn {
     pub async fn open(target: &Target, adapter: &OpenAi) -> Result<OpenAiConn, ErrorKind> {
         Ok(OpenAiConn {
-            io: Http1Stream::open(target).await?,
+            io: Http1Stream::open(&target.peer).await?,
             events: EventReader::default(),
             body: BytesMut::new(),
             generates: adapter.llm.endpoint.generates(),
@@ -228,7 +228,7 @@ fn quoted(body: &[u8]) -> String {
 /// and that the endpoint answers a one-token request.
 pub async fn check_model(target: &Target, adapter: &OpenAi) -> RunResult<()> {
     let exchange = async {
-        let mut io = match Http1Stream::open(target).await {
+        let mut io = match Http1Stream::open(&target.peer).await {
             Ok(io) => io,
             Err(_) => {
                 let detail = "the connection was refused or timed out";
@@ -238,12 +238,12 @@ pub async fn check_model(target: &Target, adapter: &OpenAi) -> RunResult<()> {
         check_listed(&mut io, target).await?;
         probe(&mut io, target, adapter).await
     };
-    tokio::time::timeout(target.timeout, exchange)
+    tokio::time::timeout(target.peer.timeout, exchange)
         .await
         .unwrap_or_else(|_| {
             Err(target.unreachable(&format!(
                 "no answer within the request timeout ({:.0} s)",
-                target.timeout.as_secs_f64()
+                target.peer.timeout.as_secs_f64()
             )))
         })
 }
@@ -254,8 +254,8 @@ async fn check_listed(io: &mut Http1Stream, target: &Target) -> RunResult<()> {
     let request = frame_request(
         "GET",
         "/v1/models",
-        &target.authority,
-        &user_headers(&target.headers).collect::<Vec<_>>(),
+        &target.peer.authority,
+        &user_headers(&target.peer.headers).collect::<Vec<_>>(),
         b"",
     );
     let exchange = async {
@@ -304,7 +304,7 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
     let body = quiet.body(&target.model, &prompt).to_string();
     let request = quiet.frame(target, body.as_bytes());
     if !io.is_usable() {
-        *io = Http1Stream::open(target)
+        *io = Http1Stream::open(&target.peer)
             .await
             .map_err(|_| target.unreachable("the connection was refused or timed out"))?;
     }

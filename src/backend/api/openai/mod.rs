@@ -116,14 +116,14 @@ impl OpenAi {
 
     /// The whole HTTP request for a body.
     fn frame(&self, target: &Target, body: &[u8]) -> bytes::Bytes {
-        let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
+        let mut headers: Vec<(&str, &str)> = user_headers(&target.peer.headers).collect();
         if !headers.iter().any(|(n, _)| *n == "content-type") {
             headers.push(("content-type", "application/json"));
         }
         if self.streaming {
             headers.push(("accept", "text/event-stream"));
         }
-        frame_request("POST", &self.path(), &target.authority, &headers, body)
+        frame_request("POST", &self.path(), &target.peer.authority, &headers, body)
     }
 }
 

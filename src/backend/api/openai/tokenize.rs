@@ -90,16 +90,17 @@ impl ServerTokenizer {
 /// The first tokenize endpoint of the server that answers, as the run's counter; `None`
 /// when the server has none.
 pub async fn probe(target: &Target) -> Option<ServerTokenizer> {
-    let mut io = Http1Stream::open(target).await.ok()?;
+    let mut io = Http1Stream::open(&target.peer).await.ok()?;
     for endpoint in ENDPOINTS {
         if !io.is_usable() {
-            io = Http1Stream::open(target).await.ok()?;
+            io = Http1Stream::open(&target.peer).await.ok()?;
         }
-        let asked = tokio::time::timeout(target.timeout, ask(&mut io, target, endpoint, "Hello"));
+        let asked =
+            tokio::time::timeout(target.peer.timeout, ask(&mut io, target, endpoint, "Hello"));
         if !matches!(asked.await, Ok(Ok(n)) if n > 0) {
             continue;
         }
-        let empty = tokio::time::timeout(target.timeout, ask(&mut io, target, endpoint, ""));
+        let empty = tokio::time::timeout(target.peer.timeout, ask(&mut io, target, endpoint, ""));
         let empty = empty.await.ok()?.ok()?;
         return Some(start(target.clone(), io, endpoint, empty));
     }
@@ -109,7 +110,7 @@ pub async fn probe(target: &Target) -> Option<ServerTokenizer> {
 /// Starts the thread that owns the connection and answers counting jobs.
 fn start(target: Target, io: Http1Stream, endpoint: Endpoint, empty: u32) -> ServerTokenizer {
     let (tx, rx) = mpsc::channel::<Job>();
-    let timeout = target.timeout;
+    let timeout = target.peer.timeout;
     let info = CounterInfo {
         kind: "server",
         name: format!("{} POST {}", endpoint.server, endpoint.path),
@@ -140,7 +141,7 @@ async fn serve_jobs(
 ) {
     while let Ok((text, reply)) = rx.recv() {
         if !io.is_usable() {
-            match Http1Stream::open(&target).await {
+            match Http1Stream::open(&target.peer).await {
                 Ok(fresh) => io = fresh,
                 Err(kind) => {
                     let _ = reply.send(Err(format!("cannot reconnect ({kind})")));
@@ -148,7 +149,8 @@ async fn serve_jobs(
                 }
             }
         }
-        let asked = tokio::time::timeout(target.timeout, ask(&mut io, &target, endpoint, &text));
+        let asked =
+            tokio::time::timeout(target.peer.timeout, ask(&mut io, &target, endpoint, &text));
         let answer = asked
             .await
             .unwrap_or_else(|_| Err("no answer within the request timeout".into()));
@@ -168,12 +170,12 @@ async fn ask(
         body["model"] = target.model.as_str().into();
         body["add_special_tokens"] = false.into();
     }
-    let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
+    let mut headers: Vec<(&str, &str)> = user_headers(&target.peer.headers).collect();
     headers.push(("content-type", "application/json"));
     let request = frame_request(
         "POST",
         endpoint.path,
-        &target.authority,
+        &target.peer.authority,
         &headers,
         body.to_string().as_bytes(),
     );

@@ -32,7 +32,7 @@ pub const SIGNATURE_DEF: &str = "signature_def";
 
 /// Reads the signature `signature` of the model from `GetModelMetadata`.
 pub async fn discover(target: &Target, signature: &str) -> RunResult<Discovered> {
-    let channel = connect_channel(target)
+    let channel = connect_channel(&target.peer)
         .await
         .map_err(|_| target.unreachable("connection refused or timed out"))?;
     let mut client = PredictionServiceClient::new(channel)
@@ -43,7 +43,7 @@ pub async fn discover(target: &Target, signature: &str) -> RunResult<Discovered>
         metadata_field: vec![SIGNATURE_DEF.to_string()],
     };
     let answer = client
-        .get_model_metadata(with_metadata(target, request))
+        .get_model_metadata(with_metadata(&target.peer, request))
         .await
         .map_err(|s| match status_kind(&s) {
             ErrorKind::Connection => target.unreachable(s.message()),
@@ -56,13 +56,13 @@ pub async fn discover(target: &Target, signature: &str) -> RunResult<Discovered>
     let Some(packed) = answer.metadata.get(SIGNATURE_DEF) else {
         return Err(RunError::failed(format!(
             "The server at {} answered GetModelMetadata without the signature_def field: is it TF Serving?",
-            target.authority
+            target.peer.authority
         )));
     };
     let map = SignatureDefMap::decode(&packed.value[..]).map_err(|e| {
         RunError::failed(format!(
             "The server at {} sent a signature_def that is not a SignatureDefMap ({e}).",
-            target.authority
+            target.peer.authority
         ))
     })?;
     discovered(
@@ -83,7 +83,7 @@ pub fn encode(target: &Target, signature: &str, entry: &Entry) -> Result<Payload
         inputs,
         output_filter: Vec::new(),
     };
-    let framed = compression::frame(&message.encode_to_vec(), target.grpc_compression);
+    let framed = compression::frame(&message.encode_to_vec(), target.peer.grpc_compression);
     Ok(Payload::Grpc(framed))
 }
 
@@ -119,7 +119,7 @@ pub struct TfGrpcConn {
 impl TfGrpcConn {
     pub async fn open(target: &Target, slot: usize) -> Result<TfGrpcConn, ErrorKind> {
         Ok(TfGrpcConn {
-            call: UnaryCall::open(target, slot, PREDICT_PATH).await?,
+            call: UnaryCall::open(&target.peer, slot, PREDICT_PATH).await?,
             checked: CheckedAnswers::default(),
         })
     }

@@ -112,7 +112,7 @@ pub fn pick_signature<'a>(
         };
         RunError::failed(format!(
             "Model '{}' at {} has no signature '{wanted}' ({there}): pick one with --model-signature-name.",
-            target.model, target.authority
+            target.model, target.peer.authority
         ))
     })
 }
@@ -166,6 +166,6 @@ pub fn no_model(target: &Target, why: &str) -> RunError {
     };
     RunError::failed(format!(
         "The TF Serving server at {} has no model '{}'{version} ({why}): check -m and -x.",
-        target.authority, target.model
+        target.peer.authority, target.model
     ))
 }

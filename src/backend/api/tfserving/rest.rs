@@ -36,7 +36,7 @@ pub fn model_path(target: &Target) -> String {
 
 /// Reads the signature `signature` from the model's metadata resource.
 pub async fn discover(target: &Target, signature: &str) -> RunResult<Discovered> {
-    let mut conn = HttpControl::open(target)
+    let mut conn = HttpControl::open(&target.peer)
         .await
         .map_err(|_| target.unreachable("connection refused or timed out"))?;
     let path = format!("{}/metadata", model_path(target));
@@ -121,13 +121,13 @@ pub fn encode(
         }
     }
     let path = format!("{}:predict", model_path(target));
-    let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
+    let mut headers: Vec<(&str, &str)> = user_headers(&target.peer.headers).collect();
     headers.push(("content-type", "application/json"));
     let body = Value::Object(body).to_string();
     Ok(Payload::Http(frame_request(
         "POST",
         &path,
-        &target.authority,
+        &target.peer.authority,
         &headers,
         body.as_bytes(),
     )))
@@ -172,7 +172,7 @@ pub struct TfHttpConn {
 impl TfHttpConn {
     pub async fn open(target: &Target, format: RestFormat) -> Result<TfHttpConn, ErrorKind> {
         Ok(TfHttpConn {
-            io: Http1Stream::open(target).await?,
+            io: Http1Stream::open(&target.peer).await?,
             format,
             checked: CheckedAnswers::default(),
         })

@@ -38,7 +38,7 @@ pub async fn discover(
 ) -> RunResult<Discovered> {
     let mut urls = vec![settings.management_url.clone()];
     if !settings.management_given {
-        urls.push(format!("http://{}", target.authority));
+        urls.push(format!("http://{}", target.peer.authority));
     }
     let mut reasons = Vec::new();
     for url in &urls {
@@ -59,7 +59,7 @@ pub async fn discover(
 /// `GET /models/M[/V]` at `url`; `Err` is why this URL is not a usable management API.
 async fn describe(target: &Target, url: &str) -> Result<Answer, String> {
     let (side, _) = side_target(target, url).await?;
-    let mut conn = HttpControl::open(&side)
+    let mut conn = HttpControl::open(&side.peer)
         .await
         .map_err(|e| format!("cannot connect ({e})"))?;
     let path = describe_path(target);

@@ -58,7 +58,7 @@ impl TsMetricsSource {
     /// Connects to `url`; `Err` is the reason, as a phrase.
     pub async fn open(target: &Target, url: &str) -> Result<TsMetricsSource, String> {
         let (side, path) = super::side_target(target, url).await?;
-        let conn = HttpControl::open(&side)
+        let conn = HttpControl::open(&side.peer)
             .await
             .map_err(|e| format!("cannot connect to {url} ({e})"))?;
         Ok(TsMetricsSource {

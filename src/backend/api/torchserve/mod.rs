@@ -75,8 +75,9 @@ impl Adapter for TorchServe {
         for input in &entry.inputs {
             body.extend_from_slice(&input.data);
         }
-        let mut headers: Vec<(&str, &str)> = user_headers(&target.headers).collect();
+        let mut headers: Vec<(&str, &str)> = user_headers(&target.peer.headers).collect();
         if !target
+            .peer
             .headers
             .iter()
             .any(|(name, _)| name == "content-type")
@@ -87,7 +88,7 @@ impl Adapter for TorchServe {
         Ok(Payload::Http(frame_request(
             "POST",
             &path,
-            &target.authority,
+            &target.peer.authority,
             &headers,
             &body,
         )))
@@ -115,7 +116,7 @@ pub struct TsConn {
 impl TsConn {
     pub async fn open(target: &Target) -> Result<TsConn, ErrorKind> {
         Ok(TsConn {
-            io: Http1Stream::open(target).await?,
+            io: Http1Stream::open(&target.peer).await?,
         })
     }
 
@@ -157,9 +158,9 @@ pub async fn side_target(target: &Target, url: &str) -> Result<(Target, String),
         .collect();
     addrs.sort_by_key(|a| a.is_ipv6());
     let mut side = target.clone();
-    side.authority = authority.to_string();
-    side.addrs = addrs;
-    side.tls = None;
+    side.peer.authority = authority.to_string();
+    side.peer.addrs = addrs;
+    side.peer.tls = None;
     Ok((side, path.to_string()))
 }
 

@@ -164,22 +164,20 @@ impl Drop for Call<'_> {
     }
 }
 
-/// Opens a connection to the target for unary calls: TCP, TLS when asked (ALPN h2), and
+/// Opens a connection to the server for unary calls: TCP, TLS when asked (ALPN h2), and
 /// the HTTP/2 handshake, within the request timeout.
-pub async fn connect(target: &crate::backend::Target) -> Result<Arc<UnaryConnection>, ErrorKind> {
-    let tcp = super::tcp::connect_tcp(&target.addrs, target.timeout).await?;
+pub async fn connect(peer: &super::Peer) -> Result<Arc<UnaryConnection>, ErrorKind> {
+    let tcp = super::tcp::connect_tcp(&peer.addrs, peer.timeout).await?;
     let open = async {
-        match &target.tls {
+        match &peer.tls {
             None => UnaryConnection::handshake(tcp).await,
             Some(tls) => {
-                let stream = tls
-                    .connect(tcp, super::tls::Alpn::H2, target.timeout)
-                    .await?;
+                let stream = tls.connect(tcp, super::tls::Alpn::H2, peer.timeout).await?;
                 UnaryConnection::handshake(stream).await
             }
         }
     };
-    tokio::time::timeout(target.timeout, open)
+    tokio::time::timeout(peer.timeout, open)
         .await
         .map_err(|_| ErrorKind::Connection)?
 }
