@@ -15,8 +15,8 @@ use crate::config::Config;
 use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::{Interrupt, Profiler};
 use crate::measure::cpu::process_cpu_time;
-use crate::report::progress::Live;
 use crate::server::{self, ModelDef, RunningServer, ServeOptions};
+use crate::ui::progress::Live;
 
 /// The models the demo serves.
 const DEMO_MODELS: [&str; 5] = [

@@ -3,8 +3,8 @@
 //! Data moves one way: flags → [`config`] → target discovery ([`backend`], [`model`]) →
 //! request payloads ([`data`], encoded by [`wire`]) → the load driver ([`load`]) → samples,
 //! windows and stability ([`measure`]) → the results file ([`results`]) → reports
-//! ([`report`]). [`server`] is the embedded reference server used as a default target and a
-//! ground truth.
+//! ([`report`]), with the live progress line beside them ([`ui`]). [`server`] is the
+//! embedded reference server used as a default target and a ground truth.
 
 pub mod app;
 pub mod backend;
@@ -26,4 +26,5 @@ pub mod results;
 pub mod server;
 pub mod shm;
 pub mod sweep;
+pub mod ui;
 pub mod wire;

@@ -78,12 +78,12 @@ async fn run(command: Command, given: Vec<String>) -> Result<i32, RunError> {
             let result = inferperf::demo::run(&args, interrupt.clone()).await;
             interrupted(&interrupt, result)
         }
-        Command::Compare(args) => inferperf::report::compare::run(
+        Command::Compare(args) => inferperf::app::compare::run(
             &args.runs,
             args.fail_on.as_deref(),
             args.output.as_deref(),
         ),
-        Command::Report(args) => inferperf::report::html::rebuild(&args.results, &args.output),
+        Command::Report(args) => inferperf::app::report::run(&args.results, &args.output),
         // The sweep watches Ctrl-C itself: it must stop the server it started.
         Command::Sweep(args) => inferperf::sweep::run(&args).await,
         Command::Merge(args) => inferperf::app::merge::run(&args),
