@@ -80,7 +80,9 @@ async fn run_open_loop_on(
     threads: usize,
 ) -> Vec<Sample> {
     let cfg = config(&["-m", "noop", "-u", url, "--request-rate-range", "1"]);
-    let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
+    let prepared = inferperf::commands::profile::prepare(&cfg)
+        .await
+        .expect("prepare");
     let threads = inferperf::load::threads::ClientThreads::start(threads);
     let mut driver = OpenLoop::new(prepared.replicas, cap, threads, cfg.send_slack);
     driver.start(schedule);

@@ -268,7 +268,7 @@ fn write_reports(
     let unstable = run
         .levels
         .iter()
-        .any(|r| !r.is_stable() && !super::is_limit(r));
+        .any(|r| !r.is_stable() && !super::profile::is_limit(r));
     Ok(if unstable { EXIT_UNSTABLE } else { EXIT_OK })
 }
 

@@ -1,12 +1,9 @@
 //! The `profile` command end to end: resolve the target, read the model, build the dataset,
 //! sweep the levels (or follow a load plan over time), and write every report — also when
-//! the run is cut short — through [`Reports`], the one list of reports. `merge` (in
-//! [`merge`]) writes the same reports for a run merged from its shards' results files;
-//! [`compare`] and [`report`] are the commands that read results files.
+//! the run is cut short — through [`Reports`], the one list of reports. `merge` writes the
+//! same reports for a run merged from its shards' results files; `sweep` and `demo` run
+//! this command's [`profile`] for each of their settings.
 
-pub mod compare;
-pub mod merge;
-pub mod report;
 mod sent;
 mod token_counter;
 
@@ -15,6 +12,7 @@ use std::sync::Arc;
 use crate::backend::kserve::trace::TraceChange;
 use crate::backend::replicas::{self, Replicas};
 use crate::backend::{Request, Target};
+use crate::cli::ProfileArgs;
 use crate::config::{Config, LoadMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
@@ -28,6 +26,17 @@ use crate::model::ModelSpec;
 use crate::report::{Measured, Origin, Reports, Sent};
 use crate::results::{self, Recorder, RunEnd};
 use crate::ui::progress::Live;
+
+/// `inferperf profile`: the run these flags ask for (`given`: the command line as the
+/// results file records it, header values hidden), with Ctrl-C watched; its exit code.
+pub async fn run(args: &ProfileArgs, given: Vec<String>) -> RunResult<i32> {
+    let mut cfg = Config::from_args(args)?;
+    cfg.arguments = given;
+    let interrupt = Arc::new(Interrupt::default());
+    super::watch_ctrl_c(interrupt.clone());
+    let result = profile(&cfg, interrupt.clone()).await;
+    super::interrupted(&interrupt, result.map(|outcome| outcome.exit_code))
+}
 
 /// The target, model, dataset and encoded requests of a run, ready to drive.
 pub struct Prepared {
@@ -236,7 +245,7 @@ async fn run_prepared(
     })
 }
 
-fn is_limit(result: &LevelResult) -> bool {
+pub(super) fn is_limit(result: &LevelResult) -> bool {
     use crate::measure::level::LevelEnd;
     matches!(
         result.end,

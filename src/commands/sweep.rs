@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
-use crate::app;
+use super::profile;
 use crate::cli::SweepArgs;
 use crate::config::sweep::{Ports, Setting, SweepPlan, GRPC_PORT, METRICS_PORT};
 use crate::config::{Config, ServiceKind, REPORT_CSV_NAME, RESULTS_FILE_NAME};
@@ -216,7 +216,7 @@ async fn run_setting(
         }
         return row;
     }
-    let result = app::profile(&cfg, interrupt.clone()).await;
+    let result = profile::profile(&cfg, interrupt.clone()).await;
     let died = server.exited();
     server.stop(plan.stop_grace).await;
     pgid.store(0, Ordering::SeqCst);
