@@ -201,7 +201,7 @@ async fn run_prepared(
     reports: &mut Reports,
     coordinator: Arc<Coordinator>,
 ) -> RunResult<ProfileOutcome> {
-    let bodies = || sent::llm_bodies(cfg, &prepared.dataset);
+    let bodies = || sent::openai_bodies(cfg, &prepared.dataset);
     let sent = Sent {
         dataset: &prepared.dataset,
         bodies: &bodies,

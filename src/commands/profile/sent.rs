@@ -10,7 +10,7 @@ use crate::report::llm::payloads::Payloads;
 
 /// The body of each dataset entry: a body the user gave, as given; otherwise the OpenAI
 /// adapter's for an LLM run (none for a tensor run).
-pub fn llm_bodies(cfg: &Config, dataset: &Dataset) -> Payloads {
+pub fn openai_bodies(cfg: &Config, dataset: &Dataset) -> Payloads {
     let adapter = cfg.llm.as_ref().map(|_| OpenAi::new(cfg));
     let bodies = dataset
         .entries
@@ -74,7 +74,7 @@ mod tests {
             tokenizer: None,
             entries: vec![entry(generated.clone()), entry(given)],
         };
-        let payloads = llm_bodies(&cfg, &dataset);
+        let payloads = openai_bodies(&cfg, &dataset);
         let expected = OpenAi::new(&cfg).body("test-model", &generated).to_string();
         assert_eq!(payloads.body(0), expected);
         assert_eq!(payloads.body(1), "{\"model\":\"x\",\"messages\":[]}");
