@@ -3,15 +3,15 @@
 //! Data moves one way: flags → [`config`] → target discovery ([`backend`], [`model`]) →
 //! request payloads ([`data`], encoded by [`wire`]) → the load driver ([`load`]) → samples,
 //! windows and stability ([`measure`]) → the results file ([`results`]) → reports
-//! ([`report`]). [`server`] is the embedded reference server used as a default target and a
-//! ground truth.
+//! ([`report`]), with the live progress line beside them ([`ui`]); the [`commands`] drive
+//! it. [`server`] is the embedded reference server used as a default target and a ground
+//! truth.
 
-pub mod app;
 pub mod backend;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod data;
-pub mod demo;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -25,5 +25,5 @@ pub mod report;
 pub mod results;
 pub mod server;
 pub mod shm;
-pub mod sweep;
+pub mod ui;
 pub mod wire;

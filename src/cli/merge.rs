@@ -1,6 +1,6 @@
 //! The flags of `inferperf merge`: the shards' results files and where the merged run's
 //! reports go (the same output flags as a run's). Only the flags live here; the command is
-//! `app::merge`.
+//! `commands::merge`.
 
 use std::path::PathBuf;
 

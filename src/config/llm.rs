@@ -23,6 +23,14 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
+    /// Every endpoint, so that a recorded path reads back without a list of its own.
+    pub const ALL: [Endpoint; 4] = [
+        Endpoint::Chat,
+        Endpoint::Completions,
+        Endpoint::Embeddings,
+        Endpoint::Responses,
+    ];
+
     /// The path, without a leading slash.
     pub fn path(self) -> &'static str {
         match self {

@@ -7,12 +7,12 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::concurrency::ClosedLoop;
+use super::client_threads::ClientThreads;
+use super::closed_loop::ClosedLoop;
 use super::curve::RateCurve;
+use super::open_loop::OpenLoop;
 use super::periodic::PeriodicLoop;
-use super::rate::OpenLoop;
 use super::schedule::Schedule;
-use super::threads::ClientThreads;
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::config::{Config, Distribution, LoadLevel, LoadMode, PeriodicRange};

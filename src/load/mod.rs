@@ -1,27 +1,26 @@
 //! Load drivers: how requests are put in flight. The closed loop keeps exactly N requests
 //! outstanding; the open loop sends on a schedule whatever the answers do. Each in-flight
 //! request has its own connection; connections live on the client's own threads
-//! (`threads`). `timeline` plans load that changes over time, `search`
+//! (`client_threads`). `timeline` plans load that changes over time, `search`
 //! picks the next level of a sweep from the results so far; `progress` is what a live
 //! display is told.
 
 pub mod answer_tokens;
 pub mod caller;
-pub mod concurrency;
+pub mod client_threads;
+pub mod closed_loop;
 pub mod curve;
 pub mod driver;
 pub mod interrupt;
 pub mod mpi;
 pub mod open_files;
+pub mod open_loop;
 pub mod periodic;
 pub mod profiler;
 pub mod progress;
-pub mod rate;
-mod rate_thread;
 pub mod schedule;
 pub mod search;
 pub mod sequences;
 pub mod shards;
-pub mod threads;
 pub mod timeline;
 mod timer;

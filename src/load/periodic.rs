@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::caller::Caller;
-use super::threads::ClientThreads;
+use super::client_threads::ClientThreads;
 use crate::backend::{Request, Target};
 use crate::config::PeriodicRange;
 use crate::measure::sample::{Drained, SlotBuffer, SlotBuffers};

@@ -3,7 +3,7 @@
 
 use super::request_log::RequestLog;
 use super::window::WindowStats;
-use crate::config::LoadLevel;
+pub use crate::config::LoadLevel;
 
 /// Why measuring a level ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::backend::transport::page_client::PageClient;
 
-use crate::config::{MetricAggregation, MetricSpec, MetricsConfig};
+use crate::config::MetricsConfig;
+pub use crate::config::{MetricAggregation, MetricSpec};
 use crate::prometheus::{self, MetricSample};
 
 /// perf_analyzer's four GPU metrics and how each is aggregated.

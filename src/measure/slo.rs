@@ -3,7 +3,8 @@
 
 use super::distribution::Distribution;
 use super::window::WindowStats;
-use crate::config::{SloCondition, SloFigure, SloMetric};
+pub use crate::config::SloCondition;
+use crate::config::{SloFigure, SloMetric};
 
 /// A single window this many times over a limit ends its level at once: the level is
 /// clearly overloaded, and measuring it to the end would only grow the backlog.

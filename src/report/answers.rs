@@ -4,11 +4,11 @@
 //! the first one of each kind and what was wrong with it.
 
 use crate::backend::ErrorKind;
-use crate::config::Config;
 use crate::measure::distribution::Distribution;
 use crate::measure::level::LevelResult;
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
+use crate::results::Settings;
 
 use super::format::{format_throughput, reported_percentiles, usec};
 
@@ -27,11 +27,11 @@ pub fn response_throughput_line(model: &ModelSpec, w: &WindowStats) -> Option<St
 
 /// First-response latency, inter-response latency and answers per request, one line each,
 /// for a streaming run.
-pub fn stream_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
-    if !cfg.streaming {
+pub fn stream_lines(settings: &Settings, w: &WindowStats) -> Vec<String> {
+    if !settings.streaming {
         return Vec::new();
     }
-    let percentiles = reported_percentiles(cfg);
+    let percentiles = reported_percentiles(settings);
     let times = |d: &Distribution| {
         let mut parts = vec![format!("avg {} usec", usec(d.mean() / 1000.0))];
         parts.extend(
@@ -94,7 +94,7 @@ pub fn responses_cell(w: &WindowStats) -> String {
 mod tests {
     use super::*;
     use crate::measure::sample::{ErrorNote, Sample};
-    use crate::report::{test_config, test_level};
+    use crate::report::{test_level, test_settings};
     use std::time::{Duration, Instant};
 
     fn streamed_window() -> WindowStats {
@@ -114,10 +114,10 @@ mod tests {
 
     #[test]
     fn streaming_runs_show_every_answer() {
-        let mut cfg = test_config();
-        cfg.streaming = true;
+        let mut settings = test_settings();
+        settings.streaming = true;
         let w = streamed_window();
-        let lines = stream_lines(&cfg, &w);
+        let lines = stream_lines(&settings, &w);
         assert!(
             lines[0].starts_with("    First response latency: avg 10000 usec, p50 10"),
             "{}",
@@ -141,14 +141,14 @@ mod tests {
             "    Response Throughput: 20 infer/sec"
         );
         assert_eq!(response_throughput_line(&ModelSpec::default(), &w), None);
-        cfg.streaming = false;
-        assert!(stream_lines(&cfg, &w).is_empty());
+        settings.streaming = false;
+        assert!(stream_lines(&settings, &w).is_empty());
     }
 
     #[test]
     fn the_first_wrong_answer_of_each_kind_is_shown() {
         let mut r = test_level(
-            crate::config::LoadLevel::Concurrency(1),
+            crate::measure::level::LoadLevel::Concurrency(1),
             &[1000],
             1.0,
             crate::measure::level::LevelEnd::Stable,

@@ -4,18 +4,19 @@
 //! stability warnings, per-window detail with `-v`) comes as extra lines that do not change
 //! the ones perf_analyzer users parse.
 
-use crate::backend::capabilities;
-use crate::config::{format_rate, LoadLevel};
-use crate::config::{Config, Distribution, LoadMode, MeasurementMode, Protocol};
-use crate::measure::level::{LevelEnd, LevelResult};
+use crate::backend::Capabilities;
+use crate::error::RunResult;
+use crate::measure::level::{LevelEnd, LevelResult, LoadLevel};
+use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
+use crate::results::{LoadSettings, SegmentRecord, Settings};
 
 use super::format::{
-    format_throughput, level_name_value, percentile_label, reported_percentiles, stabilizing_label,
-    usec,
+    format_rate, format_throughput, level_name_value, percentile_label, reported_percentiles,
+    stabilizing_label, usec,
 };
-use super::{answers, server};
+use super::{answers, server, Entry, Measured, Origin, Reporter, Run, Sent};
 
 /// Joins report lines, each ending in a newline.
 fn join_lines(lines: &[String]) -> String {
@@ -28,54 +29,53 @@ fn join_lines(lines: &[String]) -> String {
 }
 
 /// perf_analyzer's `*** Measurement Settings ***` block, ending in an empty line.
-pub fn settings_block(cfg: &Config, service_kind: &str) -> String {
+pub fn settings_block(s: &Settings) -> String {
     let mut lines = vec![
         "*** Measurement Settings ***".to_string(),
-        format!("  Batch size: {}", cfg.batch_size),
-        format!("  Service Kind: {service_kind}"),
+        format!("  Batch size: {}", s.batch_size),
+        format!("  Service Kind: {}", s.service_kind.to_uppercase()),
     ];
     // Load over time is cut into 1-second buckets: windows and limits do not apply.
-    if cfg.load.timeline().is_none() {
-        lines.extend(window_settings(cfg));
+    if !s.is_timeline() {
+        lines.extend(window_settings(s));
         lines.push(format!(
             "  Latency limit: {} msec",
-            crate::number::readable(cfg.latency_threshold_ms.unwrap_or(0.0))
+            crate::number::readable(s.latency_threshold_ms.unwrap_or(0.0))
         ));
     }
-    lines.extend(load_limit(cfg));
-    lines.extend(search_settings(cfg));
-    lines.extend(super::replicas::settings_line(cfg));
+    lines.extend(load_limit(s));
+    lines.extend(search_settings(s));
+    lines.extend(super::replicas::settings_line(s));
     // The client is asynchronous whatever --sync/--async say (see --help).
     lines.push("  Using asynchronous calls for inference".to_string());
-    if let Some(tls) = &cfg.tls {
+    if s.tls.is_some() {
         lines.push("  Using TLS to the server".to_string());
-        lines.extend(tls.warnings().into_iter().map(|w| format!("  {w}")));
+        lines.extend(s.tls_warnings().into_iter().map(|w| format!("  {w}")));
     }
     lines.push(String::new());
     join_lines(&lines)
 }
 
 /// The search and the SLO, when given.
-fn search_settings(cfg: &Config) -> Vec<String> {
+fn search_settings(s: &Settings) -> Vec<String> {
     let mut lines = Vec::new();
-    if !cfg.slo.is_empty() {
+    if !s.slo.is_empty() {
         lines.push(format!(
             "  SLO: {} (judged on each level's reported windows)",
-            slo_text(cfg)
+            slo_text(s)
         ));
     }
-    if cfg.binary_search {
-        let (start, end, step) = match &cfg.load {
-            LoadMode::RequestRate { range, .. } => (
-                format_rate(range.start),
-                format_rate(range.end),
-                format_rate(range.step),
-            ),
-            _ => {
-                let c = cfg.concurrency;
-                (c.start.to_string(), c.end.to_string(), c.step.to_string())
-            }
-        };
+    // A binary search bisects a concurrency or a rate range (the configuration refuses others).
+    let range = match &s.load {
+        LoadSettings::RequestRate {
+            start, end, step, ..
+        } => Some([*start, *end, *step].map(format_rate)),
+        LoadSettings::Concurrency { start, end, step } => {
+            Some([start, end, step].map(ToString::to_string))
+        }
+        _ => None,
+    };
+    if let (true, Some([start, end, step])) = (s.binary_search, range) {
         lines.push(format!(
             "  Binary search between {start} and {end}, to within {step}"
         ));
@@ -84,104 +84,102 @@ fn search_settings(cfg: &Config) -> Vec<String> {
 }
 
 /// How windows are cut and judged: the mode, the stabilizing latency and the window size.
-fn window_settings(cfg: &Config) -> Vec<String> {
-    if let Some(n) = cfg.request_count {
+fn window_settings(s: &Settings) -> Vec<String> {
+    if let Some(n) = s.request_count {
         return vec![format!(
             "  Using exactly {n} requests in a single window (no stabilization)"
         )];
     }
-    if let Some(duration) = cfg.benchmark_duration {
+    if let Some(ms) = s.benchmark_duration_ms {
         return vec![format!(
-            "  Using a single window of {} msec (--benchmark-duration, no stabilization)",
-            duration.as_millis()
+            "  Using a single window of {ms} msec (--benchmark-duration, no stabilization)"
         )];
     }
-    if matches!(cfg.load, LoadMode::FixedSchedule | LoadMode::Periodic(_)) {
+    if matches!(
+        s.load,
+        LoadSettings::FixedSchedule | LoadSettings::Periodic { .. }
+    ) {
         return vec![
             "  Measured in one window from the first request to the last answer (no stabilization)"
                 .into(),
         ];
     }
-    let stabilizing = match cfg.percentile {
+    let stabilizing = match s.percentile {
         Some(p) => format!("p{p}"),
         None => "average".to_string(),
     };
-    let (mode, size) = match cfg.measurement_mode {
-        MeasurementMode::TimeWindows => (
-            "time_windows",
-            format!(
-                "  Measurement window: {} msec",
-                cfg.measurement_interval.as_millis()
-            ),
-        ),
-        MeasurementMode::CountWindows => (
-            "count_windows",
-            format!(
-                "  Minimum number of samples in each window: {}",
-                cfg.measurement_request_count
-            ),
-        ),
+    let size = if s.measurement_mode == "count_windows" {
+        format!(
+            "  Minimum number of samples in each window: {}",
+            s.measurement_request_count
+        )
+    } else {
+        format!("  Measurement window: {} msec", s.measurement_interval_ms)
     };
     vec![
-        format!("  Using \"{mode}\" mode for stabilization"),
+        format!("  Using \"{}\" mode for stabilization", s.measurement_mode),
         format!("  Stabilizing using {stabilizing} latency and throughput"),
         size,
     ]
 }
 
 /// The highest concurrency the sweep may reach (`end` 0 means no fixed limit).
-fn load_limit(cfg: &Config) -> Vec<String> {
-    let range = cfg.concurrency;
-    let mut lines = match &cfg.load {
-        LoadMode::Concurrency if range.end == 0 => {
+fn load_limit(s: &Settings) -> Vec<String> {
+    let mut lines = match &s.load {
+        LoadSettings::Concurrency { end: 0, .. } => {
             vec!["  Concurrency limit: none (increase until the latency limit is reached)".into()]
         }
-        LoadMode::Concurrency => vec![format!(
+        LoadSettings::Concurrency { start, end, .. } => vec![format!(
             "  Concurrency limit: {} concurrent requests",
-            range.start.max(range.end)
+            start.max(end)
         )],
-        LoadMode::RequestRate {
-            range,
+        LoadSettings::RequestRate {
+            start,
+            end,
             distribution,
+            ..
         } => {
-            let limit = match range.end {
+            let limit = match *end {
                 0.0 => "none (increase until the latency limit is reached)".to_string(),
-                end => format!("{} requests per seconds", format_rate(range.start.max(end))),
+                end => format!("{} requests per seconds", format_rate(start.max(end))),
             };
             vec![
                 format!("  Request Rate limit: {limit}"),
-                format!(
-                    "  Using {} distribution on request generation",
-                    distribution_name(*distribution)
-                ),
+                format!("  Using {distribution} distribution on request generation"),
             ]
         }
-        LoadMode::Intervals { gaps } => vec![format!(
-            "  Using the {} request intervals of --request-intervals, looped",
-            gaps.len()
+        LoadSettings::Intervals { count, .. } => vec![format!(
+            "  Using the {count} request intervals of --request-intervals, looped"
         )],
-        LoadMode::FixedSchedule => {
+        LoadSettings::FixedSchedule => {
             vec!["  Replaying the input data's timestamps once (--fixed-schedule)".into()]
         }
-        LoadMode::Periodic(p) => vec![format!(
-            "  Periodic concurrency: {} streamed requests, then {} more each time every request of the latest set has had {} answers, up to {} in all",
-            p.start, p.step, p.period, p.end
+        LoadSettings::Periodic {
+            start,
+            end,
+            step,
+            request_period,
+        } => vec![format!(
+            "  Periodic concurrency: {start} streamed requests, then {step} more each time every request of the latest set has had {request_period} answers, up to {end} in all"
         )],
-        LoadMode::Timeline { plan, distribution } => {
+        LoadSettings::Timeline {
+            kind,
+            distribution,
+            segments,
+        } => {
             let mut lines = vec![format!(
                 "  Load over time: {}, reported per second",
-                plan.describe()
+                plan_text(kind, segments)
             )];
-            if plan.kind == crate::config::TimelineKind::Rate {
+            if kind == "rate" {
                 lines.push(format!(
-                    "  Using {} distribution on request generation",
-                    distribution_name(*distribution)
+                    "  Using {distribution} distribution on request generation"
                 ));
             }
             lines
         }
     };
-    if let Some(cap) = cfg.max_concurrency {
+    if let Some(cap) = s.max_concurrency {
         lines.push(format!(
             "  At most {cap} requests in flight (--max-concurrency)"
         ));
@@ -189,51 +187,66 @@ fn load_limit(cfg: &Config) -> Vec<String> {
     lines
 }
 
-fn distribution_name(distribution: Distribution) -> &'static str {
-    match distribution {
-        Distribution::Constant => "constant",
-        Distribution::Poisson => "poisson",
-    }
+/// A load plan in words: `rate 100 for 10s, 100..1000 for 5s`.
+fn plan_text(kind: &str, segments: &[SegmentRecord]) -> String {
+    let parts: Vec<String> = segments
+        .iter()
+        .map(|s| {
+            let value = if s.from == s.to {
+                format!("{}", s.from)
+            } else {
+                format!("{}..{}", s.from, s.to)
+            };
+            format!("{value} for {}s", s.duration_s)
+        })
+        .collect();
+    format!("{kind} {}", parts.join(", "))
 }
 
 /// The report of one load level: heading, client statistics, errors, per-window detail
 /// (with `-v`) and a warning when the numbers are not from a stable measurement.
-pub fn level_block(cfg: &Config, model: &ModelSpec, r: &LevelResult) -> String {
+pub fn level_block(s: &Settings, model: &ModelSpec, r: &LevelResult) -> String {
     let w = &r.merged;
-    let mut lines = vec![level_heading(cfg, &r.level), "  Client: ".to_string()];
-    lines.extend(client_lines(cfg, model, w));
-    lines.extend(super::replicas::replica_lines(cfg, w));
+    let mut lines = vec![level_heading(s, &r.level), "  Client: ".to_string()];
+    lines.extend(client_lines(s, model, w));
+    lines.extend(super::replicas::replica_lines(s, w));
     let open_loop = matches!(r.level, LoadLevel::Rate(_));
     if let LoadLevel::Rate(rate) = r.level {
-        lines.extend(super::open_loop::open_loop_lines(cfg, rate, w));
+        lines.extend(super::open_loop::open_loop_lines(s, rate, w));
     }
     lines.extend(error_line(w));
     lines.extend(answers::note_lines(r));
-    lines.extend(server::client_cost_lines(cfg, w, open_loop));
+    lines.extend(server::client_cost_lines(s, w, open_loop));
     if let Some(stats) = &w.server {
         lines.extend(server::server_lines(stats));
-        lines.extend(super::replicas::first_server_note(cfg));
+        lines.extend(super::replicas::first_server_note(s));
     }
-    if let (Some(metrics_cfg), Some(metrics)) = (&cfg.metrics, &w.metrics) {
-        lines.extend(super::metrics::metrics_lines(metrics_cfg, metrics));
+    if let (Some(recorded), Some(metrics)) = (&s.metrics, &w.metrics) {
+        let specs = s.metric_specs();
+        lines.extend(super::metrics::metrics_lines(recorded, &specs, metrics));
     }
     // The split sets one server's figures against every server's latency: not with several.
-    if cfg.urls.len() < 2 {
+    if s.servers().len() < 2 {
         lines.extend(server::time_split_line(w));
     }
-    if cfg.verbose >= 1 {
-        lines.extend(window_lines(cfg, &r.windows));
+    if s.outputs.verbose >= 1 {
+        lines.extend(window_lines(s, &r.windows));
     }
-    lines.extend(end_line(cfg, r));
+    lines.extend(end_line(s, r));
     join_lines(&lines)
 }
 
 /// `Request concurrency: 4` or `Request Rate: 100` (or the sets of a periodic run).
-fn level_heading(cfg: &Config, level: &LoadLevel) -> String {
-    if let LoadMode::Periodic(p) = cfg.load {
+fn level_heading(s: &Settings, level: &LoadLevel) -> String {
+    if let LoadSettings::Periodic {
+        start,
+        end,
+        step,
+        request_period,
+    } = s.load
+    {
         return format!(
-            "Periodic concurrency: {}:{}:{} (a new set every {} answers)",
-            p.start, p.end, p.step, p.period
+            "Periodic concurrency: {start}:{end}:{step} (a new set every {request_period} answers)"
         );
     }
     match level {
@@ -244,7 +257,7 @@ fn level_heading(cfg: &Config, level: &LoadLevel) -> String {
 
 /// Request count, throughput, latency figures (every answer's, when streaming) and the
 /// protocol time split; for an LLM run, GenAI-Perf's table in place of the latency lines.
-fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String> {
+fn client_lines(s: &Settings, model: &ModelSpec, w: &WindowStats) -> Vec<String> {
     let mut lines = vec![
         format!("    Request count: {}", w.ok),
         format!(
@@ -260,9 +273,9 @@ fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String>
             w.sequences_ended
         ));
     }
-    if cfg.llm().is_some() {
+    if s.llm.is_some() {
         // GenAI-Perf's table stands for the latency lines of a tensor run.
-        lines.extend(super::llm::console::llm_lines(cfg, w));
+        lines.extend(super::llm::console::llm_lines(s, w));
         return lines;
     }
     lines.push(format!(
@@ -270,21 +283,21 @@ fn client_lines(cfg: &Config, model: &ModelSpec, w: &WindowStats) -> Vec<String>
         usec(w.mean_latency_us()),
         usec(w.std_latency_us())
     ));
-    for p in reported_percentiles(cfg) {
+    for p in reported_percentiles(s) {
         lines.push(format!(
             "    {}: {} usec",
             percentile_label(p),
             usec(w.percentile_us(p))
         ));
     }
-    lines.extend(answers::stream_lines(cfg, w));
-    lines.push(protocol_time_line(cfg, w));
+    lines.extend(answers::stream_lines(s, w));
+    lines.push(protocol_time_line(s, w));
     lines
 }
 
 /// `Avg HTTP time: …` or `Avg gRPC time: …`, split into client send/receive and the wait
 /// for the answer; `-v` shows send and receive separately, as perf_analyzer does.
-fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
+fn protocol_time_line(s: &Settings, w: &WindowStats) -> String {
     let (send, recv, wait) = (
         usec(w.avg_send_us()),
         usec(w.avg_recv_us()),
@@ -293,11 +306,11 @@ fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
     // The protocol time starts at the actual send (in open loop the latency starts earlier,
     // at the scheduled send; in closed loop the two are the same).
     let total = usec(w.mean_service_us());
-    let verbose = cfg.verbose >= 1;
+    let verbose = s.outputs.verbose >= 1;
     // An in-process call marshals like gRPC: the request is copied, the answer encoded.
-    let api = capabilities(cfg.service_kind());
-    let in_process = api.in_process.is_some();
-    let marshals = cfg.protocol == Protocol::Grpc || in_process;
+    let api = Capabilities::named(&s.service_kind);
+    let in_process = api.is_some_and(|api| api.in_process.is_some());
+    let marshals = s.protocol == "grpc" || in_process;
     let split = match (marshals, verbose) {
         (false, false) => {
             format!("send/recv {} usec + response wait {wait} usec", send + recv)
@@ -313,10 +326,10 @@ fn protocol_time_line(cfg: &Config, w: &WindowStats) -> String {
             format!("marshal {send} usec + response wait {wait} usec + unmarshal {recv} usec")
         }
     };
-    let name = match (api.call_name, cfg.protocol) {
+    let name = match (api.and_then(|api| api.call_name), s.protocol.as_str()) {
         (Some(name), _) => name,
-        (None, Protocol::Http) => "HTTP",
-        (None, Protocol::Grpc) => "gRPC",
+        (None, "grpc") => "gRPC",
+        (None, _) => "HTTP",
     };
     format!("    Avg {name} time: {total} usec ({split})")
 }
@@ -339,8 +352,8 @@ fn error_line(w: &WindowStats) -> Option<String> {
 }
 
 /// One line per measured window: its throughput and stabilizing latency.
-fn window_lines(cfg: &Config, windows: &[WindowStats]) -> Vec<String> {
-    let label = stabilizing_label(cfg);
+fn window_lines(s: &Settings, windows: &[WindowStats]) -> Vec<String> {
+    let label = stabilizing_label(s);
     windows
         .iter()
         .enumerate()
@@ -349,7 +362,7 @@ fn window_lines(cfg: &Config, windows: &[WindowStats]) -> Vec<String> {
                 "    Window {}: {} infer/sec, {label} {} usec",
                 i + 1,
                 format_throughput(w.throughput()),
-                usec(w.stabilizing_latency_us(cfg.percentile))
+                usec(w.stabilizing_latency_us(s.percentile))
             );
             let errors = w.error_count();
             if errors > 0 {
@@ -361,12 +374,12 @@ fn window_lines(cfg: &Config, windows: &[WindowStats]) -> Vec<String> {
 }
 
 /// Why the level ended, when that makes its numbers less than a stable measurement.
-fn end_line(cfg: &Config, r: &LevelResult) -> Option<String> {
+fn end_line(s: &Settings, r: &LevelResult) -> Option<String> {
     match r.end {
         LevelEnd::Stable | LevelEnd::SingleWindow => None,
-        LevelEnd::Unstable => Some(unstable_line(cfg, r)),
-        LevelEnd::OverLatencyLimit => Some(over_limit_line(cfg, r)),
-        LevelEnd::MissedSlo => Some(format!("  SLO missed: {}.", slo_text(cfg))),
+        LevelEnd::Unstable => Some(unstable_line(s, r)),
+        LevelEnd::OverLatencyLimit => Some(over_limit_line(s, r)),
+        LevelEnd::MissedSlo => Some(format!("  SLO missed: {}.", slo_text(s))),
         LevelEnd::Interrupted => Some(
             "  [WARNING] Interrupted: these numbers come from the windows finished before Ctrl-C."
                 .to_string(),
@@ -375,16 +388,16 @@ fn end_line(cfg: &Config, r: &LevelResult) -> Option<String> {
 }
 
 /// The warning for a level that never met the stability rule.
-fn unstable_line(cfg: &Config, r: &LevelResult) -> String {
+fn unstable_line(s: &Settings, r: &LevelResult) -> String {
     let merged = r.merged.windows;
     let last = if merged == 1 {
         "the last window".to_string()
     } else {
         format!("the last {merged} windows")
     };
-    let longer = match cfg.measurement_mode {
-        MeasurementMode::TimeWindows => "a longer --measurement-interval",
-        MeasurementMode::CountWindows => "a larger --measurement-request-count",
+    let longer = match s.measurement_mode.as_str() {
+        "count_windows" => "a larger --measurement-request-count",
+        _ => "a longer --measurement-interval",
     };
     format!(
         "  [WARNING] Not stable after {} windows: these numbers come from {last}; try {longer} or a larger -s.",
@@ -394,45 +407,44 @@ fn unstable_line(cfg: &Config, r: &LevelResult) -> String {
 
 /// The note for a level whose stabilizing latency reached `-l`: the highest value among
 /// the reported windows, which is what the limit was checked against.
-fn over_limit_line(cfg: &Config, r: &LevelResult) -> String {
+fn over_limit_line(s: &Settings, r: &LevelResult) -> String {
     let reported = (r.merged.windows as usize).clamp(1, r.windows.len().max(1));
     let worst = r
         .windows
         .iter()
         .rev()
         .take(reported)
-        .map(|w| w.stabilizing_latency_us(cfg.percentile))
-        .fold(r.merged.stabilizing_latency_us(cfg.percentile), f64::max);
+        .map(|w| w.stabilizing_latency_us(s.percentile))
+        .fold(r.merged.stabilizing_latency_us(s.percentile), f64::max);
     format!(
         "  Latency limit reached: {} {} usec is at or above -l {} msec.",
-        stabilizing_label(cfg),
+        stabilizing_label(s),
         usec(worst),
-        crate::number::readable(cfg.latency_threshold_ms.unwrap_or(0.0))
+        crate::number::readable(s.latency_threshold_ms.unwrap_or(0.0))
     )
 }
 
 /// The `--slo` conditions as the user wrote them.
-fn slo_text(cfg: &Config) -> String {
-    let conditions: Vec<String> = cfg.slo.iter().map(ToString::to_string).collect();
-    conditions.join(", ")
+fn slo_text(s: &Settings) -> String {
+    s.slo.join(", ")
 }
 
 /// perf_analyzer's closing summary: one line of throughput and latency per level, in the
 /// order they were measured; levels without a stable measurement are marked.
-pub fn summary_block(cfg: &Config, results: &[LevelResult]) -> String {
-    let latency_name = match cfg.percentile {
+pub fn summary_block(s: &Settings, results: &[LevelResult]) -> String {
+    let latency_name = match s.percentile {
         Some(p) => format!("p{p}"),
         None => "Average".to_string(),
     };
     let mut lines = vec![format!(
         "Inferences/Second vs. Client {latency_name} Batch Latency"
     )];
-    lines.extend(results.iter().map(|r| summary_line(cfg, r)));
+    lines.extend(results.iter().map(|r| summary_line(s, r)));
     join_lines(&lines)
 }
 
 /// `Concurrency: 1, throughput: 19.6095 infer/sec, latency 50951 usec`.
-fn summary_line(cfg: &Config, r: &LevelResult) -> String {
+fn summary_line(s: &Settings, r: &LevelResult) -> String {
     let (name, value) = level_name_value(&r.level);
     let mark = match r.end {
         LevelEnd::Stable | LevelEnd::SingleWindow => "",
@@ -451,8 +463,83 @@ fn summary_line(cfg: &Config, r: &LevelResult) -> String {
     format!(
         "{name}: {value}, throughput: {} infer/sec{sequences}, latency {} usec{mark}",
         format_throughput(r.merged.throughput()),
-        usec(r.merged.stabilizing_latency_us(cfg.percentile))
+        usec(r.merged.stabilizing_latency_us(s.percentile))
     )
+}
+
+pub const REPORT: Entry = Entry {
+    name: "console",
+    is_on: |_, _| true,
+    open: |_| Ok(Box::new(Console)),
+};
+
+/// perf_analyzer's report on standard output, as the run goes.
+struct Console;
+
+impl Reporter for Console {
+    fn start(&mut self, run: &Run<'_>, _sent: Option<&Sent<'_>>) -> RunResult<()> {
+        let s = run.settings();
+        print!("{}", settings_block(s));
+        // The model as discovered, when this process asked the server for it.
+        if s.outputs.verbose > 0 && run.origin == Origin::Measured {
+            print!("{}", model_lines(run.model));
+        }
+        if s.is_timeline() {
+            print!("{}", super::timeline_header(s));
+        }
+        Ok(())
+    }
+
+    fn level(&mut self, run: &Run<'_>, level: &LevelResult) {
+        print!("{}", level_block(run.settings(), run.model, level));
+    }
+
+    fn bucket(&mut self, run: &Run<'_>, bucket: &Bucket) {
+        print!("{}", super::bucket_line(run.settings(), bucket));
+    }
+
+    fn finish(&mut self, run: &Run<'_>, measured: &Measured<'_>) -> RunResult<()> {
+        let s = run.settings();
+        match measured {
+            Measured::Levels(levels) if !levels.is_empty() => {
+                print!("{}", summary_block(s, levels));
+                if let Some(block) = super::search_block(s, levels) {
+                    println!();
+                    print!("{block}");
+                }
+            }
+            Measured::Timeline { buckets, total } if !buckets.is_empty() => {
+                println!();
+                print!("{}", super::timeline_summary(s, buckets, total));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// `-v`: the model's inputs, outputs and batch size, as the server described them.
+fn model_lines(model: &ModelSpec) -> String {
+    let mut lines = vec![format!("Model '{}' ({}):", model.name, model.platform)];
+    for input in &model.inputs {
+        lines.push(format!(
+            "  input {} {} {:?}",
+            input.name, input.datatype, input.shape
+        ));
+    }
+    for output in &model.outputs {
+        lines.push(format!(
+            "  output {} {} {:?}",
+            output.name, output.datatype, output.shape
+        ));
+    }
+    let batch = match model.max_batch_size {
+        u32::MAX => "unknown (no model configuration; batch dimension assumed)".into(),
+        n => n.to_string(),
+    };
+    lines.push(format!("  max_batch_size: {batch}"));
+    lines.push(String::new());
+    join_lines(&lines)
 }
 
 #[cfg(test)]

@@ -2,9 +2,8 @@
 
 use super::*;
 use crate::backend::ErrorKind;
-use crate::config::ConcurrencyRange;
 use crate::model::ModelSpec;
-use crate::report::{test_config, test_level, test_window};
+use crate::report::{test_level, test_settings, test_settings_with, test_window};
 
 /// 100 requests of 1..=100 ms over 5 s at concurrency 4.
 fn hundred_requests(end: LevelEnd) -> LevelResult {
@@ -19,7 +18,7 @@ fn lines(text: &str) -> Vec<&str> {
 #[test]
 fn level_block_has_perf_analyzer_lines() {
     let block = level_block(
-        &test_config(),
+        &test_settings(),
         &ModelSpec::default(),
         &hundred_requests(LevelEnd::Stable),
     );
@@ -47,10 +46,9 @@ fn level_block_has_perf_analyzer_lines() {
 
 #[test]
 fn percentile_line_is_merged_in_ascending_order() {
-    let mut cfg = test_config();
-    cfg.percentile = Some(99.9);
+    let settings = test_settings_with(&["--percentile", "99.9"]);
     let block = level_block(
-        &cfg,
+        &settings,
         &ModelSpec::default(),
         &hundred_requests(LevelEnd::Stable),
     );
@@ -70,9 +68,9 @@ fn percentile_line_is_merged_in_ascending_order() {
             "p99.9 latency"
         ]
     );
-    cfg.percentile = Some(95.0);
+    let settings = test_settings_with(&["--percentile", "95"]);
     let block = level_block(
-        &cfg,
+        &settings,
         &ModelSpec::default(),
         &hundred_requests(LevelEnd::Stable),
     );
@@ -81,20 +79,20 @@ fn percentile_line_is_merged_in_ascending_order() {
 
 #[test]
 fn grpc_and_verbose_split_the_protocol_time() {
-    let mut cfg = test_config();
-    cfg.protocol = Protocol::Grpc;
+    let mut settings = test_settings();
+    settings.protocol = "grpc".into();
     let block = level_block(
-        &cfg,
+        &settings,
         &ModelSpec::default(),
         &hundred_requests(LevelEnd::Stable),
     );
     assert!(block.contains(
         "    Avg gRPC time: 50500 usec ((un)marshal request/response 80 usec + response wait 50420 usec)\n"
     ));
-    cfg.protocol = Protocol::Http;
-    cfg.verbose = 1;
+    settings.protocol = "http".into();
+    settings.outputs.verbose = 1;
     let block = level_block(
-        &cfg,
+        &settings,
         &ModelSpec::default(),
         &hundred_requests(LevelEnd::Stable),
     );
@@ -113,7 +111,7 @@ fn errors_and_instability_are_reported() {
     r.merged = test_window(&[1000; 97], &failed, 5.0);
     r.windows = vec![r.merged.clone(); 10];
     r.merged.windows = 3;
-    let block = level_block(&test_config(), &ModelSpec::default(), &r);
+    let block = level_block(&test_settings(), &ModelSpec::default(), &r);
     assert!(block.contains("    Errors: 3 (3.00%): HTTP 500 × 2, timeout × 1\n"));
     assert!(block.contains(
         "  [WARNING] Not stable after 10 windows: these numbers come from the last 3 windows; \
@@ -123,10 +121,10 @@ fn errors_and_instability_are_reported() {
 
 #[test]
 fn over_latency_limit_is_noted() {
-    let mut cfg = test_config();
-    cfg.latency_threshold_ms = Some(40.0);
+    let mut settings = test_settings();
+    settings.latency_threshold_ms = Some(40.0);
     let block = level_block(
-        &cfg,
+        &settings,
         &ModelSpec::default(),
         &hundred_requests(LevelEnd::OverLatencyLimit),
     );
@@ -137,19 +135,19 @@ fn over_latency_limit_is_noted() {
 
 #[test]
 fn rate_levels_and_summary() {
-    let mut cfg = test_config();
+    let mut settings = test_settings();
     let rate = test_level(LoadLevel::Rate(100.0), &[2000; 10], 1.0, LevelEnd::Stable);
-    assert!(level_block(&cfg, &ModelSpec::default(), &rate).starts_with("Request Rate: 100\n"));
+    assert!(level_block(&settings, &ModelSpec::default(), &rate).starts_with("Request Rate: 100\n"));
     let results = [hundred_requests(LevelEnd::Stable), rate];
     assert_eq!(
-        summary_block(&cfg, &results),
+        summary_block(&settings, &results),
         "Inferences/Second vs. Client Average Batch Latency\n\
          Concurrency: 4, throughput: 20 infer/sec, latency 50500 usec\n\
          Request Rate: 100, throughput: 10 infer/sec, latency 2000 usec\n"
     );
-    cfg.percentile = Some(99.0);
+    settings.percentile = Some(99.0);
     let results = [hundred_requests(LevelEnd::Unstable)];
-    let summary = summary_block(&cfg, &results);
+    let summary = summary_block(&settings, &results);
     assert!(summary.starts_with("Inferences/Second vs. Client p99 Batch Latency\n"));
     assert!(summary.contains("latency 99"), "{summary}");
     assert!(summary.ends_with(" usec (unstable)\n"));
@@ -157,15 +155,9 @@ fn rate_levels_and_summary() {
 
 #[test]
 fn settings_block_matches_perf_analyzer() {
-    let mut cfg = test_config();
-    cfg.concurrency = ConcurrencyRange {
-        start: 1,
-        end: 8,
-        step: 1,
-    };
-    cfg.async_mode = true;
+    let settings = test_settings_with(&["--concurrency-range", "1:8:1", "--async"]);
     assert_eq!(
-        settings_block(&cfg, "TRITON"),
+        settings_block(&settings),
         "*** Measurement Settings ***\n  Batch size: 1\n  Service Kind: TRITON\n  \
          Using \"time_windows\" mode for stabilization\n  \
          Stabilizing using average latency and throughput\n  \
@@ -173,25 +165,32 @@ fn settings_block_matches_perf_analyzer() {
          Concurrency limit: 8 concurrent requests\n  \
          Using asynchronous calls for inference\n\n"
     );
-    cfg.measurement_mode = MeasurementMode::CountWindows;
-    cfg.percentile = Some(95.0);
-    cfg.concurrency.end = 0;
-    let text = settings_block(&cfg, "TRITON");
+    let mut settings = test_settings_with(&[
+        "--measurement-mode",
+        "count_windows",
+        "--percentile",
+        "95",
+        "--concurrency-range",
+        "1:0",
+        "-l",
+        "50",
+    ]);
+    let text = settings_block(&settings);
     assert!(text.contains("  Using \"count_windows\" mode for stabilization\n"));
     assert!(text.contains("  Minimum number of samples in each window: 50\n"));
     assert!(text.contains("  Stabilizing using p95 latency and throughput\n"));
     assert!(text.contains("  Concurrency limit: none"));
-    cfg.request_count = Some(200);
-    assert!(settings_block(&cfg, "TRITON").contains("Using exactly 200 requests"));
+    settings.request_count = Some(200);
+    assert!(settings_block(&settings).contains("Using exactly 200 requests"));
 }
 
 #[test]
 fn an_llm_level_shows_genai_perfs_table_in_place_of_the_latency_lines() {
-    let cfg = crate::report::llm::test_llm_config(&["--streaming"]);
+    let settings = crate::report::llm::test_llm_settings(&["--streaming"]);
     let window = crate::report::llm::test_llm_window();
     let mut level = test_level(LoadLevel::Concurrency(2), &[1000], 2.0, LevelEnd::Stable);
     level.merged = window;
-    let block = level_block(&cfg, &ModelSpec::default(), &level);
+    let block = level_block(&settings, &ModelSpec::default(), &level);
     let got = lines(&block);
     assert_eq!(got[0], "Request concurrency: 2");
     assert_eq!(got[2], "    Request count: 4");

@@ -3,18 +3,21 @@
 //! unchanged. Each column is a [`Column`] that knows both its title and how to fill its cell,
 //! so header and rows cannot drift apart and new columns are one variant each.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use crate::config::{Config, MetricSpec};
+use crate::error::{RunError, RunResult};
 use crate::measure::level::LevelResult;
+use crate::measure::metrics::MetricSpec;
 use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
+use crate::results::Settings;
 
 use super::answers::{responses_cell, stream_time_cell, CSV_STREAM_PERCENTILES};
 
 use super::metrics::{gpu_cell, number, GPU_TITLES};
 
 use super::format::{format_throughput, mode_column, percentile_label, reported_percentiles, usec};
+use super::{Entry, Measured, Reporter, Run};
 
 /// The server-side breakdown columns, which perf_analyzer puts between `Client Send` and
 /// `Client Recv` when the server reports statistics.
@@ -80,7 +83,7 @@ enum Column {
 }
 
 impl Column {
-    fn title(self, cfg: &Config, mode_column: &str) -> String {
+    fn title(self, settings: &Settings, mode_column: &str) -> String {
         match self {
             Column::Level => mode_column.to_string(),
             Column::Throughput => "Inferences/Second".to_string(),
@@ -93,7 +96,7 @@ impl Column {
             Column::RequestResponse => "request/response".to_string(),
             Column::ResponseWait => "response wait".to_string(),
             Column::Gpu(i) => GPU_TITLES[i].0.to_string(),
-            Column::Metric(i) => metric_spec(cfg, i).map_or(String::new(), |m| m.text.clone()),
+            Column::Metric(i) => metric_spec(settings, i).map_or(String::new(), |m| m.text),
             Column::FirstResponse(p) => format!("p{p} first response latency"),
             Column::InterResponse(p) => format!("p{p} inter-response latency"),
             Column::ResponsesPerRequest => "Responses per request".to_string(),
@@ -101,7 +104,7 @@ impl Column {
     }
 
     /// The cell of this column for one level; times are integer µs, truncated.
-    fn cell(self, cfg: &Config, r: &LevelResult) -> String {
+    fn cell(self, settings: &Settings, r: &LevelResult) -> String {
         let w = &r.merged;
         match self {
             Column::Level => r.level.csv_value(),
@@ -115,7 +118,7 @@ impl Column {
             Column::RequestResponse => usec(w.avg_send_us() + w.avg_recv_us()).to_string(),
             Column::ResponseWait => usec(w.avg_wait_us()).to_string(),
             Column::Gpu(i) => gpu_cell(w.metrics.as_ref(), i),
-            Column::Metric(i) => metric_cell(cfg, w, i),
+            Column::Metric(i) => metric_cell(settings, w, i),
             Column::FirstResponse(p) => stream_time_cell(&w.first_response, p),
             Column::InterResponse(p) => stream_time_cell(&w.inter_response, p),
             Column::ResponsesPerRequest => responses_cell(w),
@@ -123,13 +126,13 @@ impl Column {
     }
 }
 
-fn metric_spec(cfg: &Config, index: usize) -> Option<&MetricSpec> {
-    cfg.metrics.as_ref()?.specs.get(index)
+fn metric_spec(settings: &Settings, index: usize) -> Option<MetricSpec> {
+    settings.metric_specs().into_iter().nth(index)
 }
 
-fn metric_cell(cfg: &Config, w: &WindowStats, index: usize) -> String {
-    let value =
-        metric_spec(cfg, index).and_then(|spec| w.metrics.as_ref()?.value(&spec.text, spec.how));
+fn metric_cell(settings: &Settings, w: &WindowStats, index: usize) -> String {
+    let value = metric_spec(settings, index)
+        .and_then(|spec| w.metrics.as_ref()?.value(&spec.text, spec.how));
     value.map_or(String::new(), number)
 }
 
@@ -169,7 +172,7 @@ struct Available {
 }
 
 impl Available {
-    fn of(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> Available {
+    fn of(settings: &Settings, model: &ModelSpec, results: &[LevelResult]) -> Available {
         let servers: Vec<_> = results.iter().map(|r| r.merged.server.as_ref()).collect();
         let cache = servers
             .iter()
@@ -179,13 +182,13 @@ impl Available {
             server: !servers.is_empty() && servers.iter().all(Option::is_some),
             cache,
             decoupled: model.decoupled,
-            streaming: cfg.streaming,
+            streaming: settings.streaming,
         }
     }
 }
 
 /// The columns of a run, in perf_analyzer's order.
-fn columns(cfg: &Config, available: Available) -> Vec<Column> {
+fn columns(settings: &Settings, available: Available) -> Vec<Column> {
     let mut columns = vec![Column::Level, Column::Throughput];
     if available.decoupled {
         columns.push(Column::ResponseThroughput);
@@ -199,12 +202,12 @@ fn columns(cfg: &Config, available: Available) -> Vec<Column> {
     }
     columns.push(Column::ClientRecv);
     columns.extend(
-        reported_percentiles(cfg)
+        reported_percentiles(settings)
             .into_iter()
             .map(Column::Percentile),
     );
-    if cfg.verbose_csv {
-        columns.extend(verbose_columns(cfg));
+    if settings.outputs.verbose_csv {
+        columns.extend(verbose_columns(settings));
     }
     if available.streaming {
         columns.extend(CSV_STREAM_PERCENTILES.map(Column::FirstResponse));
@@ -215,32 +218,36 @@ fn columns(cfg: &Config, available: Available) -> Vec<Column> {
 }
 
 /// perf_analyzer's `--verbose-csv` columns, then one per `--metric`.
-fn verbose_columns(cfg: &Config) -> Vec<Column> {
+fn verbose_columns(settings: &Settings) -> Vec<Column> {
     let mut columns = Vec::new();
-    if cfg.percentile.is_none() {
+    if settings.percentile.is_none() {
         columns.push(Column::AvgLatency);
     }
     columns.extend([Column::RequestResponse, Column::ResponseWait]);
-    if let Some(metrics) = &cfg.metrics {
+    if let Some(metrics) = &settings.metrics {
         if metrics.standard {
             columns.extend((0..GPU_TITLES.len()).map(Column::Gpu));
         }
-        columns.extend((0..metrics.specs.len()).map(Column::Metric));
+        columns.extend((0..settings.metric_specs().len()).map(Column::Metric));
     }
     columns
 }
 
 /// The header line (no newline), e.g.
 /// `Concurrency,Inferences/Second,Client Send,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency`.
-pub fn csv_header(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> String {
-    let available = Available::of(cfg, model, results);
-    header_for(cfg, &columns(cfg, available), mode_column(results))
+pub fn csv_header(settings: &Settings, model: &ModelSpec, results: &[LevelResult]) -> String {
+    let available = Available::of(settings, model, results);
+    header_for(
+        settings,
+        &columns(settings, available),
+        mode_column(results),
+    )
 }
 
-fn header_for(cfg: &Config, columns: &[Column], mode_column: &str) -> String {
+fn header_for(settings: &Settings, columns: &[Column], mode_column: &str) -> String {
     let titles: Vec<String> = columns
         .iter()
-        .map(|c| csv_field(c.title(cfg, mode_column)))
+        .map(|c| csv_field(c.title(settings, mode_column)))
         .collect();
     titles.join(",")
 }
@@ -248,18 +255,18 @@ fn header_for(cfg: &Config, columns: &[Column], mode_column: &str) -> String {
 /// One line per level (no newlines), sorted by ascending throughput as perf_analyzer sorts
 /// them. Every level is written, stable or not: the console report flags the unstable ones,
 /// and dropping numbers silently would hide them.
-pub fn csv_rows(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> Vec<String> {
-    let columns = columns(cfg, Available::of(cfg, model, results));
+pub fn csv_rows(settings: &Settings, model: &ModelSpec, results: &[LevelResult]) -> Vec<String> {
+    let columns = columns(settings, Available::of(settings, model, results));
     let mut sorted: Vec<&LevelResult> = results.iter().collect();
     sorted.sort_by(|a, b| a.merged.throughput().total_cmp(&b.merged.throughput()));
     sorted
         .into_iter()
-        .map(|r| row_for(cfg, &columns, r))
+        .map(|r| row_for(settings, &columns, r))
         .collect()
 }
 
-fn row_for(cfg: &Config, columns: &[Column], r: &LevelResult) -> String {
-    let cells: Vec<String> = columns.iter().map(|c| c.cell(cfg, r)).collect();
+fn row_for(settings: &Settings, columns: &[Column], r: &LevelResult) -> String {
+    let cells: Vec<String> = columns.iter().map(|c| c.cell(settings, r)).collect();
     cells.join(",")
 }
 
@@ -293,22 +300,75 @@ pub fn probe(path: &Path) -> std::io::Result<()> {
 
 /// Writes the header and rows to `path`, one line each.
 pub fn write_csv(
-    cfg: &Config,
+    settings: &Settings,
     model: &ModelSpec,
     results: &[LevelResult],
     path: &Path,
 ) -> std::io::Result<()> {
-    let mut text = csv_header(cfg, model, results);
+    let mut text = csv_header(settings, model, results);
     text.push('\n');
-    for row in csv_rows(cfg, model, results) {
+    for row in csv_rows(settings, model, results) {
         text.push_str(&row);
         text.push('\n');
     }
-    std::fs::write(path, text)?;
-    for (extra, text) in super::ensemble_csv::composing_csvs(results, path) {
-        std::fs::write(extra, text)?;
+    std::fs::write(path, text)
+}
+
+/// One sentence for a CSV that could not be written at the end of the run.
+pub fn write_error(path: &Path, e: &std::io::Error) -> RunError {
+    RunError::failed(format!(
+        "Cannot write the CSV report to {}: {e}.",
+        path.display()
+    ))
+}
+
+/// Checks before the run that `path` can be written; the refusal names the flag.
+pub fn probe_flag(flag: &str, path: &Path) -> RunResult<()> {
+    probe(path).map_err(|e| {
+        RunError::bad_option(format!(
+            "{flag} {} cannot be written: {e}. Choose a file in a folder that exists and can be written.",
+            path.display()
+        ))
+    })
+}
+
+pub const REPORT: Entry = Entry {
+    name: "CSV",
+    is_on: |settings, _| !settings.csv_files.is_empty(),
+    open,
+};
+
+fn open(settings: &Settings) -> RunResult<Box<dyn Reporter>> {
+    let paths: Vec<PathBuf> = settings.csv_files.iter().map(PathBuf::from).collect();
+    for path in &paths {
+        probe_flag("-f", path)?;
     }
-    Ok(())
+    Ok(Box::new(Csv { paths }))
+}
+
+/// `-f FILE` (and `DIR/results.csv` with `--report-dir DIR`): perf_analyzer's CSV of the
+/// levels, or the time series of a `--ramp` / `--load-steps` run, written at the end.
+struct Csv {
+    paths: Vec<PathBuf>,
+}
+
+impl Reporter for Csv {
+    fn finish(&mut self, run: &Run<'_>, measured: &Measured<'_>) -> RunResult<()> {
+        let s = run.settings();
+        for path in &self.paths {
+            let written = match measured {
+                Measured::Levels(levels) if !levels.is_empty() => {
+                    write_csv(s, run.model, levels, path)
+                }
+                Measured::Timeline { buckets, .. } if !buckets.is_empty() => {
+                    super::write_timeline_csv(s, buckets, path)
+                }
+                _ => Ok(()),
+            };
+            written.map_err(|e| write_error(path, &e))?;
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -4,11 +4,37 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::RunResult;
 use crate::measure::level::LevelResult;
 use crate::measure::server_stats::ModelCounters;
 
 use super::format::mode_column;
 use super::format::{format_throughput, usec};
+use super::{Entry, Measured, Reporter, Run};
+
+pub const REPORT: Entry = Entry {
+    name: "ensemble CSV",
+    is_on: |settings, _| !settings.csv_files.is_empty() && !settings.is_timeline(),
+    open: |_| Ok(Box::new(EnsembleCsv)),
+};
+
+/// Beside each `-f` CSV, at the end of a run of an ensemble's levels.
+struct EnsembleCsv;
+
+impl Reporter for EnsembleCsv {
+    fn finish(&mut self, run: &Run<'_>, measured: &Measured<'_>) -> RunResult<()> {
+        let Measured::Levels(levels) = measured else {
+            return Ok(());
+        };
+        for main in &run.settings().csv_files {
+            let main = Path::new(main);
+            for (path, text) in composing_csvs(levels, main) {
+                std::fs::write(path, text).map_err(|e| super::csv::write_error(main, &e))?;
+            }
+        }
+        Ok(())
+    }
+}
 
 /// The composing models' files: their paths and contents.
 pub fn composing_csvs(results: &[LevelResult], main: &Path) -> Vec<(PathBuf, String)> {
@@ -91,8 +117,8 @@ fn row(r: &LevelResult, name: &str, cache: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::LoadLevel;
     use crate::measure::level::LevelEnd;
+    use crate::measure::level::LoadLevel;
     use crate::measure::server_stats::{ServerWindow, Timed};
     use crate::report::test_level;
 

@@ -1,11 +1,8 @@
 //! Number and label formatting shared by the console and CSV reports, so that a value is
 //! printed the same way everywhere and the way perf_analyzer users are used to reading it.
 
-use crate::config::Config;
-use crate::config::{format_rate, LoadLevel};
-use crate::measure::level::LevelResult;
-
-pub use crate::config::STANDARD_PERCENTILES;
+use crate::measure::level::{LevelResult, LoadLevel};
+use crate::results::Settings;
 
 /// Most decimals a throughput is printed with.
 const MAX_THROUGHPUT_DECIMALS: usize = 4;
@@ -13,9 +10,16 @@ const MAX_THROUGHPUT_DECIMALS: usize = 4;
 /// Significant digits of perf_analyzer's default stream precision.
 const SIGNIFICANT_DIGITS: usize = 6;
 
-/// The percentiles a report shows, ascending (see [`Config::reported_percentiles`]).
-pub fn reported_percentiles(cfg: &Config) -> Vec<f64> {
-    cfg.reported_percentiles()
+/// The percentiles a report shows, ascending: the standard four, `--percentile` and those
+/// of the `--slo` conditions, as the run recorded them.
+pub fn reported_percentiles(settings: &Settings) -> Vec<f64> {
+    settings.reported_percentiles.clone()
+}
+
+/// A rate as the reports print it, without a trailing ".0" for whole numbers (`100`,
+/// `12.5`): as the CSV's first column has it.
+pub fn format_rate(rate: f64) -> String {
+    LoadLevel::Rate(rate).csv_value()
 }
 
 /// `p95 latency`, `p99.9 latency`: the label of a percentile in reports.
@@ -25,8 +29,8 @@ pub fn percentile_label(p: f64) -> String {
 
 /// The name of the latency that stability and `-l` look at: `latency` (the mean) or
 /// `p95 latency` (with `--percentile 95`).
-pub fn stabilizing_label(cfg: &Config) -> String {
-    match cfg.percentile {
+pub fn stabilizing_label(settings: &Settings) -> String {
+    match settings.percentile {
         Some(p) => percentile_label(p),
         None => "latency".to_string(),
     }
@@ -90,7 +94,7 @@ pub fn mode_column(results: &[LevelResult]) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::test_config;
+    use crate::results::test_settings;
 
     #[test]
     fn throughput_uses_six_significant_digits_and_at_most_four_decimals() {
@@ -106,18 +110,22 @@ mod tests {
 
     #[test]
     fn percentiles_merge_in_order_without_duplicates() {
-        let mut cfg = test_config();
-        assert_eq!(reported_percentiles(&cfg), vec![50.0, 90.0, 95.0, 99.0]);
-        cfg.percentile = Some(95.0);
-        assert_eq!(reported_percentiles(&cfg), vec![50.0, 90.0, 95.0, 99.0]);
-        cfg.percentile = Some(75.0);
+        let reported = |flags: &[&str]| {
+            let mut args = vec!["-m", "test"];
+            args.extend_from_slice(flags);
+            reported_percentiles(&test_settings(&args))
+        };
+        assert_eq!(reported(&[]), vec![50.0, 90.0, 95.0, 99.0]);
         assert_eq!(
-            reported_percentiles(&cfg),
+            reported(&["--percentile", "95"]),
+            vec![50.0, 90.0, 95.0, 99.0]
+        );
+        assert_eq!(
+            reported(&["--percentile", "75"]),
             vec![50.0, 75.0, 90.0, 95.0, 99.0]
         );
-        cfg.percentile = Some(99.9);
         assert_eq!(
-            reported_percentiles(&cfg),
+            reported(&["--percentile", "99.9"]),
             vec![50.0, 90.0, 95.0, 99.0, 99.9]
         );
     }

@@ -2,8 +2,8 @@
 //! (per-GPU utilization, power and memory), the server process's CPU and memory, each
 //! `--metric`, and the CSV cells for `--verbose-csv`.
 
-use crate::config::{MetricAggregation, MetricsConfig};
-use crate::measure::metrics::{MetricsWindow, GPU_METRICS};
+use crate::measure::metrics::{MetricAggregation, MetricSpec, MetricsWindow, GPU_METRICS};
+use crate::results::MetricsSettings;
 
 /// perf_analyzer's titles of the four GPU metrics, in its column order, with their units.
 pub const GPU_TITLES: [(&str, &str); 4] = [
@@ -13,14 +13,18 @@ pub const GPU_TITLES: [(&str, &str); 4] = [
     ("Total GPU Memory", " bytes"),
 ];
 
-/// The console lines of a level's metrics.
-pub fn metrics_lines(cfg: &MetricsConfig, m: &MetricsWindow) -> Vec<String> {
+/// The console lines of a level's metrics (`specs`: the run's `--metric` specs).
+pub fn metrics_lines(
+    settings: &MetricsSettings,
+    specs: &[MetricSpec],
+    m: &MetricsWindow,
+) -> Vec<String> {
     let mut lines = vec!["  Server Prometheus Metrics: ".to_string()];
-    if cfg.standard {
+    if settings.standard {
         lines.extend(gpu_lines(m));
         lines.extend(process_line(m));
     }
-    for spec in &cfg.specs {
+    for spec in specs {
         let value = m.value(&spec.text, spec.how);
         let text = value.map_or("not on the page".to_string(), number);
         let unit = if spec.how == MetricAggregation::Rate {
@@ -149,14 +153,14 @@ mod tests {
 
     #[test]
     fn console_block_follows_perf_analyzer_and_adds_cpu_and_metrics() {
-        let cfg = MetricsConfig {
+        let settings = MetricsSettings {
             url: String::new(),
-            tls: None,
-            interval: std::time::Duration::from_secs(1),
+            interval_ms: 1000,
             standard: true,
-            specs: vec!["x:rate".parse().unwrap(), "y".parse().unwrap()],
+            metrics: vec!["x:rate".into(), "y".into()],
         };
-        let lines = metrics_lines(&cfg, &window());
+        let specs: Vec<MetricSpec> = vec!["x:rate".parse().unwrap(), "y".parse().unwrap()];
+        let lines = metrics_lines(&settings, &specs, &window());
         assert_eq!(lines[1], "    Avg GPU Utilization:");
         assert_eq!(lines[2], "      GPU-1 : 60%");
         assert_eq!(lines[4], "      GPU-1 : 75 watts");

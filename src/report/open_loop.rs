@@ -3,14 +3,14 @@
 //! the schedule, sends held back by `--max-concurrency`, and a warning that names the cause
 //! when the client, not the server, limited the load.
 
-use crate::config::Config;
 use crate::measure::window::WindowStats;
+use crate::results::Settings;
 
 /// Above this share of late sends the level is flagged (perf_analyzer's 1 %).
 const LATE_SHARE_LIMIT: f64 = 0.01;
 
 /// The open-loop lines for a rate level's merged windows.
-pub fn open_loop_lines(cfg: &Config, target_rate: f64, w: &WindowStats) -> Vec<String> {
+pub fn open_loop_lines(settings: &Settings, target_rate: f64, w: &WindowStats) -> Vec<String> {
     let mut lines = vec![
         format!(
             "    Send rate: {:.1} req/sec (target {}), late sends (>1 ms): {:.2}%, send lag p50 {} usec, p99 {} usec",
@@ -34,7 +34,7 @@ pub fn open_loop_lines(cfg: &Config, target_rate: f64, w: &WindowStats) -> Vec<S
             (w.cap_wait_ns / w.cap_waits as u128 / 1000) as u64
         ));
     }
-    lines.extend(keep_up_warning(cfg, w));
+    lines.extend(keep_up_warning(settings, w));
     lines
 }
 
@@ -47,23 +47,23 @@ fn format_target(rate: f64) -> String {
 }
 
 /// A warning when sends fell behind, naming the cause.
-pub(crate) fn keep_up_warning(cfg: &Config, w: &WindowStats) -> Option<String> {
+pub(crate) fn keep_up_warning(settings: &Settings, w: &WindowStats) -> Option<String> {
     if w.late_share() <= LATE_SHARE_LIMIT {
         return None;
     }
-    let cost = super::server::ClientCost::of(cfg, w);
+    let cost = super::server::ClientCost::of(settings, w);
     let busy = cost.as_ref().filter(|c| c.saturated());
     let cause = if w.cap_waits as f64 > w.late_sends as f64 * 0.5 {
         "the --max-concurrency cap held sends back (raise it, or lower the rate)".to_string()
-    } else if let (Some(c), true) = (busy, cfg.server_in_process) {
+    } else if let (Some(c), true) = (busy, settings.server_in_process) {
         format!(
             "this process, the client and the in-process server together, was busy ({}; lower the rate)",
-            c.usage(cfg)
+            c.usage(settings)
         )
     } else if let Some(c) = busy {
         format!(
             "the client's CPU was saturated ({}; lower the rate, or add --client-threads)",
-            c.usage(cfg)
+            c.usage(settings)
         )
     } else {
         "the client's send thread was descheduled (the machine is busy; lower the rate or free CPU for the client)".to_string()
@@ -98,7 +98,7 @@ mod tests {
 
     #[test]
     fn on_time_sends_give_no_warning() {
-        let lines = open_loop_lines(&crate::report::test_config(), 100.0, &window(20, 100));
+        let lines = open_loop_lines(&crate::report::test_settings(), 100.0, &window(20, 100));
         assert!(lines[0]
             .starts_with("    Send rate: 100.0 req/sec (target 100), late sends (>1 ms): 0.00%"));
         assert!(
@@ -111,7 +111,7 @@ mod tests {
 
     #[test]
     fn late_sends_are_flagged_with_a_cause() {
-        let lines = open_loop_lines(&crate::report::test_config(), 100.0, &window(5000, 100));
+        let lines = open_loop_lines(&crate::report::test_settings(), 100.0, &window(5000, 100));
         assert!(lines
             .last()
             .unwrap()
@@ -123,7 +123,7 @@ mod tests {
         let mut capped = window(5000, 100);
         capped.cap_waits = 100;
         capped.cap_wait_ns = 100 * 5_000_000;
-        let lines = open_loop_lines(&crate::report::test_config(), 100.0, &capped);
+        let lines = open_loop_lines(&crate::report::test_settings(), 100.0, &capped);
         assert!(lines.iter().any(
             |l| l.contains("held back by --max-concurrency: 100 (100.00%), avg wait 5000 usec")
         ));

@@ -15,16 +15,25 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::backend::capabilities;
-use crate::config::{Config, LoadLevel, LoadMode};
-use crate::data::Dataset;
+use crate::backend::Capabilities;
 use crate::error::{RunError, RunResult};
-use crate::measure::level::LevelResult;
+use crate::measure::level::{LevelResult, LoadLevel};
 use crate::measure::request_log::{RequestLog, RequestRecord};
+use crate::results::{LoadSettings, Settings};
 use crate::wire::tensor_values_json;
 
 use super::llm::json::{object, Json};
 use super::llm::payloads::Payloads;
+use super::{Entry, Measured, Origin, Reporter, Run, Sent};
+
+pub const REPORT: Entry = Entry {
+    name: "profile export",
+    // A merged run has no requests to list.
+    is_on: |settings, origin| {
+        settings.outputs.profile_export_file.is_some() && origin == Origin::Measured
+    },
+    open: |settings| Ok(Box::new(ProfileExportFile::new(settings))),
+};
 
 /// The `request_inputs` object of each dataset entry, as compact JSON text: an LLM
 /// request's body as `{"payload": "<body>"}`; a tensor request's inputs by name, a single
@@ -35,11 +44,11 @@ pub struct RequestInputs {
 }
 
 impl RequestInputs {
-    pub fn of(cfg: &Config, dataset: &Dataset) -> RequestInputs {
-        if cfg.llm().is_some() {
-            return RequestInputs::of_payloads(&Payloads::of(cfg, dataset));
+    pub fn of(settings: &Settings, sent: &Sent<'_>) -> RequestInputs {
+        if settings.llm.is_some() {
+            return RequestInputs::of_payloads(&(sent.bodies)());
         }
-        let entries = dataset.entries.iter().map(|entry| {
+        let entries = sent.dataset.entries.iter().map(|entry| {
             let inputs: Vec<String> = entry
                 .inputs
                 .iter()
@@ -93,13 +102,13 @@ fn tensor_value(t: &crate::wire::Tensor) -> String {
 /// Writes the whole export of one level (an LLM artifact folder's `profile_export.json`).
 pub fn write_profile_export(
     out: &mut impl Write,
-    cfg: &Config,
+    settings: &Settings,
     r: &LevelResult,
     inputs: &RequestInputs,
 ) -> io::Result<()> {
     out.write_all(HEAD)?;
-    write_experiment(out, cfg, r, inputs)?;
-    write_tail(out, cfg)
+    write_experiment(out, settings, r, inputs)?;
+    write_tail(out, settings)
 }
 
 const HEAD: &[u8] = b"{\"experiments\":[";
@@ -107,21 +116,21 @@ const HEAD: &[u8] = b"{\"experiments\":[";
 /// One level as an experiment: its load, its answered requests, its windows' boundaries.
 fn write_experiment(
     out: &mut impl Write,
-    cfg: &Config,
+    settings: &Settings,
     r: &LevelResult,
     inputs: &RequestInputs,
 ) -> io::Result<()> {
     write!(
         out,
         "{{\"experiment\":{},\"requests\":[",
-        experiment(cfg, r.level).compact()
+        experiment(settings, r.level).compact()
     )?;
     let log: Option<&RequestLog> = r.requests.as_ref();
     let answered = log
         .into_iter()
         .flat_map(RequestLog::each)
         .filter(|(record, _)| record.error.is_none());
-    let tokens = cfg.llm().is_some();
+    let tokens = settings.llm.is_some();
     for (i, (record, gaps)) in answered.enumerate() {
         if i > 0 {
             out.write_all(b",")?;
@@ -140,10 +149,10 @@ fn write_experiment(
 /// The experiment's id: `{mode, value}`, with perf_analyzer's placeholders for the modes
 /// that have no single load (a fixed schedule is request rate 0, a periodic run
 /// concurrency 1).
-fn experiment(cfg: &Config, level: LoadLevel) -> Json {
-    let (mode, value) = match (&cfg.load, level) {
-        (LoadMode::FixedSchedule, _) => ("request_rate", Json::from(0.0)),
-        (LoadMode::Periodic(_), _) => ("concurrency", Json::from(1u64)),
+fn experiment(settings: &Settings, level: LoadLevel) -> Json {
+    let (mode, value) = match (&settings.load, level) {
+        (LoadSettings::FixedSchedule, _) => ("request_rate", Json::from(0.0)),
+        (LoadSettings::Periodic { .. }, _) => ("concurrency", Json::from(1u64)),
         (_, LoadLevel::Concurrency(c)) => ("concurrency", Json::from(c)),
         (_, LoadLevel::Rate(rate)) => ("request_rate", Json::from(rate)),
     };
@@ -180,9 +189,13 @@ fn write_request(
 }
 
 /// The end of the file: the tool's version, the service kind and the endpoint.
-fn write_tail(out: &mut impl Write, cfg: &Config) -> io::Result<()> {
-    let service_kind = capabilities(cfg.service_kind()).export_name;
-    let endpoint = cfg.api.endpoint();
+fn write_tail(out: &mut impl Write, settings: &Settings) -> io::Result<()> {
+    let kind = settings.service_kind.as_str();
+    let service_kind = Capabilities::named(kind).map_or(kind, |api| api.export_name);
+    let endpoint = match &settings.llm {
+        Some(llm) => llm.endpoint.as_str(),
+        None => settings.grpc_method.as_deref().unwrap_or(""),
+    };
     write!(
         out,
         "],\"version\":{},\"service_kind\":\"{service_kind}\",\"endpoint\":{}}}",
@@ -192,9 +205,8 @@ fn write_tail(out: &mut impl Write, cfg: &Config) -> io::Result<()> {
 }
 
 /// `--profile-export-file F`: the run's export, one experiment per level, written as the
-/// run goes. Does nothing without the flag.
-pub struct ProfileExportFile<'a> {
-    cfg: &'a Config,
+/// run goes.
+pub struct ProfileExportFile {
     path: PathBuf,
     out: Option<BufWriter<File>>,
     inputs: RequestInputs,
@@ -203,20 +215,23 @@ pub struct ProfileExportFile<'a> {
     error: Option<RunError>,
 }
 
-impl<'a> ProfileExportFile<'a> {
-    /// Claims the path (refusing one that exists) and writes the file's opening.
-    pub fn start(cfg: &'a Config, dataset: &Dataset) -> RunResult<ProfileExportFile<'a>> {
-        let mut export = ProfileExportFile {
-            cfg,
-            path: cfg.profile_export_file.clone().unwrap_or_default(),
+impl ProfileExportFile {
+    fn new(settings: &Settings) -> ProfileExportFile {
+        let path = settings.outputs.profile_export_file.as_deref();
+        ProfileExportFile {
+            path: PathBuf::from(path.unwrap_or_default()),
             out: None,
             inputs: RequestInputs::default(),
             experiments: 0,
             error: None,
-        };
-        let Some(path) = &cfg.profile_export_file else {
-            return Ok(export);
-        };
+        }
+    }
+}
+
+impl Reporter for ProfileExportFile {
+    /// Claims the path (refusing one that exists) and writes the file's opening.
+    fn start(&mut self, run: &Run<'_>, sent: Option<&Sent<'_>>) -> RunResult<()> {
+        let path = &self.path;
         let file = File::options()
             .write(true)
             .create_new(true)
@@ -224,13 +239,15 @@ impl<'a> ProfileExportFile<'a> {
             .map_err(|e| open_error(path, &e))?;
         let mut out = BufWriter::new(file);
         out.write_all(HEAD).map_err(|e| write_error(path, &e))?;
-        export.out = Some(out);
-        export.inputs = RequestInputs::of(cfg, dataset);
-        Ok(export)
+        self.out = Some(out);
+        if let Some(sent) = sent {
+            self.inputs = RequestInputs::of(run.settings(), sent);
+        }
+        Ok(())
     }
 
-    /// Appends a level just measured. A failure is kept for [`ProfileExportFile::finish`].
-    pub fn write_level(&mut self, r: &LevelResult) {
+    /// Appends a level just measured. A failure is kept for the end.
+    fn level(&mut self, run: &Run<'_>, r: &LevelResult) {
         let (Some(out), None) = (&mut self.out, &self.error) else {
             return;
         };
@@ -238,7 +255,7 @@ impl<'a> ProfileExportFile<'a> {
             if self.experiments > 0 {
                 out.write_all(b",")?;
             }
-            write_experiment(out, self.cfg, r, &self.inputs)?;
+            write_experiment(out, run.settings(), r, &self.inputs)?;
             out.flush()
         };
         match write(out) {
@@ -248,14 +265,14 @@ impl<'a> ProfileExportFile<'a> {
     }
 
     /// Closes the file; the first write error, if any.
-    pub fn finish(mut self) -> RunResult<()> {
+    fn finish(&mut self, run: &Run<'_>, _measured: &Measured<'_>) -> RunResult<()> {
         let Some(mut out) = self.out.take() else {
             return Ok(());
         };
-        if let Some(error) = self.error {
+        if let Some(error) = self.error.take() {
             return Err(error);
         }
-        let close = write_tail(&mut out, self.cfg).and_then(|()| {
+        let close = write_tail(&mut out, run.settings()).and_then(|()| {
             out.write_all(b"\n")?;
             out.flush()
         });

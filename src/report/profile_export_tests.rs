@@ -3,11 +3,11 @@
 
 use super::*;
 use crate::backend::{ErrorKind, TokenSource, Tokens};
-use crate::data::Entry;
+use crate::data::{Dataset, Entry};
 use crate::measure::level::LevelEnd;
 use crate::measure::request_log::WallClock;
 use crate::measure::sample::Sample;
-use crate::report::llm::{test_llm_config, test_llm_window};
+use crate::report::llm::{test_llm_settings, test_llm_window};
 use std::time::{Duration, Instant};
 
 /// A level at concurrency 2 with two answered requests (one streamed in three answers,
@@ -43,10 +43,16 @@ fn logged_level() -> LevelResult {
 }
 
 fn export(r: &LevelResult) -> String {
-    let cfg = test_llm_config(&["--streaming"]);
+    let settings = test_llm_settings(&["--streaming"]);
     let payloads = Payloads::from_bodies(vec!["{\"a\":1}".into(), "{\"b\":2}".into()]);
     let mut out = Vec::new();
-    write_profile_export(&mut out, &cfg, r, &RequestInputs::of_payloads(&payloads)).unwrap();
+    write_profile_export(
+        &mut out,
+        &settings,
+        r,
+        &RequestInputs::of_payloads(&payloads),
+    )
+    .unwrap();
     String::from_utf8(out).unwrap()
 }
 
@@ -130,21 +136,17 @@ fn a_tensor_request_lists_its_inputs_by_name_as_perf_analyzer_writes_them() {
         prompt: None,
         stream: None,
     };
-    let cfg = {
-        use clap::Parser;
-        let cli = crate::cli::Cli::try_parse_from(["inferperf", "profile", "-m", "m"]).unwrap();
-        let crate::cli::Command::Profile(args) = cli.command else {
-            unreachable!("the profile subcommand was given");
-        };
-        crate::config::Config::from_args(&args).unwrap()
+    let settings = crate::results::test_settings(&["-m", "m"]);
+    let dataset = Dataset {
+        tokenizer: None,
+        entries: vec![entry],
     };
-    let inputs = RequestInputs::of(
-        &cfg,
-        &Dataset {
-            tokenizer: None,
-            entries: vec![entry],
-        },
-    );
+    let bodies = || Payloads::from_bodies(Vec::new());
+    let sent = Sent {
+        dataset: &dataset,
+        bodies: &bodies,
+    };
+    let inputs = RequestInputs::of(&settings, &sent);
     assert_eq!(
         inputs.get(0),
         r#"{"SCALAR":7,"FLOATS":[1.5,-2.0],"TEXT":"abc","BAD":null}"#

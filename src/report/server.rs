@@ -3,10 +3,10 @@
 //! cost with a warning when the client was the limit, and one line splitting the latency
 //! into client send, network and server overhead, queue, compute and client receive.
 
-use crate::backend::capabilities;
-use crate::config::Config;
+use crate::backend::Capabilities;
 use crate::measure::server_stats::{ModelCounters, ServerWindow};
 use crate::measure::window::WindowStats;
+use crate::results::Settings;
 
 use super::format::usec;
 
@@ -20,8 +20,8 @@ pub fn available_cores() -> f64 {
 
 /// The most CPU the client can use, in cores: its sending threads (`--client-threads`), no
 /// more than the machine has.
-pub fn client_capacity(cfg: &Config) -> f64 {
-    (cfg.client_threads as f64).min(available_cores())
+pub fn client_capacity(settings: &Settings) -> f64 {
+    (settings.client_threads as f64).min(available_cores())
 }
 
 /// perf_analyzer's `Server:` block, and the composing models of an ensemble or a BLS model.
@@ -108,7 +108,7 @@ pub struct ClientCost {
 }
 
 impl ClientCost {
-    pub fn of(cfg: &Config, w: &WindowStats) -> Option<ClientCost> {
+    pub fn of(settings: &Settings, w: &WindowStats) -> Option<ClientCost> {
         let secs = w.duration.as_secs_f64();
         let requests = w.completed();
         if secs <= 0.0 || requests == 0 || w.client_cpu.is_zero() {
@@ -118,7 +118,7 @@ impl ClientCost {
         Some(ClientCost {
             usec_per_request: cpu * 1e6 / requests as f64,
             cores: cpu / secs,
-            capacity: client_capacity(cfg),
+            capacity: client_capacity(settings),
         })
     }
 
@@ -128,8 +128,8 @@ impl ClientCost {
     }
 
     /// `0.95 of 1 client thread (2 cores)`.
-    pub fn usage(&self, cfg: &Config) -> String {
-        let threads = cfg.client_threads;
+    pub fn usage(&self, settings: &Settings) -> String {
+        let threads = settings.client_threads;
         let plural = if threads == 1 { "" } else { "s" };
         format!(
             "{:.2} of {threads} client thread{plural} ({} cores)",
@@ -141,20 +141,20 @@ impl ClientCost {
 
 /// `Client CPU: … usec per request …`, and a warning when the client was the limit (closed
 /// loop; open-loop levels name the cause in their late-send warning).
-pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<String> {
-    let Some(cost) = ClientCost::of(cfg, w) else {
+pub fn client_cost_lines(settings: &Settings, w: &WindowStats, open_loop: bool) -> Vec<String> {
+    let Some(cost) = ClientCost::of(settings, w) else {
         return Vec::new();
     };
     // In-process models or server: the process's CPU is the client's and theirs together.
-    let in_process = capabilities(cfg.service_kind()).in_process;
-    let shared = in_process.or(cfg.server_in_process.then_some("server"));
+    let in_process = Capabilities::named(&settings.service_kind).and_then(|api| api.in_process);
+    let shared = in_process.or(settings.server_in_process.then_some("server"));
     let usage = match shared {
         Some(what) => format!(
             "{:.2} cores of {}, client and in-process {what} together",
             cost.cores,
             available_cores()
         ),
-        None => cost.usage(cfg),
+        None => cost.usage(settings),
     };
     let tokens = w.tokens.as_ref().map_or(0, |t| t.output_tokens.sum());
     let per_token = match tokens {
@@ -173,7 +173,7 @@ pub fn client_cost_lines(cfg: &Config, w: &WindowStats, open_loop: bool) -> Vec<
     if cost.saturated() && !open_loop && shared.is_none() {
         lines.push(format!(
             "  [WARNING] The client used {}: inferperf, not the server, limited this load. Add --client-threads, or run the client on another machine.",
-            cost.usage(cfg)
+            cost.usage(settings)
         ));
     }
     lines
@@ -414,10 +414,10 @@ mod tests {
 
     #[test]
     fn client_cost_is_per_request_and_in_cores() {
-        let cfg = crate::report::test_config();
+        let settings = crate::report::test_settings();
         let mut w = test_window(&[1000; 100], &[], 2.0);
         w.client_cpu = std::time::Duration::from_micros(500);
-        let lines = client_cost_lines(&cfg, &w, false);
+        let lines = client_cost_lines(&settings, &w, false);
         assert!(
             lines[0].starts_with("    Client CPU: 5.0 usec per request, 0.00 of 1 client thread ("),
             "{}",
@@ -425,14 +425,14 @@ mod tests {
         );
         assert_eq!(lines.len(), 1);
         w.client_cpu = crate::number::saturating_secs(2.0 * available_cores());
-        let lines = client_cost_lines(&cfg, &w, false);
+        let lines = client_cost_lines(&settings, &w, false);
         assert!(
             lines[1].contains("not the server, limited this load"),
             "{lines:?}"
         );
         // The demo's server runs in the client's process: the figure is labelled so, and
         // a busy process is no sign that the client limited the load.
-        let mut demo = cfg.clone();
+        let mut demo = settings.clone();
         demo.server_in_process = true;
         let lines = client_cost_lines(&demo, &w, false);
         assert_eq!(lines.len(), 1, "{lines:?}");

@@ -7,10 +7,9 @@
 
 use std::path::Path;
 
-use crate::config::Config;
-use crate::config::TimelineKind;
 use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
+use crate::results::{LoadSettings, Settings};
 
 use super::format::{format_throughput, percentile_label, reported_percentiles, usec};
 
@@ -30,8 +29,8 @@ enum Column {
 }
 
 /// The columns of a run; `console` keeps the table narrow (p50 and p99 only).
-fn columns(cfg: &Config, console: bool) -> Vec<Column> {
-    let open = kind(cfg) == TimelineKind::Rate;
+fn columns(settings: &Settings, console: bool) -> Vec<Column> {
+    let open = kind(settings) == TimelineKind::Rate;
     let mut columns = vec![Column::Time, Column::Target];
     if open {
         columns.push(Column::Sent);
@@ -40,7 +39,7 @@ fn columns(cfg: &Config, console: bool) -> Vec<Column> {
     let percentiles = if console {
         vec![50.0, 99.0]
     } else {
-        reported_percentiles(cfg)
+        reported_percentiles(settings)
     };
     columns.extend(percentiles.into_iter().map(Column::Percentile));
     if !console {
@@ -52,10 +51,18 @@ fn columns(cfg: &Config, console: bool) -> Vec<Column> {
     columns
 }
 
-fn kind(cfg: &Config) -> TimelineKind {
-    cfg.load
-        .timeline()
-        .map_or(TimelineKind::Rate, |plan| plan.kind)
+/// Whether the plan is of a rate (open loop) or of a concurrency (closed loop).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TimelineKind {
+    Rate,
+    Concurrency,
+}
+
+fn kind(settings: &Settings) -> TimelineKind {
+    match &settings.load {
+        LoadSettings::Timeline { kind, .. } if kind == "concurrency" => TimelineKind::Concurrency,
+        _ => TimelineKind::Rate,
+    }
 }
 
 impl Column {
@@ -137,9 +144,9 @@ fn pad_row(cells: &[(String, usize)]) -> String {
 }
 
 /// The lines before the first bucket: what the table holds, and its header.
-pub fn timeline_header(cfg: &Config) -> String {
-    let kind = kind(cfg);
-    let titles: Vec<(String, usize)> = columns(cfg, true)
+pub fn timeline_header(settings: &Settings) -> String {
+    let kind = kind(settings);
+    let titles: Vec<(String, usize)> = columns(settings, true)
         .into_iter()
         .map(|c| c.console_title(kind))
         .collect();
@@ -150,14 +157,14 @@ pub fn timeline_header(cfg: &Config) -> String {
 }
 
 /// The table line of one bucket, and under it a line per server when there are several.
-pub fn bucket_line(cfg: &Config, bucket: &Bucket) -> String {
-    let kind = kind(cfg);
-    let cells: Vec<(String, usize)> = columns(cfg, true)
+pub fn bucket_line(settings: &Settings, bucket: &Bucket) -> String {
+    let kind = kind(settings);
+    let cells: Vec<(String, usize)> = columns(settings, true)
         .into_iter()
         .map(|c| (c.console_cell(bucket), c.console_title(kind).1))
         .collect();
     let mut text = format!("{}\n", pad_row(&cells));
-    for line in super::replicas::bucket_replica_lines(cfg, &bucket.stats) {
+    for line in super::replicas::bucket_replica_lines(settings, &bucket.stats) {
         text.push_str(&line);
         text.push('\n');
     }
@@ -166,7 +173,7 @@ pub fn bucket_line(cfg: &Config, bucket: &Bucket) -> String {
 
 /// The totals after the table (`all`: every bucket merged): requests, errors, the busiest
 /// and the slowest second, and a warning when the client fell behind its schedule.
-pub fn timeline_summary(cfg: &Config, buckets: &[Bucket], all: &WindowStats) -> String {
+pub fn timeline_summary(settings: &Settings, buckets: &[Bucket], all: &WindowStats) -> String {
     let span = buckets.last().map_or(0.0, |b| b.end().as_secs_f64());
     let mut lines = vec![format!(
         "Total: {} requests answered in {} s ({} ok, {} errors), throughput {} infer/sec, p99 latency {} usec",
@@ -194,9 +201,9 @@ pub fn timeline_summary(cfg: &Config, buckets: &[Bucket], all: &WindowStats) -> 
             seconds(slowest.start.as_secs_f64())
         ));
     }
-    lines.extend(super::replicas::replica_lines(cfg, all));
-    if kind(cfg) == TimelineKind::Rate {
-        lines.extend(super::open_loop::keep_up_warning(cfg, all));
+    lines.extend(super::replicas::replica_lines(settings, all));
+    if kind(settings) == TimelineKind::Rate {
+        lines.extend(super::open_loop::keep_up_warning(settings, all));
     }
     let mut text = lines.join("\n");
     text.push('\n');
@@ -204,9 +211,9 @@ pub fn timeline_summary(cfg: &Config, buckets: &[Bucket], all: &WindowStats) -> 
 }
 
 /// The time-series CSV: a header, then one row per second in time order.
-pub fn timeline_csv(cfg: &Config, buckets: &[Bucket]) -> String {
-    let kind = kind(cfg);
-    let columns = columns(cfg, false);
+pub fn timeline_csv(settings: &Settings, buckets: &[Bucket]) -> String {
+    let kind = kind(settings);
+    let columns = columns(settings, false);
     let header: Vec<String> = columns.iter().map(|c| c.csv_title(kind)).collect();
     let mut text = header.join(",");
     text.push('\n');
@@ -219,8 +226,12 @@ pub fn timeline_csv(cfg: &Config, buckets: &[Bucket]) -> String {
 }
 
 /// Writes [`timeline_csv`] to `path`.
-pub fn write_timeline_csv(cfg: &Config, buckets: &[Bucket], path: &Path) -> std::io::Result<()> {
-    std::fs::write(path, timeline_csv(cfg, buckets))
+pub fn write_timeline_csv(
+    settings: &Settings,
+    buckets: &[Bucket],
+    path: &Path,
+) -> std::io::Result<()> {
+    std::fs::write(path, timeline_csv(settings, buckets))
 }
 
 #[cfg(test)]
@@ -230,15 +241,10 @@ mod tests {
     use crate::report::test_window;
     use std::time::Duration;
 
-    fn config(args: &[&str]) -> Config {
-        use clap::Parser;
-        let mut all = vec!["inferperf", "profile", "-m", "m"];
+    fn config(args: &[&str]) -> Settings {
+        let mut all = vec!["-m", "m"];
         all.extend_from_slice(args);
-        let cli = crate::cli::Cli::try_parse_from(all).expect("flags parse");
-        let crate::cli::Command::Profile(p) = cli.command else {
-            unreachable!("profile was given");
-        };
-        Config::from_args(&p).expect("valid flags")
+        crate::results::test_settings(&all)
     }
 
     fn bucket(second: u64, target: f64, latencies_us: &[u64]) -> Bucket {
@@ -254,9 +260,9 @@ mod tests {
 
     #[test]
     fn the_csv_is_a_time_series() {
-        let cfg = config(&["--load-steps", "rate=2:1s,rate=3:1s"]);
+        let settings = config(&["--load-steps", "rate=2:1s,rate=3:1s"]);
         let csv = timeline_csv(
-            &cfg,
+            &settings,
             &[
                 bucket(0, 2.0, &[100, 300]),
                 bucket(1, 3.0, &[200, 200, 200]),
@@ -273,21 +279,22 @@ mod tests {
 
     #[test]
     fn the_console_table_lines_up() {
-        let cfg = config(&["--ramp", "2s", "--concurrency-range", "1:2"]);
-        let header = timeline_header(&cfg);
+        let settings = config(&["--ramp", "2s", "--concurrency-range", "1:2"]);
+        let header = timeline_header(&settings);
         let titles = header.lines().nth(1).unwrap();
         assert!(titles.contains("Concurrency"), "{titles}");
         assert!(!titles.contains("Sent/s"), "closed loop has no send column");
-        let line = bucket_line(&cfg, &bucket(1, 2.0, &[100, 300]));
+        let line = bucket_line(&settings, &bucket(1, 2.0, &[100, 300]));
         assert_eq!(line.trim_end().len(), titles.len());
         assert!(line.trim_start().starts_with("1-2 "), "{line}");
         let mut buckets = vec![bucket(0, 1.0, &[100]), bucket(1, 2.0, &[100, 300])];
         let all = WindowStats::merged(buckets.iter().map(|b| &b.stats), 1);
         // Reported buckets keep only the percentiles the reports show.
         for b in &mut buckets {
-            b.stats.compact(&Compaction::for_run(&cfg));
+            b.stats
+                .compact(&Compaction::percentiles(&settings.kept_percentiles()));
         }
-        let summary = timeline_summary(&cfg, &buckets, &all);
+        let summary = timeline_summary(&settings, &buckets, &all);
         assert!(
             summary.starts_with("Total: 3 requests answered in 2 s (3 ok, 0 errors)"),
             "{summary}"

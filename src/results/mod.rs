@@ -7,9 +7,11 @@
 //! windows, levels and machines merge without loss; then the merged figures and how and why
 //! the level ended. A `--ramp` / `--load-steps` run has its per-second buckets instead.
 //!
-//! It is written as the run goes ([`ResultsWriter`]: `--report-dir DIR` → `DIR/results.json`,
-//! `--results-file F`), read back with [`read`], and described field by field in
-//! `docs/results.schema.json` (checked against real files by `tests/suite/results.rs`).
+//! It is recorded as the run goes ([`Recorder`]) and written by the results-file report
+//! (`--report-dir DIR` → `DIR/results.json`, `--results-file F`), read back with [`read`],
+//! and described field by field in `docs/results.schema.json` (checked against real files
+//! by `tests/suite/results.rs`). Its settings ([`settings`], the one place the
+//! configuration becomes the record) are what every report is rendered from.
 //!
 //! For a reader: `read(path)?` gives a [`ResultsFile`]; each [`DistributionRecord`] lists the
 //! run's percentiles and `distribution()?` rebuilds a
@@ -20,6 +22,8 @@
 pub mod merge;
 mod reader;
 mod record;
+mod recorded;
+mod recorder;
 mod restore;
 mod schema;
 mod settings;
@@ -27,6 +31,11 @@ mod writer;
 
 pub use reader::{merge_distributions, read};
 pub use record::{distribution_record, file_percentiles, window_record, FILE_PERCENTILES};
+#[cfg(test)]
+pub(crate) use recorded::test_settings;
+pub use recorded::ResultsPath;
+pub use recorder::{MergedOrigin, Recorder, RunEnd};
 pub use restore::{error_kind, model_spec, window_stats};
 pub use schema::*;
-pub use writer::{replace_file, rfc3339, MergedOrigin, ResultsWriter, RunEnd};
+pub use settings::{settings, without_userinfo};
+pub use writer::{check_writable, replace_file, write_file};

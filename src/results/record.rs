@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use super::schema::*;
 use crate::backend::ErrorKind;
-use crate::config::{Config, LoadLevel};
+use crate::config::LoadLevel;
 use crate::measure::distribution::Distribution;
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::metrics::MetricsWindow;
@@ -30,8 +30,8 @@ const MILLI_PCT: &str = "milli_pct";
 
 /// The percentiles the distributions of a run's file list: those its reports show (for an
 /// LLM run GenAI-Perf's too) and [`FILE_PERCENTILES`], ascending.
-pub fn file_percentiles(cfg: &Config) -> Vec<f64> {
-    let mut all = cfg.kept_percentiles();
+pub fn file_percentiles(settings: &Settings) -> Vec<f64> {
+    let mut all = settings.kept_percentiles();
     for p in FILE_PERCENTILES {
         if !all.contains(&p) {
             all.push(p);
@@ -284,8 +284,9 @@ fn tokens_record(t: &TokenStats, w: &WindowStats, percentiles: &[f64]) -> Tokens
 }
 
 /// The record of a finished level.
-pub fn level_record(cfg: &Config, r: &LevelResult, start: Instant) -> LevelRecord {
-    let percentiles = file_percentiles(cfg);
+pub fn level_record(settings: &Settings, r: &LevelResult, start: Instant) -> LevelRecord {
+    let percentiles = file_percentiles(settings);
+    let urls = settings.servers();
     let first_merged = r.windows.len().saturating_sub(STABILITY_WINDOWS);
     LevelRecord {
         load: match r.level {
@@ -300,16 +301,16 @@ pub fn level_record(cfg: &Config, r: &LevelResult, start: Instant) -> LevelRecor
             LevelEnd::MissedSlo => LevelEndRecord::MissedSlo,
             LevelEnd::Interrupted => LevelEndRecord::Interrupted,
         },
-        why: why(cfg, r),
+        why: why(settings, r),
         stable: r.is_stable(),
         notes: r.notes.clone(),
         windows: r
             .windows
             .iter()
-            .map(|w| window_with_replicas(w, &cfg.urls, start, &percentiles))
+            .map(|w| window_with_replicas(w, urls, start, &percentiles))
             .collect(),
         merged_windows: (first_merged..r.windows.len()).collect(),
-        merged: window_with_replicas(&r.merged, &cfg.urls, start, &percentiles),
+        merged: window_with_replicas(&r.merged, urls, start, &percentiles),
     }
 }
 
@@ -329,19 +330,19 @@ pub fn bucket_record(
 }
 
 /// Why a level ended as it did, in one sentence with the figures.
-fn why(cfg: &Config, r: &LevelResult) -> String {
+fn why(settings: &Settings, r: &LevelResult) -> String {
     let last = &r.windows[r.windows.len().saturating_sub(STABILITY_WINDOWS)..];
-    let latency_name = match cfg.percentile {
+    let latency_name = match settings.percentile {
         Some(p) => format!("p{p} latency"),
         None => "mean latency".to_string(),
     };
-    let latency = |w: &WindowStats| w.stabilizing_latency_us(cfg.percentile);
+    let latency = |w: &WindowStats| w.stabilizing_latency_us(settings.percentile);
     let spreads = || {
         let throughput = spread(last.iter().map(WindowStats::throughput));
         let latency = spread(last.iter().map(latency));
         format!("throughput varied {throughput:.1}% and {latency_name} {latency:.1}%")
     };
-    let s = cfg.stability_percentage;
+    let s = settings.stability_percentage;
     match r.end {
         LevelEnd::Stable => format!(
             "The last {} windows were within -s {s}%: {}.",
@@ -355,13 +356,13 @@ fn why(cfg: &Config, r: &LevelResult) -> String {
         LevelEnd::Unstable if last.iter().any(|w| w.throughput() <= 0.0) => format!(
             "After {} windows (-r {}) one of the last {} had no successful request.",
             r.windows.len(),
-            cfg.max_trials,
+            settings.max_trials,
             last.len()
         ),
         LevelEnd::Unstable => format!(
             "After {} windows (-r {}) the last {} were not within -s {s}%: {}.",
             r.windows.len(),
-            cfg.max_trials,
+            settings.max_trials,
             last.len(),
             spreads()
         ),
@@ -373,11 +374,11 @@ fn why(cfg: &Config, r: &LevelResult) -> String {
                 .fold(0.0, f64::max);
             format!(
                 "The {latency_name} of a window reached -l {} ms ({}).",
-                cfg.latency_threshold_ms.unwrap_or(0.0),
+                settings.latency_threshold_ms.unwrap_or(0.0),
                 ms(worst)
             )
         }
-        LevelEnd::MissedSlo => missed_slo(cfg, r),
+        LevelEnd::MissedSlo => missed_slo(settings, r),
         LevelEnd::Interrupted => format!(
             "Interrupted (Ctrl-C) after {} window{}: the figures are those measured until then.",
             r.windows.len(),
@@ -387,24 +388,27 @@ fn why(cfg: &Config, r: &LevelResult) -> String {
 }
 
 /// `Missed --slo p99<=50ms: p99 latency 63.20 ms.`, or the window far over a condition.
-fn missed_slo(cfg: &Config, r: &LevelResult) -> String {
-    let missed: Vec<String> = cfg
-        .slo
+fn missed_slo(settings: &Settings, r: &LevelResult) -> String {
+    let conditions = settings.slo_conditions();
+    let missed: Vec<String> = conditions
         .iter()
-        .filter(|c| !c.met_by(&r.merged))
-        .map(|c| format!("{c}: {} {}", c.metric_label(), ms(c.value_us(&r.merged))))
+        .filter(|(_, c)| !c.met_by(&r.merged))
+        .map(|(text, c)| {
+            let value = ms(c.value_us(&r.merged));
+            format!("{text}: {} {value}", c.metric_label())
+        })
         .collect();
     if !missed.is_empty() {
         return format!("Missed --slo {}.", missed.join("; "));
     }
     let newest = r.windows.last();
-    let far = cfg
-        .slo
-        .iter()
-        .find_map(|c| newest.filter(|w| c.far_over(w)).map(|w| (c, c.value_us(w))));
+    let far = conditions.iter().find_map(|(text, c)| {
+        let w = newest.filter(|w| c.far_over(w))?;
+        Some((text, c, c.value_us(w)))
+    });
     match far {
-        Some((c, value)) => format!(
-            "A window was over twice --slo {c} ({} {}), which ends the level at once.",
+        Some((text, c, value)) => format!(
+            "A window was over twice --slo {text} ({} {}), which ends the level at once.",
             c.metric_label(),
             ms(value)
         ),

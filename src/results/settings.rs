@@ -8,8 +8,8 @@ use super::schema::*;
 use crate::backend::capabilities;
 use crate::config::shm::SharedMemory;
 use crate::config::{
-    Config, Distribution, InputData, LlmConfig, LoadMode, MeasurementMode, MetricsConfig,
-    PromptSource, Protocol, TensorFormat, TimelineKind,
+    ApiSettings, Config, Distribution, InputData, LlmConfig, LoadMode, MeasurementMode,
+    MetricsConfig, PromptSource, Protocol, TensorFormat, TimelineKind,
 };
 
 /// The settings of a run.
@@ -92,6 +92,20 @@ pub fn settings(cfg: &Config) -> Settings {
             target_name: t.target_name.clone(),
         }),
         arguments: cfg.arguments.clone(),
+        benchmark_duration_ms: cfg.benchmark_duration.map(|d| d.as_millis() as u64),
+        grpc_method: match &cfg.api {
+            ApiSettings::DynamicGrpc(grpc) => Some(grpc.method.clone()),
+            _ => None,
+        },
+        server_in_process: cfg.server_in_process,
+        outputs: OutputsRecord {
+            verbose: cfg.verbose,
+            verbose_csv: cfg.verbose_csv,
+            report_dir: cfg.report_dir.as_deref().map(display),
+            results_file: cfg.results_file.as_deref().map(display),
+            per_url_csv: cfg.per_url_csv.as_deref().map(display),
+            profile_export_file: cfg.profile_export_file.as_deref().map(display),
+        },
     }
 }
 
@@ -206,6 +220,7 @@ fn llm(l: &LlmConfig) -> LlmSettings {
         },
         num_prompts: l.num_prompts,
         artifact_dir: l.artifact_dir.as_deref().map(display),
+        tokenizer: l.tokenizer.clone(),
     }
 }
 

@@ -177,7 +177,7 @@ fn check_command(command: Command) -> Result<(), String> {
                 .map_err(|e| format!("--model {m}: {e}"))
         }),
         Command::Compare(args) => args.fail_on.as_deref().map_or(Ok(()), |limits| {
-            inferperf::report::compare::parse_fail_on(limits).map(drop)
+            inferperf::commands::compare::parse_fail_on(limits).map(drop)
         }),
         Command::Demo(_) | Command::Report(_) | Command::Merge(_) => Ok(()),
     }

@@ -59,7 +59,7 @@ async fn a_sweep_writes_a_self_contained_report_that_report_rebuilds() {
         "--report-dir",
         dir.to_str().unwrap(),
     ]);
-    inferperf::app::profile(&cfg, Arc::new(Interrupt::default()))
+    inferperf::commands::profile::profile(&cfg, Arc::new(Interrupt::default()))
         .await
         .expect("the run completes");
     let path = dir.join("report.html");

@@ -21,17 +21,9 @@ const KEPT: &[&[&str]] = &[&[
     "backend/api/triton_c_api/server.rs",
 ]];
 
-/// Circles still standing, each to be broken under issue 34.
-const NOT_YET_BROKEN: &[&[&str]] = &[
-    &["load/rate.rs", "load/rate_thread.rs", "load/threads.rs"],
-    &[
-        "report/compare.rs",
-        "report/html/compare.rs",
-        "report/html/mod.rs",
-        "report/html/overlay.rs",
-    ],
-    &["results/settings.rs", "results/writer.rs"],
-];
+/// Circles still standing, to be broken (the list only shrinks). Issue 34 emptied it:
+/// a new circle is a defect to mend, not an entry to add.
+const NOT_YET_BROKEN: &[&[&str]] = &[];
 
 /// One source file of the library: its module path and its text.
 struct SourceFile {

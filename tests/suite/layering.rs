@@ -1,14 +1,16 @@
 //! The one-way path of DESIGN.md, held against the code: each box may use the boxes above it
 //! (configuration → dataset → adapters → measurement → drivers → the results file → reports →
-//! the commands) and none below it. A module that names a lower box (`crate::load` inside
-//! `src/measure/`, say) fails this test with the file and the line, so an import loop cannot
-//! come back unseen.
+//! the live progress line → the commands) and none below it. A module that names a lower box
+//! (`crate::load` inside `src/measure/`, say) fails this test with the file and the line, so
+//! an import loop cannot come back unseen. The reports are also held apart from the
+//! configuration: they are rendered from the run's recorded settings, so `src/report/`
+//! names nothing of `crate::config`.
 
 use std::path::{Path, PathBuf};
 
 /// The boxes in order, each with the source it is made of. The shared ground every box may
 /// use (error, number, model, wire, proto, prometheus, cli, server) is not listed.
-const BOXES: [(&str, &[&str]); 10] = [
+const BOXES: [(&str, &[&str]); 9] = [
     ("config", &["src/config.rs", "src/config"]),
     ("data", &["src/data"]),
     ("backend", &["src/backend"]),
@@ -16,9 +18,8 @@ const BOXES: [(&str, &[&str]); 10] = [
     ("load", &["src/load"]),
     ("results", &["src/results"]),
     ("report", &["src/report"]),
-    ("app", &["src/app.rs", "src/app"]),
-    ("demo", &["src/demo.rs"]),
-    ("sweep", &["src/sweep"]),
+    ("ui", &["src/ui"]),
+    ("commands", &["src/commands"]),
 ];
 
 fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
@@ -38,12 +39,18 @@ fn rust_files(path: &Path, out: &mut Vec<PathBuf>) {
 
 /// Every line of the box's files that names a box below it, as `file:line: text`.
 fn imports_from_below(position: usize) -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let (_, sources) = BOXES[position];
     let lower: Vec<String> = BOXES[position + 1..]
         .iter()
         .map(|(name, _)| format!("crate::{name}"))
         .collect();
+    lines_naming(sources, &lower, "is below it")
+}
+
+/// Every line of the files under `sources` that names one of `modules`, as
+/// `file:line: text (module why)`.
+fn lines_naming(sources: &[&str], modules: &[String], why: &str) -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for source in sources {
         rust_files(&root.join(source), &mut files);
@@ -51,20 +58,32 @@ fn imports_from_below(position: usize) -> Vec<String> {
     let mut found = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        for (number, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or("");
-            if let Some(name) = lower.iter().find(|name| names(code, name)) {
-                found.push(format!(
-                    "{}:{}: {} ({name} is below it)",
-                    file.strip_prefix(root).unwrap().display(),
-                    number + 1,
-                    line.trim()
-                ));
-            }
+        let shown = file.strip_prefix(root).unwrap().display().to_string();
+        found.extend(lines_of_text_naming(&shown, &text, modules, why));
+    }
+    found
+}
+
+/// The lines of one file's `text` that name one of `modules` (comments aside).
+fn lines_of_text_naming(file: &str, text: &str, modules: &[String], why: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        if let Some(name) = modules.iter().find(|name| names(code, name)) {
+            found.push(format!(
+                "{file}:{}: {} ({name} {why})",
+                number + 1,
+                line.trim()
+            ));
         }
     }
     found
 }
+
+/// What the reports may not name: the configuration. A report is rendered from the run's
+/// recorded settings (results.json's `settings`), so that a run merged from its shards'
+/// files is reported by the same code as a run measured whole.
+const NOT_IN_REPORTS: &str = "crate::config";
 
 /// Whether `code` names the module `path` (not merely a longer name starting with it).
 fn names(code: &str, path: &str) -> bool {
@@ -347,4 +366,33 @@ fn the_checks_see_an_api_named_where_it_must_not_be() {
     // And the line of the statement is the one reported.
     let numbered = named_paths("// x\nuse crate::backend::{\n    api::kserve,\n};");
     assert_eq!(numbered[0].0, 2);
+}
+
+#[test]
+fn the_reports_do_not_name_the_configuration() {
+    let found = lines_naming(
+        &["src/report"],
+        &[NOT_IN_REPORTS.to_string()],
+        "is the configuration: read the recorded settings instead",
+    );
+    assert!(
+        found.is_empty(),
+        "reports that read the configuration:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_reports_check_sees_a_line_naming_the_configuration() {
+    let text = "//! A report.\nuse crate::results::Settings;\nuse crate::config::{Config, LoadMode};\n// crate::config in a comment is no import\nfn f(c: &crate::configuration::X) {}\n";
+    let found = lines_of_text_naming(
+        "src/report/x.rs",
+        text,
+        &[NOT_IN_REPORTS.to_string()],
+        "is the configuration",
+    );
+    assert_eq!(
+        found,
+        ["src/report/x.rs:3: use crate::config::{Config, LoadMode}; (crate::config is the configuration)"]
+    );
 }

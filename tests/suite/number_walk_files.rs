@@ -193,12 +193,12 @@ async fn every_number_of_a_results_file_is_read_or_refused_by_compare_merge_and_
                         let runs = vec![baseline.clone(), file.clone()];
                         let html = out.join("report.html");
                         guarded(format!("compare {name}"), move || {
-                            inferperf::report::compare::run(&runs, Some("p99>+10%"), None)
+                            inferperf::commands::compare::run(&runs, Some("p99>+10%"), None)
                         })
                         .and_then(|_| {
                             let file = file.clone();
                             guarded(format!("report {name}"), move || {
-                                inferperf::report::html::rebuild(&file, &html)
+                                inferperf::commands::report::run(&file, &html)
                             })
                         })
                     }
@@ -212,7 +212,7 @@ async fn every_number_of_a_results_file_is_read_or_refused_by_compare_merge_and_
                             allow_missing: false,
                         };
                         guarded(format!("merge {name}"), move || {
-                            inferperf::app::merge::run(&args)
+                            inferperf::commands::merge::run(&args)
                         })
                     }
                 };

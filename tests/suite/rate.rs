@@ -14,7 +14,7 @@ use common::*;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
-use inferperf::load::rate::OpenLoop;
+use inferperf::load::open_loop::OpenLoop;
 use inferperf::load::schedule::Schedule;
 use inferperf::measure::sample::Sample;
 use inferperf::measure::window::LATE_SEND;
@@ -80,8 +80,10 @@ async fn run_open_loop_on(
     threads: usize,
 ) -> Vec<Sample> {
     let cfg = config(&["-m", "noop", "-u", url, "--request-rate-range", "1"]);
-    let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
-    let threads = inferperf::load::threads::ClientThreads::start(threads);
+    let prepared = inferperf::commands::profile::prepare(&cfg)
+        .await
+        .expect("prepare");
+    let threads = inferperf::load::client_threads::ClientThreads::start(threads);
     let mut driver = OpenLoop::new(prepared.replicas, cap, threads, cfg.send_slack);
     driver.start(schedule);
     tokio::time::sleep(for_how_long).await;

@@ -69,7 +69,7 @@ async fn a_sweep_round_trips_through_the_results_file() {
         "--results-file",
         path.to_str().unwrap(),
     ]);
-    let outcome = inferperf::app::profile(&cfg, Arc::new(Interrupt::default()))
+    let outcome = inferperf::commands::profile::profile(&cfg, Arc::new(Interrupt::default()))
         .await
         .expect("the run completes");
     assert_valid(&path);

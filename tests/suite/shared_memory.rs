@@ -71,7 +71,7 @@ async fn runs_over_http_and_grpc_count_what_the_server_counts() {
         assert_eq!(merged.ok, 200, "{model}");
         assert_eq!(served(&server, model) - before, 200, "{model}");
         // The requests name regions and carry no tensor data.
-        let prepared = inferperf::app::prepare(&common::config(&flags))
+        let prepared = inferperf::commands::profile::prepare(&common::config(&flags))
             .await
             .unwrap();
         for request in prepared.requests.iter() {

@@ -14,7 +14,9 @@ use inferperf::measure::timeline::Bucket;
 /// Follows the plan of these flags in-process and returns its buckets.
 async fn buckets(args: &[&str]) -> Vec<Bucket> {
     let cfg = config(args);
-    let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
+    let prepared = inferperf::commands::profile::prepare(&cfg)
+        .await
+        .expect("prepare");
     let interrupt = Arc::new(Interrupt::default());
     let outcome = run_timeline(&cfg, prepared.replicas, prepared.dataset, interrupt, |_| {}).await;
     if let Some(e) = outcome.error {

@@ -150,8 +150,9 @@ fn runs_table(runs: &[Run], drawn: &[Drawn]) -> String {
 /// The longest value shown in the table of differing settings.
 const VALUE_CHARS: usize = 80;
 
-/// Where a run wrote its reports: not a setting that shapes what was measured.
-const NOT_COMPARED: [&str; 2] = ["csv_files", "llm.artifact_dir"];
+/// Where a run wrote its reports and how much they say (a key ending in `.` names every
+/// setting under it): not settings that shape what was measured.
+const NOT_COMPARED: [&str; 3] = ["csv_files", "llm.artifact_dir", "outputs."];
 
 /// The settings, host, tool and model of a run as `key → value` leaves (objects opened,
 /// lists and scalars kept whole), in the file's order.
@@ -205,7 +206,10 @@ fn differences(runs: &[Run], labels: &[String]) -> String {
     let mut rows = String::new();
     for key in keys {
         let values: Vec<Option<String>> = all.iter().map(|r| value(r, key)).collect();
-        if NOT_COMPARED.contains(&key) || values.iter().all(|v| *v == values[0]) {
+        let not_compared = NOT_COMPARED
+            .iter()
+            .any(|n| key == *n || (n.ends_with('.') && key.starts_with(n)));
+        if not_compared || values.iter().all(|v| *v == values[0]) {
             continue;
         }
         let _ = write!(rows, "<tr><th class=\"l\">{}</th>", esc(key));

@@ -9,7 +9,9 @@
 //! mark carries an SVG `<title>`, so hovering shows its numbers.
 //!
 //! `inferperf compare … -o FILE.html` writes a second kind of page from the same parts: the
-//! runs and their verdicts, with their curves and distributions overlaid ([`compare`]).
+//! runs and their verdicts, with their curves and distributions overlaid
+//! ([`comparison_page`]). During a run, `--report-dir DIR` makes the page one of the run's
+//! reports ([`REPORT`]): `DIR/report.html`, rewritten after every level and at the end.
 
 mod breakdown;
 mod compare;
@@ -22,10 +24,12 @@ mod tables;
 mod windows;
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::compare::{Comparison, Run};
-use crate::error::{RunError, RunResult, EXIT_OK};
+use super::{Entry, Measured, Reporter, Run as RunView};
+use crate::error::{RunError, RunResult};
+use crate::measure::level::LevelResult;
 use crate::results::{replace_file, DistributionRecord, LevelLoad, LevelRecord, ResultsFile};
 
 pub use svg::esc;
@@ -106,35 +110,51 @@ pub fn write(file: &ResultsFile, path: &Path) -> std::io::Result<()> {
     replace_file(path, |out| out.write_all(page.as_bytes()))
 }
 
-/// `inferperf compare … -o FILE.html`: writes the comparison page to `path`, atomically; a
-/// path that cannot be written is one sentence (exit 99).
-pub fn write_comparison(
-    runs: &[Run],
-    comparison: &Comparison,
-    fail_on: Option<&str>,
-    path: &Path,
-) -> RunResult<()> {
-    let page = compare::page(runs, comparison, fail_on);
-    replace_file(path, |out| out.write_all(page.as_bytes())).map_err(|e| {
-        RunError::failed(format!(
-            "Cannot write the comparison page {}: {e}.",
-            path.display()
-        ))
-    })
+/// The comparison page of `inferperf compare … -o FILE.html`.
+pub fn comparison_page(runs: &[Run], comparison: &Comparison, fail_on: Option<&str>) -> String {
+    compare::page(runs, comparison, fail_on)
 }
 
-/// `inferperf report RESULTS -o FILE.html`: the page of a results file (or a report
-/// folder), written to `out`; prints the path.
-pub fn rebuild(results: &Path, out: &Path) -> RunResult<i32> {
-    let file = crate::results::read(results)?;
-    write(&file, out).map_err(|e| {
-        RunError::bad_option(format!(
-            "Cannot write the HTML report {}: {e}.",
-            out.display()
-        ))
-    })?;
-    println!("{}", out.display());
-    Ok(EXIT_OK)
+pub const REPORT: Entry = Entry {
+    name: "HTML page",
+    is_on: |settings, _| settings.outputs.report_dir.is_some(),
+    open: |settings| {
+        let dir = settings.outputs.report_dir.as_deref().unwrap_or_default();
+        let path = Path::new(dir).join("report.html");
+        Ok(Box::new(Page { path }))
+    },
+};
+
+/// `--report-dir DIR`: `DIR/report.html`, from the run's record as it stands.
+struct Page {
+    path: PathBuf,
+}
+
+impl Page {
+    fn write(&self, run: &RunView<'_>) -> RunResult<()> {
+        write(run.file, &self.path).map_err(|e| {
+            RunError::failed(format!(
+                "Cannot write the HTML report {}: {e}.",
+                self.path.display()
+            ))
+        })
+    }
+}
+
+impl Reporter for Page {
+    /// Cheap beside a level: the page is there while the run goes on (a failure is told
+    /// at the end, when the page is written again).
+    fn level(&mut self, run: &RunView<'_>, _level: &LevelResult) {
+        let _ = self.write(run);
+    }
+
+    fn finish(&mut self, run: &RunView<'_>, measured: &Measured<'_>) -> RunResult<()> {
+        match measured {
+            // A run that failed before measuring has nothing to show.
+            Measured::Nothing => Ok(()),
+            _ => self.write(run),
+        }
+    }
 }
 
 /// The x of a level: its concurrency or request rate.

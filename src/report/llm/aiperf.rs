@@ -5,9 +5,10 @@
 //! wire, AIPerf's time-weighted "effective"/"active" figures) has no row, rather than a
 //! made-up one; reasoning rows appear when the answers had reasoning.
 
-use crate::config::{Config, Distribution, LoadLevel, LoadMode};
+use crate::measure::level::LoadLevel;
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::window::WindowStats;
+use crate::results::{LoadSettings, Settings};
 
 use super::json::{object, Json};
 use super::{csv_row, iso_utc, Figure, Stats, LLM_PERCENTILES};
@@ -345,12 +346,15 @@ fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
 }
 
 /// The per-request metrics with values in `w` (the streaming ones only when streaming).
-fn request_rows<'w>(cfg: &Config, w: &'w WindowStats) -> Vec<(&'static RequestMetric, Stats<'w>)> {
+fn request_rows<'w>(
+    settings: &Settings,
+    w: &'w WindowStats,
+) -> Vec<(&'static RequestMetric, Stats<'w>)> {
     REQUEST_METRICS
         .iter()
         .filter(|m| match m.runs {
             Runs::All => true,
-            Runs::Streaming => cfg.streaming,
+            Runs::Streaming => settings.streaming,
         })
         .filter_map(|m| m.figure.stats(w).map(|stats| (m, stats)))
         .collect()
@@ -367,11 +371,11 @@ fn row_name(header: &str, unit: &str) -> String {
 
 /// `profile_export_aiperf.csv`: per-request metrics sorted by tag, an empty line, the level
 /// metrics sorted by tag; numbers with two decimals; lines end in `\r\n`.
-pub fn csv(cfg: &Config, w: &WindowStats) -> String {
+pub fn csv(settings: &Settings, w: &WindowStats) -> String {
     let mut header = vec!["Metric"];
     header.extend(CSV_STATS);
     let mut out = csv_row(&header);
-    let mut rows = request_rows(cfg, w);
+    let mut rows = request_rows(settings, w);
     rows.sort_by_key(|(m, _)| m.tag);
     for (m, stats) in rows {
         let mut row = vec![row_name(m.header, m.unit)];
@@ -408,7 +412,7 @@ fn stat_value(stats: &Stats<'_>, stat: &str) -> f64 {
 }
 
 /// What names the run in AIPerf's JSON: its id and the command line that started it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunLabels {
     /// Twelve hex digits, as AIPerf's benchmark ids are.
     pub benchmark_id: String,
@@ -420,7 +424,7 @@ pub struct RunLabels {
 /// `profile_export_aiperf.json`: AIPerf's header, every metric with a value as
 /// `{unit, avg, p1…p99, min, max, std, count, sum}` (per request) or `{unit, avg}` (per
 /// level), and the run's settings, outcome, errors and times.
-pub fn json(cfg: &Config, r: &LevelResult, labels: &RunLabels) -> Json {
+pub fn json(settings: &Settings, r: &LevelResult, labels: &RunLabels) -> Json {
     let w = &r.merged;
     let mut pairs: Vec<(String, Json)> = vec![
         ("schema_version".into(), Json::from(SCHEMA_VERSION)),
@@ -434,7 +438,7 @@ pub fn json(cfg: &Config, r: &LevelResult, labels: &RunLabels) -> Json {
             Json::from(labels.benchmark_id.as_str()),
         ),
     ];
-    let mut metrics: Vec<(&str, Json)> = request_rows(cfg, w)
+    let mut metrics: Vec<(&str, Json)> = request_rows(settings, w)
         .into_iter()
         .map(|(m, stats)| (m.tag, distribution_json(m.unit, &stats)))
         .collect();
@@ -453,7 +457,7 @@ pub fn json(cfg: &Config, r: &LevelResult, labels: &RunLabels) -> Json {
     let counted_with = w.tokens.as_deref().and_then(|t| t.counted_with.as_deref());
     pairs.push((
         "input_config".into(),
-        input_config(cfg, r.level, labels, counted_with),
+        input_config(settings, r.level, labels, counted_with),
     ));
     pairs.push((
         "run_info".into(),
@@ -516,21 +520,22 @@ fn distribution_json(unit: &str, stats: &Stats<'_>) -> Json {
 /// The run's settings under AIPerf's section names (`models`, `endpoint`, `datasets`,
 /// `phases`, `artifacts`); only what inferperf has.
 fn input_config(
-    cfg: &Config,
+    settings: &Settings,
     level: LoadLevel,
     labels: &RunLabels,
     counted_with: Option<&str>,
 ) -> Json {
     let mut endpoint = vec![(
         "urls",
-        Json::Array(vec![Json::from(format!("http://{}", cfg.url))]),
+        Json::Array(vec![Json::from(format!("http://{}", settings.url))]),
     )];
     let mut datasets = Vec::new();
-    if let Some(llm) = cfg.llm() {
-        endpoint.push(("type", Json::from(llm.endpoint.kind_name())));
-        let source = match llm.prompt_source {
-            crate::config::PromptSource::Synthetic => "synthetic",
-            crate::config::PromptSource::File(_) => "file",
+    if let (Some(llm), Some(kind)) = (&settings.llm, settings.llm_endpoint()) {
+        endpoint.push(("type", Json::from(kind.kind_name())));
+        // The record holds `synthetic` or the prompts file's path.
+        let source = match llm.prompt_source.as_str() {
+            "synthetic" => "synthetic",
+            _ => "file",
         };
         let osl = match llm.output_tokens_mean {
             Some(mean) => object([
@@ -558,15 +563,15 @@ fn input_config(
             ),
         ]));
     }
-    if cfg.streaming {
+    if settings.streaming {
         endpoint.push(("streaming", Json::from(true)));
     }
     let mut phase = vec![
         ("name", Json::from("profiling")),
         ("kind", Json::from("profiling")),
-        ("type", Json::from(phase_type(cfg, level))),
+        ("type", Json::from(phase_type(settings, level))),
     ];
-    if let Some(n) = cfg.request_count {
+    if let Some(n) = settings.request_count {
         phase.push(("requests", Json::from(n)));
     }
     phase.push(match level {
@@ -580,7 +585,7 @@ fn input_config(
                 "items",
                 Json::Array(vec![object([(
                     "name",
-                    Json::from(cfg.model_name.as_str()),
+                    Json::from(settings.model_name.as_str()),
                 )])]),
             )]),
         ),
@@ -591,7 +596,9 @@ fn input_config(
             object([
                 (
                     "name",
-                    cfg.llm()
+                    settings
+                        .llm
+                        .as_ref()
                         .and_then(|l| l.tokenizer.as_deref())
                         .map_or(Json::Null, Json::from),
                 ),
@@ -607,14 +614,14 @@ fn input_config(
 }
 
 /// AIPerf's name of the phase's timing: `concurrency`, or the arrival pattern of a rate.
-fn phase_type(cfg: &Config, level: LoadLevel) -> &'static str {
-    match (level, &cfg.load) {
+fn phase_type(settings: &Settings, level: LoadLevel) -> &'static str {
+    match (level, &settings.load) {
         (LoadLevel::Concurrency(_), _) => "concurrency",
-        (_, LoadMode::RequestRate { distribution, .. }) => match distribution {
-            Distribution::Constant => "constant",
-            Distribution::Poisson => "poisson",
+        (_, LoadSettings::RequestRate { distribution, .. }) => match distribution.as_str() {
+            "poisson" => "poisson",
+            _ => "constant",
         },
-        (_, LoadMode::FixedSchedule) => "fixed_schedule",
+        (_, LoadSettings::FixedSchedule) => "fixed_schedule",
         (_, _) => "request_rate",
     }
 }

@@ -2,11 +2,11 @@
 //! units, the level block, and the JSON's sections, from a constructed window.
 
 use super::*;
-use crate::config::LoadLevel;
+use crate::measure::level::LoadLevel;
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::request_log::{RequestLog, WallClock};
 use crate::measure::tokens::GoodputRule;
-use crate::report::llm::{test_llm_config, test_llm_window};
+use crate::report::llm::{test_llm_settings, test_llm_window};
 
 fn names(csv: &str) -> Vec<String> {
     csv.split("\r\n")
@@ -33,8 +33,8 @@ fn labels() -> RunLabels {
 
 #[test]
 fn the_csv_rows_are_aiperfs_names_sorted_by_tag() {
-    let cfg = test_llm_config(&["--streaming"]);
-    let text = csv(&cfg, &test_llm_window());
+    let settings = test_llm_settings(&["--streaming"]);
+    let text = csv(&settings, &test_llm_window());
     assert!(text.starts_with("Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std\r\n"));
     assert_eq!(
         names(&text),
@@ -75,8 +75,8 @@ fn the_csv_rows_are_aiperfs_names_sorted_by_tag() {
 
 #[test]
 fn the_csv_values_have_two_decimals() {
-    let cfg = test_llm_config(&["--streaming"]);
-    let text = csv(&cfg, &test_llm_window());
+    let settings = test_llm_settings(&["--streaming"]);
+    let text = csv(&settings, &test_llm_window());
     let ttft = row(&text, "Time to First Token (ms)");
     assert_eq!(ttft[..4], ["25.00", "10.00", "40.00", "100.00"]);
     assert_eq!(ttft[4], "10.00", "p1");
@@ -106,14 +106,14 @@ fn the_csv_values_have_two_decimals() {
 
 #[test]
 fn without_streaming_or_errors_their_rows_go_the_http_wait_comes_and_goodput_with_limits() {
-    let cfg = test_llm_config(&[]);
+    let settings = test_llm_settings(&[]);
     let mut w = test_llm_window();
     w.errors.clear();
     w.goodput = GoodputRule {
         latency_ns: Some(1_000_000_000),
         ..GoodputRule::default()
     };
-    let got = names(&csv(&cfg, &w));
+    let got = names(&csv(&settings, &w));
     for streaming_only in [
         "Time to First Token (ms)",
         "Time to Second Token (ms)",
@@ -140,7 +140,7 @@ fn without_streaming_or_errors_their_rows_go_the_http_wait_comes_and_goodput_wit
 
 #[test]
 fn the_json_has_aiperfs_sections_and_metric_fields() {
-    let cfg = test_llm_config(&["--streaming", "--request-rate-range", "4"]);
+    let settings = test_llm_settings(&["--streaming", "--request-rate-range", "4"]);
     let t = std::time::Instant::now();
     let mut log = RequestLog::new(WallClock::at(t, 1_795_478_772_567_205_000));
     log.close_window(t, t + std::time::Duration::from_secs(2));
@@ -152,7 +152,7 @@ fn the_json_has_aiperfs_sections_and_metric_fields() {
         notes: Vec::new(),
         requests: Some(log),
     };
-    let text = json(&cfg, &level, &labels()).pretty();
+    let text = json(&settings, &level, &labels()).pretty();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     let position = |key: &str| text.find(&format!("\n  \"{key}\": ")).unwrap_or(usize::MAX);
     let order = [

@@ -9,23 +9,29 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, LoadLevel, LoadMode};
-use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
-use crate::measure::level::LevelResult;
+use crate::measure::level::{LevelResult, LoadLevel};
 use crate::measure::request_log::WallClock;
+use crate::results::{LoadSettings, Settings};
 
 use super::aiperf::RunLabels;
-use super::payloads::Payloads;
 use super::{aiperf, genai_perf, model_folder_name, python_float};
 use crate::report::profile_export::{write_profile_export, RequestInputs};
+use crate::report::{Entry, Measured, Origin, Reporter, Run, Sent};
 
-/// The artifact writer of a run; does nothing when no `--artifact-dir` was given.
-pub struct Artifacts<'a> {
-    cfg: &'a Config,
-    /// `--artifact-dir`, when given.
-    dir: Option<PathBuf>,
-    payloads: Payloads,
+pub const REPORT: Entry = Entry {
+    name: "LLM artifacts",
+    // A merged run has no requests to list; a timeline has no levels.
+    is_on: |settings, origin| {
+        let dir = settings.llm.as_ref().and_then(|l| l.artifact_dir.as_ref());
+        dir.is_some() && origin == Origin::Measured && !settings.is_timeline()
+    },
+    open: |settings| Ok(Box::new(Artifacts::new(settings))),
+};
+
+/// The artifact writer of a run (`--artifact-dir`).
+pub struct Artifacts {
+    dir: PathBuf,
     /// The payloads as the profile export's `request_inputs`.
     inputs: RequestInputs,
     labels: RunLabels,
@@ -33,61 +39,36 @@ pub struct Artifacts<'a> {
     error: Option<RunError>,
 }
 
-impl<'a> Artifacts<'a> {
-    /// Creates DIR and writes `inputs.json` (the run stops here if it cannot: better than
-    /// finding out after measuring).
-    pub fn start(cfg: &'a Config, dataset: &Dataset) -> RunResult<Artifacts<'a>> {
-        let dir = cfg.llm().and_then(|llm| llm.artifact_dir.clone());
-        let mut artifacts = Artifacts {
-            cfg,
-            payloads: Payloads::default(),
+impl Artifacts {
+    fn new(settings: &Settings) -> Artifacts {
+        let dir = settings
+            .llm
+            .as_ref()
+            .and_then(|l| l.artifact_dir.as_deref());
+        Artifacts {
+            dir: PathBuf::from(dir.unwrap_or_default()),
             inputs: RequestInputs::default(),
-            labels: run_labels(dir.as_deref()),
-            dir,
+            labels: RunLabels::default(),
             error: None,
-        };
-        if let Some(dir) = &artifacts.dir {
-            artifacts.payloads = Payloads::of(cfg, dataset);
-            artifacts.inputs = RequestInputs::of_payloads(&artifacts.payloads);
-            std::fs::create_dir_all(dir).map_err(|e| write_error(dir, &e))?;
-            let path = dir.join("inputs.json");
-            let text = artifacts.payloads.inputs_json().pretty();
-            std::fs::write(&path, text).map_err(|e| write_error(&path, &e))?;
-        }
-        Ok(artifacts)
-    }
-
-    /// Writes the folder of a level just measured. A failure is kept for
-    /// [`Artifacts::finish`] (the measurement goes on; the reports are still printed).
-    pub fn write_level(&mut self, r: &LevelResult) {
-        let (Some(dir), None) = (&self.dir, &self.error) else {
-            return;
-        };
-        let folder = dir.join(level_folder_name(self.cfg, r.level));
-        if let Err(error) = self.write_files(&folder, r) {
-            self.error = Some(error);
         }
     }
 
-    /// The first write error, if any.
-    pub fn finish(self) -> RunResult<()> {
-        self.error.map_or(Ok(()), Err)
-    }
-
-    fn write_files(&self, folder: &Path, r: &LevelResult) -> RunResult<()> {
+    fn write_files(&self, settings: &Settings, folder: &Path, r: &LevelResult) -> RunResult<()> {
         std::fs::create_dir_all(folder).map_err(|e| write_error(folder, &e))?;
-        let cfg = self.cfg;
         let w = &r.merged;
         let texts = [
-            ("profile_export_genai_perf.csv", genai_perf::csv(cfg, w)),
+            (
+                "profile_export_genai_perf.csv",
+                genai_perf::csv(settings, w),
+            ),
             (
                 "profile_export_genai_perf.json",
-                genai_perf::json(cfg, r.level, w).pretty(),
+                genai_perf::json(settings, r.level, w).pretty(),
             ),
-            ("profile_export_aiperf.csv", aiperf::csv(cfg, w)),
+            ("profile_export_aiperf.csv", aiperf::csv(settings, w)),
             (
                 "profile_export_aiperf.json",
-                aiperf::json(cfg, r, &self.labels).pretty(),
+                aiperf::json(settings, r, &self.labels).pretty(),
             ),
         ];
         for (name, text) in texts {
@@ -97,29 +78,69 @@ impl<'a> Artifacts<'a> {
         let path = folder.join("profile_export.json");
         let write = || -> std::io::Result<()> {
             let mut out = BufWriter::new(File::create(&path)?);
-            write_profile_export(&mut out, cfg, r, &self.inputs)?;
+            write_profile_export(&mut out, settings, r, &self.inputs)?;
             out.flush()
         };
         write().map_err(|e| write_error(&path, &e))
     }
 }
 
+impl Reporter for Artifacts {
+    /// Creates DIR and writes `inputs.json` (the run stops here if it cannot: better than
+    /// finding out after measuring).
+    fn start(&mut self, _run: &Run<'_>, sent: Option<&Sent<'_>>) -> RunResult<()> {
+        self.labels = run_labels(&self.dir);
+        let Some(sent) = sent else {
+            return Ok(());
+        };
+        let payloads = (sent.bodies)();
+        self.inputs = RequestInputs::of_payloads(&payloads);
+        let dir = &self.dir;
+        std::fs::create_dir_all(dir).map_err(|e| write_error(dir, &e))?;
+        let path = dir.join("inputs.json");
+        let text = payloads.inputs_json().pretty();
+        std::fs::write(&path, text).map_err(|e| write_error(&path, &e))
+    }
+
+    /// Writes the folder of a level just measured. A failure is kept for the end (the
+    /// measurement goes on; the reports are still printed).
+    fn level(&mut self, run: &Run<'_>, r: &LevelResult) {
+        if self.error.is_some() {
+            return;
+        }
+        let folder = self.dir.join(level_folder_name(run.settings(), r.level));
+        if let Err(error) = self.write_files(run.settings(), &folder, r) {
+            self.error = Some(error);
+        }
+    }
+
+    /// The first write error, if any.
+    fn finish(&mut self, _run: &Run<'_>, _measured: &Measured<'_>) -> RunResult<()> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+}
+
 /// The folder of a level, as GenAI-Perf names it: `<model>-openai-<endpoint>-<stimulus>`,
 /// the stimulus `concurrency<N>`, `request_rate<R>` (R as Python prints a float: `10.0`)
 /// or `fixed_schedule`; a periodic run is `periodic_concurrency<start>-<end>-<step>`.
-pub fn level_folder_name(cfg: &Config, level: LoadLevel) -> String {
-    let endpoint = cfg.llm().map_or("chat", |l| l.endpoint.kind_name());
-    let stimulus = match (&cfg.load, level) {
-        (LoadMode::FixedSchedule, _) => "fixed_schedule".to_string(),
-        (LoadMode::Periodic(p), _) => {
-            format!("periodic_concurrency{}-{}-{}", p.start, p.end, p.step)
+pub fn level_folder_name(settings: &Settings, level: LoadLevel) -> String {
+    let endpoint = settings.llm_endpoint().map_or("chat", |e| e.kind_name());
+    let stimulus = match (&settings.load, level) {
+        (LoadSettings::FixedSchedule, _) => "fixed_schedule".to_string(),
+        (
+            LoadSettings::Periodic {
+                start, end, step, ..
+            },
+            _,
+        ) => {
+            format!("periodic_concurrency{start}-{end}-{step}")
         }
         (_, LoadLevel::Concurrency(c)) => format!("concurrency{c}"),
         (_, LoadLevel::Rate(rate)) => format!("request_rate{}", python_float(rate)),
     };
     format!(
         "{}-openai-{endpoint}-{stimulus}",
-        model_folder_name(&cfg.model_name)
+        model_folder_name(&settings.model_name)
     )
 }
 
@@ -132,7 +153,7 @@ fn write_error(path: &Path, e: &std::io::Error) -> RunError {
 }
 
 /// The run's id (from the time it starts), command line and artifact folder.
-fn run_labels(dir: Option<&Path>) -> RunLabels {
+fn run_labels(dir: &Path) -> RunLabels {
     let now_ns = WallClock::now().epoch_ns(std::time::Instant::now());
     let args: Vec<String> = crate::cli::without_header_values(std::env::args())
         .iter()
@@ -141,7 +162,7 @@ fn run_labels(dir: Option<&Path>) -> RunLabels {
     RunLabels {
         benchmark_id: format!("{:012x}", now_ns & 0xffff_ffff_ffff),
         cli_command: args.join(" "),
-        artifact_dir: dir.map_or(String::new(), |d| d.display().to_string()),
+        artifact_dir: dir.display().to_string(),
     }
 }
 

@@ -2,10 +2,14 @@
 //! where it belongs, nothing without `--artifact-dir`, and one sentence per failed write.
 
 use super::*;
-use crate::data::{Entry, Prompt};
+use crate::data::{Dataset, Entry, Prompt};
 use crate::error::EXIT_GENERIC;
 use crate::measure::level::LevelEnd;
-use crate::report::llm::{test_llm_config, test_llm_window};
+use crate::model::ModelSpec;
+use crate::report::llm::payloads::Payloads;
+use crate::report::llm::{test_llm_settings, test_llm_window};
+use crate::report::{test_record, Sent};
+use crate::results::ResultsFile;
 
 fn level(level: LoadLevel) -> LevelResult {
     LevelResult {
@@ -38,29 +42,61 @@ fn dataset() -> Dataset {
     }
 }
 
+/// The artifacts of a run with these settings, started with [`dataset`]'s one prompt.
+fn started(file: &ResultsFile) -> RunResult<Box<dyn Reporter>> {
+    let mut artifacts = (REPORT.open)(&file.settings)?;
+    let dataset = dataset();
+    let body = || {
+        Payloads::from_bodies(vec![
+            "{\"model\":\"test-model\",\"messages\":[{\"role\":\"user\",\"content\":\"hello\"}]}"
+                .into(),
+        ])
+    };
+    let sent = Sent {
+        dataset: &dataset,
+        bodies: &body,
+    };
+    artifacts.start(&run(file), Some(&sent))?;
+    Ok(artifacts)
+}
+
+fn run(file: &ResultsFile) -> Run<'_> {
+    Run {
+        file,
+        model: &MODEL,
+        origin: Origin::Measured,
+    }
+}
+
+static MODEL: std::sync::LazyLock<ModelSpec> = std::sync::LazyLock::new(ModelSpec::default);
+
+fn ended() -> Measured<'static> {
+    Measured::Levels(&[])
+}
+
 #[test]
 fn folders_are_named_as_genai_perf_names_them() {
-    let cfg = test_llm_config(&[]);
+    let settings = test_llm_settings(&[]);
     assert_eq!(
-        level_folder_name(&cfg, LoadLevel::Concurrency(4)),
+        level_folder_name(&settings, LoadLevel::Concurrency(4)),
         "test-model-openai-chat-concurrency4"
     );
     assert_eq!(
-        level_folder_name(&cfg, LoadLevel::Rate(10.0)),
+        level_folder_name(&settings, LoadLevel::Rate(10.0)),
         "test-model-openai-chat-request_rate10.0"
     );
     assert_eq!(
-        level_folder_name(&cfg, LoadLevel::Rate(2.5)),
+        level_folder_name(&settings, LoadLevel::Rate(2.5)),
         "test-model-openai-chat-request_rate2.5"
     );
-    let mut cfg = test_llm_config(&["--endpoint", "v1/completions"]);
+    let mut settings = test_llm_settings(&["--endpoint", "v1/completions"]);
     assert_eq!(
-        level_folder_name(&cfg, LoadLevel::Concurrency(1)),
+        level_folder_name(&settings, LoadLevel::Concurrency(1)),
         "test-model-openai-completions-concurrency1"
     );
-    cfg.model_name = "meta-llama/Llama-3.1-8B".into();
+    settings.model_name = "meta-llama/Llama-3.1-8B".into();
     assert_eq!(
-        level_folder_name(&cfg, LoadLevel::Concurrency(1)),
+        level_folder_name(&settings, LoadLevel::Concurrency(1)),
         "meta-llama_Llama-3.1-8B-openai-completions-concurrency1"
     );
 }
@@ -69,13 +105,14 @@ fn folders_are_named_as_genai_perf_names_them() {
 fn each_level_gets_a_folder_with_every_file() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("artifacts");
-    let cfg = test_llm_config(&["--streaming", "--artifact-dir", dir.to_str().unwrap()]);
-    let mut artifacts = Artifacts::start(&cfg, &dataset()).unwrap();
+    let settings = test_llm_settings(&["--streaming", "--artifact-dir", dir.to_str().unwrap()]);
+    let file = test_record(settings);
+    let mut artifacts = started(&file).unwrap();
     let inputs = std::fs::read_to_string(dir.join("inputs.json")).unwrap();
     assert!(inputs.contains("\"content\": \"hello\""), "{inputs}");
-    artifacts.write_level(&level(LoadLevel::Concurrency(1)));
-    artifacts.write_level(&level(LoadLevel::Concurrency(2)));
-    artifacts.finish().unwrap();
+    artifacts.level(&run(&file), &level(LoadLevel::Concurrency(1)));
+    artifacts.level(&run(&file), &level(LoadLevel::Concurrency(2)));
+    artifacts.finish(&run(&file), &ended()).unwrap();
     for c in [1, 2] {
         let folder = dir.join(format!("test-model-openai-chat-concurrency{c}"));
         for file in [
@@ -101,10 +138,12 @@ fn each_level_gets_a_folder_with_every_file() {
 
 #[test]
 fn without_an_artifact_dir_nothing_is_written() {
-    let cfg = test_llm_config(&[]);
-    let mut artifacts = Artifacts::start(&cfg, &dataset()).unwrap();
-    artifacts.write_level(&level(LoadLevel::Concurrency(1)));
-    assert!(artifacts.finish().is_ok());
+    let settings = test_llm_settings(&[]);
+    assert!(!(REPORT.is_on)(&settings, Origin::Measured));
+    // Nor for a run merged from shards, which has no requests to list.
+    let settings = test_llm_settings(&["--artifact-dir", "a"]);
+    assert!((REPORT.is_on)(&settings, Origin::Measured));
+    assert!(!(REPORT.is_on)(&settings, Origin::Merged));
 }
 
 #[test]
@@ -113,8 +152,8 @@ fn a_write_that_fails_is_one_sentence_naming_the_path() {
     let blocker = tmp.path().join("a-file");
     std::fs::write(&blocker, "").unwrap();
     let under_a_file = blocker.join("artifacts");
-    let cfg = test_llm_config(&["--artifact-dir", under_a_file.to_str().unwrap()]);
-    let Err(err) = Artifacts::start(&cfg, &dataset()) else {
+    let settings = test_llm_settings(&["--artifact-dir", under_a_file.to_str().unwrap()]);
+    let Err(err) = started(&test_record(settings)) else {
         panic!("a folder under a file cannot be made");
     };
     assert_eq!(err.exit_code(), EXIT_GENERIC);
@@ -126,12 +165,13 @@ fn a_write_that_fails_is_one_sentence_naming_the_path() {
     assert!(message.contains("a-file"), "{message}");
 
     let dir = tmp.path().join("ok");
-    let cfg = test_llm_config(&["--artifact-dir", dir.to_str().unwrap()]);
-    let mut artifacts = Artifacts::start(&cfg, &dataset()).unwrap();
+    let settings = test_llm_settings(&["--artifact-dir", dir.to_str().unwrap()]);
+    let file = test_record(settings);
+    let mut artifacts = started(&file).unwrap();
     std::fs::write(dir.join("test-model-openai-chat-concurrency3"), "").unwrap();
-    artifacts.write_level(&level(LoadLevel::Concurrency(3)));
-    artifacts.write_level(&level(LoadLevel::Concurrency(4)));
-    let err = artifacts.finish().unwrap_err();
+    artifacts.level(&run(&file), &level(LoadLevel::Concurrency(3)));
+    artifacts.level(&run(&file), &level(LoadLevel::Concurrency(4)));
+    let err = artifacts.finish(&run(&file), &ended()).unwrap_err();
     assert!(err.to_string().contains("concurrency3"), "{err}");
     assert!(
         !dir.join("test-model-openai-chat-concurrency4").exists(),

@@ -5,9 +5,9 @@
 //! whether the server streamed when asked to. It stands where a tensor run's latency lines
 //! stand in the level block.
 
-use crate::config::Config;
 use crate::measure::tokens::TokenStats;
 use crate::measure::window::WindowStats;
+use crate::results::Settings;
 
 use super::genai_perf::{shown_metrics, stat_cell, system_metrics};
 use super::{grouped_two_decimals, Figure};
@@ -19,15 +19,15 @@ const COLUMNS: [&str; 6] = ["avg", "min", "max", "p99", "p90", "p75"];
 const INDENT: &str = "    ";
 
 /// The table and the lines under it.
-pub fn llm_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
-    let mut lines = table(cfg, w);
-    lines.extend(detail_lines(cfg, w));
+pub fn llm_lines(settings: &Settings, w: &WindowStats) -> Vec<String> {
+    let mut lines = table(settings, w);
+    lines.extend(detail_lines(settings, w));
     lines
 }
 
 /// GenAI-Perf's table, drawn as its `rich` table is: a title, a heavy header, light rows.
-fn table(cfg: &Config, w: &WindowStats) -> Vec<String> {
-    let mut rows: Vec<Vec<String>> = shown_metrics(cfg)
+fn table(settings: &Settings, w: &WindowStats) -> Vec<String> {
+    let mut rows: Vec<Vec<String>> = shown_metrics(settings)
         .iter()
         .map(|m| {
             let mut row = vec![m.name.to_string()];
@@ -35,7 +35,7 @@ fn table(cfg: &Config, w: &WindowStats) -> Vec<String> {
             row
         })
         .collect();
-    for m in system_metrics(cfg, w) {
+    for m in system_metrics(settings, w) {
         let mut row = vec![m.name.to_string(), grouped_two_decimals(m.value)];
         row.extend(std::iter::repeat_n("N/A".to_string(), COLUMNS.len() - 1));
         rows.push(row);
@@ -79,9 +79,9 @@ fn table(cfg: &Config, w: &WindowStats) -> Vec<String> {
 }
 
 /// Inter-chunk latency, the HTTP phases, the token count's source and the unstreamed note.
-fn detail_lines(cfg: &Config, w: &WindowStats) -> Vec<String> {
+fn detail_lines(settings: &Settings, w: &WindowStats) -> Vec<String> {
     let mut lines = Vec::new();
-    if cfg.streaming {
+    if settings.streaming {
         lines.push(match Figure::InterChunk.stats(w) {
             Some(gaps) => format!(
                 "{INDENT}Inter chunk latency (between streamed events): p50 {} ms, p99 {} ms",

@@ -2,7 +2,7 @@
 //! out without a stream, and the lines under the table.
 
 use super::*;
-use crate::report::llm::{test_llm_config, test_llm_window};
+use crate::report::llm::{test_llm_settings, test_llm_window};
 
 fn cells(line: &str) -> Vec<&str> {
     line.split(['│', '┃'])
@@ -13,8 +13,8 @@ fn cells(line: &str) -> Vec<&str> {
 
 #[test]
 fn the_table_has_genai_perfs_columns_and_rows() {
-    let cfg = test_llm_config(&["--streaming"]);
-    let lines = llm_lines(&cfg, &test_llm_window());
+    let settings = test_llm_settings(&["--streaming"]);
+    let lines = llm_lines(&settings, &test_llm_window());
     assert_eq!(lines[0].trim(), "inferperf | LLM Metrics");
     assert!(lines[1].starts_with("    ┏━"));
     assert_eq!(
@@ -74,10 +74,10 @@ fn the_table_has_genai_perfs_columns_and_rows() {
 
 #[test]
 fn without_a_stream_only_the_unstreamed_rows_remain() {
-    let cfg = test_llm_config(&[]);
+    let settings = test_llm_settings(&[]);
     let mut w = test_llm_window();
     w.tokens.as_mut().unwrap().unstreamed = 3;
-    let lines = llm_lines(&cfg, &w);
+    let lines = llm_lines(&settings, &w);
     let names: Vec<String> = lines[4..]
         .iter()
         .take_while(|l| l.contains('│'))
@@ -103,10 +103,10 @@ fn without_a_stream_only_the_unstreamed_rows_remain() {
 
 #[test]
 fn goodput_shows_when_limits_are_set() {
-    let cfg = test_llm_config(&["--streaming"]);
+    let settings = test_llm_settings(&["--streaming"]);
     let mut w = test_llm_window();
     w.goodput.ttft_ns = Some(25_000_000);
-    let lines = llm_lines(&cfg, &w);
+    let lines = llm_lines(&settings, &w);
     let goodput = lines
         .iter()
         .find(|l| l.contains("Request Goodput (per sec)"))

@@ -4,9 +4,10 @@
 //! `metrics/llm_metrics.py`, `metrics/statistics.py`), so that a script reading GenAI-Perf's
 //! files reads these. The console table (`llm::console`) shows the same rows.
 
-use crate::config::{Config, LoadLevel};
+use crate::measure::level::LoadLevel;
 use crate::measure::tokens::GoodputRule;
 use crate::measure::window::WindowStats;
+use crate::results::Settings;
 
 use super::json::{object, Json};
 use super::{csv_row, grouped_two_decimals, Figure, LLM_PERCENTILES};
@@ -105,19 +106,21 @@ const REQUEST_LATENCY: RequestMetric = metric(
 
 /// The per-request metrics the CSV and the console show for this run: every generation
 /// metric (the streaming ones only when streaming), or request latency for embeddings.
-pub fn shown_metrics(cfg: &Config) -> Vec<RequestMetric> {
-    if !generates(cfg) {
+pub fn shown_metrics(settings: &Settings) -> Vec<RequestMetric> {
+    if !generates(settings) {
         return vec![REQUEST_LATENCY];
     }
     GENERATION_METRICS
         .into_iter()
-        .filter(|m| cfg.streaming || !m.streaming_only)
+        .filter(|m| settings.streaming || !m.streaming_only)
         .collect()
 }
 
 /// Whether the run's endpoint generates text (not embeddings).
-fn generates(cfg: &Config) -> bool {
-    cfg.llm().is_none_or(|llm| llm.endpoint.generates())
+fn generates(settings: &Settings) -> bool {
+    settings
+        .llm_endpoint()
+        .is_none_or(|endpoint| endpoint.generates())
 }
 
 /// A metric of the whole level, one value: (JSON key, row name, JSON unit, value).
@@ -131,9 +134,9 @@ pub struct SystemMetric {
 /// GenAI-Perf's system metrics in its row order: output token throughput (text
 /// generation), request throughput, request goodput (with `--slo` limits on generation
 /// figures) and request count. Throughputs are per second of the measured windows.
-pub fn system_metrics(cfg: &Config, w: &WindowStats) -> Vec<SystemMetric> {
+pub fn system_metrics(settings: &Settings, w: &WindowStats) -> Vec<SystemMetric> {
     let mut metrics = Vec::new();
-    if generates(cfg) {
+    if generates(settings) {
         metrics.push(SystemMetric {
             key: "output_token_throughput",
             name: "Output Token Throughput (tokens/sec)",
@@ -184,18 +187,18 @@ pub fn stat_cell(m: &RequestMetric, w: &WindowStats, stat: &str) -> String {
 
 /// `profile_export_genai_perf.csv`: the per-request metrics, an empty line, the system
 /// metrics; lines end in `\r\n` as Python's `csv` module writes them.
-pub fn csv(cfg: &Config, w: &WindowStats) -> String {
+pub fn csv(settings: &Settings, w: &WindowStats) -> String {
     let mut header = vec!["Metric"];
     header.extend(CSV_STATS);
     let mut out = csv_row(&header);
-    for m in shown_metrics(cfg) {
+    for m in shown_metrics(settings) {
         let mut row = vec![m.name.to_string()];
         row.extend(CSV_STATS.iter().map(|stat| stat_cell(&m, w, stat)));
         out.push_str(&csv_row(&row));
     }
     out.push_str("\r\n");
     out.push_str(&csv_row(&["Metric", "Value"]));
-    for m in system_metrics(cfg, w) {
+    for m in system_metrics(settings, w) {
         out.push_str(&csv_row(&[
             m.name.to_string(),
             grouped_two_decimals(m.value),
@@ -206,8 +209,8 @@ pub fn csv(cfg: &Config, w: &WindowStats) -> String {
 
 /// `profile_export_genai_perf.json`: every metric with a value, in the order GenAI-Perf's
 /// `Statistics` lists them, then `input_config`.
-pub fn json(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
-    let system = system_metrics(cfg, w);
+pub fn json(settings: &Settings, level: LoadLevel, w: &WindowStats) -> Json {
+    let system = system_metrics(settings, w);
     let single = |key: &str| {
         system
             .iter()
@@ -219,7 +222,7 @@ pub fn json(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
             .stats(w)
             .map(|stats| (m.key.to_string(), distribution_json(m.unit, &stats)))
     };
-    let metrics: Vec<RequestMetric> = match generates(cfg) {
+    let metrics: Vec<RequestMetric> = match generates(settings) {
         true => GENERATION_METRICS.to_vec(),
         false => vec![REQUEST_LATENCY],
     };
@@ -238,7 +241,7 @@ pub fn json(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
         by_key("input_sequence_length"),
     ];
     let mut pairs: Vec<(String, Json)> = order.into_iter().flatten().collect();
-    pairs.push(("input_config".into(), input_config(cfg, level, w)));
+    pairs.push(("input_config".into(), input_config(settings, level, w)));
     Json::Object(pairs)
 }
 
@@ -264,24 +267,24 @@ fn distribution_json(unit: &str, stats: &super::Stats<'_>) -> Json {
 
 /// The run's settings under the section names of GenAI-Perf's configuration (`model_names`,
 /// `endpoint`, `perf_analyzer.stimulus`, `input`, `output`); only what inferperf has.
-fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
+fn input_config(settings: &Settings, level: LoadLevel, w: &WindowStats) -> Json {
     let stimulus = match level {
         LoadLevel::Concurrency(c) => object([("concurrency", Json::from(c))]),
         LoadLevel::Rate(r) => object([("request_rate", Json::from(r))]),
     };
     let mut endpoint = vec![
         ("service_kind", Json::from("openai")),
-        ("streaming", Json::from(cfg.streaming)),
-        ("url", Json::from(cfg.url.as_str())),
+        ("streaming", Json::from(settings.streaming)),
+        ("url", Json::from(settings.url.as_str())),
     ];
     let mut input = vec![("goodput", goodput_json(&w.goodput))];
-    if let Some(llm) = cfg.llm() {
-        endpoint.insert(0, ("type", Json::from(llm.endpoint.kind_name())));
-        endpoint.insert(1, ("custom", Json::from(llm.endpoint.path())));
-        let extra = llm
-            .extra_inputs
-            .iter()
-            .map(|(k, v)| (k.clone(), Json::from(v)));
+    if let (Some(llm), Some(kind)) = (&settings.llm, settings.llm_endpoint()) {
+        endpoint.insert(0, ("type", Json::from(kind.kind_name())));
+        endpoint.insert(1, ("custom", Json::from(kind.path())));
+        let extra = settings
+            .llm_extra_inputs()
+            .into_iter()
+            .map(|(k, v)| (k, Json::from(&v)));
         input.push(("extra", Json::Object(extra.collect())));
         input.push(("num_dataset_entries", Json::from(llm.num_prompts as u64)));
         input.push((
@@ -291,11 +294,11 @@ fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
                     "mean",
                     llm.output_tokens_mean.map_or(Json::Null, Json::from),
                 ),
-                ("deterministic", Json::from(llm.output_deterministic)),
+                ("deterministic", Json::from(llm.output_tokens_deterministic)),
                 ("stddev", Json::from(llm.output_tokens_stddev)),
             ]),
         ));
-        input.push(("random_seed", Json::from(cfg.seed)));
+        input.push(("random_seed", Json::from(settings.seed)));
         input.push((
             "synthetic_tokens",
             object([
@@ -304,22 +307,29 @@ fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
             ]),
         ));
     }
-    let artifact_dir = cfg
-        .llm()
-        .and_then(|l| l.artifact_dir.as_ref())
-        .map_or(Json::Null, |d| Json::from(d.display().to_string()));
+    let artifact_dir = settings
+        .llm
+        .as_ref()
+        .and_then(|l| l.artifact_dir.as_deref())
+        .map_or(Json::Null, Json::from);
     object([
         (
             "model_names",
-            Json::Array(vec![Json::from(cfg.model_name.as_str())]),
+            Json::Array(vec![Json::from(settings.model_name.as_str())]),
         ),
         ("endpoint", object(endpoint)),
         (
             "perf_analyzer",
             object([
                 ("stimulus", stimulus),
-                ("stability_percentage", Json::from(cfg.stability_percentage)),
-                ("warmup_request_count", Json::from(cfg.warmup_request_count)),
+                (
+                    "stability_percentage",
+                    Json::from(settings.stability_percentage),
+                ),
+                (
+                    "warmup_request_count",
+                    Json::from(settings.warmup_request_count),
+                ),
             ]),
         ),
         ("input", object(input)),
@@ -329,7 +339,8 @@ fn input_config(cfg: &Config, level: LoadLevel, w: &WindowStats) -> Json {
             object([
                 (
                     "name",
-                    (cfg.llm().and_then(|l| l.tokenizer.as_deref())).map_or(Json::Null, Json::from),
+                    (settings.llm.as_ref().and_then(|l| l.tokenizer.as_deref()))
+                        .map_or(Json::Null, Json::from),
                 ),
                 (
                     "counted_with",

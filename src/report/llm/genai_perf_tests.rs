@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::measure::tokens::GoodputRule;
-use crate::report::llm::{test_llm_config, test_llm_window};
+use crate::report::llm::{test_llm_settings, test_llm_window};
 
 fn lines(text: &str) -> Vec<&str> {
     text.split("\r\n").collect()
@@ -11,8 +11,8 @@ fn lines(text: &str) -> Vec<&str> {
 
 #[test]
 fn the_csv_has_genai_perfs_blocks_rows_and_numbers() {
-    let cfg = test_llm_config(&["--streaming"]);
-    let text = csv(&cfg, &test_llm_window());
+    let settings = test_llm_settings(&["--streaming"]);
+    let text = csv(&settings, &test_llm_window());
     let got = lines(&text);
     assert_eq!(
         got[0],
@@ -64,13 +64,13 @@ fn the_csv_has_genai_perfs_blocks_rows_and_numbers() {
 
 #[test]
 fn without_streaming_the_streaming_rows_are_left_out_and_goodput_comes_with_limits() {
-    let cfg = test_llm_config(&[]);
+    let settings = test_llm_settings(&[]);
     let mut w = test_llm_window();
     w.goodput = GoodputRule {
         ttft_ns: Some(25_000_000),
         ..GoodputRule::default()
     };
-    let text = csv(&cfg, &w);
+    let text = csv(&settings, &w);
     let names: Vec<&str> = lines(&text)
         .iter()
         .map(|l| l.split(',').next().unwrap())
@@ -95,16 +95,16 @@ fn without_streaming_the_streaming_rows_are_left_out_and_goodput_comes_with_limi
 
 #[test]
 fn large_numbers_are_grouped_and_quoted_and_missing_ones_are_na() {
-    let cfg = test_llm_config(&["--streaming"]);
+    let settings = test_llm_settings(&["--streaming"]);
     let mut w = test_llm_window();
     w.duration = std::time::Duration::from_millis(1);
-    let text = csv(&cfg, &w);
+    let text = csv(&settings, &w);
     assert!(
         text.contains("\r\nOutput Token Throughput (tokens/sec),\"80,000.00\"\r\n"),
         "{text}"
     );
     let empty = crate::measure::window::WindowStats::new(1);
-    let text = csv(&cfg, &empty);
+    let text = csv(&settings, &empty);
     assert!(
         text.contains("\r\nTime To First Token (ms),N/A,N/A,N/A,N/A,"),
         "{text}"
@@ -113,8 +113,8 @@ fn large_numbers_are_grouped_and_quoted_and_missing_ones_are_na() {
 
 #[test]
 fn embeddings_report_latency_throughput_and_count() {
-    let cfg = test_llm_config(&["--endpoint", "v1/embeddings"]);
-    let text = csv(&cfg, &test_llm_window());
+    let settings = test_llm_settings(&["--endpoint", "v1/embeddings"]);
+    let text = csv(&settings, &test_llm_window());
     let names: Vec<&str> = lines(&text)
         .iter()
         .map(|l| l.split(',').next().unwrap())
@@ -135,13 +135,13 @@ fn embeddings_report_latency_throughput_and_count() {
 
 #[test]
 fn the_json_is_genai_perfs_stats_dict_in_its_order() {
-    let cfg = test_llm_config(&["--streaming"]);
+    let settings = test_llm_settings(&["--streaming"]);
     let mut w = test_llm_window();
     w.goodput = GoodputRule {
         itl_ns: Some(2_000_000),
         ..GoodputRule::default()
     };
-    let text = json(&cfg, LoadLevel::Concurrency(4), &w).pretty();
+    let text = json(&settings, LoadLevel::Concurrency(4), &w).pretty();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();
     let keys: Vec<&str> = value
         .as_object()
@@ -195,10 +195,10 @@ fn the_json_is_genai_perfs_stats_dict_in_its_order() {
 
 #[test]
 fn the_json_leaves_out_metrics_without_values() {
-    let cfg = test_llm_config(&[]);
+    let settings = test_llm_settings(&[]);
     let w = crate::measure::window::WindowStats::new(1);
     let value: serde_json::Value =
-        serde_json::from_str(&json(&cfg, LoadLevel::Rate(2.5), &w).compact()).unwrap();
+        serde_json::from_str(&json(&settings, LoadLevel::Rate(2.5), &w).compact()).unwrap();
     let keys: Vec<&str> = value
         .as_object()
         .unwrap()

@@ -13,8 +13,6 @@ pub mod genai_perf;
 pub mod json;
 pub mod payloads;
 
-pub use artifacts::Artifacts;
-
 use crate::measure::distribution::Distribution;
 use crate::measure::window::WindowStats;
 
@@ -247,14 +245,11 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
-/// An OpenAI run's settings (`-m test-model -u localhost:8000 --service-kind openai`, and
-/// `--endpoint v1/chat/completions` unless `extra` names one) with `extra` flags.
+/// An OpenAI run's recorded settings (`-m test-model -u localhost:8000 --service-kind
+/// openai`, and `--endpoint v1/chat/completions` unless `extra` names one) with `extra` flags.
 #[cfg(test)]
-pub(crate) fn test_llm_config(extra: &[&str]) -> crate::config::Config {
-    use clap::Parser;
-    let mut argv = vec![
-        "inferperf",
-        "profile",
+pub(crate) fn test_llm_settings(extra: &[&str]) -> crate::results::Settings {
+    let mut args = vec![
         "-m",
         "test-model",
         "-u",
@@ -263,14 +258,10 @@ pub(crate) fn test_llm_config(extra: &[&str]) -> crate::config::Config {
         "openai",
     ];
     if !extra.contains(&"--endpoint") {
-        argv.extend(["--endpoint", "v1/chat/completions"]);
+        args.extend(["--endpoint", "v1/chat/completions"]);
     }
-    argv.extend_from_slice(extra);
-    let cli = crate::cli::Cli::try_parse_from(argv).expect("the flags parse");
-    let crate::cli::Command::Profile(args) = cli.command else {
-        unreachable!("the profile subcommand was given");
-    };
-    crate::config::Config::from_args(&args).expect("the flags are valid")
+    args.extend_from_slice(extra);
+    crate::results::test_settings(&args)
 }
 
 /// Four streamed generations over 2 s: time to first token 10/20/30/40 ms, then 4 more

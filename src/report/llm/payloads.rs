@@ -1,11 +1,8 @@
 //! The request bodies of an LLM run, as the OpenAI adapter sends them: GenAI-Perf's
 //! `inputs.json`, and the `payload` of each request in the profile export
-//! ([`crate::report::profile_export`]). The dataset knows no protocol, so the bodies are
-//! encoded again here from its prompts (or taken as the user gave them).
-
-use crate::backend::api::openai::OpenAi;
-use crate::config::Config;
-use crate::data::Dataset;
+//! ([`crate::report::profile_export`]). The dataset knows no protocol, so the command that
+//! runs the profile encodes the bodies again from its prompts (or takes them as the user
+//! gave them) and hands them to the reports.
 
 use super::json::{object, Json};
 
@@ -16,24 +13,7 @@ pub struct Payloads {
 }
 
 impl Payloads {
-    /// The bodies of `dataset`: a body the user gave, as given; otherwise the adapter's.
-    pub fn of(cfg: &Config, dataset: &Dataset) -> Payloads {
-        let adapter = OpenAi::for_config(cfg);
-        let bodies = dataset
-            .entries
-            .iter()
-            .map(|entry| match (&entry.prompt, &adapter) {
-                (Some(prompt), _) if prompt.body.is_some() => {
-                    prompt.body.clone().unwrap_or_default()
-                }
-                (Some(prompt), Some(adapter)) => adapter.body(&cfg.model_name, prompt).to_string(),
-                _ => String::new(),
-            })
-            .collect();
-        Payloads { bodies }
-    }
-
-    /// Bodies given directly (for tests and callers that hold them).
+    /// The bodies of the dataset's entries, in order.
     pub fn from_bodies(bodies: Vec<String>) -> Payloads {
         Payloads { bodies }
     }

@@ -11,10 +11,11 @@ use super::Shard;
 use crate::error::{RunError, RunResult};
 
 /// The settings that differ between the shards of one run by nature, as JSON paths.
-const PER_SHARD_SETTINGS: [&[&str]; 4] = [
+const PER_SHARD_SETTINGS: [&[&str]; 5] = [
     &["shard"],
     &["arguments"],
     &["csv_files"],
+    &["outputs"],
     &["llm", "artifact_dir"],
 ];
 

@@ -91,7 +91,7 @@ pub fn config(args: &[&str]) -> Config {
 /// Profiles in-process and returns every level's result.
 pub async fn profile(args: &[&str]) -> Vec<LevelResult> {
     let cfg = config(args);
-    let prepared = inferperf::app::prepare(&cfg)
+    let prepared = inferperf::commands::profile::prepare(&cfg)
         .await
         .expect("target prepares");
     let (profiler, _notes) = prepared
@@ -127,10 +127,15 @@ pub fn stderr(out: &Output) -> String {
 /// checking), and returns the decoded outputs of each answer.
 pub async fn answers(
     args: &[&str],
-) -> (inferperf::app::Prepared, Vec<Vec<inferperf::wire::Tensor>>) {
+) -> (
+    inferperf::commands::profile::Prepared,
+    Vec<Vec<inferperf::wire::Tensor>>,
+) {
     use inferperf::backend::Payload;
     let cfg = config(args);
-    let prepared = inferperf::app::prepare(&cfg).await.expect("prepare");
+    let prepared = inferperf::commands::profile::prepare(&cfg)
+        .await
+        .expect("prepare");
     let target = &prepared.target;
     let mut all = Vec::new();
     for request in prepared.requests.iter() {

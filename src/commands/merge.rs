@@ -2,7 +2,7 @@
 //! not the shards of one run, rebuild the run's configuration from the command line the
 //! shards recorded (without the shard's own flags, with merge's output flags), merge the
 //! levels (`results::merge`), and write every report a run writes — console, CSV,
-//! results.json, report.html — through the same code as `profile`.
+//! results.json, report.html — through the same list of reports as `profile`.
 
 use std::path::{Path, PathBuf};
 
@@ -12,9 +12,9 @@ use crate::cli::{clap_sentence, normalize_args, Cli, Command, MergeArgs};
 use crate::config::{Config, RESULTS_FILE_NAME};
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::model::ModelSpec;
-use crate::report;
+use crate::report::{Measured, Origin, Reports};
 use crate::results::merge::{self, MergedRun, Shard};
-use crate::results::{self, MergedOrigin, ResultsWriter, RunEnd, Settings};
+use crate::results::{self, MergedOrigin, Recorder, RunEnd, Settings};
 
 /// Flags of a shard's command line that are the shard's own, not the run's: dropped with
 /// their value before the command line is parsed again.
@@ -41,7 +41,7 @@ pub fn run(args: &MergeArgs) -> RunResult<i32> {
     let run = merge::merge(&cfg, &shards)?;
     notes.extend(run.notes.iter().cloned());
     let settings = merged_settings(&shards[0], &cfg);
-    write_reports(&cfg, &model, &shards, &run, settings, &notes)
+    write_reports(&model, &shards, &run, settings, &notes)
 }
 
 /// Reads every file given (a run's folder stands for its `shard-I` folders); fewer than
@@ -182,16 +182,22 @@ fn merged_arguments(kept: &[String], args: &MergeArgs) -> Vec<String> {
 }
 
 /// The merged run's settings: the shards' (the same, as checked), without a shard, with
-/// the command line that rebuilds the run and merge's outputs.
+/// the command line that rebuilds the run, merge's outputs and every shard's client
+/// threads; what a shard's file may lack (written by an inferperf before it was recorded)
+/// is taken from the rebuilt configuration.
 fn merged_settings(shard: &Shard, cfg: &Config) -> Settings {
+    let own = results::settings(cfg);
     let mut settings = shard.file.settings.clone();
     settings.shard = None;
-    settings.arguments.clone_from(&cfg.arguments);
-    settings.csv_files = cfg
-        .csv_paths()
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    settings.arguments = own.arguments;
+    settings.csv_files = own.csv_files;
+    settings.outputs = own.outputs;
+    settings.client_threads = own.client_threads;
+    settings.benchmark_duration_ms = own.benchmark_duration_ms;
+    settings.grpc_method = own.grpc_method;
+    if let (Some(llm), Some(own)) = (&mut settings.llm, own.llm) {
+        llm.tokenizer = own.tokenizer;
+    }
     settings
 }
 
@@ -227,9 +233,8 @@ fn joined(arg: &str, flag: &str) -> bool {
 }
 
 /// Prints the console report and writes the CSV, results.json and report.html of the
-/// merged run, as `profile` writes a run's.
+/// merged run, through the same reports as `profile` writes a run's.
 fn write_reports(
-    cfg: &Config,
     model: &ModelSpec,
     shards: &[Shard],
     run: &MergedRun,
@@ -244,34 +249,26 @@ fn write_reports(
         ended_at: run.ended_at,
         start: run.start,
     };
-    let mut results = ResultsWriter::start_merged(cfg, origin)?;
-    super::probe_csv(cfg)?;
-    results.set_model(model);
-    print!(
-        "{}",
-        report::settings_block(cfg, cfg.service_kind().label())
-    );
+    let mut reports = Reports::open(Recorder::merged(origin), Origin::Merged)?;
+    reports.start(model, None)?;
     print!("{}", merge_block(shards, notes));
     for level in &run.levels {
-        print!("{}", report::level_block(cfg, model, level));
-        results.add_level(level);
+        reports.level(level);
     }
     let failed = shards.iter().find_map(|s| {
         let error = s.file.error.as_ref()?;
         Some(RunError::failed(format!("{}: {error}", s.label())))
     });
-    let written = results.finish(RunEnd {
+    let end = RunEnd {
         interrupted: shards.iter().any(|s| s.file.interrupted),
         error: failed.as_ref(),
         timeline_total: None,
-    });
-    let written = written.and(super::write_html(cfg, &results));
-    super::finish(cfg, model, &run.levels)?;
-    written?;
+    };
+    reports.finish(end, Measured::Levels(&run.levels))?;
     let unstable = run
         .levels
         .iter()
-        .any(|r| !r.is_stable() && !super::is_limit(r));
+        .any(|r| !r.is_stable() && !super::profile::is_limit(r));
     Ok(if unstable { EXIT_UNSTABLE } else { EXIT_OK })
 }
 

@@ -5,7 +5,6 @@
 //! the pool it came from. Waiting for a free connection (at `--max-concurrency`) or for a
 //! sequence to come free (`--serial-sequences`) waits for an answer on the same thread.
 
-use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -14,12 +13,13 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::Notify;
 
-use super::caller::Caller;
-use super::rate::{OpenLoopCounters, ENDING_WAIT};
-use super::schedule::Schedule;
-use super::sequences::{Sequence, SequencePlan};
-use super::timer::PreciseTimer;
+use super::counters::{OpenLoopCounters, ENDING_WAIT};
 use crate::backend::replicas::{Replica, Replicas};
+use crate::load::caller::Caller;
+use crate::load::client_threads::{set_next_due, share_wakeups};
+use crate::load::schedule::Schedule;
+use crate::load::sequences::{Sequence, SequencePlan};
+use crate::load::timer::PreciseTimer;
 use crate::measure::sample::{SlotBuffer, SlotBuffers};
 use crate::model::SequenceStep;
 
@@ -28,26 +28,6 @@ const STOP_CHECK: Duration = Duration::from_millis(20);
 /// Sends launched back to back (a thread behind its schedule) before the thread lets the
 /// launched requests go out and the answers in.
 const BURST: usize = 32;
-
-thread_local! {
-    /// When the sender of this thread is next due (while it waits), and how to wake it.
-    static NEXT_DUE: Cell<Option<Instant>> = const { Cell::new(None) };
-    static POKE: RefCell<Option<Arc<Notify>>> = const { RefCell::new(None) };
-}
-
-/// Called each time a client thread wakes (for an answer, say): a sender whose send is due
-/// sends now, in this wake-up, rather than in one of its own a little later. A wake-up
-/// costs the client more CPU than a request does, so sharing them is most of the open
-/// loop's cost per request.
-pub(super) fn after_wake() {
-    let Some(due) = NEXT_DUE.get() else {
-        return;
-    };
-    if Instant::now() >= due {
-        NEXT_DUE.set(None);
-        POKE.with_borrow(|poke| poke.as_ref().map(|poke| poke.notify_one()));
-    }
-}
 
 /// One request to send.
 struct Job {
@@ -282,7 +262,7 @@ impl Scheduler {
         due: Instant,
         slack: Duration,
     ) -> bool {
-        POKE.with_borrow_mut(|poke| *poke = Some(self.pool.poke.clone()));
+        share_wakeups(&self.pool.poke);
         let on_time = loop {
             if self.stop.load(Ordering::Relaxed) {
                 break false;
@@ -291,7 +271,7 @@ impl Scheduler {
             if now >= due {
                 break true;
             }
-            NEXT_DUE.set(Some(due));
+            set_next_due(Some(due));
             let until = (due + slack).min(now + STOP_CHECK);
             tokio::select! {
                 biased;
@@ -303,7 +283,7 @@ impl Scheduler {
                 }
             }
         };
-        NEXT_DUE.set(None);
+        set_next_due(None);
         on_time
     }
 

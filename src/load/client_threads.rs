@@ -5,12 +5,49 @@
 //! context switch) cost more CPU per request than the request itself, and on a machine the
 //! client shares with the server one thread keeps up with the most the server can answer
 //! (bench/client/README.md has the figures). `--client-threads` adds threads for a client
-//! that needs more than one core.
+//! that needs more than one core. Each thread shares its wake-ups with the open loop's
+//! sender waiting on it, so that a send due when an answer wakes the thread goes out in
+//! that wake-up.
 
+use std::cell::{Cell, RefCell};
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::runtime::{Builder, Handle};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, Notify};
+
+thread_local! {
+    /// When a sender of this thread is next due (while it waits), and how to wake it.
+    static NEXT_DUE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static POKE: RefCell<Option<Arc<Notify>>> = const { RefCell::new(None) };
+}
+
+/// A sender of this client thread (the open loop's) will wait for its next due time:
+/// `poke` wakes it when a wake-up of the thread finds that time come ([`set_next_due`]).
+#[inline]
+pub(crate) fn share_wakeups(poke: &Arc<Notify>) {
+    POKE.with_borrow_mut(|slot| *slot = Some(poke.clone()));
+}
+
+/// When this thread's waiting sender is next due (`None`: it is not waiting).
+#[inline]
+pub(crate) fn set_next_due(due: Option<Instant>) {
+    NEXT_DUE.set(due);
+}
+
+/// Called each time a client thread wakes (for an answer, say): a sender whose send is due
+/// sends now, in this wake-up, rather than in one of its own a little later. A wake-up
+/// costs the client more CPU than a request does, so sharing them is most of the open
+/// loop's cost per request.
+fn after_wake() {
+    let Some(due) = NEXT_DUE.get() else {
+        return;
+    };
+    if Instant::now() >= due {
+        NEXT_DUE.set(None);
+        POKE.with_borrow(|poke| poke.as_ref().map(|poke| poke.notify_one()));
+    }
+}
 
 /// The client threads of one run; they stop when this is dropped.
 pub struct ClientThreads {
@@ -63,7 +100,7 @@ fn start_shard(index: usize) -> std::io::Result<Shard> {
     let runtime = Builder::new_current_thread()
         .enable_all()
         .global_queue_interval(1)
-        .on_thread_unpark(super::rate_thread::after_wake)
+        .on_thread_unpark(after_wake)
         .build()?;
     let handle = runtime.handle().clone();
     let (stop, stopped) = oneshot::channel::<()>();

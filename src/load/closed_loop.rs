@@ -13,8 +13,8 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 
 use super::caller::{Called, Caller};
+use super::client_threads::ClientThreads;
 use super::sequences::{Sequence, SequencePlan};
-use super::threads::ClientThreads;
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::measure::sample::{Drained, SlotBuffer};

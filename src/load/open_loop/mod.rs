@@ -3,7 +3,7 @@
 //! union is the asked stream) on its own microsecond timer, sends every request that is due
 //! in one wake-up, and takes a free connection from its own pool — opening one, in the
 //! request's own task, when none is free — so that no send crosses threads or wakes another
-//! one (see `rate_thread`). A slow server makes requests pile up in flight instead of
+//! one (see `per_thread`). A slow server makes requests pile up in flight instead of
 //! delaying sends. With `--max-concurrency` each pool is capped: a send then waits for a
 //! free connection, and the wait is counted. Latency is measured from the scheduled time
 //! (no coordinated omission). With several `-u` servers, send k goes to server k % n, each
@@ -11,18 +11,24 @@
 //! server of their sequence, so that each sequence lives on one server, and run on one
 //! thread, which holds the live sequences.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::task::JoinHandle;
 
-use super::rate_thread::{LiveSequences, Scheduler, ThreadPool};
+mod counters;
+mod per_thread;
+
+pub use counters::OpenLoopCounters;
+
+use super::client_threads::ClientThreads;
 use super::schedule::Schedule;
 use super::sequences::SequencePlan;
-use super::threads::ClientThreads;
 use crate::backend::replicas::Replicas;
 use crate::measure::sample::{Drained, SlotBuffers};
+use counters::ENDING_WAIT;
+use per_thread::{LiveSequences, Scheduler, ThreadPool};
 
 /// Most workers (requests in flight) without a cap, so a dead server cannot exhaust sockets.
 pub const MAX_WORKERS: usize = 16_384;
@@ -32,25 +38,6 @@ const SLACK_FROM_RATE: f64 = 5000.0;
 
 /// Connections opened at once by [`OpenLoop::open_pools`] (as the closed loop's slots).
 const CONNECTS_IN_FLIGHT: usize = 256;
-
-/// Longest the end of a run waits for the requests that end cut-short sequences.
-pub(super) const ENDING_WAIT: Duration = Duration::from_secs(2);
-
-/// Counters the profiler reads at window ends.
-#[derive(Debug, Default)]
-pub struct OpenLoopCounters {
-    /// Requests sent (measured ones).
-    pub sent: AtomicU64,
-    /// Requests answered (or failed) so far.
-    pub done: AtomicU64,
-    /// Sends that had to wait for the in-flight cap, and how long in total (ns).
-    pub cap_waits: AtomicU64,
-    pub cap_wait_ns: AtomicU64,
-    /// Workers (connections) opened so far.
-    pub workers: AtomicU64,
-    /// Requests ending cut-short sequences that are queued or in flight.
-    pub ending: AtomicU64,
-}
 
 /// One schedule's senders, one per client thread used.
 struct Running {

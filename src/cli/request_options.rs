@@ -1,7 +1,8 @@
-//! perf_analyzer's remaining options, apart from the rest of the profile flags so that a
-//! reader finds them in one place: per-run request parameters, gRPC compression, the
-//! worker-thread cap, Triton's trace settings, BLS composing models and the session mode.
-//! `config::pa_options` checks them.
+//! The request and server-side options perf_analyzer has beyond load and data, apart from
+//! the rest of the profile flags so that a reader finds them in one place: per-run request
+//! parameters, gRPC compression, the worker-thread cap, Triton's trace settings, BLS
+//! composing models, the dynamic gRPC method, shared memory, the in-process Triton and the
+//! session mode. `config::pa_options` checks them.
 
 use clap::Args;
 

@@ -7,8 +7,13 @@
 //! removing, renaming or changing the meaning of one raises it.
 
 use std::collections::BTreeMap;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+
+mod settings;
+
+pub use settings::*;
 
 /// The version of the layout this inferperf writes and reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -60,174 +65,6 @@ pub struct Tool {
 pub struct Host {
     pub cores: usize,
     pub os: String,
-}
-
-/// The run's settings: every flag that shapes what was measured. `-H` headers appear by
-/// name only (a value may be a credential).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Settings {
-    pub model_name: String,
-    pub model_version: String,
-    /// The first (usually only) `-u` server.
-    pub url: String,
-    /// Every `-u` server in order, when the run spread its load over several.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub urls: Vec<String>,
-    pub service_kind: String,
-    pub protocol: String,
-    pub local_models: Vec<String>,
-    pub batch_size: u32,
-    pub load: LoadSettings,
-    pub max_concurrency: Option<u32>,
-    pub seed: u64,
-    pub measurement_mode: String,
-    pub measurement_interval_ms: u64,
-    pub measurement_request_count: u64,
-    pub stability_percentage: f64,
-    pub max_trials: u32,
-    pub percentile: Option<f64>,
-    pub latency_threshold_ms: Option<f64>,
-    pub binary_search: bool,
-    pub slo: Vec<String>,
-    pub request_count: Option<u64>,
-    pub warmup_request_count: u64,
-    pub input_data: InputDataSettings,
-    pub shapes: BTreeMap<String, Vec<i64>>,
-    pub string_length: usize,
-    pub string_data: Option<String>,
-    pub input_tensor_format: Option<String>,
-    pub output_tensor_format: Option<String>,
-    pub input_datatypes: BTreeMap<String, String>,
-    pub header_names: Vec<String>,
-    pub streaming: bool,
-    pub validation_tolerance: f64,
-    pub request_timeout_s: f64,
-    pub client_threads: usize,
-    /// `--send-slack` in µs (absent in files of versions before it).
-    #[serde(default)]
-    pub send_slack_us: u64,
-    pub grpc_connection_share: usize,
-    pub metrics: Option<MetricsSettings>,
-    pub llm: Option<LlmSettings>,
-    /// The percentiles the console and CSV report, ascending.
-    pub reported_percentiles: Vec<f64>,
-    pub csv_files: Vec<String>,
-    /// This process's part of a sharded run (`--shard`, MPI, an Indexed Job).
-    #[serde(default)]
-    pub shard: Option<ShardRecord>,
-    /// TLS to the server (null: plain text).
-    #[serde(default)]
-    pub tls: Option<TlsRecord>,
-    /// `--shared-memory` (`none` or `system`; absent in files written before it existed).
-    #[serde(default)]
-    pub shared_memory: Option<String>,
-    /// `--output-shared-memory-size`: bytes of each output's region per batch item.
-    #[serde(default)]
-    pub output_shared_memory_size: Option<u64>,
-    /// The command line after the program's name, `-H` values hidden as `Name: <hidden>`:
-    /// what `inferperf merge` rebuilds the run's settings from.
-    #[serde(default)]
-    pub arguments: Vec<String>,
-}
-
-/// How the run's TLS verified the server and which identity it showed. Paths only: no
-/// certificate or key content.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TlsRecord {
-    /// The file of trusted authorities; null: the system's roots.
-    pub ca_file: Option<String>,
-    /// The client certificate shown (mTLS); null: none.
-    pub client_certificate_file: Option<String>,
-    /// false: `--ssl-https-verify-peer 0`, any certificate accepted.
-    pub verify_peer: bool,
-    /// false: `--ssl-https-verify-host 0`, the certificate's name not checked.
-    pub verify_host: bool,
-    /// `--ssl-target-name`: the name checked instead of the host.
-    pub target_name: Option<String>,
-}
-
-/// Which shard of how many a results file holds, and what said so.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ShardRecord {
-    pub index: u32,
-    pub count: u32,
-    /// `flag`, `mpi` or `kubernetes`.
-    pub source: String,
-    /// `--start-at`, RFC 3339, when given.
-    pub start_at: Option<String>,
-}
-
-/// The load the run applied, by mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "mode", rename_all = "snake_case")]
-pub enum LoadSettings {
-    /// `--concurrency-range start:end:step` (end 0: until `-l` or `--slo` stops it).
-    Concurrency {
-        start: u32,
-        end: u32,
-        step: u32,
-    },
-    RequestRate {
-        start: f64,
-        end: f64,
-        step: f64,
-        distribution: String,
-    },
-    /// `--request-intervals`: the gaps' count and the rate they make.
-    Intervals {
-        count: usize,
-        rate: f64,
-    },
-    FixedSchedule,
-    /// `--periodic-concurrency-range` with `--request-period`.
-    Periodic {
-        start: u32,
-        end: u32,
-        step: u32,
-        request_period: u32,
-    },
-    /// `--ramp` / `--load-steps`: the plan's segments.
-    Timeline {
-        kind: String,
-        distribution: String,
-        segments: Vec<SegmentRecord>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SegmentRecord {
-    pub from: f64,
-    pub to: f64,
-    pub duration_s: f64,
-}
-
-/// `--input-data`: `random`, `zero`, `json` (the files) or `directory`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct InputDataSettings {
-    pub kind: String,
-    pub paths: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MetricsSettings {
-    pub url: String,
-    pub interval_ms: u64,
-    pub standard: bool,
-    pub metrics: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LlmSettings {
-    pub endpoint: String,
-    pub input_tokens_mean: u32,
-    pub input_tokens_stddev: f64,
-    pub output_tokens_mean: Option<u32>,
-    pub output_tokens_stddev: f64,
-    pub output_tokens_deterministic: bool,
-    pub extra_inputs: Vec<String>,
-    pub prompt_source: String,
-    pub num_prompts: usize,
-    pub artifact_dir: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -560,4 +397,10 @@ pub struct BucketRecord {
     pub target: f64,
     pub after_end: bool,
     pub window: WindowRecord,
+}
+
+/// A time as RFC 3339 in UTC with microseconds: `2026-11-24T00:06:12.567205Z`.
+pub fn rfc3339(at: SystemTime) -> String {
+    let at = at.max(UNIX_EPOCH);
+    humantime::format_rfc3339_micros(at).to_string()
 }

@@ -9,14 +9,14 @@ use std::sync::Arc;
 
 use clap::Parser;
 
-use crate::app;
+use super::profile;
 use crate::cli::{Cli, Command, DemoArgs};
 use crate::config::Config;
 use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::{Interrupt, Profiler};
 use crate::measure::cpu::process_cpu_time;
-use crate::report::progress::Live;
 use crate::server::{self, ModelDef, RunningServer, ServeOptions};
+use crate::ui::progress::Live;
 
 /// The models the demo serves.
 const DEMO_MODELS: [&str; 5] = [
@@ -89,9 +89,17 @@ const SCENARIOS: [Scenario; 4] = [
     },
 ];
 
+/// `inferperf demo`, with Ctrl-C watched: the exit code.
+pub async fn run(args: &DemoArgs) -> RunResult<i32> {
+    let interrupt = Arc::new(Interrupt::default());
+    super::watch_ctrl_c(interrupt.clone());
+    let result = demo(args, interrupt.clone()).await;
+    super::interrupted(&interrupt, result)
+}
+
 /// Runs the demo; the exit code is 0 when every scenario ran. `interrupt` (Ctrl-C) stops it
 /// after the current window, with that level's report.
-pub async fn run(args: &DemoArgs, interrupt: Arc<Interrupt>) -> RunResult<i32> {
+async fn demo(args: &DemoArgs, interrupt: Arc<Interrupt>) -> RunResult<i32> {
     std::fs::create_dir_all(&args.out).map_err(|e| {
         RunError::failed(format!(
             "Cannot create the demo's output directory {}: {e}.",
@@ -112,7 +120,7 @@ pub async fn run(args: &DemoArgs, interrupt: Arc<Interrupt>) -> RunResult<i32> {
         println!("=== {} ===\n", scenario.title);
         let mut cfg = scenario_config(scenario, &server, args)?;
         cfg.server_in_process = true;
-        app::profile(&cfg, interrupt.clone()).await?;
+        profile::profile(&cfg, interrupt.clone()).await?;
         println!("  -> {}\n", csv_path(&args.out, scenario.csv).display());
         ran.push(scenario);
         if interrupt.is_raised() {
@@ -197,7 +205,7 @@ async fn measure_cost(
     cfg: &Config,
     interrupt: &Arc<Interrupt>,
 ) -> RunResult<CostRow> {
-    let prepared = app::prepare(cfg).await?;
+    let prepared = profile::prepare(cfg).await?;
     let cpu_before = process_cpu_time();
     let mut profiler = Profiler::new(cfg, prepared.replicas, prepared.dataset, interrupt.clone());
     let live = Live::for_stderr(cfg);

@@ -1,9 +1,10 @@
 //! The `profile` command end to end: resolve the target, read the model, build the dataset,
 //! sweep the levels (or follow a load plan over time), and write every report — also when
-//! the run is cut short. `merge` (in [`merge`]) writes the same reports for a run merged
-//! from its shards' results files.
+//! the run is cut short — through [`Reports`], the one list of reports. `merge` writes the
+//! same reports for a run merged from its shards' results files; `sweep` and `demo` run
+//! this command's [`profile`] for each of their settings.
 
-pub mod merge;
+mod sent;
 mod token_counter;
 
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use crate::backend::api::kserve::trace::TraceChange;
 use crate::backend::replicas::{self, Replicas};
 use crate::backend::{Request, Target};
+use crate::cli::ProfileArgs;
 use crate::config::{Config, LoadMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
@@ -20,13 +22,21 @@ use crate::load::shards::Coordinator;
 use crate::load::timeline::run_timeline;
 use crate::measure::level::LevelResult;
 use crate::measure::monitors::Monitors;
-use crate::measure::timeline::Bucket;
-use crate::measure::window::WindowStats;
 use crate::model::ModelSpec;
-use crate::report;
-use crate::report::profile_export::ProfileExportFile;
-use crate::report::progress::Live;
-use crate::results::{ResultsWriter, RunEnd};
+use crate::report::{Measured, Origin, Reports, Sent};
+use crate::results::{self, Recorder, RunEnd};
+use crate::ui::progress::Live;
+
+/// `inferperf profile`: the run these flags ask for (`given`: the command line as the
+/// results file records it, header values hidden), with Ctrl-C watched; its exit code.
+pub async fn run(args: &ProfileArgs, given: Vec<String>) -> RunResult<i32> {
+    let mut cfg = Config::from_args(args)?;
+    cfg.arguments = given;
+    let interrupt = Arc::new(Interrupt::default());
+    super::watch_ctrl_c(interrupt.clone());
+    let result = profile(&cfg, interrupt.clone()).await;
+    super::interrupted(&interrupt, result.map(|outcome| outcome.exit_code))
+}
 
 /// The target, model, dataset and encoded requests of a run, ready to drive.
 pub struct Prepared {
@@ -118,34 +128,22 @@ pub struct ProfileOutcome {
     pub exit_code: i32,
 }
 
-/// Runs a profile, printing perf_analyzer's report as it goes and writing the CSV and the
-/// results file (`--report-dir`, `--results-file`: first when the model is known, then after
-/// every level, and completed however the run ends).
+/// Runs a profile, printing perf_analyzer's report as it goes and writing every report the
+/// flags ask for (the results file first when the model is known, then after every level,
+/// and completed however the run ends).
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
     crate::load::open_files::check(cfg)?;
-    // An unusable results path stops the run before anything is measured.
-    let mut results = ResultsWriter::start(cfg)?;
-    probe_csv(cfg)?;
+    // An unusable report path stops the run before anything is measured.
+    let record = Recorder::new(results::settings(cfg));
+    let mut reports = Reports::open(record, Origin::Measured)?;
     let coordinator = match Coordinator::join(cfg).await {
         Ok(joined) => Arc::new(joined),
-        Err(error) => {
-            let _ = results.finish(RunEnd {
-                error: Some(&error),
-                ..RunEnd::default()
-            });
-            return Err(error);
-        }
+        Err(error) => return Err(ended_before_measuring(&mut reports, error)),
     };
-    results.set_clock_offset(coordinator.clock_offset_s());
+    reports.set_clock_offset(coordinator.clock_offset_s());
     let prepared = match until_interrupted(prepare(cfg), &interrupt).await {
         Ok(prepared) => prepared,
-        Err(error) => {
-            let _ = results.finish(RunEnd {
-                error: Some(&error),
-                ..RunEnd::default()
-            });
-            return Err(error);
-        }
+        Err(error) => return Err(ended_before_measuring(&mut reports, error)),
     };
     let trace = match set_trace(cfg, &prepared.target).await {
         Ok(change) => change,
@@ -153,14 +151,10 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
             if let Some(shm) = prepared.target.shm() {
                 shm.cleanup(&prepared.target).await;
             }
-            let _ = results.finish(RunEnd {
-                error: Some(&error),
-                ..RunEnd::default()
-            });
-            return Err(error);
+            return Err(ended_before_measuring(&mut reports, error));
         }
     };
-    let outcome = run_prepared(cfg, &prepared, interrupt, &mut results, coordinator).await;
+    let outcome = run_prepared(cfg, &prepared, interrupt, &mut reports, coordinator).await;
     if let Some(shm) = prepared.target.shm() {
         shm.cleanup(&prepared.target).await;
     }
@@ -178,6 +172,17 @@ pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<Profi
     }
 }
 
+/// The reports of a run that failed before its first level (the results file records the
+/// error); the error itself.
+fn ended_before_measuring(reports: &mut Reports, error: RunError) -> RunError {
+    let end = RunEnd {
+        error: Some(&error),
+        ..RunEnd::default()
+    };
+    let _ = reports.finish(end, Measured::Nothing);
+    error
+}
+
 /// `--trace-*` / `--log-frequency`: the model's trace settings set for the run.
 async fn set_trace(cfg: &Config, target: &Target) -> RunResult<Option<TraceChange>> {
     let Some(settings) = cfg.trace_settings() else {
@@ -193,13 +198,17 @@ async fn run_prepared(
     cfg: &Config,
     prepared: &Prepared,
     interrupt: Arc<Interrupt>,
-    results: &mut ResultsWriter<'_>,
+    reports: &mut Reports,
     coordinator: Arc<Coordinator>,
 ) -> RunResult<ProfileOutcome> {
-    results.set_model(&prepared.model);
-    print_preamble(cfg, &prepared.model);
+    let bodies = || sent::openai_bodies(cfg, &prepared.dataset);
+    let sent = Sent {
+        dataset: &prepared.dataset,
+        bodies: &bodies,
+    };
+    reports.start(&prepared.model, Some(&sent))?;
     if cfg.load.timeline().is_some() {
-        return follow_timeline(cfg, prepared, interrupt, results).await;
+        return follow_timeline(cfg, prepared, interrupt, reports).await;
     }
     let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
     let mut profiler = profiler.with_coordinator(coordinator);
@@ -210,28 +219,16 @@ async fn run_prepared(
     if let Some(hook) = live.hook() {
         profiler = profiler.with_progress(hook);
     }
-    let mut artifacts = report::llm::Artifacts::start(cfg, &prepared.dataset)?;
-    let mut export = ProfileExportFile::start(cfg, &prepared.dataset)?;
     let outcome = profiler
-        .sweep(|level| {
-            live.suspend(|| print!("{}", report::level_block(cfg, &prepared.model, level)));
-            artifacts.write_level(level);
-            export.write_level(level);
-            results.add_level(level);
-            // Cheap beside a level: the page is there while the run goes on.
-            let _ = write_html(cfg, results);
-        })
+        .sweep(|level| live.suspend(|| reports.level(level)))
         .await;
     live.finish();
-    let written = results.finish(RunEnd {
+    let end = RunEnd {
         interrupted: interrupt.is_raised(),
         error: outcome.error.as_ref(),
         timeline_total: None,
-    });
-    let written = written.and(write_html(cfg, results)).and(export.finish());
-    finish(cfg, &prepared.model, &outcome.results)?;
-    artifacts.finish()?;
-    written?;
+    };
+    reports.finish(end, Measured::Levels(&outcome.results))?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -248,42 +245,7 @@ async fn run_prepared(
     })
 }
 
-/// Every CSV the run writes can be written (checked before anything is measured).
-fn probe_csv(cfg: &Config) -> RunResult<()> {
-    for path in cfg.csv_paths() {
-        report::csv::probe(&path).map_err(|e| {
-            RunError::bad_option(format!(
-                "-f {} cannot be written: {e}. Choose a file in a folder that exists and can be written.",
-                path.display()
-            ))
-        })?;
-    }
-    if let Some(path) = &cfg.per_url_csv {
-        report::csv::probe(path).map_err(|e| {
-            RunError::bad_option(format!(
-                "--per-url-csv {} cannot be written: {e}. Choose a file in a folder that exists and can be written.",
-                path.display()
-            ))
-        })?;
-    }
-    Ok(())
-}
-
-/// `--report-dir DIR`: writes `DIR/report.html` from the results file as it stands.
-fn write_html(cfg: &Config, results: &ResultsWriter<'_>) -> RunResult<()> {
-    let Some(dir) = &cfg.report_dir else {
-        return Ok(());
-    };
-    let path = dir.join("report.html");
-    report::html::write(results.file(), &path).map_err(|e| {
-        RunError::failed(format!(
-            "Cannot write the HTML report {}: {e}.",
-            path.display()
-        ))
-    })
-}
-
-fn is_limit(result: &LevelResult) -> bool {
+pub(super) fn is_limit(result: &LevelResult) -> bool {
     use crate::measure::level::LevelEnd;
     matches!(
         result.end,
@@ -297,9 +259,8 @@ async fn follow_timeline(
     cfg: &Config,
     prepared: &Prepared,
     interrupt: Arc<Interrupt>,
-    results: &mut ResultsWriter<'_>,
+    reports: &mut Reports,
 ) -> RunResult<ProfileOutcome> {
-    print!("{}", report::timeline_header(cfg));
     let live = Live::for_stderr(cfg);
     if let Some(plan) = cfg.load.timeline() {
         live.timeline_started(plan);
@@ -311,20 +272,21 @@ async fn follow_timeline(
         interrupt.clone(),
         |bucket| {
             live.bucket(bucket);
-            live.suspend(|| print!("{}", report::bucket_line(cfg, bucket)));
-            results.add_bucket(bucket);
+            live.suspend(|| reports.bucket(bucket));
         },
     )
     .await;
     live.finish();
-    let written = results.finish(RunEnd {
+    let end = RunEnd {
         interrupted: interrupt.is_raised(),
         error: outcome.error.as_ref(),
         timeline_total: (!outcome.buckets.is_empty()).then_some(&outcome.total),
-    });
-    let written = written.and(write_html(cfg, results));
-    finish_timeline(cfg, &outcome.buckets, &outcome.total)?;
-    written?;
+    };
+    let measured = Measured::Timeline {
+        buckets: &outcome.buckets,
+        total: &outcome.total,
+    };
+    reports.finish(end, measured)?;
     if let Some(error) = outcome.error {
         return Err(error);
     }
@@ -332,77 +294,4 @@ async fn follow_timeline(
         results: Vec::new(),
         exit_code: EXIT_OK,
     })
-}
-
-fn finish_timeline(cfg: &Config, buckets: &[Bucket], total: &WindowStats) -> RunResult<()> {
-    if buckets.is_empty() {
-        return Ok(());
-    }
-    println!();
-    print!("{}", report::timeline_summary(cfg, buckets, total));
-    for path in cfg.csv_paths() {
-        report::write_timeline_csv(cfg, buckets, &path).map_err(|e| csv_error(&path, e))?;
-    }
-    if let Some(path) = &cfg.per_url_csv {
-        report::replicas::write_per_url_timeline_csv(cfg, buckets)
-            .map_err(|e| csv_error(path, e))?;
-    }
-    Ok(())
-}
-
-fn csv_error(path: &std::path::Path, e: std::io::Error) -> RunError {
-    RunError::failed(format!(
-        "Cannot write the CSV report to {}: {e}.",
-        path.display()
-    ))
-}
-
-fn print_preamble(cfg: &Config, model: &ModelSpec) {
-    print!(
-        "{}",
-        report::settings_block(cfg, cfg.service_kind().label())
-    );
-    if cfg.verbose > 0 {
-        println!("Model '{}' ({}):", model.name, model.platform);
-        for input in &model.inputs {
-            println!(
-                "  input {} {} {:?}",
-                input.name, input.datatype, input.shape
-            );
-        }
-        for output in &model.outputs {
-            println!(
-                "  output {} {} {:?}",
-                output.name, output.datatype, output.shape
-            );
-        }
-        println!("  max_batch_size: {}", batch_text(model));
-        println!();
-    }
-}
-
-fn batch_text(model: &ModelSpec) -> String {
-    match model.max_batch_size {
-        u32::MAX => "unknown (no model configuration; batch dimension assumed)".into(),
-        n => n.to_string(),
-    }
-}
-
-/// Prints the summary and writes the CSV; the results are never lost to a later error.
-fn finish(cfg: &Config, model: &ModelSpec, results: &[LevelResult]) -> RunResult<()> {
-    if results.is_empty() {
-        return Ok(());
-    }
-    print!("{}", report::summary_block(cfg, results));
-    if let Some(block) = report::search_block(cfg, results) {
-        println!();
-        print!("{block}");
-    }
-    for path in cfg.csv_paths() {
-        report::write_csv(cfg, model, results, &path).map_err(|e| csv_error(&path, e))?;
-    }
-    if let Some(path) = &cfg.per_url_csv {
-        report::replicas::write_per_url_csv(cfg, results).map_err(|e| csv_error(path, e))?;
-    }
-    Ok(())
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
-use crate::app;
+use super::profile;
 use crate::backend::capabilities;
 use crate::cli::SweepArgs;
 use crate::config::sweep::{Ports, Setting, SweepPlan, GRPC_PORT, METRICS_PORT};
@@ -217,7 +217,7 @@ async fn run_setting(
         }
         return row;
     }
-    let result = app::profile(&cfg, interrupt.clone()).await;
+    let result = profile::profile(&cfg, interrupt.clone()).await;
     let died = server.exited();
     server.stop(plan.stop_grace).await;
     pgid.store(0, Ordering::SeqCst);

@@ -22,10 +22,10 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle, TermLike};
 
-use super::format::format_throughput;
 use crate::config::{format_rate, Config, LoadLevel, LoadMode, Timeline, TimelineKind};
 use crate::load::progress::{LevelStart, Place, Progress, WindowDone};
 use crate::measure::timeline::Bucket;
+use crate::report::format::format_throughput;
 
 /// How often the line is redrawn between updates (the spinner, a plan's clock).
 pub const TICK: Duration = Duration::from_millis(200);
@@ -503,7 +503,7 @@ mod tests {
 
     #[test]
     fn without_a_terminal_nothing_is_drawn() {
-        let cfg = crate::report::test_config();
+        let cfg = crate::config::test_config();
         let live = Live::new(&cfg, false);
         assert!(!live.is_enabled());
         assert!(live.hook().is_none());

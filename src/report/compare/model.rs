@@ -1,17 +1,14 @@
-//! `inferperf compare A B [C …]`: results files side by side, level by level (matched by
-//! load), with the change of each figure against the first run and a verdict that accounts
-//! for noise, and `--fail-on` limits that make it a regression gate.
+//! What `inferperf compare A B [C …]` finds: results files side by side, level by level
+//! (matched by load), with the change of each figure against the first run and a verdict
+//! that accounts for noise, and the `--fail-on` limits that make it a regression gate. The
+//! console text ([`super::text`]) and the page (`report::html`) render this model.
 //!
 //! The noise rule (also in `inferperf compare --help`, [`crate::cli::COMPARE_RULE`]): a run's
 //! noise for a figure at a level is the relative half-range of that figure across the
 //! windows merged into the level, (max − min) / 2 / mean; with a single window it is the
 //! run's stability percentage. A change is beyond noise when |change| > noise(A) + noise(B).
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-
-use crate::error::{RunError, RunResult};
-use crate::results::{self, LevelLoad, LevelRecord, ResultsFile, WindowRecord};
+use crate::results::{LevelLoad, LevelRecord, ResultsFile, WindowRecord};
 
 /// A figure compared: throughput, mean latency, or a latency percentile.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -83,45 +80,6 @@ impl Limit {
         let percent = crate::number::readable(self.percent);
         format!("{}{op}{sign}{percent}%", self.figure.name())
     }
-}
-
-/// Parses `--fail-on`: `throughput<-5%,p99>+10%`.
-pub fn parse_fail_on(text: &str) -> Result<Vec<Limit>, String> {
-    let usage = "each limit is FIGURE<-N% (a drop) or FIGURE>+N% (a rise), FIGURE being throughput, avg or pNN (p50, p99, p99.9), e.g. 'throughput<-5%,p99>+10%'";
-    let mut limits = Vec::new();
-    for item in text.split(',').map(str::trim) {
-        let bad = |why: &str| format!("--fail-on '{text}': '{item}' {why}; {usage}.");
-        let Some(at) = item.find(['<', '>']) else {
-            return Err(bad("has no < or >"));
-        };
-        let (name, rest) = item.split_at(at);
-        let name = name.trim().to_ascii_lowercase();
-        let drop = rest.starts_with('<');
-        let figure = match name.as_str() {
-            "throughput" => Figure::Throughput,
-            "avg" => Figure::Avg,
-            _ => match name.strip_prefix('p').and_then(|p| p.parse::<f64>().ok()) {
-                Some(p) if crate::config::bounds::is_percentile(p) => Figure::Percentile(p),
-                _ => return Err(bad(&format!("names no figure ('{name}')"))),
-            },
-        };
-        let number = rest[1..].trim();
-        let Some(number) = number.strip_suffix('%') else {
-            return Err(bad("has no percentage ending in %"));
-        };
-        let percent: f64 = match number.trim().parse() {
-            Ok(v) if f64::is_finite(v) => v,
-            _ => return Err(bad(&format!("has no number ('{number}')"))),
-        };
-        if drop && percent >= 0.0 {
-            return Err(bad("uses < with a percentage that is not negative"));
-        }
-        if !drop && percent <= 0.0 {
-            return Err(bad("uses > with a percentage that is not positive"));
-        }
-        limits.push(Limit { figure, percent });
-    }
-    Ok(limits)
 }
 
 /// The verdict on one figure's change.
@@ -251,11 +209,10 @@ pub struct Pair {
     pub unmatched: Vec<String>,
 }
 
-/// What a comparison found: each run against the baseline, the console text, the
-/// warnings, the limits passed.
+/// What a comparison found: each run against the baseline, the warnings, the limits
+/// passed.
 pub struct Comparison {
     pub pairs: Vec<Pair>,
-    pub text: String,
     pub warnings: Vec<String>,
     pub failures: Vec<String>,
 }
@@ -427,34 +384,6 @@ fn pair(
     }
 }
 
-/// The console table of the pairs.
-fn console_text(runs: &[Run], pairs: &[Pair]) -> String {
-    let mut text = String::new();
-    for pair in pairs {
-        let _ = writeln!(text, "{} vs baseline {}", runs[pair.run].name, runs[0].name);
-        for level in &pair.levels {
-            let _ = writeln!(text, "  {}{}", load_text(&level.load), level.stability);
-            let _ = writeln!(
-                text,
-                "    {:<11} {:>16} {:>16} {:>9} {:>8}  verdict",
-                "figure", "baseline", "this run", "change", "noise"
-            );
-            for row in &level.rows {
-                let [figure, a, b, change, noise, verdict] = row.cells();
-                let _ = writeln!(
-                    text,
-                    "    {figure:<11} {a:>16} {b:>16} {change:>9} {noise:>8}  {verdict}"
-                );
-            }
-        }
-        if !pair.unmatched.is_empty() {
-            let _ = writeln!(text, "  Unmatched levels: {}.", pair.unmatched.join("; "));
-        }
-        let _ = writeln!(text);
-    }
-    text
-}
-
 /// Compares every run with the first.
 pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
     let warnings = run_warnings(runs);
@@ -469,58 +398,12 @@ pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
         None => Vec::new(),
     };
     Comparison {
-        text: console_text(runs, &pairs),
         pairs,
         warnings,
         failures,
     }
 }
 
-/// `inferperf compare`: reads the runs, prints the comparison, writes the page to `output`
-/// when asked (and prints its path), and returns the exit code: 1 when a --fail-on limit
-/// was passed beyond noise, else 0 — the page is written either way; a page that cannot be
-/// written is an error (exit 99).
-pub fn run(paths: &[PathBuf], fail_on: Option<&str>, output: Option<&Path>) -> RunResult<i32> {
-    let limits = match fail_on {
-        Some(text) => parse_fail_on(text).map_err(RunError::bad_option)?,
-        None => Vec::new(),
-    };
-    let runs = paths
-        .iter()
-        .map(|p| {
-            Ok(Run {
-                name: display_name(p),
-                file: results::read(p)?,
-            })
-        })
-        .collect::<RunResult<Vec<_>>>()?;
-    let comparison = compare(&runs, &limits);
-    for warning in &comparison.warnings {
-        eprintln!("warning: {warning}");
-    }
-    print!("{}", comparison.text);
-    let mut code = 0;
-    if let Some(fail_on) = fail_on {
-        if comparison.failures.is_empty() {
-            println!("--fail-on '{fail_on}': no figure moved past its limit beyond noise.");
-        } else {
-            for failure in &comparison.failures {
-                println!("FAIL {failure}");
-            }
-            code = 1;
-        }
-    }
-    if let Some(path) = output {
-        super::html::write_comparison(&runs, &comparison, fail_on, path)?;
-        println!("{}", path.display());
-    }
-    Ok(code)
-}
-
-fn display_name(path: &Path) -> String {
-    path.display().to_string()
-}
-
 #[cfg(test)]
-#[path = "compare_tests.rs"]
+#[path = "model_tests.rs"]
 mod tests;

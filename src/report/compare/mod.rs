@@ -1,0 +1,8 @@
+//! `inferperf compare`'s model and its console text: the comparison of results files
+//! ([`model`]) and the table it prints ([`text`]). The page is `report::html`'s; the
+//! command that reads the files, prints and exits is `commands::compare`.
+
+pub mod model;
+pub mod text;
+
+pub use model::*;
