@@ -7,17 +7,17 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod aiperf;
-mod llm;
 mod merge;
+mod openai;
 mod request_options;
 mod sentences;
 mod sequence;
 mod sweep;
 mod tls;
 pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP};
-pub use llm::LlmArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
-pub use request_options::PaOptionArgs;
+pub use openai::OpenAiArgs;
+pub use request_options::RequestOptionArgs;
 pub use sentences::{clap_sentence, top_help};
 pub use sequence::SequenceArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
@@ -546,13 +546,13 @@ pub struct ProfileArgs {
     #[arg(long)]
     pub enable_mpi: bool,
     #[command(flatten)]
-    pub llm: LlmArgs,
+    pub llm: OpenAiArgs,
     #[command(flatten)]
     pub tls: TlsArgs,
     #[command(flatten)]
     pub sequence: SequenceArgs,
     #[command(flatten)]
-    pub pa: PaOptionArgs,
+    pub pa: RequestOptionArgs,
     /// Last: its help heading covers the flags after it.
     #[command(flatten)]
     pub aiperf: AiperfArgs,

@@ -4,12 +4,12 @@
 mod aiperf;
 mod api;
 pub mod bounds;
-mod llm;
 mod load;
 mod metrics;
+mod openai;
 mod output;
-mod pa_options;
 mod parse;
+mod request_options;
 pub mod shard;
 pub mod sweep;
 pub mod tfserving;
@@ -17,19 +17,19 @@ pub mod torchserve;
 
 pub use aiperf::OpenAiWire;
 pub use api::{ApiSettings, DynamicGrpcSettings, KserveSettings, LocalSettings, OpenAiSettings};
-pub use llm::{Endpoint, LlmConfig, PromptSource};
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
+pub use openai::{Endpoint, OpenAiConfig, PromptSource};
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
-pub use pa_options::{GrpcCompression, ParameterValue, RequestParameter};
 pub(crate) use parse::whole_range;
 use parse::*;
 pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
+pub use request_options::{GrpcCompression, ParameterValue, RequestParameter};
 pub mod sequence;
 pub mod shm;
 mod slo;
 mod timeline;
 mod tls;
-pub use pa_options::TritonCApiSettings;
+pub use request_options::TritonCApiSettings;
 pub use tls::{TlsFile, TlsFlags, TlsSettings};
 
 use std::collections::BTreeMap;
@@ -238,10 +238,10 @@ impl Config {
             (_, ServiceKind::DynamicGrpc) => Protocol::Grpc,
             (protocol, _) => protocol,
         };
-        let grpc_method = pa_options::parse_grpc_method(args, service_kind)?;
+        let grpc_method = request_options::parse_grpc_method(args, service_kind)?;
         let shm = shm::parse(args, service_kind)?;
         let torchserve = torchserve::parse(args, service_kind, protocol)?;
-        pa_options::refuse_session_concurrency(&args.pa, service_kind)?;
+        request_options::refuse_session_concurrency(&args.pa, service_kind)?;
         let (load, concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
         let profile_export_file = output::parse_profile_export(args, &load)?;
@@ -289,8 +289,10 @@ impl Config {
         let headers = parse_headers(&args.headers)?;
         let request_timeout = bounds::request_timeout(args.request_timeout)?;
         let max_response_bytes = bounds::max_response_bytes(args.max_response_bytes)?;
-        let client_threads =
-            pa_options::cap_client_threads(parse_client_threads(args.client_threads)?, &args.pa)?;
+        let client_threads = request_options::cap_client_threads(
+            parse_client_threads(args.client_threads)?,
+            &args.pa,
+        )?;
         let send_slack = bounds::send_slack(args.send_slack)?;
         let grpc_connection_share = parse_connection_share(args.grpc_connection_share, protocol)?;
         let metrics = metrics::parse_metrics(args, service_kind)?;
@@ -298,13 +300,16 @@ impl Config {
         let validation_tolerance = parse_tolerance(args.validation_tolerance)?;
         let llm = parse_llm(args, service_kind, protocol)?;
         let tfserving = tfserving::parse(args, service_kind)?;
-        let trace_settings = pa_options::parse_trace_settings(&args.pa, protocol, service_kind)?;
+        let trace_settings =
+            request_options::parse_trace_settings(&args.pa, protocol, service_kind)?;
         let grpc_compression =
-            pa_options::parse_grpc_compression(&args.pa, protocol, service_kind)?;
-        let request_parameters = pa_options::parse_request_parameters(&args.pa.request_parameters)?;
-        let bls_composing_models = pa_options::parse_bls_composing_models(&args.pa, service_kind)?;
+            request_options::parse_grpc_compression(&args.pa, protocol, service_kind)?;
+        let request_parameters =
+            request_options::parse_request_parameters(&args.pa.request_parameters)?;
+        let bls_composing_models =
+            request_options::parse_bls_composing_models(&args.pa, service_kind)?;
         let triton_c_api =
-            pa_options::parse_triton_c_api(&args.pa, service_kind, args.verbose >= 1)?;
+            request_options::parse_triton_c_api(&args.pa, service_kind, args.verbose >= 1)?;
         let api = ApiSettings::assemble(
             service_kind,
             api::ApiFlags {
@@ -518,9 +523,9 @@ fn parse_llm(
     args: &ProfileArgs,
     kind: ServiceKind,
     protocol: Protocol,
-) -> RunResult<Option<LlmConfig>> {
+) -> RunResult<Option<OpenAiConfig>> {
     if kind != ServiceKind::OpenAi {
-        llm::refuse_without_openai(&args.llm)?;
+        openai::refuse_without_openai(&args.llm)?;
         aiperf::refuse_without_openai(&args.aiperf)?;
         return Ok(None);
     }
@@ -534,7 +539,7 @@ fn parse_llm(
             "--service-kind openai sends one prompt per request: drop -b (or use -b 1).",
         ));
     }
-    let llm = LlmConfig::parse(&args.llm)?;
+    let llm = OpenAiConfig::parse(&args.llm)?;
     if args.streaming && !llm.endpoint.generates() {
         return Err(RunError::bad_option(
             "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.",

@@ -2,13 +2,13 @@
 //! the rest of the profile flags so that a reader finds them in one place: per-run request
 //! parameters, gRPC compression, the worker-thread cap, Triton's trace settings, BLS
 //! composing models, the dynamic gRPC method, shared memory, the in-process Triton and the
-//! session mode. `config::pa_options` checks them.
+//! session mode. `config::request_options` checks them.
 
 use clap::Args;
 
 /// perf_analyzer's options that shape requests and the run around them.
 #[derive(Debug, Args, Clone, Default)]
-pub struct PaOptionArgs {
+pub struct RequestOptionArgs {
     /// perf_analyzer's most worker threads. inferperf sends from --client-threads event-loop
     /// threads (default 1), each carrying many requests, so N caps them: the client threads
     /// are min(--client-threads, N).

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::shm::ShmConfig;
 use super::tfserving::TfServingConfig;
 use super::torchserve::TorchServeConfig;
-use super::{Config, LlmConfig, OpenAiWire, RequestParameter, ServiceKind, TritonCApiSettings};
+use super::{Config, OpenAiConfig, OpenAiWire, RequestParameter, ServiceKind, TritonCApiSettings};
 use crate::error::{RunError, RunResult};
 use crate::server::ModelDef;
 
@@ -58,7 +58,7 @@ pub struct LocalSettings {
 #[derive(Debug, Clone)]
 pub struct OpenAiSettings {
     /// The endpoint and the prompts' and reports' LLM settings.
-    pub llm: LlmConfig,
+    pub llm: OpenAiConfig,
     /// The request path and max-tokens field of AIPerf's flags (`--custom-endpoint`,
     /// `--endpoint-type chat`, `--use-legacy-max-tokens`).
     pub wire: OpenAiWire,
@@ -75,7 +75,7 @@ pub struct DynamicGrpcSettings {
 /// it for the others).
 pub(super) struct ApiFlags {
     pub local_models: Vec<ModelDef>,
-    pub llm: Option<LlmConfig>,
+    pub llm: Option<OpenAiConfig>,
     pub wire: OpenAiWire,
     pub tfserving: Option<TfServingConfig>,
     pub torchserve: Option<TorchServeConfig>,
@@ -163,7 +163,7 @@ impl Config {
     }
 
     /// The LLM settings of `--service-kind openai`.
-    pub fn llm(&self) -> Option<&LlmConfig> {
+    pub fn llm(&self) -> Option<&OpenAiConfig> {
         match &self.api {
             ApiSettings::OpenAi(openai) => Some(&openai.llm),
             _ => None,

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::entry::{Entry, Prompt};
 use super::tokenizer::TokenCount;
-use crate::config::{Config, InputData, LlmConfig, PromptSource};
+use crate::config::{Config, InputData, OpenAiConfig, PromptSource};
 use crate::error::{RunError, RunResult};
 
 /// Distinct words synthetic prompts draw from.
@@ -25,7 +25,7 @@ const SYLLABLES: [&str; 16] = [
 ];
 
 /// The entries of an LLM run, in the order they are sent.
-pub fn build(cfg: &Config, llm: &LlmConfig, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
+pub fn build(cfg: &Config, llm: &OpenAiConfig, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
     let entries = match (&cfg.input_data, &llm.prompt_source) {
         (InputData::Json(files), _) => {
             let mut entries = Vec::new();
@@ -63,7 +63,7 @@ fn entry(prompt: Prompt, origin: String) -> Entry {
 }
 
 /// `--num-prompts` prompts of exactly the drawn number of tokens each (see [`exact_text`]).
-fn synthetic(llm: &LlmConfig, seed: u64, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
+fn synthetic(llm: &OpenAiConfig, seed: u64, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let vocabulary = vocabulary(&mut rng);
     let mut inexact = 0usize;
@@ -189,7 +189,7 @@ fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
     normal.sample(rng).round().clamp(1.0, u32::MAX as f64) as u32
 }
 
-fn max_tokens(rng: &mut SmallRng, llm: &LlmConfig) -> Option<u32> {
+fn max_tokens(rng: &mut SmallRng, llm: &OpenAiConfig) -> Option<u32> {
     llm.output_tokens_mean
         .map(|mean| draw(rng, mean, llm.output_tokens_stddev))
 }
@@ -197,7 +197,7 @@ fn max_tokens(rng: &mut SmallRng, llm: &LlmConfig) -> Option<u32> {
 /// A JSON Lines file of `{"text": "..."}` (or `"text_input"`) objects.
 fn read_texts(
     path: &Path,
-    llm: &LlmConfig,
+    llm: &OpenAiConfig,
     seed: u64,
     counter: &dyn TokenCount,
 ) -> RunResult<Vec<Entry>> {
@@ -315,8 +315,8 @@ mod tests {
     use crate::config::Endpoint;
     use crate::data::tokenizer::CounterInfo;
 
-    fn llm() -> LlmConfig {
-        LlmConfig {
+    fn llm() -> OpenAiConfig {
+        OpenAiConfig {
             endpoint: Endpoint::Chat,
             input_tokens_mean: 200,
             input_tokens_stddev: 20.0,

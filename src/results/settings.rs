@@ -8,8 +8,8 @@ use super::schema::*;
 use crate::backend::capabilities;
 use crate::config::shm::SharedMemory;
 use crate::config::{
-    ApiSettings, Config, Distribution, InputData, LlmConfig, LoadMode, MeasurementMode,
-    MetricsConfig, PromptSource, Protocol, TensorFormat, TimelineKind,
+    ApiSettings, Config, Distribution, InputData, LoadMode, MeasurementMode, MetricsConfig,
+    OpenAiConfig, PromptSource, Protocol, TensorFormat, TimelineKind,
 };
 
 /// The settings of a run.
@@ -201,7 +201,7 @@ fn metrics(m: &MetricsConfig) -> MetricsSettings {
     }
 }
 
-fn llm(l: &LlmConfig) -> LlmSettings {
+fn llm(l: &OpenAiConfig) -> LlmSettings {
     LlmSettings {
         endpoint: l.endpoint.path().to_string(),
         input_tokens_mean: l.input_tokens_mean,

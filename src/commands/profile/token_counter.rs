@@ -6,18 +6,18 @@ use std::sync::Arc;
 
 use crate::backend::api::openai::tokenize;
 use crate::backend::Target;
-use crate::config::LlmConfig;
+use crate::config::OpenAiConfig;
 use crate::data::tokenizer::{self, Counter};
 use crate::error::{RunError, RunResult};
 
 /// The run's counter, said on the console.
-pub async fn for_run(llm: &LlmConfig, target: &Target) -> RunResult<Counter> {
+pub async fn for_run(llm: &OpenAiConfig, target: &Target) -> RunResult<Counter> {
     let counter = choose(llm, target).await?;
     println!("Tokens counted with {}.", counter.info().describe());
     Ok(counter)
 }
 
-async fn choose(llm: &LlmConfig, target: &Target) -> RunResult<Counter> {
+async fn choose(llm: &OpenAiConfig, target: &Target) -> RunResult<Counter> {
     if let Some(name) = llm.tokenizer.clone() {
         let revision = llm.tokenizer_revision.clone();
         return tokio::task::spawn_blocking(move || tokenizer::load(&name, revision.as_deref()))

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use crate::backend::transport::http1::{frame_request, user_headers};
 use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::{ApiSettings, Config, Endpoint, LlmConfig, OpenAiSettings, OpenAiWire};
+use crate::config::{ApiSettings, Config, Endpoint, OpenAiConfig, OpenAiSettings, OpenAiWire};
 use crate::data::{Entry, Prompt};
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -36,7 +36,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
 /// The OpenAI adapter and the settings it encodes prompts with.
 #[derive(Debug, Clone)]
 pub struct OpenAi {
-    pub llm: LlmConfig,
+    pub llm: OpenAiConfig,
     pub streaming: bool,
     /// AIPerf's custom path and max-tokens field.
     pub wire: OpenAiWire,
@@ -172,7 +172,7 @@ mod tests {
 
     fn adapter(endpoint: Endpoint, streaming: bool) -> OpenAi {
         OpenAi {
-            llm: LlmConfig {
+            llm: OpenAiConfig {
                 endpoint,
                 input_tokens_mean: 3,
                 input_tokens_stddev: 0.0,

@@ -1,12 +1,12 @@
-//! The checks of perf_analyzer's remaining options (`cli::pa_options`): what each means in
+//! The checks of perf_analyzer's remaining options (`cli::request_options`): what each means in
 //! inferperf, and the one sentence for a value or combination that cannot work.
 
 use super::{Config, Protocol, ServiceKind};
-use crate::cli::PaOptionArgs;
+use crate::cli::RequestOptionArgs;
 use crate::error::{RunError, RunResult};
 
 /// `--max-threads N` caps the client threads: min(`--client-threads`, N).
-pub(super) fn cap_client_threads(threads: usize, args: &PaOptionArgs) -> RunResult<usize> {
+pub(super) fn cap_client_threads(threads: usize, args: &RequestOptionArgs) -> RunResult<usize> {
     match args.max_threads {
         None => Ok(threads),
         Some(0) => Err(RunError::bad_option(
@@ -18,7 +18,10 @@ pub(super) fn cap_client_threads(threads: usize, args: &PaOptionArgs) -> RunResu
 
 /// `--session-concurrency` is perf_analyzer's multi-turn chat-session load, which inferperf
 /// does not have: refused with the reason.
-pub(super) fn refuse_session_concurrency(args: &PaOptionArgs, kind: ServiceKind) -> RunResult<()> {
+pub(super) fn refuse_session_concurrency(
+    args: &RequestOptionArgs,
+    kind: ServiceKind,
+) -> RunResult<()> {
     match args.session_concurrency {
         None => Ok(()),
         Some(0) => Err(RunError::bad_option(
@@ -150,7 +153,7 @@ pub enum GrpcCompression {
 
 /// `--grpc-compression-algorithm none|gzip|deflate`; gRPC only, as in perf_analyzer.
 pub(super) fn parse_grpc_compression(
-    args: &PaOptionArgs,
+    args: &RequestOptionArgs,
     protocol: Protocol,
     kind: ServiceKind,
 ) -> RunResult<Option<GrpcCompression>> {
@@ -183,7 +186,7 @@ pub(super) fn parse_grpc_compression(
 /// The trace settings to set for the run (`--trace-level`, `--trace-rate`, `--trace-count`,
 /// `--log-frequency`), as the trace extension names them; empty when none is asked.
 pub(super) fn parse_trace_settings(
-    args: &PaOptionArgs,
+    args: &RequestOptionArgs,
     protocol: Protocol,
     kind: ServiceKind,
 ) -> RunResult<serde_json::Map<String, serde_json::Value>> {
@@ -237,7 +240,7 @@ pub(super) fn parse_trace_settings(
 /// `MODEL:VERSION`, in order of first appearance without repeats. Only a server with
 /// Triton's statistics extension can break them down.
 pub(super) fn parse_bls_composing_models(
-    args: &PaOptionArgs,
+    args: &RequestOptionArgs,
     kind: ServiceKind,
 ) -> RunResult<Vec<String>> {
     let mut models: Vec<String> = Vec::new();
@@ -324,7 +327,7 @@ pub struct TritonCApiSettings {
 /// `--triton-server-directory` and `--model-repository`: needed by, and only meaningful
 /// with, `--service-kind triton_c_api`.
 pub(super) fn parse_triton_c_api(
-    args: &PaOptionArgs,
+    args: &RequestOptionArgs,
     kind: ServiceKind,
     verbose: bool,
 ) -> RunResult<Option<TritonCApiSettings>> {

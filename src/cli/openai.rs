@@ -1,4 +1,4 @@
-//! The flags of LLM runs (`--service-kind openai`), with GenAI-Perf's and perf_analyzer's
+//! The flags of the OpenAI API (`--service-kind openai`), with GenAI-Perf's and perf_analyzer's
 //! names: the endpoint, the synthetic prompts and output lengths, extra request fields and
 //! the artifact directory. Kept apart from the tensor flags so each stays readable.
 
@@ -6,7 +6,7 @@ use clap::Args;
 
 /// Flags for OpenAI-compatible servers.
 #[derive(Debug, Clone, Args, Default)]
-pub struct LlmArgs {
+pub struct OpenAiArgs {
     /// With --service-kind openai: the API path appended to -u: v1/chat/completions,
     /// v1/completions or v1/embeddings.
     #[arg(long, value_name = "PATH")]

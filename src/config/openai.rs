@@ -1,10 +1,10 @@
-//! The settings of LLM runs (`--service-kind openai`): which OpenAI endpoint, where prompts
+//! The settings of the OpenAI API (`--service-kind openai`): which OpenAI endpoint, where prompts
 //! come from, how long prompts and answers are, extra request fields, and where GenAI-Perf's
 //! and AIPerf's exports go. Every rule about these flags is here.
 
 use std::path::PathBuf;
 
-use crate::cli::LlmArgs;
+use crate::cli::OpenAiArgs;
 use crate::error::{RunError, RunResult};
 
 /// Largest mean prompt or answer length accepted (a prompt of a million words is a mistake).
@@ -67,7 +67,7 @@ pub enum PromptSource {
 
 /// Validated LLM settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct LlmConfig {
+pub struct OpenAiConfig {
     pub endpoint: Endpoint,
     pub input_tokens_mean: u32,
     pub input_tokens_stddev: f64,
@@ -88,9 +88,9 @@ pub struct LlmConfig {
     pub use_server_token_count: bool,
 }
 
-impl LlmConfig {
+impl OpenAiConfig {
     /// Reads the LLM flags of an `--service-kind openai` run.
-    pub fn parse(args: &LlmArgs) -> RunResult<LlmConfig> {
+    pub fn parse(args: &OpenAiArgs) -> RunResult<OpenAiConfig> {
         let endpoint = parse_endpoint(args.endpoint.as_deref())?;
         let prompt_source = parse_prompt_source(&args.prompt_source, args.input_file.as_ref())?;
         if args.output_tokens_mean_deterministic && args.output_tokens_mean.is_none() {
@@ -98,7 +98,7 @@ impl LlmConfig {
                 "--output-tokens-mean-deterministic needs --output-tokens-mean N.",
             ));
         }
-        Ok(LlmConfig {
+        Ok(OpenAiConfig {
             endpoint,
             input_tokens_mean: bounded(
                 args.synthetic_input_tokens_mean,
@@ -126,7 +126,7 @@ impl LlmConfig {
 }
 
 /// Refuses the LLM flags on a run that is not `--service-kind openai`.
-pub fn refuse_without_openai(args: &LlmArgs) -> RunResult<()> {
+pub fn refuse_without_openai(args: &OpenAiArgs) -> RunResult<()> {
     let given: [(&str, bool); 9] = [
         ("--endpoint", args.endpoint.is_some()),
         ("--output-tokens-mean", args.output_tokens_mean.is_some()),
@@ -273,13 +273,13 @@ fn parse_extra_input(text: &str) -> RunResult<(String, serde_json::Value)> {
 mod tests {
     use super::*;
 
-    fn args() -> LlmArgs {
-        LlmArgs {
+    fn args() -> OpenAiArgs {
+        OpenAiArgs {
             endpoint: Some("v1/chat/completions".into()),
             synthetic_input_tokens_mean: 200,
             prompt_source: "synthetic".into(),
             num_prompts: 100,
-            ..LlmArgs::default()
+            ..OpenAiArgs::default()
         }
     }
 
@@ -289,20 +289,20 @@ mod tests {
         a.output_tokens_mean = Some(20);
         a.output_tokens_mean_deterministic = true;
         a.extra_inputs = vec!["temperature:0.5".into(), "user:abc".into()];
-        let cfg = LlmConfig::parse(&a).unwrap();
+        let cfg = OpenAiConfig::parse(&a).unwrap();
         assert_eq!(cfg.endpoint, Endpoint::Chat);
         assert_eq!(cfg.output_tokens_mean, Some(20));
         assert_eq!(cfg.extra_inputs[0], ("temperature".into(), 0.5.into()));
         assert_eq!(cfg.extra_inputs[1], ("user".into(), "abc".into()));
         // AIPerf's JSON form, beside a pair.
         a.extra_inputs = vec![r#"{"top_p": 0.9, "stop": ["x"]}"#.into(), "n:2".into()];
-        let cfg = LlmConfig::parse(&a).unwrap();
+        let cfg = OpenAiConfig::parse(&a).unwrap();
         let keys: Vec<&str> = cfg.extra_inputs.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(keys, ["stop", "top_p", "n"]);
         assert_eq!(cfg.extra_inputs[0].1, serde_json::json!(["x"]));
     }
 
-    type Change = fn(&mut LlmArgs);
+    type Change = fn(&mut OpenAiArgs);
 
     #[test]
     fn bad_flags_get_one_sentence() {
@@ -329,7 +329,7 @@ mod tests {
         for (change, expected) in cases {
             let mut a = args();
             change(&mut a);
-            let message = LlmConfig::parse(&a).unwrap_err().to_string();
+            let message = OpenAiConfig::parse(&a).unwrap_err().to_string();
             assert!(message.contains(expected), "{message}");
         }
     }
