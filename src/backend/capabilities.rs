@@ -23,7 +23,8 @@ pub struct Capabilities {
     pub sequences: bool,
     /// `--shared-memory system` can carry the tensors.
     pub shared_memory: bool,
-    /// The path a sweep polls until it answers 200, once the server it started is ready.
+    /// The path a sweep polls until it answers 200, once the server it started is ready
+    /// (`{model}` stands for the model's name).
     pub readiness_path: &'static str,
     /// The models run inside this process: what shares its CPU with the client (the console's
     /// client CPU line). A call then marshals as gRPC does.

@@ -176,7 +176,7 @@ async fn run_setting(
     };
     pgid.store(server.pgid(), Ordering::SeqCst);
     let addr = SocketAddr::from(([127, 0, 0, 1], ports.port));
-    let path = ready_path(&cfg);
+    let path = &ready_path(&cfg);
     let ready = server
         .wait_ready(addr, path, plan.ready_timeout, interrupt)
         .await;
@@ -261,9 +261,11 @@ fn clear_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What answers 200 once the server is ready: KServe v2's readiness, or OpenAI's model list.
-fn ready_path(cfg: &Config) -> &'static str {
-    capabilities(cfg.service_kind()).readiness_path
+/// What answers 200 once the server is ready, as the API's table says: KServe v2's
+/// readiness, OpenAI's model list, TorchServe's ping, TF Serving's model metadata.
+fn ready_path(cfg: &Config) -> String {
+    let path = capabilities(cfg.service_kind()).readiness_path;
+    path.replace("{model}", &cfg.model_name)
 }
 
 /// Ctrl-C once: the current window ends, the server is stopped and the reports written

@@ -2,7 +2,8 @@
 //! test): throughput grows with the server's instances as a 5 ms sleep model says it must;
 //! a server that exits at once or dies while profiled is a row and the sweep goes on; bad
 //! flags are one sentence and exit 3; each setting's folder holds its reports and sweep.html
-//! is one well-formed page; Ctrl-C stops the current server and exits 130.
+//! is one well-formed page; Ctrl-C stops the current server and exits 130; each API is waited
+//! for on its own readiness path.
 
 use std::io::Read;
 use std::path::Path;
@@ -386,4 +387,49 @@ fn ctrl_c_stops_the_server_and_reports_what_was_measured() {
         "{addr} still answers"
     );
     assert!(out.join("sweep.html").is_file());
+}
+
+#[test]
+fn each_api_is_waited_for_on_its_own_readiness_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("sweep");
+    let server = format!("{BIN} serve --http-port {{port}} --grpc-port 0 --model m=identity");
+    let run = sweep(
+        &[
+            "--server",
+            &server,
+            "--param",
+            "api=torchserve,tfserving,triton",
+            "--report-dir",
+            out.to_str().unwrap(),
+            "--",
+            "-m",
+            "m",
+            "--service-kind",
+            "{api}",
+            "--concurrency-range",
+            "1",
+            "-p",
+            "300",
+            "--no-progress",
+        ],
+        Duration::from_secs(120),
+    );
+    // TorchServe's input has a variable shape that the profile asks for (a row, exit 99);
+    // what is checked here is that every server was found ready.
+    assert!(
+        matches!(run.code, Some(0) | Some(2) | Some(99)),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    // TorchServe's ping and TF Serving's model metadata answer on the real servers too;
+    // KServe v2's readiness on Triton's.
+    for path in ["/ping", "/v1/models/m/metadata", "/v2/health/ready"] {
+        assert!(
+            run.stdout.contains(&format!("(GET {path} on 127.0.0.1:")),
+            "{path}: {}",
+            run.stdout
+        );
+    }
 }

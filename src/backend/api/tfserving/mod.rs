@@ -32,7 +32,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     server_statistics: ServerStatistics::None,
     sequences: false,
     shared_memory: false,
-    readiness_path: "/v2/health/ready",
+    readiness_path: "/v1/models/{model}/metadata",
     in_process: None,
     call_name: None,
 };

@@ -31,7 +31,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     server_statistics: ServerStatistics::PrometheusMetrics,
     sequences: false,
     shared_memory: false,
-    readiness_path: "/v2/health/ready",
+    readiness_path: "/ping",
     in_process: None,
     call_name: None,
 };
