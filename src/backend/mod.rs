@@ -78,7 +78,7 @@ pub enum Api {
 impl Api {
     /// The adapter the flags ask for.
     pub fn for_config(cfg: &Config) -> Api {
-        match &cfg.api {
+        match &cfg.target.api {
             ApiSettings::Kserve(s) => Api::Kserve(kserve::Kserve::new(cfg, s)),
             ApiSettings::Local(_) => Api::Local(local::Local::new(cfg)),
             ApiSettings::OpenAi(s) => Api::OpenAi(openai::OpenAi::new(cfg, s)),
@@ -180,14 +180,14 @@ impl Capabilities {
 /// Starts the models of an in-process API (the local models, Triton through its C API) into
 /// `target`; false for the APIs reached over the network.
 async fn start_in_process(cfg: &Config, target: &mut Target) -> RunResult<bool> {
-    match &cfg.api {
+    match &cfg.target.api {
         ApiSettings::Local(settings) => {
             target.peer.authority = "local".into();
             target.local = Some(local::serve(settings)?);
             Ok(true)
         }
         ApiSettings::TritonCApi(settings) => {
-            let started = triton_c_api::start(&cfg.model_name, settings).await?;
+            let started = triton_c_api::start(&cfg.target.model_name, settings).await?;
             target.peer.authority = "in-process Triton".into();
             target.triton = Some(Arc::new(started));
             Ok(true)

@@ -73,8 +73,8 @@ impl Replicas {
 
 /// Resolves every `-u` server.
 pub async fn resolve_all(cfg: &Config) -> RunResult<Vec<Arc<Target>>> {
-    let mut targets = Vec::with_capacity(cfg.urls.len());
-    for url in &cfg.urls {
+    let mut targets = Vec::with_capacity(cfg.target.urls.len());
+    for url in &cfg.target.urls {
         targets.push(Arc::new(Target::resolve_at(cfg, url).await?));
     }
     Ok(targets)

@@ -37,28 +37,28 @@ pub struct Target {
 impl Target {
     /// Resolves the server's address; a name that does not resolve is a clear error.
     pub async fn resolve(cfg: &Config) -> RunResult<Target> {
-        Target::resolve_at(cfg, &cfg.url).await
+        Target::resolve_at(cfg, &cfg.target.url).await
     }
 
     /// Resolves the server at `url` (one of `-u`'s), with the run's other settings.
     pub async fn resolve_at(cfg: &Config, url: &str) -> RunResult<Target> {
         let mut target = Target {
             api: Api::for_config(cfg),
-            protocol: cfg.protocol,
+            protocol: cfg.target.protocol,
             peer: Peer {
                 authority: url.to_string(),
                 addrs: Vec::new(),
-                headers: cfg.headers.clone(),
-                timeout: cfg.request_timeout,
-                max_response_bytes: cfg.max_response_bytes,
+                headers: cfg.target.headers.clone(),
+                timeout: cfg.target.request_timeout,
+                max_response_bytes: cfg.target.max_response_bytes,
                 tls: None,
-                grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
-                grpc_compression: cfg.grpc_compression,
+                grpc: Arc::new(h2::SharedConnections::new(cfg.target.grpc_connection_share)),
+                grpc_compression: cfg.target.grpc_compression,
             },
-            model: cfg.model_name.clone(),
-            version: cfg.model_version.clone(),
-            streaming: cfg.streaming,
-            tolerance: cfg.validation_tolerance,
+            model: cfg.target.model_name.clone(),
+            version: cfg.target.model_version.clone(),
+            streaming: cfg.target.streaming,
+            tolerance: cfg.target.validation_tolerance,
             local: None,
             triton: None,
         };
@@ -76,7 +76,7 @@ impl Target {
             })?
             .collect();
         peer.addrs.sort_by_key(|a| a.is_ipv6());
-        if let Some(settings) = &cfg.tls {
+        if let Some(settings) = &cfg.target.tls {
             peer.tls = Some(Arc::new(tls::TlsClient::new(settings, url)?));
         }
         Ok(target)

@@ -119,7 +119,7 @@ async fn demo(args: &DemoArgs, interrupt: Arc<Interrupt>) -> RunResult<i32> {
     for scenario in &SCENARIOS {
         println!("=== {} ===\n", scenario.title);
         let mut cfg = scenario_config(scenario, &server, args)?;
-        cfg.server_in_process = true;
+        cfg.target.server_in_process = true;
         profile::profile(&cfg, interrupt.clone()).await?;
         println!("  -> {}\n", csv_path(&args.out, scenario.csv).display());
         ran.push(scenario);
@@ -194,7 +194,7 @@ pub async fn cost_comparison(
             flags.push("--no-progress");
         }
         let mut cfg = profile_config(&flags)?;
-        cfg.server_in_process = true;
+        cfg.target.server_in_process = true;
         rows.push(measure_cost(path, &cfg, interrupt).await?);
     }
     Ok(rows)

@@ -153,13 +153,13 @@ fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<
     })?;
     // A merge run under MPI or in an Indexed Job is still no shard, nor are its outputs
     // a shard's.
-    cfg.shard = None;
-    cfg.csv_file.clone_from(&args.csv_file);
-    cfg.report_dir.clone_from(&args.report_dir);
-    cfg.results_file.clone_from(&args.results_file);
-    cfg.per_url_csv.clone_from(&args.per_url_csv);
+    cfg.load.shard = None;
+    cfg.output.csv_file.clone_from(&args.csv_file);
+    cfg.output.report_dir.clone_from(&args.report_dir);
+    cfg.output.results_file.clone_from(&args.results_file);
+    cfg.output.per_url_csv.clone_from(&args.per_url_csv);
     cfg.arguments = merged_arguments(kept, args);
-    cfg.client_threads *= args.shards.len();
+    cfg.load.client_threads *= args.shards.len();
     Ok(cfg)
 }
 

@@ -72,17 +72,18 @@ impl Prepared {
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     let targets = replicas::resolve_all(cfg).await?;
     let model = replicas::discover_all(&targets).await?;
-    let model = (model.with_bls_calls(cfg.bls_composing_models())).map_err(RunError::bad_option)?;
-    let counter = match cfg.llm() {
+    let model =
+        (model.with_bls_calls(cfg.target.bls_composing_models())).map_err(RunError::bad_option)?;
+    let counter = match cfg.target.llm() {
         Some(llm) => Some(token_counter::for_run(llm, &targets[0]).await?),
         None => None,
     };
     let dataset = Arc::new(Dataset::build_with(cfg, &model, counter)?);
     let replicas = Replicas::encode(&targets, &model, &dataset)?;
     let first = replicas.first().clone();
-    let sequences = SequencePlan::for_run(&cfg.sequence, &model, &dataset).map(Arc::new);
-    let follows_plan = cfg.load.timeline().is_some();
-    if sequences.is_some() && (follows_plan || matches!(cfg.load, LoadMode::Periodic(_))) {
+    let sequences = SequencePlan::for_run(&cfg.load.sequence, &model, &dataset).map(Arc::new);
+    let follows_plan = cfg.load.mode.timeline().is_some();
+    if sequences.is_some() && (follows_plan || matches!(cfg.load.mode, LoadMode::Periodic(_))) {
         return Err(RunError::bad_option(format!(
             "Model '{}' is a sequence model, which --ramp, --load-steps and --periodic-concurrency-range do not play: use --concurrency-range, --request-rate-range or --request-intervals.",
             model.name
@@ -91,7 +92,7 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     if let Some(shm) = first.target.shm() {
         shm.register(&first.target).await?;
     }
-    if sequences.is_none() && cfg.sequence.flags_given {
+    if sequences.is_none() && cfg.load.sequence.flags_given {
         println!(
             "Note: model '{}' is not a sequence model (no sequence_batching in its configuration); the sequence flags are ignored, as perf_analyzer ignores them.",
             model.name
@@ -185,7 +186,7 @@ fn ended_before_measuring(reports: &mut Reports, error: RunError) -> RunError {
 
 /// `--trace-*` / `--log-frequency`: the model's trace settings set for the run.
 async fn set_trace(cfg: &Config, target: &Target) -> RunResult<Option<TraceChange>> {
-    let Some(settings) = cfg.trace_settings() else {
+    let Some(settings) = cfg.target.trace_settings() else {
         return Ok(None);
     };
     crate::backend::api::kserve::trace::apply(target, settings)
@@ -207,7 +208,7 @@ async fn run_prepared(
         bodies: &bodies,
     };
     reports.start(&prepared.model, Some(&sent))?;
-    if cfg.load.timeline().is_some() {
+    if cfg.load.mode.timeline().is_some() {
         return follow_timeline(cfg, prepared, interrupt, reports).await;
     }
     let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
@@ -262,7 +263,7 @@ async fn follow_timeline(
     reports: &mut Reports,
 ) -> RunResult<ProfileOutcome> {
     let live = Live::for_stderr(cfg);
-    if let Some(plan) = cfg.load.timeline() {
+    if let Some(plan) = cfg.load.mode.timeline() {
         live.timeline_started(plan);
     }
     let outcome = run_timeline(

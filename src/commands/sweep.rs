@@ -263,7 +263,7 @@ fn clear_dir(dir: &Path) -> std::io::Result<()> {
 
 /// What answers 200 once the server is ready: KServe v2's readiness, or OpenAI's model list.
 fn ready_path(cfg: &Config) -> &'static str {
-    capabilities(cfg.service_kind()).readiness_path
+    capabilities(cfg.target.service_kind()).readiness_path
 }
 
 /// Ctrl-C once: the current window ends, the server is stopped and the reports written

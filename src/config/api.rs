@@ -8,7 +8,9 @@ use serde_json::{Map, Value};
 use super::shm::ShmConfig;
 use super::tfserving::TfServingConfig;
 use super::torchserve::TorchServeConfig;
-use super::{Config, LlmConfig, OpenAiWire, RequestParameter, ServiceKind, TritonCApiSettings};
+use super::{
+    LlmConfig, OpenAiWire, RequestParameter, ServiceKind, TargetConfig, TritonCApiSettings,
+};
 use crate::error::{RunError, RunResult};
 use crate::server::ModelDef;
 
@@ -156,7 +158,7 @@ impl ApiSettings {
     }
 }
 
-impl Config {
+impl TargetConfig {
     /// Which API the run talks to (`--service-kind`).
     pub fn service_kind(&self) -> ServiceKind {
         self.api.kind()

@@ -8,8 +8,37 @@ use std::time::Duration;
 use super::timeline::{parse_load_steps, parse_ramp};
 use super::timeline::{Timeline, TimelineKind};
 use super::{parse_concurrency_range, ConcurrencyRange, Config};
+use super::{sequence::SequenceConfig, shard::ShardPlan};
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
+
+/// The settings of the load box: the load plan (its mode, levels and search), how the
+/// load is sent (client threads, slack, the in-flight cap), and this process's part of it.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// Which load the levels apply (concurrency uses `concurrency`).
+    pub mode: LoadMode,
+    pub concurrency: ConcurrencyRange,
+    /// `--max-concurrency`: the in-flight cap of the open-loop modes.
+    pub max_concurrency: Option<u32>,
+    /// `--seed` of the Poisson schedule (and of synthetic prompts).
+    pub seed: u64,
+    /// Threads the load is sent from (`--client-threads`).
+    pub client_threads: usize,
+    /// How late an open-loop send may go to share a wake-up (`--send-slack`).
+    pub send_slack: Duration,
+    pub warmup_request_count: u64,
+    /// `--request-count`: exactly this many requests in one window.
+    pub request_count: Option<u64>,
+    /// `--binary-search`: bisect the range instead of walking it.
+    pub binary_search: bool,
+    /// `--async` was given (reported in the settings; the driver is always asynchronous).
+    pub async_mode: bool,
+    /// This process's part of a sharded run (`--shard`, MPI, an Indexed Job).
+    pub shard: Option<ShardPlan>,
+    /// How sequences are played when the model is a sequence model.
+    pub sequence: SequenceConfig,
+}
 
 /// The load a level applied.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -112,10 +141,10 @@ impl LoadMode {
     }
 }
 
-impl Config {
+impl LoadConfig {
     /// The levels of the sweep, in order (unbounded when the range's end is 0).
     pub fn levels(&self) -> Box<dyn Iterator<Item = LoadLevel>> {
-        match &self.load {
+        match &self.mode {
             LoadMode::Concurrency => {
                 Box::new(self.concurrency_levels().map(LoadLevel::Concurrency))
             }
@@ -142,19 +171,41 @@ impl Config {
         }
     }
 
+    /// The concurrency values of the sweep, in order. An open end (0) sweeps on until the
+    /// latency limit stops it; the iterator is then unbounded.
+    pub fn concurrency_levels(&self) -> Box<dyn Iterator<Item = u32>> {
+        let ConcurrencyRange { start, end, step } = self.concurrency;
+        let values = (0u32..).map(move |i| start.saturating_add(i.saturating_mul(step)));
+        if end == 0 {
+            Box::new(values)
+        } else {
+            Box::new(values.take_while(move |&c| c <= end))
+        }
+    }
+
+    /// Highest concurrency the sweep can reach, if bounded.
+    pub fn max_concurrency(&self) -> Option<u32> {
+        let ConcurrencyRange { start, end, step } = self.concurrency;
+        (end != 0).then(|| start + (end - start) / step * step)
+    }
+}
+
+impl Config {
     /// The rules on `--binary-search` and `--slo`: they search a concurrency or rate range.
     /// A range without an end (`1:0`) sweeps until the latency limit stops it; with no limit
     /// it would never stop, which perf_analyzer refuses too.
     fn check_endless(&self) -> RunResult<()> {
-        let open_end = match &self.load {
-            LoadMode::Concurrency if self.concurrency.end == 0 => Some("--concurrency-range 1:64"),
+        let open_end = match &self.load.mode {
+            LoadMode::Concurrency if self.load.concurrency.end == 0 => {
+                Some("--concurrency-range 1:64")
+            }
             LoadMode::RequestRate { range, .. } if range.end == 0.0 => {
                 Some("--request-rate-range 100:1000:100")
             }
             _ => None,
         };
         if let Some(example) = open_end {
-            if self.latency_threshold_ms.is_none() && self.slo.is_empty() {
+            if self.measure.latency_threshold_ms.is_none() && self.measure.slo.is_empty() {
                 let flag = example.split(' ').next().unwrap_or(example);
                 return Err(RunError::bad_option(format!(
                     "{flag}: the range's end is 0 (no end) and there is no latency limit, so the sweep would never stop: give an end (e.g. {example}) or a limit (-l MS or --slo 'p99<=50ms')."
@@ -166,16 +217,16 @@ impl Config {
 
     pub(super) fn check_search(&self) -> RunResult<()> {
         let searchable = matches!(
-            self.load,
+            self.load.mode,
             LoadMode::Concurrency | LoadMode::RequestRate { .. }
         );
-        if !self.slo.is_empty() && !searchable {
+        if !self.measure.slo.is_empty() && !searchable {
             return Err(RunError::bad_option(
                 "--slo judges the levels of --concurrency-range or --request-rate-range; it does not apply to this load mode.",
             ));
         }
         self.check_endless()?;
-        if !self.binary_search {
+        if !self.load.binary_search {
             return Ok(());
         }
         if !searchable {
@@ -183,16 +234,19 @@ impl Config {
                 "--binary-search bisects --concurrency-range or --request-rate-range: give one of them as START:END[:STEP].",
             ));
         }
-        let (start, end) = match &self.load {
+        let (start, end) = match &self.load.mode {
             LoadMode::RequestRate { range, .. } => (range.start, range.end),
-            _ => (self.concurrency.start as f64, self.concurrency.end as f64),
+            _ => (
+                self.load.concurrency.start as f64,
+                self.load.concurrency.end as f64,
+            ),
         };
         if end <= start {
             return Err(RunError::bad_option(
                 "--binary-search needs a range with an end above its start (e.g. --concurrency-range 1:64 or --request-rate-range 100:2000:50).",
             ));
         }
-        if self.latency_threshold_ms.is_none() && self.slo.is_empty() {
+        if self.measure.latency_threshold_ms.is_none() && self.measure.slo.is_empty() {
             return Err(RunError::bad_option(
                 "--binary-search needs a criterion to search for: add -l MS (latency threshold) or --slo 'p99<=50ms'.",
             ));
@@ -203,15 +257,15 @@ impl Config {
     /// Periodic concurrency measures the answers of streams: it needs `--streaming`, and
     /// takes neither a request count nor a warm-up.
     pub(super) fn check_periodic(&self) -> RunResult<()> {
-        if !matches!(self.load, LoadMode::Periodic(_)) {
+        if !matches!(self.load.mode, LoadMode::Periodic(_)) {
             return Ok(());
         }
-        if !self.streaming {
+        if !self.target.streaming {
             return Err(RunError::bad_option(
                 "--periodic-concurrency-range counts the answers of streamed requests: add -i grpc --streaming.",
             ));
         }
-        if self.request_count.is_some() || self.warmup_request_count > 0 {
+        if self.load.request_count.is_some() || self.load.warmup_request_count > 0 {
             return Err(RunError::bad_option(
                 "--periodic-concurrency-range starts its own requests and measures them all in one window: drop --request-count and --warmup-request-count.",
             ));
@@ -221,13 +275,13 @@ impl Config {
 
     /// Load over time is reported per second: the options of stable levels do not apply.
     pub(super) fn check_timeline(&self) -> RunResult<()> {
-        if self.load.timeline().is_none() {
+        if self.load.mode.timeline().is_none() {
             return Ok(());
         }
         let conflicts = [
-            ("-l", self.latency_threshold_ms.is_some()),
-            ("--request-count", self.request_count.is_some()),
-            ("--warmup-request-count", self.warmup_request_count > 0),
+            ("-l", self.measure.latency_threshold_ms.is_some()),
+            ("--request-count", self.load.request_count.is_some()),
+            ("--warmup-request-count", self.load.warmup_request_count > 0),
         ];
         if let Some((flag, _)) = conflicts.iter().find(|c| c.1) {
             return Err(RunError::bad_option(format!(

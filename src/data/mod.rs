@@ -45,7 +45,7 @@ impl Dataset {
         model: &ModelSpec,
         counter: Option<tokenizer::Counter>,
     ) -> RunResult<Dataset> {
-        if let Some(llm) = cfg.llm() {
+        if let Some(llm) = cfg.target.llm() {
             let counter = match counter {
                 Some(counter) => counter,
                 None => tokenizer::builtin(true)?,
@@ -57,9 +57,9 @@ impl Dataset {
             });
         }
         let model = &with_declared_inputs(cfg, model)?;
-        shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
+        shape::check_request_flags(model, &cfg.data.shapes, cfg.data.batch_size)?;
         let entries = match load_entries(cfg, model)? {
-            Some(entries) => entry::batch_entries(&entries, model, cfg.batch_size)?,
+            Some(entries) => entry::batch_entries(&entries, model, cfg.data.batch_size)?,
             None => vec![generated_entry(cfg, model)?],
         };
         Ok(Dataset {
@@ -86,10 +86,10 @@ impl Dataset {
 /// entry, is every shard's). Timestamps are taken from the whole data's first, so that the
 /// shards of a fixed schedule replay the whole one together.
 fn shard_entries(cfg: &Config, mut entries: Vec<Entry>) -> RunResult<Vec<Entry>> {
-    let Some(shard) = cfg.shard.as_ref().filter(|s| s.count > 1) else {
+    let Some(shard) = cfg.load.shard.as_ref().filter(|s| s.count > 1) else {
         return Ok(entries);
     };
-    let fixed = matches!(cfg.load, crate::config::LoadMode::FixedSchedule);
+    let fixed = matches!(cfg.load.mode, crate::config::LoadMode::FixedSchedule);
     if entries.len() <= 1 && !fixed {
         return Ok(entries);
     }
@@ -119,7 +119,7 @@ fn shard_entries(cfg: &Config, mut entries: Vec<Entry>) -> RunResult<Vec<Entry>>
 
 /// Reads the entries of a JSON or directory source; `None` for generated data.
 fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>> {
-    match &cfg.input_data {
+    match &cfg.data.input_data {
         InputData::Random | InputData::Zero => Ok(None),
         InputData::Json(files) => {
             let mut entries = Vec::new();
@@ -127,7 +127,7 @@ fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>
                 // Each file's streams follow the previous files' ones.
                 let streams_before = entries.iter().filter_map(|e: &Entry| e.stream).max();
                 let offset = streams_before.map_or(0, |s| s + 1);
-                let read = json_file::read(file, model, &cfg.shapes)?;
+                let read = json_file::read(file, model, &cfg.data.shapes)?;
                 entries.extend(read.into_iter().map(|e| Entry {
                     stream: e.stream.map(|s| s + offset),
                     ..e
@@ -135,7 +135,7 @@ fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>
             }
             Ok(Some(entries))
         }
-        InputData::Directory(dir) => Ok(Some(vec![directory::read(dir, model, &cfg.shapes)?])),
+        InputData::Directory(dir) => Ok(Some(vec![directory::read(dir, model, &cfg.data.shapes)?])),
     }
 }
 
@@ -146,7 +146,7 @@ fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec>
     if !model.inputs.is_empty() {
         return Ok(model.clone());
     }
-    if cfg.shapes.is_empty() {
+    if cfg.data.shapes.is_empty() {
         return Err(RunError::bad_option(format!(
             "Model '{}' lists no inputs in its metadata: pass --shape NAME:d1,d2,... for each input (and --input-datatype NAME:TYPE when it is not FP32).",
             model.name
@@ -155,11 +155,13 @@ fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec>
     let mut model = model.clone();
     model.max_batch_size = 0;
     model.inputs = cfg
+        .data
         .shapes
         .iter()
         .map(|(name, dims)| TensorSpec {
             name: name.clone(),
             datatype: cfg
+                .data
                 .input_datatypes
                 .get(name)
                 .copied()
@@ -177,17 +179,17 @@ fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
         shapes.push(shape::request_shape(
             input,
             model,
-            &cfg.shapes,
-            cfg.batch_size,
+            &cfg.data.shapes,
+            cfg.data.batch_size,
         )?);
     }
     check_generated_size(cfg, model, &shapes)?;
     let mut inputs = Vec::with_capacity(model.inputs.len());
     for (index, (input, shape)) in model.inputs.iter().zip(shapes).enumerate() {
         let opts = GenerateOptions {
-            source: cfg.input_data.clone(),
-            string_length: cfg.string_length,
-            string_data: cfg.string_data.clone(),
+            source: cfg.data.input_data.clone(),
+            string_length: cfg.data.string_length,
+            string_data: cfg.data.string_data.clone(),
             seed: 0x1f_e2e5 + index as u64,
         };
         inputs.push(Tensor {
@@ -201,7 +203,7 @@ fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
         inputs,
         timestamp_ms: None,
         expected: None,
-        origin: format!("generated {} data", input_data_name(&cfg.input_data)),
+        origin: format!("generated {} data", input_data_name(&cfg.data.input_data)),
         prompt: None,
         stream: None,
     })
@@ -210,9 +212,10 @@ fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
 /// Refuses a generated request that would not fit in memory, before a byte of it is built.
 fn check_generated_size(cfg: &Config, model: &ModelSpec, shapes: &[Vec<i64>]) -> RunResult<()> {
     let string_bytes = cfg
+        .data
         .string_data
         .as_ref()
-        .map_or(cfg.string_length, String::len) as u128;
+        .map_or(cfg.data.string_length, String::len) as u128;
     let mut total: u128 = 0;
     let mut strings = false;
     for (input, shape) in model.inputs.iter().zip(shapes) {
@@ -264,8 +267,8 @@ mod tests {
         let bare = model(&[], vec![]);
         let err = Dataset::build(&cfg, &bare).unwrap_err();
         assert!(err.to_string().contains("--shape NAME:"), "{err}");
-        cfg.shapes.insert("x".into(), vec![2, 3]);
-        cfg.input_datatypes.insert("x".into(), DataType::Int8);
+        cfg.data.shapes.insert("x".into(), vec![2, 3]);
+        cfg.data.input_datatypes.insert("x".into(), DataType::Int8);
         let data = Dataset::build(&cfg, &bare).unwrap();
         let input = &data.entries[0].inputs[0];
         assert_eq!((input.name.as_str(), input.datatype), ("x", DataType::Int8));

@@ -26,7 +26,7 @@ const SYLLABLES: [&str; 16] = [
 
 /// The entries of an LLM run, in the order they are sent.
 pub fn build(cfg: &Config, llm: &LlmConfig, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
-    let entries = match (&cfg.input_data, &llm.prompt_source) {
+    let entries = match (&cfg.data.input_data, &llm.prompt_source) {
         (InputData::Json(files), _) => {
             let mut entries = Vec::new();
             for file in files {
@@ -40,8 +40,8 @@ pub fn build(cfg: &Config, llm: &LlmConfig, counter: &dyn TokenCount) -> RunResu
                 dir.display()
             )))
         }
-        (_, PromptSource::File(path)) => read_texts(path, llm, cfg.seed, counter)?,
-        (_, PromptSource::Synthetic) => synthetic(llm, cfg.seed, counter)?,
+        (_, PromptSource::File(path)) => read_texts(path, llm, cfg.load.seed, counter)?,
+        (_, PromptSource::Synthetic) => synthetic(llm, cfg.load.seed, counter)?,
     };
     if entries.is_empty() {
         return Err(RunError::bad_option(

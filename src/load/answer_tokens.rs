@@ -29,7 +29,7 @@ impl AnswerCounting {
     /// The counting of an LLM run (none for tensors).
     pub fn for_run(cfg: &Config, dataset: &Dataset) -> Option<AnswerCounting> {
         let counter = dataset.tokenizer.clone()?;
-        let server_only = cfg.llm().is_some_and(|l| l.use_server_token_count);
+        let server_only = cfg.target.llm().is_some_and(|l| l.use_server_token_count);
         Some(AnswerCounting {
             described: counter.info().describe().into(),
             is_server: counter.info().kind == "server",

@@ -49,8 +49,8 @@ impl Driver {
     /// The driver of `cfg`'s load over `replicas` (periodic concurrency: the first server
     /// only, which the configuration makes the only one).
     pub fn new(cfg: &Config, replicas: Arc<Replicas>) -> Driver {
-        let threads = ClientThreads::start(cfg.client_threads);
-        if let LoadMode::Periodic(range) = cfg.load {
+        let threads = ClientThreads::start(cfg.load.client_threads);
+        if let LoadMode::Periodic(range) = cfg.load.mode {
             let first = replicas.first();
             return Driver::Periodic(Box::new(Periodic {
                 target: first.target.clone(),
@@ -60,10 +60,10 @@ impl Driver {
                 running: None,
             }));
         }
-        if cfg.load.is_open_loop() {
-            let cap = cfg.max_concurrency.map(|c| c as usize);
+        if cfg.load.mode.is_open_loop() {
+            let cap = cfg.load.max_concurrency.map(|c| c as usize);
             Driver::Open {
-                driver: OpenLoop::new(replicas, cap, threads, cfg.send_slack),
+                driver: OpenLoop::new(replicas, cap, threads, cfg.load.send_slack),
                 mark: CounterMark::default(),
             }
         } else {
@@ -82,7 +82,11 @@ impl Driver {
 
     /// Puts the level's load on the server.
     pub fn apply(&mut self, cfg: &Config, dataset: &Dataset, level: LoadLevel) -> RunResult<()> {
-        let level = cfg.shard.as_ref().map_or(level, |s| s.level_share(level));
+        let level = cfg
+            .load
+            .shard
+            .as_ref()
+            .map_or(level, |s| s.level_share(level));
         match (self, level) {
             (Driver::Closed(closed), LoadLevel::Concurrency(c)) => {
                 closed.set_concurrency(c as usize);
@@ -117,6 +121,7 @@ impl Driver {
             Driver::Closed(closed) => {
                 let first = cfg
                     .load
+                    .mode
                     .timeline()
                     .map_or(0.0, |p| p.value_at(Default::default()));
                 closed.set_concurrency(first as usize);
@@ -291,8 +296,8 @@ impl Driver {
 /// schedule is a shard's already: its data holds only its own entries.
 fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
     let whole = whole_schedule(cfg, dataset, rate)?;
-    Ok(match &cfg.shard {
-        Some(shard) if shard.count > 1 && !matches!(cfg.load, LoadMode::FixedSchedule) => {
+    Ok(match &cfg.load.shard {
+        Some(shard) if shard.count > 1 && !matches!(cfg.load.mode, LoadMode::FixedSchedule) => {
             Schedule::sharded(whole, shard.index, shard.count)
         }
         _ => whole,
@@ -300,7 +305,7 @@ fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedul
 }
 
 fn whole_schedule(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
-    Ok(match &cfg.load {
+    Ok(match &cfg.load.mode {
         LoadMode::RequestRate {
             distribution: Distribution::Constant,
             ..
@@ -308,15 +313,15 @@ fn whole_schedule(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Sched
         LoadMode::RequestRate {
             distribution: Distribution::Poisson,
             ..
-        } => Schedule::poisson(rate, cfg.seed),
+        } => Schedule::poisson(rate, cfg.load.seed),
         LoadMode::Intervals { gaps } => Schedule::intervals(gaps.clone()),
-        LoadMode::FixedSchedule => match cfg.shard {
+        LoadMode::FixedSchedule => match cfg.load.shard {
             // A shard's entries keep the whole data's time origin (see `Dataset::build`).
             Some(_) => Schedule::fixed_from_zero(fixed_offsets(dataset)?),
             None => Schedule::fixed(fixed_offsets(dataset)?),
         },
         LoadMode::Timeline { plan, distribution } => {
-            let seed = (*distribution == Distribution::Poisson).then_some(cfg.seed);
+            let seed = (*distribution == Distribution::Poisson).then_some(cfg.load.seed);
             Schedule::Curve(RateCurve::new(plan.segments.clone(), seed))
         }
         LoadMode::Concurrency | LoadMode::Periodic(_) => {

@@ -38,13 +38,13 @@ pub fn raise_limit() -> Option<u64> {
 /// The most connections the run can hold open at once, when that is known ahead: one per
 /// slot (gRPC: one per `--grpc-connection-share` slots).
 pub fn connections_needed(cfg: &Config) -> Option<u64> {
-    let slots = match cfg.load {
-        LoadMode::Concurrency => cfg.max_concurrency(),
-        _ if cfg.load.is_open_loop() => cfg.max_concurrency,
+    let slots = match cfg.load.mode {
+        LoadMode::Concurrency => cfg.load.max_concurrency(),
+        _ if cfg.load.mode.is_open_loop() => cfg.load.max_concurrency,
         _ => None,
     }? as u64;
-    let share = cfg.grpc_connection_share.max(1) as u64;
-    Some(match (cfg.protocol, cfg.llm().is_some()) {
+    let share = cfg.target.grpc_connection_share.max(1) as u64;
+    Some(match (cfg.target.protocol, cfg.target.llm().is_some()) {
         (Protocol::Grpc, false) => slots.div_ceil(share),
         _ => slots,
     })

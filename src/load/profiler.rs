@@ -81,10 +81,10 @@ impl<'a> Profiler<'a> {
     ) -> Self {
         let target = replicas.first().target.clone();
         let rule = StabilityRule {
-            threshold: cfg.stability_percentage / 100.0,
-            percentile: cfg.percentile,
-            latency_limit_us: cfg.latency_threshold_ms.map(|ms| ms * 1000.0),
-            slo: cfg.slo.clone(),
+            threshold: cfg.measure.stability_percentage / 100.0,
+            percentile: cfg.measure.percentile,
+            latency_limit_us: cfg.measure.latency_threshold_ms.map(|ms| ms * 1000.0),
+            slo: cfg.measure.slo.clone(),
         };
         // Discovery's handshakes are not the run's.
         for replica in &replicas.list {
@@ -197,8 +197,8 @@ impl<'a> Profiler<'a> {
 
     /// Sends `--warmup-request-count` requests at the first level and forgets them.
     async fn warm_up(&mut self) -> RunResult<()> {
-        let count = self.cfg.warmup_request_count;
-        let Some(first) = self.cfg.levels().next() else {
+        let count = self.cfg.load.warmup_request_count;
+        let Some(first) = self.cfg.load.levels().next() else {
             return Ok(());
         };
         if count == 0 || single_window(self.cfg) {
@@ -209,7 +209,7 @@ impl<'a> Profiler<'a> {
         }
         self.driver.apply(self.cfg, &self.dataset, first)?;
         let started = Instant::now();
-        let cap = self.target.peer.timeout * 2 + self.cfg.measurement_interval;
+        let cap = self.target.peer.timeout * 2 + self.cfg.measure.measurement_interval;
         while self.driver.pending_samples() < count as usize
             && started.elapsed() < cap
             && !self.interrupt.is_raised()
@@ -228,9 +228,10 @@ impl<'a> Profiler<'a> {
     }
 
     async fn measure_level(&mut self, level: LoadLevel) -> RunResult<LevelResult> {
-        if let Some(count) = self.cfg.request_count {
+        if let Some(count) = self.cfg.load.request_count {
             let count = self
                 .cfg
+                .load
                 .shard
                 .as_ref()
                 .map_or(count, |s| s.count_share(count));
@@ -239,7 +240,7 @@ impl<'a> Profiler<'a> {
         if single_window(self.cfg) {
             return self.measure_until_done(level, None).await;
         }
-        if let Some(duration) = self.cfg.benchmark_duration {
+        if let Some(duration) = self.cfg.measure.benchmark_duration {
             return self.measure_for(level, duration).await;
         }
         if self.previous.is_some_and(|p| is_lighter(level, p)) {
@@ -285,8 +286,8 @@ impl<'a> Profiler<'a> {
             // A window some slots missed measured less load than asked: never stable.
             let judged = short_windows.len().saturating_sub(STABILITY_WINDOWS);
             if local == Some(LevelEnd::Stable) && short_windows[judged..].contains(&true) {
-                local =
-                    (windows.len() >= self.cfg.max_trials as usize).then_some(LevelEnd::Unstable);
+                local = (windows.len() >= self.cfg.measure.max_trials as usize)
+                    .then_some(LevelEnd::Unstable);
             }
             // Alone, this shard's view decides; sharded under MPI, every rank's does.
             let agreed = self.coordinator.agree(local.is_some(), interrupted).await?;
@@ -306,7 +307,7 @@ impl<'a> Profiler<'a> {
         }
         Ok(LevelResult {
             level,
-            merged: merge_last(&windows, self.cfg.batch_size),
+            merged: merge_last(&windows, self.cfg.data.batch_size),
             windows,
             end,
             notes: self.level_notes(level),
@@ -318,6 +319,7 @@ impl<'a> Profiler<'a> {
     fn slots_of(&self, level: LoadLevel) -> usize {
         let mine = self
             .cfg
+            .load
             .shard
             .as_ref()
             .map_or(level, |s| s.level_share(level));
@@ -367,8 +369,8 @@ impl<'a> Profiler<'a> {
             Verdict::Stable => Some(LevelEnd::Stable),
             Verdict::OverLatencyLimit => Some(LevelEnd::OverLatencyLimit),
             Verdict::MissedSlo => Some(LevelEnd::MissedSlo),
-            Verdict::Measuring if windows.len() >= self.cfg.max_trials as usize => {
-                let merged = merge_last(windows, self.cfg.batch_size);
+            Verdict::Measuring if windows.len() >= self.cfg.measure.max_trials as usize => {
+                let merged = merge_last(windows, self.cfg.data.batch_size);
                 if self.rule.misses_slo(&merged) {
                     Some(LevelEnd::MissedSlo)
                 } else {
@@ -383,7 +385,7 @@ impl<'a> Profiler<'a> {
     /// for the level.
     fn level_notes(&mut self, level: LoadLevel) -> Vec<String> {
         let mut notes = std::mem::take(&mut self.pending_notes);
-        if let Some(shard) = self.cfg.shard.as_ref().filter(|s| s.count > 1) {
+        if let Some(shard) = self.cfg.load.shard.as_ref().filter(|s| s.count > 1) {
             notes.push(match shard.level_share(level) {
                 LoadLevel::Concurrency(mine) => format!(
                     "{} it kept {mine} of the level's requests in flight; merge the shards' results for the whole.",
@@ -446,7 +448,7 @@ impl<'a> Profiler<'a> {
         };
         LevelResult {
             level,
-            merged: merge_last(std::slice::from_ref(&window), self.cfg.batch_size),
+            merged: merge_last(std::slice::from_ref(&window), self.cfg.data.batch_size),
             windows: vec![window],
             end,
             notes: self.level_notes(level),
@@ -491,9 +493,9 @@ impl<'a> Profiler<'a> {
     /// count mode (bounded, so a silent server cannot hang the run) — adding the requests
     /// that finish meanwhile to `window`.
     async fn wait_window(&mut self, start: Instant, window: &mut WindowStats) {
-        match self.cfg.measurement_mode {
+        match self.cfg.measure.measurement_mode {
             MeasurementMode::TimeWindows => {
-                let end = start + self.cfg.measurement_interval;
+                let end = start + self.cfg.measure.measurement_interval;
                 loop {
                     let now = Instant::now();
                     if now >= end || self.interrupt.is_raised() {
@@ -506,9 +508,10 @@ impl<'a> Profiler<'a> {
             MeasurementMode::CountWindows => {
                 let cap = self
                     .cfg
+                    .measure
                     .measurement_interval
                     .max(self.target.peer.timeout * 2);
-                let wanted = self.cfg.measurement_request_count;
+                let wanted = self.cfg.measure.measurement_request_count;
                 loop {
                     self.fold(Instant::now(), window);
                     if window.completed() >= wanted
@@ -535,7 +538,7 @@ impl<'a> Profiler<'a> {
     /// Closes `window` at `boundary`: its last requests, its length and the send counters.
     fn cut_window(&mut self, start: Instant, boundary: Instant, window: &mut WindowStats) {
         self.fold(boundary, window);
-        let single = self.cfg.request_count.is_some() || single_window(self.cfg);
+        let single = self.cfg.load.request_count.is_some() || single_window(self.cfg);
         window.duration = match single {
             // A finite run's window spans the first send to the last answer.
             true => window.span().unwrap_or(boundary - start),
@@ -555,11 +558,11 @@ impl<'a> Profiler<'a> {
 
     /// The most windows a level may take: `-r`, or one for a run of one window.
     fn max_windows(&self) -> u32 {
-        let single = self.cfg.request_count.is_some() || single_window(self.cfg);
-        if single || self.cfg.benchmark_duration.is_some() {
+        let single = self.cfg.load.request_count.is_some() || single_window(self.cfg);
+        if single || self.cfg.measure.benchmark_duration.is_some() {
             1
         } else {
-            self.cfg.max_trials
+            self.cfg.measure.max_trials
         }
     }
 }
@@ -591,14 +594,17 @@ pub fn stop_grace(target: &Target, interrupt: &Interrupt) -> Duration {
 /// Whether every request is logged for a per-request export (`--artifact-dir`,
 /// `--profile-export-file`).
 fn logs_requests(cfg: &Config) -> bool {
-    let artifacts = cfg.llm().is_some_and(|l| l.artifact_dir.is_some());
-    artifacts || cfg.profile_export_file.is_some()
+    let artifacts = cfg.target.llm().is_some_and(|l| l.artifact_dir.is_some());
+    artifacts || cfg.output.profile_export_file.is_some()
 }
 
 /// Whether the run is one finite window from the first send to the last answer: a fixed
 /// schedule replayed once, or the sets of a periodic run.
 fn single_window(cfg: &Config) -> bool {
-    matches!(cfg.load, LoadMode::FixedSchedule | LoadMode::Periodic(_))
+    matches!(
+        cfg.load.mode,
+        LoadMode::FixedSchedule | LoadMode::Periodic(_)
+    )
 }
 
 /// True when `level` puts less load on the server than `than`.

@@ -29,17 +29,17 @@ impl Place {
     /// The place of the `number`-th level (from 1) measured by the sweep of `cfg`.
     pub fn of(cfg: &Config, number: usize) -> Place {
         let searchable = matches!(
-            cfg.load,
+            cfg.load.mode,
             LoadMode::Concurrency | LoadMode::RequestRate { .. }
         );
-        if cfg.binary_search && searchable {
+        if cfg.load.binary_search && searchable {
             return Place::SearchStep(number);
         }
-        let count = cfg.levels().take(MAX_COUNTED).count();
+        let count = cfg.load.levels().take(MAX_COUNTED).count();
         Place::Level {
             number,
             of: (count < MAX_COUNTED).then_some(count),
-            at_most: cfg.latency_threshold_ms.is_some() || !cfg.slo.is_empty(),
+            at_most: cfg.measure.latency_threshold_ms.is_some() || !cfg.measure.slo.is_empty(),
         }
     }
 }
@@ -91,8 +91,8 @@ impl WindowDone {
             errors: last.error_count(),
             judged: windows.len().min(STABILITY_WINDOWS),
             needed: STABILITY_WINDOWS,
-            spread: spread(windows, cfg.percentile),
-            limit: cfg.stability_percentage / 100.0,
+            spread: spread(windows, cfg.measure.percentile),
+            limit: cfg.measure.stability_percentage / 100.0,
         })
     }
 

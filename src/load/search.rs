@@ -17,15 +17,15 @@ impl Search {
     /// The order a configuration's sweep visits its levels in: linear, or bisection with
     /// `--binary-search`.
     pub fn of(cfg: &Config) -> Search {
-        match (&cfg.load, cfg.binary_search) {
+        match (&cfg.load.mode, cfg.load.binary_search) {
             (LoadMode::Concurrency, true) => {
-                let ConcurrencyRange { start, end, step } = cfg.concurrency;
+                let ConcurrencyRange { start, end, step } = cfg.load.concurrency;
                 Search::Binary(Bisection::concurrency(start, end, step))
             }
             (LoadMode::RequestRate { range, .. }, true) => {
                 Search::Binary(Bisection::rate(range.start, range.end, range.step))
             }
-            _ => Search::Linear(cfg.levels()),
+            _ => Search::Linear(cfg.load.levels()),
         }
     }
 

@@ -43,7 +43,7 @@ impl Coordinator {
     /// Joins the run's shards: under MPI, initialises MPI, checks that the ranks are the
     /// shards the configuration says, and measures this clock against rank 0's.
     pub async fn join(cfg: &Config) -> RunResult<Coordinator> {
-        let Some(shard) = &cfg.shard else {
+        let Some(shard) = &cfg.load.shard else {
             return Ok(Coordinator::alone());
         };
         let mut coordinator = Coordinator {

@@ -36,7 +36,7 @@ pub async fn run_timeline(
         total: WindowStats::for_run(cfg),
         error: None,
     };
-    let Some(plan) = cfg.load.timeline() else {
+    let Some(plan) = cfg.load.mode.timeline() else {
         outcome.error = Some(RunError::failed("internal: no load plan to follow"));
         return outcome;
     };

@@ -59,7 +59,7 @@ impl Compaction {
     pub fn for_run(cfg: &crate::config::Config) -> Compaction {
         Compaction {
             percentiles: cfg.kept_percentiles(),
-            keep_histograms: cfg.results_path().is_some(),
+            keep_histograms: cfg.output.results_path().is_some(),
         }
     }
 

@@ -32,14 +32,14 @@ impl Monitors {
         let mut notes = Vec::new();
         // An API without server statistics (OpenAI-compatible servers, TF Serving, an
         // arbitrary gRPC method) has nothing to read.
-        let server = match capabilities(cfg.service_kind()).server_statistics {
+        let server = match capabilities(cfg.target.service_kind()).server_statistics {
             ServerStatistics::None => None,
             _ => ServerStatsReader::open(target, model)
                 .await
                 .map_err(|why| notes.push(why))
                 .ok(),
         };
-        let metrics = match &cfg.metrics {
+        let metrics = match &cfg.measure.metrics {
             Some(m) => MetricsScraper::start(m)
                 .await
                 .map_err(|why| notes.push(why))

@@ -41,10 +41,10 @@ impl StabilityRule {
     /// The rule a run's flags ask for (`-s`, `--percentile`, `-l`, `--slo`).
     pub fn for_run(cfg: &crate::config::Config) -> StabilityRule {
         StabilityRule {
-            threshold: cfg.stability_percentage / 100.0,
-            percentile: cfg.percentile,
-            latency_limit_us: cfg.latency_threshold_ms.map(|ms| ms * 1000.0),
-            slo: cfg.slo.clone(),
+            threshold: cfg.measure.stability_percentage / 100.0,
+            percentile: cfg.measure.percentile,
+            latency_limit_us: cfg.measure.latency_threshold_ms.map(|ms| ms * 1000.0),
+            slo: cfg.measure.slo.clone(),
         }
     }
 

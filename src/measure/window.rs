@@ -86,9 +86,10 @@ pub struct WindowStats {
 impl WindowStats {
     /// An empty window of a run: its batch size, and the goodput limits of its `--slo`.
     pub fn for_run(cfg: &crate::config::Config) -> Self {
-        let mut window = WindowStats::with_goodput(cfg.batch_size, GoodputRule::from_slo(&cfg.slo));
-        if cfg.urls.len() > 1 {
-            window.replicas = vec![ReplicaWindow::default(); cfg.urls.len()];
+        let mut window =
+            WindowStats::with_goodput(cfg.data.batch_size, GoodputRule::from_slo(&cfg.measure.slo));
+        if cfg.target.urls.len() > 1 {
+            window.replicas = vec![ReplicaWindow::default(); cfg.target.urls.len()];
         }
         window
     }

@@ -15,76 +15,92 @@ use crate::config::{
 /// The settings of a run.
 pub fn settings(cfg: &Config) -> Settings {
     Settings {
-        model_name: cfg.model_name.clone(),
-        model_version: cfg.model_version.clone(),
-        url: without_userinfo(&cfg.url),
-        urls: match cfg.urls.len() {
+        model_name: cfg.target.model_name.clone(),
+        model_version: cfg.target.model_version.clone(),
+        url: without_userinfo(&cfg.target.url),
+        urls: match cfg.target.urls.len() {
             1 => Vec::new(),
-            _ => cfg.urls.iter().map(|u| without_userinfo(u)).collect(),
+            _ => cfg
+                .target
+                .urls
+                .iter()
+                .map(|u| without_userinfo(u))
+                .collect(),
         },
-        service_kind: capabilities(cfg.service_kind()).name.to_string(),
-        protocol: match cfg.protocol {
+        service_kind: capabilities(cfg.target.service_kind()).name.to_string(),
+        protocol: match cfg.target.protocol {
             Protocol::Http => "http",
             Protocol::Grpc => "grpc",
         }
         .to_string(),
-        local_models: cfg.local_models().iter().map(ToString::to_string).collect(),
-        batch_size: cfg.batch_size,
+        local_models: cfg
+            .target
+            .local_models()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        batch_size: cfg.data.batch_size,
         load: load(cfg),
-        max_concurrency: cfg.max_concurrency,
-        seed: cfg.seed,
-        measurement_mode: match cfg.measurement_mode {
+        max_concurrency: cfg.load.max_concurrency,
+        seed: cfg.load.seed,
+        measurement_mode: match cfg.measure.measurement_mode {
             MeasurementMode::TimeWindows => "time_windows",
             MeasurementMode::CountWindows => "count_windows",
         }
         .to_string(),
-        measurement_interval_ms: cfg.measurement_interval.as_millis() as u64,
-        measurement_request_count: cfg.measurement_request_count,
-        stability_percentage: cfg.stability_percentage,
-        max_trials: cfg.max_trials,
-        percentile: cfg.percentile,
-        latency_threshold_ms: cfg.latency_threshold_ms,
-        binary_search: cfg.binary_search,
-        slo: cfg.slo.iter().map(ToString::to_string).collect(),
-        request_count: cfg.request_count,
-        warmup_request_count: cfg.warmup_request_count,
-        input_data: input_data(&cfg.input_data),
-        shapes: cfg.shapes.clone(),
-        string_length: cfg.string_length,
-        string_data: cfg.string_data.clone(),
-        input_tensor_format: cfg.input_format.map(format_name),
-        output_tensor_format: cfg.output_format.map(format_name),
+        measurement_interval_ms: cfg.measure.measurement_interval.as_millis() as u64,
+        measurement_request_count: cfg.measure.measurement_request_count,
+        stability_percentage: cfg.measure.stability_percentage,
+        max_trials: cfg.measure.max_trials,
+        percentile: cfg.measure.percentile,
+        latency_threshold_ms: cfg.measure.latency_threshold_ms,
+        binary_search: cfg.load.binary_search,
+        slo: cfg.measure.slo.iter().map(ToString::to_string).collect(),
+        request_count: cfg.load.request_count,
+        warmup_request_count: cfg.load.warmup_request_count,
+        input_data: input_data(&cfg.data.input_data),
+        shapes: cfg.data.shapes.clone(),
+        string_length: cfg.data.string_length,
+        string_data: cfg.data.string_data.clone(),
+        input_tensor_format: cfg.target.input_format.map(format_name),
+        output_tensor_format: cfg.target.output_format.map(format_name),
         input_datatypes: cfg
+            .data
             .input_datatypes
             .iter()
             .map(|(name, t)| (name.clone(), t.as_str().to_string()))
             .collect(),
-        header_names: cfg.headers.iter().map(|(name, _)| name.clone()).collect(),
-        streaming: cfg.streaming,
-        validation_tolerance: cfg.validation_tolerance,
-        request_timeout_s: cfg.request_timeout.as_secs_f64(),
-        client_threads: cfg.client_threads,
-        send_slack_us: cfg.send_slack.as_micros() as u64,
-        grpc_connection_share: cfg.grpc_connection_share,
-        metrics: cfg.metrics.as_ref().map(metrics),
-        llm: cfg.llm().map(llm),
-        reported_percentiles: cfg.reported_percentiles(),
-        csv_files: cfg.csv_paths().iter().map(|p| display(p)).collect(),
-        shard: cfg.shard.as_ref().map(|s| ShardRecord {
+        header_names: cfg
+            .target
+            .headers
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect(),
+        streaming: cfg.target.streaming,
+        validation_tolerance: cfg.target.validation_tolerance,
+        request_timeout_s: cfg.target.request_timeout.as_secs_f64(),
+        client_threads: cfg.load.client_threads,
+        send_slack_us: cfg.load.send_slack.as_micros() as u64,
+        grpc_connection_share: cfg.target.grpc_connection_share,
+        metrics: cfg.measure.metrics.as_ref().map(metrics),
+        llm: cfg.target.llm().map(llm),
+        reported_percentiles: cfg.measure.reported_percentiles(),
+        csv_files: cfg.output.csv_paths().iter().map(|p| display(p)).collect(),
+        shard: cfg.load.shard.as_ref().map(|s| ShardRecord {
             index: s.index,
             count: s.count,
             source: s.source.label().to_string(),
             start_at: s.start_at.map(super::rfc3339),
         }),
         shared_memory: Some(
-            match cfg.shm().mode {
+            match cfg.target.shm().mode {
                 SharedMemory::None => "none",
                 SharedMemory::System => "system",
             }
             .to_string(),
         ),
-        output_shared_memory_size: Some(cfg.shm().output_size),
-        tls: cfg.tls.as_ref().map(|t| TlsRecord {
+        output_shared_memory_size: Some(cfg.target.shm().output_size),
+        tls: cfg.target.tls.as_ref().map(|t| TlsRecord {
             ca_file: t.ca_file.as_deref().map(display),
             client_certificate_file: t.client_cert.as_ref().map(|f| display(&f.path)),
             verify_peer: t.verify_peer,
@@ -92,19 +108,19 @@ pub fn settings(cfg: &Config) -> Settings {
             target_name: t.target_name.clone(),
         }),
         arguments: cfg.arguments.clone(),
-        benchmark_duration_ms: cfg.benchmark_duration.map(|d| d.as_millis() as u64),
-        grpc_method: match &cfg.api {
+        benchmark_duration_ms: cfg.measure.benchmark_duration.map(|d| d.as_millis() as u64),
+        grpc_method: match &cfg.target.api {
             ApiSettings::DynamicGrpc(grpc) => Some(grpc.method.clone()),
             _ => None,
         },
-        server_in_process: cfg.server_in_process,
+        server_in_process: cfg.target.server_in_process,
         outputs: OutputsRecord {
-            verbose: cfg.verbose,
-            verbose_csv: cfg.verbose_csv,
-            report_dir: cfg.report_dir.as_deref().map(display),
-            results_file: cfg.results_file.as_deref().map(display),
-            per_url_csv: cfg.per_url_csv.as_deref().map(display),
-            profile_export_file: cfg.profile_export_file.as_deref().map(display),
+            verbose: cfg.output.verbose,
+            verbose_csv: cfg.output.verbose_csv,
+            report_dir: cfg.output.report_dir.as_deref().map(display),
+            results_file: cfg.output.results_file.as_deref().map(display),
+            per_url_csv: cfg.output.per_url_csv.as_deref().map(display),
+            profile_export_file: cfg.output.profile_export_file.as_deref().map(display),
         },
     }
 }
@@ -114,11 +130,11 @@ fn load(cfg: &Config) -> LoadSettings {
         Distribution::Constant => "constant",
         Distribution::Poisson => "poisson",
     };
-    match &cfg.load {
+    match &cfg.load.mode {
         LoadMode::Concurrency => LoadSettings::Concurrency {
-            start: cfg.concurrency.start,
-            end: cfg.concurrency.end,
-            step: cfg.concurrency.step,
+            start: cfg.load.concurrency.start,
+            end: cfg.load.concurrency.end,
+            step: cfg.load.concurrency.step,
         },
         LoadMode::RequestRate {
             range,

@@ -110,16 +110,16 @@ impl Live {
     /// The line of a run of `cfg`: drawn when standard error is a terminal and progress is
     /// on; otherwise a line that does nothing.
     pub fn for_stderr(cfg: &Config) -> Live {
-        Live::new(cfg, cfg.progress && std::io::stderr().is_terminal())
+        Live::new(cfg, cfg.output.progress && std::io::stderr().is_terminal())
     }
 
     /// A line that draws when `enabled`.
     pub fn new(cfg: &Config, enabled: bool) -> Live {
         let inner = enabled.then(|| {
             Arc::new(Mutex::new(Line {
-                mode: cfg.load.clone(),
+                mode: cfg.load.mode.clone(),
                 bar: None,
-                max_windows: cfg.max_trials,
+                max_windows: cfg.measure.max_trials,
             }))
         });
         Live { inner }
@@ -513,7 +513,7 @@ mod tests {
             assert!(!Live::for_stderr(&cfg).is_enabled());
         }
         let mut off = cfg.clone();
-        off.progress = false;
+        off.output.progress = false;
         assert!(!Live::for_stderr(&off).is_enabled());
     }
 }

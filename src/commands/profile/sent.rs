@@ -17,7 +17,9 @@ pub fn openai_bodies(cfg: &Config, dataset: &Dataset) -> Payloads {
         .iter()
         .map(|entry| match (&entry.prompt, &adapter) {
             (Some(prompt), _) if prompt.body.is_some() => prompt.body.clone().unwrap_or_default(),
-            (Some(prompt), Some(adapter)) => adapter.body(&cfg.model_name, prompt).to_string(),
+            (Some(prompt), Some(adapter)) => {
+                adapter.body(&cfg.target.model_name, prompt).to_string()
+            }
             _ => String::new(),
         })
         .collect();

@@ -247,7 +247,7 @@ fn merge_level(
             LevelLoad::Concurrency(c) => LoadLevel::Concurrency(c),
             LevelLoad::RequestRate(r) => LoadLevel::Rate(r),
         },
-        merged: merge_last(&judged.windows, cfg.batch_size),
+        merged: merge_last(&judged.windows, cfg.data.batch_size),
         windows: judged.windows,
         end: judged.end,
         notes,
@@ -264,7 +264,7 @@ fn restore_level(
     l: usize,
     clock: &Clock,
 ) -> RunResult<Vec<WindowStats>> {
-    let goodput = GoodputRule::from_slo(&cfg.slo);
+    let goodput = GoodputRule::from_slo(&cfg.measure.slo);
     let records = &shard.file.levels[l].windows;
     let mut windows = Vec::with_capacity(records.len());
     for (k, record) in records.iter().enumerate() {

@@ -64,12 +64,12 @@ impl Kserve {
     pub fn new(cfg: &Config, settings: &KserveSettings) -> Kserve {
         let shm = &settings.shm;
         Kserve {
-            input_format: cfg.input_format,
-            output_format: cfg.output_format,
-            streaming: cfg.streaming,
+            input_format: cfg.target.input_format,
+            output_format: cfg.target.output_format,
+            streaming: cfg.target.streaming,
             parameters: request_parameters(&settings.request_parameters),
             shm: (shm.mode == SharedMemory::System)
-                .then(|| std::sync::Arc::new(shm::ShmSession::new(shm, cfg.batch_size))),
+                .then(|| std::sync::Arc::new(shm::ShmSession::new(shm, cfg.data.batch_size))),
         }
     }
 

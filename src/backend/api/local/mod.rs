@@ -56,7 +56,7 @@ pub struct Local {
 impl Local {
     pub fn new(cfg: &Config) -> Local {
         Local {
-            streaming: cfg.streaming,
+            streaming: cfg.target.streaming,
         }
     }
 }

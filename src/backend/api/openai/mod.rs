@@ -46,14 +46,14 @@ impl OpenAi {
     pub fn new(cfg: &Config, settings: &OpenAiSettings) -> OpenAi {
         OpenAi {
             llm: settings.llm.clone(),
-            streaming: cfg.streaming,
+            streaming: cfg.target.streaming,
             wire: settings.wire.clone(),
         }
     }
 
     /// The adapter of an OpenAI run; `None` for the other APIs.
     pub fn for_config(cfg: &Config) -> Option<OpenAi> {
-        match &cfg.api {
+        match &cfg.target.api {
             ApiSettings::OpenAi(settings) => Some(OpenAi::new(cfg, settings)),
             _ => None,
         }

@@ -48,7 +48,7 @@ impl TorchServe {
     pub fn new(cfg: &Config, settings: &TorchServeConfig) -> TorchServe {
         TorchServe {
             settings: settings.clone(),
-            shapes_given: !cfg.shapes.is_empty(),
+            shapes_given: !cfg.data.shapes.is_empty(),
         }
     }
 

@@ -56,7 +56,7 @@ pub struct TritonCApi {
 impl TritonCApi {
     pub fn new(cfg: &Config, settings: &TritonCApiSettings) -> TritonCApi {
         TritonCApi {
-            streaming: cfg.streaming,
+            streaming: cfg.target.streaming,
             parameters: request_parameters(&settings.request_parameters),
         }
     }
