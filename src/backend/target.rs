@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::api::triton_c_api::InProcessTriton;
 use super::transport::{h2, tls, Peer};
 use super::{start_in_process, AnswerCheck, Api, Request};
-use crate::config::{Config, Protocol};
+use crate::config::{DataConfig, Protocol, TargetConfig};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -34,31 +34,55 @@ pub struct Target {
     pub triton: Option<Arc<InProcessTriton>>,
 }
 
+/// What the adapters know of the requests before the dataset is built, handed down from
+/// the data section: the batch size (a shared-memory region holds the outputs of one
+/// batched request) and whether `--shape` was given (TorchServe then describes the model's
+/// inputs from the flags).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestShape {
+    pub batch_size: u32,
+    pub shapes_given: bool,
+}
+
+impl RequestShape {
+    /// The shape of the requests `data` asks for.
+    pub fn of(data: &DataConfig) -> RequestShape {
+        RequestShape {
+            batch_size: data.batch_size,
+            shapes_given: !data.shapes.is_empty(),
+        }
+    }
+}
+
 impl Target {
     /// Resolves the server's address; a name that does not resolve is a clear error.
-    pub async fn resolve(cfg: &Config) -> RunResult<Target> {
-        Target::resolve_at(cfg, &cfg.target.url).await
+    pub async fn resolve(cfg: &TargetConfig, shape: RequestShape) -> RunResult<Target> {
+        Target::resolve_at(cfg, shape, &cfg.url).await
     }
 
-    /// Resolves the server at `url` (one of `-u`'s), with the run's other settings.
-    pub async fn resolve_at(cfg: &Config, url: &str) -> RunResult<Target> {
+    /// Resolves the server at `url` (one of `-u`'s), with the target's other settings.
+    pub async fn resolve_at(
+        cfg: &TargetConfig,
+        shape: RequestShape,
+        url: &str,
+    ) -> RunResult<Target> {
         let mut target = Target {
-            api: Api::for_config(cfg),
-            protocol: cfg.target.protocol,
+            api: Api::for_target(cfg, shape),
+            protocol: cfg.protocol,
             peer: Peer {
                 authority: url.to_string(),
                 addrs: Vec::new(),
-                headers: cfg.target.headers.clone(),
-                timeout: cfg.target.request_timeout,
-                max_response_bytes: cfg.target.max_response_bytes,
+                headers: cfg.headers.clone(),
+                timeout: cfg.request_timeout,
+                max_response_bytes: cfg.max_response_bytes,
                 tls: None,
-                grpc: Arc::new(h2::SharedConnections::new(cfg.target.grpc_connection_share)),
-                grpc_compression: cfg.target.grpc_compression,
+                grpc: Arc::new(h2::SharedConnections::new(cfg.grpc_connection_share)),
+                grpc_compression: cfg.grpc_compression,
             },
-            model: cfg.target.model_name.clone(),
-            version: cfg.target.model_version.clone(),
-            streaming: cfg.target.streaming,
-            tolerance: cfg.target.validation_tolerance,
+            model: cfg.model_name.clone(),
+            version: cfg.model_version.clone(),
+            streaming: cfg.streaming,
+            tolerance: cfg.validation_tolerance,
             local: None,
             triton: None,
         };
@@ -76,7 +100,7 @@ impl Target {
             })?
             .collect();
         peer.addrs.sort_by_key(|a| a.is_ipv6());
-        if let Some(settings) = &cfg.target.tls {
+        if let Some(settings) = &cfg.tls {
             peer.tls = Some(Arc::new(tls::TlsClient::new(settings, url)?));
         }
         Ok(target)

@@ -207,8 +207,9 @@ async fn measure_cost(
 ) -> RunResult<CostRow> {
     let prepared = profile::prepare(cfg).await?;
     let cpu_before = process_cpu_time();
-    let mut profiler = Profiler::new(cfg, prepared.replicas, prepared.dataset, interrupt.clone());
-    let live = Live::for_stderr(cfg);
+    let plan = profile::plan(cfg);
+    let mut profiler = Profiler::new(plan, prepared.replicas, prepared.dataset, interrupt.clone());
+    let live = Live::for_stderr(&cfg.output, &plan);
     if let Some(hook) = live.hook() {
         profiler = profiler.with_progress(hook);
     }

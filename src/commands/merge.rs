@@ -38,7 +38,7 @@ pub fn run(args: &MergeArgs) -> RunResult<i32> {
     let kept = run_arguments(&shards[0].file.settings.arguments);
     let cfg = merged_config(&shards[0], &kept, args)?;
     let model = model(&shards[0])?;
-    let run = merge::merge(&cfg, &shards)?;
+    let run = merge::merge(&cfg.measure, cfg.data.batch_size, &shards)?;
     notes.extend(run.notes.iter().cloned());
     let settings = merged_settings(&shards[0], &cfg);
     write_reports(&model, &shards, &run, settings, &notes)
@@ -186,7 +186,7 @@ fn merged_arguments(kept: &[String], args: &MergeArgs) -> Vec<String> {
 /// threads; what a shard's file may lack (written by an inferperf before it was recorded)
 /// is taken from the rebuilt configuration.
 fn merged_settings(shard: &Shard, cfg: &Config) -> Settings {
-    let own = results::settings(cfg);
+    let own = super::profile::recorded_settings(cfg);
     let mut settings = shard.file.settings.clone();
     settings.shard = None;
     settings.arguments = own.arguments;

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use super::{MeasurementMode, MetricsConfig, SloCondition};
+use super::{
+    MeasurementMode, MetricsConfig, SloCondition, SloMetric, LLM_PERCENTILES, STANDARD_PERCENTILES,
+};
 
 /// The settings of the measurement box.
 #[derive(Debug, Clone)]
@@ -26,4 +28,38 @@ pub struct MeasureConfig {
     pub benchmark_duration: Option<Duration>,
     /// Prometheus scraping (`--collect-metrics`, `--metric`), when asked for.
     pub metrics: Option<MetricsConfig>,
+}
+
+impl MeasureConfig {
+    /// The percentiles the reports of this run show, ascending: the standard four plus
+    /// `--percentile` and those of `--slo` conditions, each once.
+    pub fn reported_percentiles(&self) -> Vec<f64> {
+        let mut percentiles = STANDARD_PERCENTILES.to_vec();
+        let slo = self.slo.iter().filter_map(|c| match c.metric {
+            SloMetric::Percentile(p) => Some(p),
+            SloMetric::Mean => None,
+        });
+        for p in self.percentile.into_iter().chain(slo) {
+            if !percentiles.contains(&p) {
+                percentiles.push(p);
+            }
+        }
+        percentiles.sort_by(f64::total_cmp);
+        percentiles
+    }
+
+    /// The percentiles a window keeps when its histograms are dropped: those reported, and
+    /// for an LLM run (`llm`) GenAI-Perf's and AIPerf's too.
+    pub fn kept_percentiles(&self, llm: bool) -> Vec<f64> {
+        let mut kept = self.reported_percentiles();
+        if llm {
+            for p in LLM_PERCENTILES {
+                if !kept.contains(&p) {
+                    kept.push(p);
+                }
+            }
+            kept.sort_by(f64::total_cmp);
+        }
+        kept
+    }
 }

@@ -11,7 +11,7 @@ use crate::report::llm::payloads::Payloads;
 /// The body of each dataset entry: a body the user gave, as given; otherwise the OpenAI
 /// adapter's for an LLM run (none for a tensor run).
 pub fn openai_bodies(cfg: &Config, dataset: &Dataset) -> Payloads {
-    let adapter = OpenAi::for_config(cfg);
+    let adapter = OpenAi::for_target(&cfg.target);
     let bodies = dataset
         .entries
         .iter()
@@ -77,7 +77,7 @@ mod tests {
             entries: vec![entry(generated.clone()), entry(given)],
         };
         let payloads = openai_bodies(&cfg, &dataset);
-        let expected = OpenAi::for_config(&cfg)
+        let expected = OpenAi::for_target(&cfg.target)
             .expect("an OpenAI run")
             .body("test-model", &generated)
             .to_string();
