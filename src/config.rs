@@ -4,7 +4,10 @@
 mod aiperf;
 mod api;
 pub mod bounds;
+mod data;
 mod load;
+mod load_section;
+mod measure;
 mod metrics;
 mod openai;
 mod output;
@@ -12,18 +15,24 @@ mod parse;
 mod request_options;
 pub mod shard;
 pub mod sweep;
+mod target;
 pub mod tfserving;
 pub mod torchserve;
 
 pub use aiperf::OpenAiWire;
 pub use api::{ApiSettings, DynamicGrpcSettings, KserveSettings, LocalSettings, OpenAiSettings};
+pub use data::DataConfig;
+pub use load_section::LoadConfig;
+pub use measure::MeasureConfig;
 pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
 pub use openai::{Endpoint, OpenAiConfig, PromptSource};
+pub use output::OutputConfig;
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
 pub(crate) use parse::whole_range;
 use parse::*;
 pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
 pub use request_options::{GrpcCompression, ParameterValue, RequestParameter};
+pub use target::TargetConfig;
 pub mod sequence;
 pub mod shm;
 mod slo;
@@ -32,9 +41,7 @@ mod tls;
 pub use request_options::TritonCApiSettings;
 pub use tls::{TlsFile, TlsFlags, TlsSettings};
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Which kind of backend answers (`--service-kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -120,104 +127,21 @@ pub struct ConcurrencyRange {
     pub step: u32,
 }
 
-/// The validated settings of one profiling run.
+/// The validated settings of one profiling run: a section per box of the path (DESIGN.md's
+/// Config → Target → Dataset → Driver → Windows → Results → Reports), and the command line
+/// as given. Only the commands take the whole of it; each box takes its own section.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub model_name: String,
-    /// `-x`; empty lets the server choose.
-    pub model_version: String,
-    /// `host:port` (a scheme, if the user gave one, is removed); the first of `urls`.
-    pub url: String,
-    /// Every `-u` server as `host:port`, in order (one unless several were given): the
-    /// replicas the load is spread over.
-    pub urls: Vec<String>,
-    /// `--per-url-csv`: a row per level and URL.
-    pub per_url_csv: Option<PathBuf>,
-    /// TLS to the server (`https://`, `grpcs://` or the `--ssl-*` flags); `None`: plain.
-    pub tls: Option<TlsSettings>,
-    /// `--service-kind` and the settings only that API takes.
-    pub api: ApiSettings,
-    pub protocol: Protocol,
-    pub batch_size: u32,
-    pub concurrency: ConcurrencyRange,
-    /// Which load the levels apply (concurrency uses `concurrency`).
-    pub load: LoadMode,
-    /// `--max-concurrency`: the in-flight cap of the open-loop modes.
-    pub max_concurrency: Option<u32>,
-    /// `--seed` of the Poisson schedule.
-    pub seed: u64,
-    pub measurement_mode: MeasurementMode,
-    pub measurement_interval: Duration,
-    pub measurement_request_count: u64,
-    /// `-s` as a percentage (10 means max/min ≤ 1.10).
-    pub stability_percentage: f64,
-    pub max_trials: u32,
-    /// `--percentile`, when latency is stabilized and limited by a percentile, not the mean.
-    pub percentile: Option<f64>,
-    /// `-l` in milliseconds; `None` for no limit.
-    pub latency_threshold_ms: Option<f64>,
-    /// `--binary-search`: bisect the range instead of walking it.
-    pub binary_search: bool,
-    /// `--slo` conditions; every window of a level that counts must meet them all.
-    pub slo: Vec<SloCondition>,
-    /// `--request-count`: exactly this many requests in one window.
-    pub request_count: Option<u64>,
-    pub warmup_request_count: u64,
-    pub input_data: InputData,
-    /// `--shape NAME:dims`, without the batch dimension.
-    pub shapes: BTreeMap<String, Vec<i64>>,
-    pub string_length: usize,
-    pub string_data: Option<String>,
-    /// `None`: binary when the server lists the binary tensor extension, else JSON.
-    pub input_format: Option<TensorFormat>,
-    pub output_format: Option<TensorFormat>,
-    /// `--input-datatype NAME:TYPE`, for inputs the server's metadata does not declare.
-    pub input_datatypes: BTreeMap<String, DataType>,
-    /// `-H` headers, sent with every HTTP request and as gRPC metadata.
-    pub headers: Vec<(String, String)>,
-    pub csv_file: Option<PathBuf>,
-    /// `--report-dir`: the folder of `results.json`, the CSV and the reports built on them.
-    pub report_dir: Option<PathBuf>,
-    /// `--results-file`: the results file alone.
-    pub results_file: Option<PathBuf>,
-    /// `--profile-export-file`: perf_analyzer's per-request export.
-    pub profile_export_file: Option<PathBuf>,
-    pub verbose: u8,
-    /// Longest wait for one answer before it counts as a timeout.
-    pub request_timeout: Duration,
-    /// `--max-response-bytes`.
-    pub max_response_bytes: usize,
-    /// Threads the load is sent from (`--client-threads`).
-    pub client_threads: usize,
-    /// How late an open-loop send may go to share a wake-up (`--send-slack`).
-    pub send_slack: Duration,
-    /// In-flight gRPC requests per HTTP/2 connection (`--grpc-connection-share`).
-    pub grpc_connection_share: usize,
-    /// `--async` was given (reported in the settings; the driver is always asynchronous).
-    pub async_mode: bool,
-    /// `--verbose-csv`: perf_analyzer's extra CSV columns and one per `--metric`.
-    pub verbose_csv: bool,
-    /// Prometheus scraping (`--collect-metrics`, `--metric`), when asked for.
-    pub metrics: Option<MetricsConfig>,
-    /// `--streaming`: every request over gRPC's `ModelStreamInfer`.
-    pub streaming: bool,
-    /// `--validation-tolerance`: how far a float output may be from `validation_data`.
-    pub validation_tolerance: f64,
-    /// AIPerf's `--benchmark-duration`: each level is one window of this length, without
-    /// stability check.
-    pub benchmark_duration: Option<Duration>,
-    /// `--grpc-compression-algorithm`: how gRPC request messages are compressed.
-    pub grpc_compression: Option<GrpcCompression>,
-    /// Live progress on standard error when it is a terminal (off with `--no-progress`).
-    pub progress: bool,
-    /// The server runs in this process (`inferperf demo`): the client CPU the report shows
-    /// is the client's and the server's together, so it cannot say the client was the limit.
-    /// Set by the caller, not by a flag.
-    pub server_in_process: bool,
-    /// This process's part of a sharded run (`--shard`, MPI, an Indexed Job).
-    pub shard: Option<shard::ShardPlan>,
-    /// How sequences are played when the model is a sequence model.
-    pub sequence: sequence::SequenceConfig,
+    /// Which server and model, over which API, and how each request travels.
+    pub target: TargetConfig,
+    /// Where request data comes from and how it is shaped and batched.
+    pub data: DataConfig,
+    /// The load plan and how the load is sent.
+    pub load: LoadConfig,
+    /// How windows are taken and judged.
+    pub measure: MeasureConfig,
+    /// Where the reports go and how much they say.
+    pub output: OutputConfig,
     /// The command line after the program's name, header values hidden: what the results
     /// file records so that `inferperf merge` can rebuild the run's settings.
     pub arguments: Vec<String>,
@@ -225,7 +149,6 @@ pub struct Config {
 
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
-use crate::model::DataType;
 
 impl Config {
     /// Checks every flag and flag combination; the error names the flag and the fix.
@@ -327,65 +250,76 @@ impl Config {
             },
         )?;
         let mut config = Config {
-            model_name,
-            model_version: args.model_version.trim().to_string(),
-            url: urls[0].clone(),
-            urls,
-            per_url_csv: args.per_url_csv.clone(),
-            tls,
-            api,
-            protocol,
-            batch_size,
-            concurrency,
-            load,
-            max_concurrency: args.max_concurrency.filter(|&n| n > 0),
-            seed: args.seed,
-            measurement_mode,
-            measurement_interval,
-            measurement_request_count,
-            stability_percentage,
-            max_trials,
-            percentile,
-            latency_threshold_ms,
-            binary_search: args.binary_search,
-            slo,
-            request_count: (args.request_count > 0).then_some(args.request_count),
-            warmup_request_count,
-            input_data,
-            shapes,
-            string_length,
-            string_data: args.string_data.clone(),
-            input_format,
-            output_format,
-            input_datatypes,
-            headers,
-            csv_file: args.csv_file.clone(),
-            report_dir,
-            results_file,
-            profile_export_file,
-            verbose: args.verbose,
-            request_timeout,
-            max_response_bytes,
-            client_threads,
-            send_slack,
-            grpc_connection_share,
-            async_mode: args.async_mode,
-            verbose_csv: args.verbose_csv,
-            metrics,
-            streaming,
-            validation_tolerance,
-            benchmark_duration: lowered.benchmark_duration,
-            grpc_compression,
-            progress: !args.no_progress,
-            server_in_process: false,
-            shard: shard::parse_shard(args)?,
-            sequence: sequence::parse(&args.sequence)?,
+            target: TargetConfig {
+                model_name,
+                model_version: args.model_version.trim().to_string(),
+                url: urls[0].clone(),
+                urls,
+                tls,
+                api,
+                protocol,
+                headers,
+                request_timeout,
+                max_response_bytes,
+                grpc_connection_share,
+                grpc_compression,
+                streaming,
+                input_format,
+                output_format,
+                validation_tolerance,
+                server_in_process: false,
+            },
+            data: DataConfig {
+                batch_size,
+                input_data,
+                shapes,
+                string_length,
+                string_data: args.string_data.clone(),
+                input_datatypes,
+            },
+            load: LoadConfig {
+                mode: load,
+                concurrency,
+                max_concurrency: args.max_concurrency.filter(|&n| n > 0),
+                seed: args.seed,
+                client_threads,
+                send_slack,
+                warmup_request_count,
+                request_count: (args.request_count > 0).then_some(args.request_count),
+                binary_search: args.binary_search,
+                async_mode: args.async_mode,
+                shard: shard::parse_shard(args)?,
+                sequence: sequence::parse(&args.sequence)?,
+            },
+            measure: MeasureConfig {
+                measurement_mode,
+                measurement_interval,
+                measurement_request_count,
+                stability_percentage,
+                max_trials,
+                percentile,
+                latency_threshold_ms,
+                slo,
+                benchmark_duration: lowered.benchmark_duration,
+                metrics,
+            },
+            output: OutputConfig {
+                csv_file: args.csv_file.clone(),
+                report_dir,
+                results_file,
+                profile_export_file,
+                per_url_csv: args.per_url_csv.clone(),
+                verbose: args.verbose,
+                verbose_csv: args.verbose_csv,
+                progress: !args.no_progress,
+            },
             arguments: Vec::new(),
         };
-        if let Some(metrics) = config.metrics.as_mut() {
+        if let Some(metrics) = config.measure.metrics.as_mut() {
             if metrics.url.starts_with("https://") {
                 metrics.tls = Some(
                     config
+                        .target
                         .tls
                         .clone()
                         .unwrap_or_else(TlsSettings::system_default),
@@ -407,44 +341,26 @@ impl Config {
         Ok(config)
     }
 
-    /// The concurrency values of the sweep, in order. An open end (0) sweeps on until the
-    /// latency limit stops it; the iterator is then unbounded.
-    pub fn concurrency_levels(&self) -> Box<dyn Iterator<Item = u32>> {
-        let ConcurrencyRange { start, end, step } = self.concurrency;
-        let values = (0u32..).map(move |i| start.saturating_add(i.saturating_mul(step)));
-        if end == 0 {
-            Box::new(values)
-        } else {
-            Box::new(values.take_while(move |&c| c <= end))
-        }
-    }
-
-    /// Highest concurrency the sweep can reach, if bounded.
-    pub fn max_concurrency(&self) -> Option<u32> {
-        let ConcurrencyRange { start, end, step } = self.concurrency;
-        (end != 0).then(|| start + (end - start) / step * step)
-    }
-
     /// Several URLs need servers reached over the network, and a load the replicas can share.
     fn check_replicas(&self) -> RunResult<()> {
-        if self.urls.len() < 2 {
+        if self.target.urls.len() < 2 {
             return Ok(());
         }
         if matches!(
-            self.service_kind(),
+            self.target.service_kind(),
             ServiceKind::Local | ServiceKind::TritonCApi
         ) {
             return Err(RunError::bad_option(format!(
                 "--service-kind {} runs the models in this process: give a single -u (or none).",
-                self.service_kind().label().to_ascii_lowercase()
+                self.target.service_kind().label().to_ascii_lowercase()
             )));
         }
-        if matches!(self.load, LoadMode::Periodic(_)) {
+        if matches!(self.load.mode, LoadMode::Periodic(_)) {
             return Err(RunError::bad_option(
                 "--periodic-concurrency-range drives one server: give a single -u.",
             ));
         }
-        if self.urls.len() > u16::MAX as usize {
+        if self.target.urls.len() > u16::MAX as usize {
             return Err(RunError::bad_option("-u lists more than 65535 servers."));
         }
         Ok(())
@@ -453,10 +369,10 @@ impl Config {
     /// `--request-count N`, as perf_analyzer: one count window of exactly N requests, at a
     /// single concurrency, request rate, or over the `--request-intervals` gaps.
     fn check_request_count(&self) -> RunResult<()> {
-        let Some(count) = self.request_count else {
+        let Some(count) = self.load.request_count else {
             return Ok(());
         };
-        match &self.load {
+        match &self.load.mode {
             LoadMode::Concurrency => self.check_count_concurrency(count),
             LoadMode::RequestRate { range, .. } => check_count_rate(count, range),
             LoadMode::Intervals { .. } => Ok(()),
@@ -469,16 +385,18 @@ impl Config {
 
     /// AIPerf's `--benchmark-duration`: one window at a single concurrency or request rate.
     fn check_benchmark_duration(&self) -> RunResult<()> {
-        if self.benchmark_duration.is_none() {
+        if self.measure.benchmark_duration.is_none() {
             return Ok(());
         }
-        let single = match &self.load {
-            LoadMode::Concurrency => self.max_concurrency() == Some(self.concurrency.start),
+        let single = match &self.load.mode {
+            LoadMode::Concurrency => {
+                self.load.max_concurrency() == Some(self.load.concurrency.start)
+            }
             LoadMode::RequestRate { range, .. } => range.end == range.start,
             LoadMode::Intervals { .. } => true,
             _ => false,
         };
-        if !single || self.binary_search {
+        if !single || self.load.binary_search {
             return Err(RunError::bad_option(
                 "--benchmark-duration measures one level: give a single --concurrency N or --request-rate R (no range, ramp, steps or search).",
             ));
@@ -487,15 +405,15 @@ impl Config {
     }
 
     fn check_count_concurrency(&self, count: u64) -> RunResult<()> {
-        if self.max_concurrency() != Some(self.concurrency.start) {
+        if self.load.max_concurrency() != Some(self.load.concurrency.start) {
             return Err(RunError::bad_option(
                 "--request-count needs a single concurrency value: pass --concurrency-range N alone.",
             ));
         }
-        if count < self.concurrency.start as u64 {
+        if count < self.load.concurrency.start as u64 {
             return Err(RunError::bad_option(format!(
                 "--request-count {count} is smaller than the concurrency {}: ask for at least as many requests as are in flight.",
-                self.concurrency.start
+                self.load.concurrency.start
             )));
         }
         Ok(())

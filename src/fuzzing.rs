@@ -240,10 +240,10 @@ pub fn flags(data: &[u8]) {
     match cli.command {
         Command::Profile(profile) => {
             if let Ok(config) = Config::from_args(&profile) {
-                let _ = config.max_concurrency();
-                let _ = config.concurrency_levels().take(1000).count();
-                let _ = config.levels().take(1000).count();
-                if let Some(plan) = config.load.timeline() {
+                let _ = config.load.max_concurrency();
+                let _ = config.load.concurrency_levels().take(1000).count();
+                let _ = config.load.levels().take(1000).count();
+                if let Some(plan) = config.load.mode.timeline() {
                     let total = plan.total();
                     let _ = plan.describe();
                     let _ = plan.value_at(total / 2);

@@ -105,9 +105,9 @@ mod tests {
                 config(&args)
             };
             let run = with(&[]).expect("a valid run");
-            let table = capabilities(run.service_kind());
+            let table = capabilities(run.target.service_kind());
             assert_eq!(table.name, kind);
-            assert_eq!(table.tokens, run.llm().is_some(), "{kind}: tokens");
+            assert_eq!(table.tokens, run.target.llm().is_some(), "{kind}: tokens");
             let streams = with(&["--streaming"]).is_ok();
             assert_eq!(
                 table.streaming != Streaming::None,

@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::time::Sleep;
 
-use crate::config::{ApiSettings, Config, ServiceKind};
+use crate::config::{ApiSettings, ServiceKind, TargetConfig};
 use crate::data::Entry;
 use crate::error::RunResult;
 use crate::model::{ModelSpec, SequenceStep};
@@ -41,7 +41,7 @@ pub use discovery::{discover, server_datatype, ConfigFacts, Discovered};
 pub use outcome::{
     grpc_code_name, AnswerText, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens,
 };
-pub use target::Target;
+pub use target::{RequestShape, Target};
 
 /// What one API does for a run. Each adapter implements it; [`Api`] dispatches to them
 /// statically (an enum, not a trait object: a boxed future per request would cost an
@@ -76,16 +76,31 @@ pub enum Api {
 }
 
 impl Api {
-    /// The adapter the flags ask for.
-    pub fn for_config(cfg: &Config) -> Api {
-        match &cfg.api {
-            ApiSettings::Kserve(s) => Api::Kserve(kserve::Kserve::new(cfg, s)),
-            ApiSettings::Local(_) => Api::Local(local::Local::new(cfg)),
-            ApiSettings::OpenAi(s) => Api::OpenAi(openai::OpenAi::new(cfg, s)),
+    /// The adapter the target section asks for, for requests of `shape`.
+    pub fn for_target(target: &TargetConfig, shape: RequestShape) -> Api {
+        match &target.api {
+            ApiSettings::Kserve(s) => Api::Kserve(kserve::Kserve::new(target, s, shape.batch_size)),
+            ApiSettings::Local(_) => Api::Local(local::Local::new(target)),
+            ApiSettings::OpenAi(s) => Api::OpenAi(openai::OpenAi::new(target, s)),
             ApiSettings::TfServing(s) => Api::TfServing(tfserving::TfServing::new(s)),
-            ApiSettings::TorchServe(s) => Api::TorchServe(torchserve::TorchServe::new(cfg, s)),
+            ApiSettings::TorchServe(s) => {
+                Api::TorchServe(torchserve::TorchServe::new(s, shape.shapes_given))
+            }
             ApiSettings::DynamicGrpc(s) => Api::DynamicGrpc(dynamic_grpc::DynamicGrpc::new(s)),
-            ApiSettings::TritonCApi(s) => Api::TritonCApi(triton_c_api::TritonCApi::new(cfg, s)),
+            ApiSettings::TritonCApi(s) => Api::TritonCApi(triton_c_api::TritonCApi::new(target, s)),
+        }
+    }
+
+    /// The `--service-kind` this adapter answers for.
+    pub fn service_kind(&self) -> ServiceKind {
+        match self {
+            Api::Kserve(_) => ServiceKind::Triton,
+            Api::Local(_) => ServiceKind::Local,
+            Api::OpenAi(_) => ServiceKind::OpenAi,
+            Api::TfServing(_) => ServiceKind::TfServing,
+            Api::TorchServe(_) => ServiceKind::TorchServe,
+            Api::DynamicGrpc(_) => ServiceKind::DynamicGrpc,
+            Api::TritonCApi(_) => ServiceKind::TritonCApi,
         }
     }
 
@@ -179,7 +194,7 @@ impl Capabilities {
 
 /// Starts the models of an in-process API (the local models, Triton through its C API) into
 /// `target`; false for the APIs reached over the network.
-async fn start_in_process(cfg: &Config, target: &mut Target) -> RunResult<bool> {
+async fn start_in_process(cfg: &TargetConfig, target: &mut Target) -> RunResult<bool> {
     match &cfg.api {
         ApiSettings::Local(settings) => {
             target.peer.authority = "local".into();

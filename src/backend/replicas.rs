@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use super::{discover, Request, Target};
-use crate::config::Config;
+use super::{discover, Request, RequestShape, Target};
+use crate::config::TargetConfig;
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::model::{ModelSpec, TensorSpec};
@@ -71,11 +71,11 @@ impl Replicas {
     }
 }
 
-/// Resolves every `-u` server.
-pub async fn resolve_all(cfg: &Config) -> RunResult<Vec<Arc<Target>>> {
+/// Resolves every `-u` server, for requests of `shape`.
+pub async fn resolve_all(cfg: &TargetConfig, shape: RequestShape) -> RunResult<Vec<Arc<Target>>> {
     let mut targets = Vec::with_capacity(cfg.urls.len());
     for url in &cfg.urls {
-        targets.push(Arc::new(Target::resolve_at(cfg, url).await?));
+        targets.push(Arc::new(Target::resolve_at(cfg, shape, url).await?));
     }
     Ok(targets)
 }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::api::triton_c_api::InProcessTriton;
 use super::transport::{h2, tls, Peer};
 use super::{start_in_process, AnswerCheck, Api, Request};
-use crate::config::{Config, Protocol};
+use crate::config::{DataConfig, Protocol, TargetConfig};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -34,16 +34,40 @@ pub struct Target {
     pub triton: Option<Arc<InProcessTriton>>,
 }
 
+/// What the adapters know of the requests before the dataset is built, handed down from
+/// the data section: the batch size (a shared-memory region holds the outputs of one
+/// batched request) and whether `--shape` was given (TorchServe then describes the model's
+/// inputs from the flags).
+#[derive(Debug, Clone, Copy)]
+pub struct RequestShape {
+    pub batch_size: u32,
+    pub shapes_given: bool,
+}
+
+impl RequestShape {
+    /// The shape of the requests `data` asks for.
+    pub fn of(data: &DataConfig) -> RequestShape {
+        RequestShape {
+            batch_size: data.batch_size,
+            shapes_given: !data.shapes.is_empty(),
+        }
+    }
+}
+
 impl Target {
     /// Resolves the server's address; a name that does not resolve is a clear error.
-    pub async fn resolve(cfg: &Config) -> RunResult<Target> {
-        Target::resolve_at(cfg, &cfg.url).await
+    pub async fn resolve(cfg: &TargetConfig, shape: RequestShape) -> RunResult<Target> {
+        Target::resolve_at(cfg, shape, &cfg.url).await
     }
 
-    /// Resolves the server at `url` (one of `-u`'s), with the run's other settings.
-    pub async fn resolve_at(cfg: &Config, url: &str) -> RunResult<Target> {
+    /// Resolves the server at `url` (one of `-u`'s), with the target's other settings.
+    pub async fn resolve_at(
+        cfg: &TargetConfig,
+        shape: RequestShape,
+        url: &str,
+    ) -> RunResult<Target> {
         let mut target = Target {
-            api: Api::for_config(cfg),
+            api: Api::for_target(cfg, shape),
             protocol: cfg.protocol,
             peer: Peer {
                 authority: url.to_string(),

@@ -119,7 +119,7 @@ async fn demo(args: &DemoArgs, interrupt: Arc<Interrupt>) -> RunResult<i32> {
     for scenario in &SCENARIOS {
         println!("=== {} ===\n", scenario.title);
         let mut cfg = scenario_config(scenario, &server, args)?;
-        cfg.server_in_process = true;
+        cfg.target.server_in_process = true;
         profile::profile(&cfg, interrupt.clone()).await?;
         println!("  -> {}\n", csv_path(&args.out, scenario.csv).display());
         ran.push(scenario);
@@ -194,7 +194,7 @@ pub async fn cost_comparison(
             flags.push("--no-progress");
         }
         let mut cfg = profile_config(&flags)?;
-        cfg.server_in_process = true;
+        cfg.target.server_in_process = true;
         rows.push(measure_cost(path, &cfg, interrupt).await?);
     }
     Ok(rows)
@@ -207,8 +207,9 @@ async fn measure_cost(
 ) -> RunResult<CostRow> {
     let prepared = profile::prepare(cfg).await?;
     let cpu_before = process_cpu_time();
-    let mut profiler = Profiler::new(cfg, prepared.replicas, prepared.dataset, interrupt.clone());
-    let live = Live::for_stderr(cfg);
+    let plan = profile::plan(cfg);
+    let mut profiler = Profiler::new(plan, prepared.replicas, prepared.dataset, interrupt.clone());
+    let live = Live::for_stderr(&cfg.output, &plan);
     if let Some(hook) = live.hook() {
         profiler = profiler.with_progress(hook);
     }

@@ -38,7 +38,7 @@ pub fn run(args: &MergeArgs) -> RunResult<i32> {
     let kept = run_arguments(&shards[0].file.settings.arguments);
     let cfg = merged_config(&shards[0], &kept, args)?;
     let model = model(&shards[0])?;
-    let run = merge::merge(&cfg, &shards)?;
+    let run = merge::merge(&cfg.measure, cfg.data.batch_size, &shards)?;
     notes.extend(run.notes.iter().cloned());
     let settings = merged_settings(&shards[0], &cfg);
     write_reports(&model, &shards, &run, settings, &notes)
@@ -153,13 +153,13 @@ fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<
     })?;
     // A merge run under MPI or in an Indexed Job is still no shard, nor are its outputs
     // a shard's.
-    cfg.shard = None;
-    cfg.csv_file.clone_from(&args.csv_file);
-    cfg.report_dir.clone_from(&args.report_dir);
-    cfg.results_file.clone_from(&args.results_file);
-    cfg.per_url_csv.clone_from(&args.per_url_csv);
+    cfg.load.shard = None;
+    cfg.output.csv_file.clone_from(&args.csv_file);
+    cfg.output.report_dir.clone_from(&args.report_dir);
+    cfg.output.results_file.clone_from(&args.results_file);
+    cfg.output.per_url_csv.clone_from(&args.per_url_csv);
     cfg.arguments = merged_arguments(kept, args);
-    cfg.client_threads *= args.shards.len();
+    cfg.load.client_threads *= args.shards.len();
     Ok(cfg)
 }
 
@@ -186,7 +186,7 @@ fn merged_arguments(kept: &[String], args: &MergeArgs) -> Vec<String> {
 /// threads; what a shard's file may lack (written by an inferperf before it was recorded)
 /// is taken from the rebuilt configuration.
 fn merged_settings(shard: &Shard, cfg: &Config) -> Settings {
-    let own = results::settings(cfg);
+    let own = super::profile::recorded_settings(cfg);
     let mut settings = shard.file.settings.clone();
     settings.shard = None;
     settings.arguments = own.arguments;

@@ -11,11 +11,12 @@ use std::sync::Arc;
 
 use crate::backend::api::kserve::trace::TraceChange;
 use crate::backend::replicas::{self, Replicas};
-use crate::backend::{Request, Target};
+use crate::backend::{Request, RequestShape, Target};
 use crate::cli::ProfileArgs;
 use crate::config::{Config, LoadMode};
-use crate::data::Dataset;
+use crate::data::{Dataset, PromptSettings};
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
+use crate::load::plan::Plan;
 use crate::load::profiler::{Interrupt, Profiler};
 use crate::load::sequences::SequencePlan;
 use crate::load::shards::Coordinator;
@@ -24,7 +25,7 @@ use crate::measure::level::LevelResult;
 use crate::measure::monitors::Monitors;
 use crate::model::ModelSpec;
 use crate::report::{Measured, Origin, Reports, Sent};
-use crate::results::{self, Recorder, RunEnd};
+use crate::results::{self, Recorder, RunEnd, Settings};
 use crate::ui::progress::Live;
 
 /// `inferperf profile`: the run these flags ask for (`given`: the command line as the
@@ -60,29 +61,42 @@ impl Prepared {
         cfg: &'a Config,
         interrupt: Arc<Interrupt>,
     ) -> (Profiler<'a>, Vec<String>) {
-        let started = Monitors::start(cfg, &self.target, &self.model).await;
-        let profiler = Profiler::new(cfg, self.replicas.clone(), self.dataset.clone(), interrupt)
-            .with_monitors(started.monitors)
-            .with_sequences(self.sequences.clone());
+        let started = Monitors::start(&cfg.measure, &self.target, &self.model).await;
+        let profiler = Profiler::new(
+            plan(cfg),
+            self.replicas.clone(),
+            self.dataset.clone(),
+            interrupt,
+        )
+        .with_monitors(started.monitors)
+        .with_sequences(self.sequences.clone());
         (profiler, started.notes)
     }
 }
 
 /// Resolves the servers, reads the model (the same from each) and encodes the requests.
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
-    let targets = replicas::resolve_all(cfg).await?;
+    let targets = replicas::resolve_all(&cfg.target, RequestShape::of(&cfg.data)).await?;
     let model = replicas::discover_all(&targets).await?;
-    let model = (model.with_bls_calls(cfg.bls_composing_models())).map_err(RunError::bad_option)?;
-    let counter = match cfg.llm() {
-        Some(llm) => Some(token_counter::for_run(llm, &targets[0]).await?),
+    let model =
+        (model.with_bls_calls(cfg.target.bls_composing_models())).map_err(RunError::bad_option)?;
+    let prompts = match cfg.target.llm() {
+        Some(llm) => Some(PromptSettings {
+            llm,
+            seed: cfg.load.seed,
+            counter: Some(token_counter::for_run(llm, &targets[0]).await?),
+        }),
         None => None,
     };
-    let dataset = Arc::new(Dataset::build_with(cfg, &model, counter)?);
+    let fixed_schedule = matches!(cfg.load.mode, LoadMode::FixedSchedule);
+    let dataset = Dataset::build_with(&cfg.data, &model, prompts)?
+        .for_shard(cfg.load.shard.as_ref(), fixed_schedule)?;
+    let dataset = Arc::new(dataset);
     let replicas = Replicas::encode(&targets, &model, &dataset)?;
     let first = replicas.first().clone();
-    let sequences = SequencePlan::for_run(&cfg.sequence, &model, &dataset).map(Arc::new);
-    let follows_plan = cfg.load.timeline().is_some();
-    if sequences.is_some() && (follows_plan || matches!(cfg.load, LoadMode::Periodic(_))) {
+    let sequences = SequencePlan::for_run(&cfg.load.sequence, &model, &dataset).map(Arc::new);
+    let follows_plan = cfg.load.mode.timeline().is_some();
+    if sequences.is_some() && (follows_plan || matches!(cfg.load.mode, LoadMode::Periodic(_))) {
         return Err(RunError::bad_option(format!(
             "Model '{}' is a sequence model, which --ramp, --load-steps and --periodic-concurrency-range do not play: use --concurrency-range, --request-rate-range or --request-intervals.",
             model.name
@@ -91,7 +105,7 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     if let Some(shm) = first.target.shm() {
         shm.register(&first.target).await?;
     }
-    if sequences.is_none() && cfg.sequence.flags_given {
+    if sequences.is_none() && cfg.load.sequence.flags_given {
         println!(
             "Note: model '{}' is not a sequence model (no sequence_batching in its configuration); the sequence flags are ignored, as perf_analyzer ignores them.",
             model.name
@@ -105,6 +119,32 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
         replicas: Arc::new(replicas),
         sequences,
     })
+}
+
+/// What the load box runs the levels under: the load and measure sections, with what the
+/// other sections decide for it.
+pub fn plan(cfg: &Config) -> Plan<'_> {
+    Plan {
+        load: &cfg.load,
+        measure: &cfg.measure,
+        batch_size: cfg.data.batch_size,
+        llm: cfg.target.llm(),
+        keep_histograms: cfg.output.results_path().is_some(),
+        profile_export: cfg.output.profile_export_file.is_some(),
+    }
+}
+
+/// The results file's settings of a run: each section of its configuration records its
+/// part, with the command line.
+pub fn recorded_settings(cfg: &Config) -> Settings {
+    results::settings(
+        &cfg.target,
+        &cfg.data,
+        &cfg.load,
+        &cfg.measure,
+        &cfg.output,
+        &cfg.arguments,
+    )
 }
 
 /// Runs `step` (resolving, discovery) unless Ctrl-C comes first: a stalled server must not
@@ -132,11 +172,11 @@ pub struct ProfileOutcome {
 /// flags ask for (the results file first when the model is known, then after every level,
 /// and completed however the run ends).
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
-    crate::load::open_files::check(cfg)?;
+    crate::load::open_files::check(&cfg.load, &cfg.target)?;
     // An unusable report path stops the run before anything is measured.
-    let record = Recorder::new(results::settings(cfg));
+    let record = Recorder::new(recorded_settings(cfg));
     let mut reports = Reports::open(record, Origin::Measured)?;
-    let coordinator = match Coordinator::join(cfg).await {
+    let coordinator = match Coordinator::join(&cfg.load).await {
         Ok(joined) => Arc::new(joined),
         Err(error) => return Err(ended_before_measuring(&mut reports, error)),
     };
@@ -185,7 +225,7 @@ fn ended_before_measuring(reports: &mut Reports, error: RunError) -> RunError {
 
 /// `--trace-*` / `--log-frequency`: the model's trace settings set for the run.
 async fn set_trace(cfg: &Config, target: &Target) -> RunResult<Option<TraceChange>> {
-    let Some(settings) = cfg.trace_settings() else {
+    let Some(settings) = cfg.target.trace_settings() else {
         return Ok(None);
     };
     crate::backend::api::kserve::trace::apply(target, settings)
@@ -207,7 +247,7 @@ async fn run_prepared(
         bodies: &bodies,
     };
     reports.start(&prepared.model, Some(&sent))?;
-    if cfg.load.timeline().is_some() {
+    if cfg.load.mode.timeline().is_some() {
         return follow_timeline(cfg, prepared, interrupt, reports).await;
     }
     let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
@@ -215,7 +255,7 @@ async fn run_prepared(
     for note in notes {
         println!("{note}");
     }
-    let live = Live::for_stderr(cfg);
+    let live = Live::for_stderr(&cfg.output, &plan(cfg));
     if let Some(hook) = live.hook() {
         profiler = profiler.with_progress(hook);
     }
@@ -261,12 +301,12 @@ async fn follow_timeline(
     interrupt: Arc<Interrupt>,
     reports: &mut Reports,
 ) -> RunResult<ProfileOutcome> {
-    let live = Live::for_stderr(cfg);
-    if let Some(plan) = cfg.load.timeline() {
+    let live = Live::for_stderr(&cfg.output, &plan(cfg));
+    if let Some(plan) = cfg.load.mode.timeline() {
         live.timeline_started(plan);
     }
     let outcome = run_timeline(
-        cfg,
+        plan(cfg),
         prepared.replicas.clone(),
         prepared.dataset.clone(),
         interrupt.clone(),

@@ -264,8 +264,8 @@ fn clear_dir(dir: &Path) -> std::io::Result<()> {
 /// What answers 200 once the server is ready, as the API's table says: KServe v2's
 /// readiness, OpenAI's model list, TorchServe's ping, TF Serving's model metadata.
 fn ready_path(cfg: &Config) -> String {
-    let path = capabilities(cfg.service_kind()).readiness_path;
-    path.replace("{model}", &cfg.model_name)
+    let path = capabilities(cfg.target.service_kind()).readiness_path;
+    path.replace("{model}", &cfg.target.model_name)
 }
 
 /// Ctrl-C once: the current window ends, the server is stopped and the reports written

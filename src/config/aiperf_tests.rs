@@ -17,7 +17,7 @@ fn line(args: &[&str]) -> Vec<String> {
 
 /// The request path and max-tokens field of an OpenAI run.
 fn wire(c: &Config) -> &OpenAiWire {
-    match &c.api {
+    match &c.target.api {
         ApiSettings::OpenAi(openai) => &openai.wire,
         other => panic!("not an OpenAI run: {other:?}"),
     }
@@ -58,16 +58,19 @@ fn refused(result: RunResult<Config>, expected: &str) {
 #[test]
 fn an_aiperf_command_line_is_one_openai_level_of_n_requests() {
     let c = aiperf(&["--streaming", "--concurrency", "2", "--request-count", "20"]).unwrap();
-    assert_eq!(c.service_kind(), ServiceKind::OpenAi);
+    assert_eq!(c.target.service_kind(), ServiceKind::OpenAi);
     assert_eq!(
-        (c.model_name.as_str(), c.url.as_str()),
+        (c.target.model_name.as_str(), c.target.url.as_str()),
         ("llm", "127.0.0.1:9")
     );
-    assert_eq!(c.load, LoadMode::Concurrency);
-    assert_eq!((c.concurrency.start, c.max_concurrency()), (2, Some(2)));
-    assert_eq!(c.request_count, Some(20));
-    assert!(c.streaming);
-    let llm = c.llm().unwrap();
+    assert_eq!(c.load.mode, LoadMode::Concurrency);
+    assert_eq!(
+        (c.load.concurrency.start, c.load.max_concurrency()),
+        (2, Some(2))
+    );
+    assert_eq!(c.load.request_count, Some(20));
+    assert!(c.target.streaming);
+    let llm = c.target.llm().unwrap();
     assert_eq!(llm.endpoint, Endpoint::Chat);
     // AIPerf's chat requests carry max_completion_tokens; the legacy flag switches back.
     assert!(wire(&c).max_completion_tokens);
@@ -85,26 +88,35 @@ fn an_aiperf_command_line_is_one_openai_level_of_n_requests() {
     ]);
     assert!(!wire(&genai.unwrap()).max_completion_tokens);
     let completions = config(&["-m", "m", "--endpoint-type", "completions"]).unwrap();
-    assert_eq!(completions.llm().unwrap().endpoint, Endpoint::Completions);
+    assert_eq!(
+        completions.target.llm().unwrap().endpoint,
+        Endpoint::Completions
+    );
     assert!(!wire(&completions).max_completion_tokens);
 }
 
 #[test]
 fn without_a_count_or_duration_a_level_is_measured_until_stable() {
     let c = aiperf(&["--concurrency", "4"]).unwrap();
-    assert_eq!((c.request_count, c.benchmark_duration), (None, None));
-    assert_eq!(c.levels().count(), 1);
-    assert_eq!(c.concurrency.start, 4);
-    assert_eq!(c.max_trials, 10);
+    assert_eq!(
+        (c.load.request_count, c.measure.benchmark_duration),
+        (None, None)
+    );
+    assert_eq!(c.load.levels().count(), 1);
+    assert_eq!(c.load.concurrency.start, 4);
+    assert_eq!(c.measure.max_trials, 10);
 }
 
 #[test]
 fn benchmark_duration_is_one_window_of_a_single_level() {
     let c = aiperf(&["--concurrency", "3", "--benchmark-duration", "2.5"]).unwrap();
-    assert_eq!(c.benchmark_duration, Some(Duration::from_millis(2500)));
-    assert_eq!(c.request_count, None);
+    assert_eq!(
+        c.measure.benchmark_duration,
+        Some(Duration::from_millis(2500))
+    );
+    assert_eq!(c.load.request_count, None);
     let rate = aiperf(&["--request-rate", "5", "--benchmark-duration", "1"]).unwrap();
-    assert!(matches!(rate.load, LoadMode::RequestRate { .. }));
+    assert!(matches!(rate.load.mode, LoadMode::RequestRate { .. }));
     refused(
         aiperf(&["--concurrency-range", "1:4", "--benchmark-duration", "2"]),
         "--benchmark-duration measures one level",
@@ -136,16 +148,16 @@ fn request_rate_is_one_poisson_level_and_concurrency_beside_it_a_cap() {
     let LoadMode::RequestRate {
         range,
         distribution,
-    } = c.load
+    } = c.load.mode
     else {
-        panic!("a rate level: {:?}", c.load);
+        panic!("a rate level: {:?}", c.load.mode);
     };
     assert_eq!((range.start, range.end), (2.5, 2.5));
     assert_eq!(distribution, Distribution::Poisson);
-    assert_eq!(c.max_concurrency, Some(4));
+    assert_eq!(c.load.max_concurrency, Some(4));
     let constant = aiperf(&["--request-rate", "3", "--request-distribution", "constant"]);
     assert!(matches!(
-        constant.unwrap().load,
+        constant.unwrap().load.mode,
         LoadMode::RequestRate {
             distribution: Distribution::Constant,
             ..
@@ -154,7 +166,7 @@ fn request_rate_is_one_poisson_level_and_concurrency_beside_it_a_cap() {
     // perf_analyzer's --request-rate-range keeps its constant default.
     let pa = aiperf(&["--request-rate-range", "3"]).unwrap();
     assert!(matches!(
-        pa.load,
+        pa.load.mode,
         LoadMode::RequestRate {
             distribution: Distribution::Constant,
             ..
@@ -189,9 +201,9 @@ fn request_rate_is_one_poisson_level_and_concurrency_beside_it_a_cap() {
 #[test]
 fn the_responses_api_is_an_endpoint_type_and_an_endpoint() {
     let aiperf = config(&["-m", "m", "--endpoint-type", "responses", "--streaming"]).unwrap();
-    assert_eq!(aiperf.service_kind(), ServiceKind::OpenAi);
-    assert_eq!(aiperf.llm().unwrap().endpoint, Endpoint::Responses);
-    assert_eq!(aiperf.llm().unwrap().endpoint.path(), "v1/responses");
+    assert_eq!(aiperf.target.service_kind(), ServiceKind::OpenAi);
+    assert_eq!(aiperf.target.llm().unwrap().endpoint, Endpoint::Responses);
+    assert_eq!(aiperf.target.llm().unwrap().endpoint.path(), "v1/responses");
     assert_eq!(wire(&aiperf).path, None);
     assert!(!wire(&aiperf).max_completion_tokens);
     let genai = [
@@ -203,8 +215,8 @@ fn the_responses_api_is_an_endpoint_type_and_an_endpoint() {
         "v1/responses",
     ];
     let genai = config(&genai).unwrap();
-    assert_eq!(genai.llm().unwrap().endpoint, Endpoint::Responses);
-    assert_eq!(genai.api.endpoint(), "v1/responses");
+    assert_eq!(genai.target.llm().unwrap().endpoint, Endpoint::Responses);
+    assert_eq!(genai.target.api.endpoint(), "v1/responses");
 }
 
 #[test]
@@ -218,11 +230,11 @@ fn endpoint_type_implies_openai_and_endpoint_is_then_the_path() {
         "v1/x",
     ])
     .unwrap();
-    assert_eq!(c.llm().unwrap().endpoint, Endpoint::Embeddings);
+    assert_eq!(c.target.llm().unwrap().endpoint, Endpoint::Embeddings);
     assert_eq!(wire(&c).path.as_deref(), Some("/v1/x"));
     let custom = config(&["-m", "m", "--custom-endpoint", "/my/chat"]).unwrap();
-    assert_eq!(custom.service_kind(), ServiceKind::OpenAi);
-    assert_eq!(custom.llm().unwrap().endpoint, Endpoint::Chat);
+    assert_eq!(custom.target.service_kind(), ServiceKind::OpenAi);
+    assert_eq!(custom.target.llm().unwrap().endpoint, Endpoint::Chat);
     assert_eq!(wire(&custom).path.as_deref(), Some("/my/chat"));
     let explicit = config(&[
         "-m",
@@ -232,7 +244,7 @@ fn endpoint_type_implies_openai_and_endpoint_is_then_the_path() {
         "--endpoint-type",
         "chat",
     ]);
-    assert_eq!(explicit.unwrap().service_kind(), ServiceKind::OpenAi);
+    assert_eq!(explicit.unwrap().target.service_kind(), ServiceKind::OpenAi);
     refused(
         config(&[
             "-m",
@@ -261,7 +273,7 @@ fn endpoint_type_implies_openai_and_endpoint_is_then_the_path() {
 #[test]
 fn model_names_the_model_unless_it_defines_a_local_one() {
     let c = config(&["--model-names", "a", "--endpoint-type", "chat"]).unwrap();
-    assert_eq!(c.model_name, "a");
+    assert_eq!(c.target.model_name, "a");
     let local = config(&[
         "-m",
         "x",
@@ -272,7 +284,10 @@ fn model_names_the_model_unless_it_defines_a_local_one() {
     ]);
     let local = local.unwrap();
     assert_eq!(
-        (local.model_name.as_str(), local.local_models().len()),
+        (
+            local.target.model_name.as_str(),
+            local.target.local_models().len()
+        ),
         ("x", 1)
     );
     refused(
@@ -297,7 +312,12 @@ fn goodput_limits_become_slo_conditions_in_ms() {
         "request_latency:2500",
     ])
     .unwrap();
-    let got: Vec<(SloFigure, f64)> = c.slo.iter().map(|s| (s.figure, s.limit_us)).collect();
+    let got: Vec<(SloFigure, f64)> = c
+        .measure
+        .slo
+        .iter()
+        .map(|s| (s.figure, s.limit_us))
+        .collect();
     assert_eq!(
         got,
         vec![
@@ -348,20 +368,24 @@ fn aiperf_names_of_existing_flags_are_taken() {
         "1",
     ])
     .unwrap();
-    let llm = c.llm().unwrap();
+    let llm = c.target.llm().unwrap();
     assert_eq!(
         (llm.input_tokens_mean, llm.output_tokens_mean),
         (16, Some(8))
     );
     assert_eq!((llm.output_tokens_stddev, llm.num_prompts), (1.0, 3));
     assert_eq!(
-        (c.request_count, c.seed, c.warmup_request_count),
+        (
+            c.load.request_count,
+            c.load.seed,
+            c.load.warmup_request_count
+        ),
         (Some(7), 5, 2)
     );
-    assert_eq!(c.headers, vec![("x-a".to_string(), "b".to_string())]);
-    assert_eq!(c.request_timeout, Duration::from_secs(4));
-    assert!(!c.progress);
-    assert!(aiperf(&["--ui", "dashboard"]).unwrap().progress);
+    assert_eq!(c.target.headers, vec![("x-a".to_string(), "b".to_string())]);
+    assert_eq!(c.target.request_timeout, Duration::from_secs(4));
+    assert!(!c.output.progress);
+    assert!(aiperf(&["--ui", "dashboard"]).unwrap().output.progress);
     refused(aiperf(&["--ui-type", "fancy"]), "--ui-type 'fancy'");
     // AIPerf's -f is its YAML config: never written over with a CSV.
     refused(

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::shm::ShmConfig;
 use super::tfserving::TfServingConfig;
 use super::torchserve::TorchServeConfig;
-use super::{Config, OpenAiConfig, OpenAiWire, RequestParameter, ServiceKind, TritonCApiSettings};
+use super::{OpenAiConfig, OpenAiWire, RequestParameter, ServiceKind, TritonCApiSettings};
 use crate::error::{RunError, RunResult};
 use crate::server::ModelDef;
 
@@ -152,74 +152,6 @@ impl ApiSettings {
             ApiSettings::OpenAi(openai) => openai.llm.endpoint.path(),
             ApiSettings::DynamicGrpc(grpc) => &grpc.method,
             _ => "",
-        }
-    }
-}
-
-impl Config {
-    /// Which API the run talks to (`--service-kind`).
-    pub fn service_kind(&self) -> ServiceKind {
-        self.api.kind()
-    }
-
-    /// The LLM settings of `--service-kind openai`.
-    pub fn llm(&self) -> Option<&OpenAiConfig> {
-        match &self.api {
-            ApiSettings::OpenAi(openai) => Some(&openai.llm),
-            _ => None,
-        }
-    }
-
-    /// `--bls-composing-models` (KServe, the local models and Triton in process take it).
-    pub fn bls_composing_models(&self) -> &[String] {
-        match &self.api {
-            ApiSettings::Kserve(kserve) => &kserve.bls_composing_models,
-            ApiSettings::Local(local) => &local.bls_composing_models,
-            ApiSettings::TritonCApi(triton) => &triton.bls_composing_models,
-            _ => &[],
-        }
-    }
-
-    /// `--request-parameter`s (KServe and Triton in process take them).
-    pub fn request_parameters(&self) -> &[RequestParameter] {
-        match &self.api {
-            ApiSettings::Kserve(kserve) => &kserve.request_parameters,
-            ApiSettings::TritonCApi(triton) => &triton.request_parameters,
-            _ => &[],
-        }
-    }
-
-    /// `--shared-memory` / `--output-shared-memory-size` (the defaults for APIs without it).
-    pub fn shm(&self) -> ShmConfig {
-        match &self.api {
-            ApiSettings::Kserve(kserve) => kserve.shm,
-            _ => ShmConfig::default(),
-        }
-    }
-
-    /// The trace settings to set for the run, when it asks for any (KServe over HTTP only).
-    pub fn trace_settings(&self) -> Option<&Map<String, Value>> {
-        match &self.api {
-            ApiSettings::Kserve(kserve) if !kserve.trace_settings.is_empty() => {
-                Some(&kserve.trace_settings)
-            }
-            _ => None,
-        }
-    }
-
-    /// The `--model` definitions of `--service-kind local` (none for the other APIs).
-    pub fn local_models(&self) -> &[ModelDef] {
-        match &self.api {
-            ApiSettings::Local(local) => &local.models,
-            _ => &[],
-        }
-    }
-
-    /// The TF Serving settings of `--service-kind tfserving`.
-    pub fn tfserving(&self) -> Option<&TfServingConfig> {
-        match &self.api {
-            ApiSettings::TfServing(tfserving) => Some(tfserving),
-            _ => None,
         }
     }
 }

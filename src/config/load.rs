@@ -113,48 +113,21 @@ impl LoadMode {
 }
 
 impl Config {
-    /// The levels of the sweep, in order (unbounded when the range's end is 0).
-    pub fn levels(&self) -> Box<dyn Iterator<Item = LoadLevel>> {
-        match &self.load {
-            LoadMode::Concurrency => {
-                Box::new(self.concurrency_levels().map(LoadLevel::Concurrency))
-            }
-            LoadMode::RequestRate { range, .. } => {
-                let RateRange { start, end, step } = *range;
-                let rates = (0u64..).map(move |i| start + i as f64 * step);
-                if end == 0.0 {
-                    Box::new(rates.map(LoadLevel::Rate))
-                } else {
-                    let last = end + step * 1e-9;
-                    Box::new(rates.take_while(move |&r| r <= last).map(LoadLevel::Rate))
-                }
-            }
-            LoadMode::Intervals { gaps } => {
-                let total: Duration = gaps.iter().sum();
-                let rate = gaps.len() as f64 / total.as_secs_f64().max(1e-9);
-                Box::new(std::iter::once(LoadLevel::Rate(rate)))
-            }
-            LoadMode::FixedSchedule => Box::new(std::iter::once(LoadLevel::Rate(0.0))),
-            LoadMode::Periodic(range) => {
-                Box::new(std::iter::once(LoadLevel::Concurrency(range.end)))
-            }
-            LoadMode::Timeline { .. } => Box::new(std::iter::empty()),
-        }
-    }
-
     /// The rules on `--binary-search` and `--slo`: they search a concurrency or rate range.
     /// A range without an end (`1:0`) sweeps until the latency limit stops it; with no limit
     /// it would never stop, which perf_analyzer refuses too.
     fn check_endless(&self) -> RunResult<()> {
-        let open_end = match &self.load {
-            LoadMode::Concurrency if self.concurrency.end == 0 => Some("--concurrency-range 1:64"),
+        let open_end = match &self.load.mode {
+            LoadMode::Concurrency if self.load.concurrency.end == 0 => {
+                Some("--concurrency-range 1:64")
+            }
             LoadMode::RequestRate { range, .. } if range.end == 0.0 => {
                 Some("--request-rate-range 100:1000:100")
             }
             _ => None,
         };
         if let Some(example) = open_end {
-            if self.latency_threshold_ms.is_none() && self.slo.is_empty() {
+            if self.measure.latency_threshold_ms.is_none() && self.measure.slo.is_empty() {
                 let flag = example.split(' ').next().unwrap_or(example);
                 return Err(RunError::bad_option(format!(
                     "{flag}: the range's end is 0 (no end) and there is no latency limit, so the sweep would never stop: give an end (e.g. {example}) or a limit (-l MS or --slo 'p99<=50ms')."
@@ -166,16 +139,16 @@ impl Config {
 
     pub(super) fn check_search(&self) -> RunResult<()> {
         let searchable = matches!(
-            self.load,
+            self.load.mode,
             LoadMode::Concurrency | LoadMode::RequestRate { .. }
         );
-        if !self.slo.is_empty() && !searchable {
+        if !self.measure.slo.is_empty() && !searchable {
             return Err(RunError::bad_option(
                 "--slo judges the levels of --concurrency-range or --request-rate-range; it does not apply to this load mode.",
             ));
         }
         self.check_endless()?;
-        if !self.binary_search {
+        if !self.load.binary_search {
             return Ok(());
         }
         if !searchable {
@@ -183,16 +156,19 @@ impl Config {
                 "--binary-search bisects --concurrency-range or --request-rate-range: give one of them as START:END[:STEP].",
             ));
         }
-        let (start, end) = match &self.load {
+        let (start, end) = match &self.load.mode {
             LoadMode::RequestRate { range, .. } => (range.start, range.end),
-            _ => (self.concurrency.start as f64, self.concurrency.end as f64),
+            _ => (
+                self.load.concurrency.start as f64,
+                self.load.concurrency.end as f64,
+            ),
         };
         if end <= start {
             return Err(RunError::bad_option(
                 "--binary-search needs a range with an end above its start (e.g. --concurrency-range 1:64 or --request-rate-range 100:2000:50).",
             ));
         }
-        if self.latency_threshold_ms.is_none() && self.slo.is_empty() {
+        if self.measure.latency_threshold_ms.is_none() && self.measure.slo.is_empty() {
             return Err(RunError::bad_option(
                 "--binary-search needs a criterion to search for: add -l MS (latency threshold) or --slo 'p99<=50ms'.",
             ));
@@ -203,15 +179,15 @@ impl Config {
     /// Periodic concurrency measures the answers of streams: it needs `--streaming`, and
     /// takes neither a request count nor a warm-up.
     pub(super) fn check_periodic(&self) -> RunResult<()> {
-        if !matches!(self.load, LoadMode::Periodic(_)) {
+        if !matches!(self.load.mode, LoadMode::Periodic(_)) {
             return Ok(());
         }
-        if !self.streaming {
+        if !self.target.streaming {
             return Err(RunError::bad_option(
                 "--periodic-concurrency-range counts the answers of streamed requests: add -i grpc --streaming.",
             ));
         }
-        if self.request_count.is_some() || self.warmup_request_count > 0 {
+        if self.load.request_count.is_some() || self.load.warmup_request_count > 0 {
             return Err(RunError::bad_option(
                 "--periodic-concurrency-range starts its own requests and measures them all in one window: drop --request-count and --warmup-request-count.",
             ));
@@ -221,13 +197,13 @@ impl Config {
 
     /// Load over time is reported per second: the options of stable levels do not apply.
     pub(super) fn check_timeline(&self) -> RunResult<()> {
-        if self.load.timeline().is_none() {
+        if self.load.mode.timeline().is_none() {
             return Ok(());
         }
         let conflicts = [
-            ("-l", self.latency_threshold_ms.is_some()),
-            ("--request-count", self.request_count.is_some()),
-            ("--warmup-request-count", self.warmup_request_count > 0),
+            ("-l", self.measure.latency_threshold_ms.is_some()),
+            ("--request-count", self.load.request_count.is_some()),
+            ("--warmup-request-count", self.load.warmup_request_count > 0),
         ];
         if let Some((flag, _)) = conflicts.iter().find(|c| c.1) {
             return Err(RunError::bad_option(format!(

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Config, LoadMode};
+use super::LoadMode;
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
 
@@ -14,7 +14,26 @@ pub const RESULTS_FILE_NAME: &str = "results.json";
 /// perf_analyzer's CSV's name in a `--report-dir`.
 pub const REPORT_CSV_NAME: &str = "results.csv";
 
-impl Config {
+/// The settings of the reports: where each goes and how much it says.
+#[derive(Debug, Clone)]
+pub struct OutputConfig {
+    pub csv_file: Option<PathBuf>,
+    /// `--report-dir`: the folder of `results.json`, the CSV and the reports built on them.
+    pub report_dir: Option<PathBuf>,
+    /// `--results-file`: the results file alone.
+    pub results_file: Option<PathBuf>,
+    /// `--profile-export-file`: perf_analyzer's per-request export.
+    pub profile_export_file: Option<PathBuf>,
+    /// `--per-url-csv`: a row per level and URL.
+    pub per_url_csv: Option<PathBuf>,
+    pub verbose: u8,
+    /// `--verbose-csv`: perf_analyzer's extra CSV columns and one per `--metric`.
+    pub verbose_csv: bool,
+    /// Live progress on standard error when it is a terminal (off with `--no-progress`).
+    pub progress: bool,
+}
+
+impl OutputConfig {
     /// Where `results.json` goes: `DIR/results.json` with `--report-dir DIR`, or
     /// `--results-file`; `None` when the run writes no results file.
     pub fn results_path(&self) -> Option<PathBuf> {

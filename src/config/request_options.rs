@@ -110,15 +110,15 @@ fn parse_bool(text: &str) -> Option<bool> {
 impl Config {
     /// Request parameters travel in KServe v2 requests only.
     pub(super) fn check_request_parameters(&self) -> RunResult<()> {
-        if !self.request_parameters().is_empty()
+        if !self.target.request_parameters().is_empty()
             && !matches!(
-                self.service_kind(),
+                self.target.service_kind(),
                 ServiceKind::Triton | ServiceKind::TritonCApi
             )
         {
             return Err(RunError::bad_option(format!(
                 "--request-parameter is sent as KServe v2 request parameters, which --service-kind {} does not take: drop it.",
-                self.service_kind().label().to_ascii_lowercase()
+                self.target.service_kind().label().to_ascii_lowercase()
             )));
         }
         Ok(())
@@ -127,15 +127,15 @@ impl Config {
     /// Dynamic gRPC sends what `message_generator` entries print, so it needs a JSON
     /// input-data file and has no tensors to stream or sequence.
     pub(super) fn check_dynamic_grpc(&self) -> RunResult<()> {
-        if self.service_kind() != ServiceKind::DynamicGrpc {
+        if self.target.service_kind() != ServiceKind::DynamicGrpc {
             return Ok(());
         }
-        if !matches!(self.input_data, super::InputData::Json(_)) {
+        if !matches!(self.data.input_data, super::InputData::Json(_)) {
             return Err(RunError::bad_option(
                 "--service-kind dynamic_grpc sends the messages that the message_generator commands of --input-data FILE.json print: give such a file.",
             ));
         }
-        if self.streaming {
+        if self.target.streaming {
             return Err(RunError::bad_option(
                 "--streaming is KServe's ModelStreamInfer; --service-kind dynamic_grpc makes one call of --grpc-method per request: drop --streaming.",
             ));

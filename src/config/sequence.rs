@@ -97,9 +97,11 @@ impl Config {
     /// The most sequences a run keeps at once: the highest concurrency of a closed loop,
     /// `--num-of-sequences` of an open loop; `None` when the sweep is unbounded.
     fn sequences_at_once(&self) -> Option<u64> {
-        match self.load {
-            LoadMode::Concurrency => self.max_concurrency().map(u64::from),
-            _ if self.load.is_open_loop() => Some(u64::from(self.sequence.live_sequences)),
+        match self.load.mode {
+            LoadMode::Concurrency => self.load.max_concurrency().map(u64::from),
+            _ if self.load.mode.is_open_loop() => {
+                Some(u64::from(self.load.sequence.live_sequences))
+            }
             _ => None,
         }
     }
@@ -110,9 +112,9 @@ impl Config {
         let Some(needed) = self.sequences_at_once() else {
             return Ok(());
         };
-        let held = self.sequence.id_count;
+        let held = self.load.sequence.id_count;
         if held < needed {
-            let what = if self.load.is_open_loop() {
+            let what = if self.load.mode.is_open_loop() {
                 "--num-of-sequences"
             } else {
                 "the highest concurrency"

@@ -236,17 +236,17 @@ impl Config {
     /// (`mpirun -n 4 inferperf … --report-dir runs/x`) never write over each other:
     /// `--report-dir DIR` becomes `DIR/shard-I`, a file `F.ext` becomes `F.shard-I.ext`.
     pub(super) fn shard_outputs(&mut self) {
-        let Some(shard) = self.shard.as_ref().filter(|s| s.count > 1) else {
+        let Some(shard) = self.load.shard.as_ref().filter(|s| s.count > 1) else {
             return;
         };
         let tag = format!("shard-{}", shard.index);
-        if let Some(dir) = &mut self.report_dir {
+        if let Some(dir) = &mut self.output.report_dir {
             dir.push(&tag);
         }
         for file in [
-            &mut self.results_file,
-            &mut self.csv_file,
-            &mut self.profile_export_file,
+            &mut self.output.results_file,
+            &mut self.output.csv_file,
+            &mut self.output.profile_export_file,
         ]
         .into_iter()
         .flatten()
@@ -257,7 +257,7 @@ impl Config {
 
     /// Refuses what a sharded run cannot do: loads that each process would decide alone.
     pub(super) fn check_shard(&self) -> RunResult<()> {
-        let Some(shard) = &self.shard else {
+        let Some(shard) = &self.load.shard else {
             return Ok(());
         };
         let refuse = |what: &str, why: &str| {
@@ -266,7 +266,7 @@ impl Config {
                 shard.label()
             )))
         };
-        match &self.load {
+        match &self.load.mode {
             LoadMode::Timeline { .. } => {
                 return refuse("--ramp and --load-steps", "run the plan from one process")
             }
@@ -275,20 +275,23 @@ impl Config {
             }
             _ => {}
         }
-        if self.binary_search || self.latency_threshold_ms.is_some() || !self.slo.is_empty() {
+        if self.load.binary_search
+            || self.measure.latency_threshold_ms.is_some()
+            || !self.measure.slo.is_empty()
+        {
             return refuse(
                 "A search (-l, --slo, --binary-search)",
                 "each shard would stop on its own figures; sweep a fixed range and read the merged report",
             );
         }
-        if self.measurement_mode == MeasurementMode::CountWindows {
+        if self.measure.measurement_mode == MeasurementMode::CountWindows {
             return refuse(
                 "--measurement-mode count_windows",
                 "shards' windows must line up in time; use time windows (-p)",
             );
         }
-        if matches!(self.load, LoadMode::Concurrency) {
-            let smallest = self.concurrency.start;
+        if matches!(self.load.mode, LoadMode::Concurrency) {
+            let smallest = self.load.concurrency.start;
             if smallest < shard.count {
                 return Err(RunError::bad_option(format!(
                     "--concurrency-range starts at {smallest}, fewer than the {} shards: every shard needs at least one request in flight; start at {} or more.",
@@ -296,7 +299,7 @@ impl Config {
                 )));
             }
         }
-        if let Some(count) = self.request_count {
+        if let Some(count) = self.load.request_count {
             if count < shard.count as u64 {
                 return refuse(
                     "--request-count below the shard count",

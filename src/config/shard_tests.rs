@@ -122,13 +122,13 @@ fn each_shard_writes_its_own_outputs() {
     };
     let dir = cfg(&["--report-dir", "runs/x", "-f", "out/a.csv"]);
     assert_eq!(
-        dir.results_path().unwrap(),
+        dir.output.results_path().unwrap(),
         std::path::Path::new("runs/x/shard-2/results.json")
     );
-    assert!(dir.csv_paths().contains(&"out/a.shard-2.csv".into()));
+    assert!(dir.output.csv_paths().contains(&"out/a.shard-2.csv".into()));
     let file = cfg(&["--results-file", "r.json"]);
     assert_eq!(
-        file.results_path().unwrap(),
+        file.output.results_path().unwrap(),
         std::path::Path::new("r.shard-2.json")
     );
 }

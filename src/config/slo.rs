@@ -13,50 +13,16 @@ pub const STANDARD_PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
 pub const LLM_PERCENTILES: [f64; 9] = [1.0, 5.0, 10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
 
 impl super::Config {
-    /// The percentiles the reports of this run show, ascending: the standard four plus
-    /// `--percentile` and those of `--slo` conditions, each once.
-    pub fn reported_percentiles(&self) -> Vec<f64> {
-        let mut percentiles = STANDARD_PERCENTILES.to_vec();
-        let slo = self.slo.iter().filter_map(|c| match c.metric {
-            SloMetric::Percentile(p) => Some(p),
-            SloMetric::Mean => None,
-        });
-        for p in self.percentile.into_iter().chain(slo) {
-            if !percentiles.contains(&p) {
-                percentiles.push(p);
-            }
-        }
-        percentiles.sort_by(f64::total_cmp);
-        percentiles
-    }
-
-    /// The percentiles a window keeps when its histograms are dropped: those reported, and
-    /// for an LLM run GenAI-Perf's and AIPerf's too.
-    pub fn kept_percentiles(&self) -> Vec<f64> {
-        let mut kept = self.reported_percentiles();
-        if self.llm().is_some() {
-            for p in LLM_PERCENTILES {
-                if !kept.contains(&p) {
-                    kept.push(p);
-                }
-            }
-            kept.sort_by(f64::total_cmp);
-        }
-        kept
-    }
-}
-
-impl super::Config {
     /// Time to first token needs answers that stream (or an LLM run); inter-token latency
     /// needs tokens (an LLM run).
     pub(super) fn check_llm_slo(&self) -> RunResult<()> {
-        for condition in &self.slo {
+        for condition in &self.measure.slo {
             let refused = match condition.figure {
                 SloFigure::Latency => None,
-                SloFigure::Ttft if self.llm().is_none() && !self.streaming => Some(
+                SloFigure::Ttft if self.target.llm().is_none() && !self.target.streaming => Some(
                     "time to first token is measured on streamed answers: add --streaming (or use --service-kind openai)",
                 ),
-                SloFigure::Itl if self.llm().is_none() => {
+                SloFigure::Itl if self.target.llm().is_none() => {
                     Some("inter-token latency is measured on LLM runs: use --service-kind openai")
                 }
                 _ => None,

@@ -257,15 +257,15 @@ impl SweepPlan {
         args.report_dir = Some(self.setting_dir(setting));
         let cfg = Config::from_args(&args)?;
         if matches!(
-            cfg.service_kind(),
+            cfg.target.service_kind(),
             ServiceKind::Local | ServiceKind::TritonCApi
         ) {
             return Err(RunError::bad_option(format!(
                 "--service-kind {} runs the models inside inferperf: a sweep needs a server to start; drop it.",
-                cfg.service_kind().label().to_ascii_lowercase()
+                cfg.target.service_kind().label().to_ascii_lowercase()
             )));
         }
-        if cfg.load.timeline().is_some() {
+        if cfg.load.mode.timeline().is_some() {
             return Err(RunError::bad_option(
                 "A sweep tabulates load levels, and a --ramp or --load-steps run has none: give --concurrency-range or --request-rate-range after --.",
             ));
@@ -308,11 +308,14 @@ impl SweepPlan {
         for setting in self.settings() {
             let cfg = self.profile_config(&setting, &ports)?;
             let written = [
-                ("-f", cfg.csv_file.clone()),
-                ("--profile-export-file", cfg.profile_export_file.clone()),
+                ("-f", cfg.output.csv_file.clone()),
+                (
+                    "--profile-export-file",
+                    cfg.output.profile_export_file.clone(),
+                ),
                 (
                     "--artifact-dir",
-                    cfg.llm().and_then(|l| l.artifact_dir.clone()),
+                    cfg.target.llm().and_then(|l| l.artifact_dir.clone()),
                 ),
             ];
             for (flag, path) in written {

@@ -63,8 +63,11 @@ fn profile_points_at_the_setting_server_and_folder() {
     .unwrap();
     let s = &p.settings()[1];
     let cfg = p.profile_config(s, &PORTS).unwrap();
-    assert_eq!(cfg.url, "127.0.0.1:4000");
-    assert_eq!(cfg.report_dir, Some(PathBuf::from("sweep-out/instances=2")));
+    assert_eq!(cfg.target.url, "127.0.0.1:4000");
+    assert_eq!(
+        cfg.output.report_dir,
+        Some(PathBuf::from("sweep-out/instances=2"))
+    );
     // A -u of one's own, with placeholders filled; gRPC defaults to {grpc_port}.
     let p = plan(
         "srv {port} {grpc_port}",
@@ -81,7 +84,7 @@ fn profile_points_at_the_setting_server_and_folder() {
     .unwrap();
     let cfg = p.profile_config(&p.settings()[0], &PORTS).unwrap();
     assert_eq!(
-        (cfg.url.as_str(), cfg.model_name.as_str()),
+        (cfg.target.url.as_str(), cfg.target.model_name.as_str()),
         ("localhost:4001", "m1")
     );
     let p = plan(
@@ -91,7 +94,7 @@ fn profile_points_at_the_setting_server_and_folder() {
     )
     .unwrap();
     let cfg = p.profile_config(&p.settings()[0], &PORTS).unwrap();
-    assert_eq!(cfg.url, "127.0.0.1:4001");
+    assert_eq!(cfg.target.url, "127.0.0.1:4001");
     assert!(p.names(GRPC_PORT) && !p.names(METRICS_PORT));
 }
 

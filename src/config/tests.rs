@@ -2,6 +2,7 @@
 use super::*;
 use crate::cli::{normalize_args, Cli, Command};
 use clap::Parser;
+use std::time::Duration;
 
 fn config(args: &[&str]) -> RunResult<Config> {
     let mut all = vec!["inferperf", "-m", "m"];
@@ -17,30 +18,36 @@ fn config(args: &[&str]) -> RunResult<Config> {
 #[test]
 fn defaults_follow_perf_analyzer() {
     let c = config(&[]).unwrap();
-    assert_eq!(c.url, "localhost:8000");
+    assert_eq!(c.target.url, "localhost:8000");
     assert_eq!(
-        c.concurrency,
+        c.load.concurrency,
         ConcurrencyRange {
             start: 1,
             end: 1,
             step: 1
         }
     );
-    assert_eq!(c.measurement_interval, Duration::from_millis(5000));
-    assert_eq!(c.max_trials, 10);
-    assert_eq!(c.latency_threshold_ms, None);
-    assert_eq!(config(&["-i", "GRPC"]).unwrap().url, "localhost:8001");
+    assert_eq!(c.measure.measurement_interval, Duration::from_millis(5000));
+    assert_eq!(c.measure.max_trials, 10);
+    assert_eq!(c.measure.latency_threshold_ms, None);
+    assert_eq!(
+        config(&["-i", "GRPC"]).unwrap().target.url,
+        "localhost:8001"
+    );
 }
 
 #[test]
 fn concurrency_levels_sweep() {
     let c = config(&["--concurrency-range", "2:9:3"]).unwrap();
-    assert_eq!(c.concurrency_levels().collect::<Vec<_>>(), vec![2, 5, 8]);
-    assert_eq!(c.max_concurrency(), Some(8));
+    assert_eq!(
+        c.load.concurrency_levels().collect::<Vec<_>>(),
+        vec![2, 5, 8]
+    );
+    assert_eq!(c.load.max_concurrency(), Some(8));
     // An open end sweeps until the latency limit stops it; without a limit it is refused.
     let open = config(&["--concurrency-range", "1:0:2", "-l", "50"]).unwrap();
     assert_eq!(
-        open.concurrency_levels().take(3).collect::<Vec<_>>(),
+        open.load.concurrency_levels().take(3).collect::<Vec<_>>(),
         vec![1, 3, 5]
     );
     let endless = config(&["--concurrency-range", "1:0:2"]).unwrap_err();
@@ -84,24 +91,24 @@ fn shapes_and_headers_parse() {
         "http://h:9/",
     ])
     .unwrap();
-    assert_eq!(c.shapes["a:b"], vec![3, 4]);
+    assert_eq!(c.data.shapes["a:b"], vec![3, 4]);
     assert_eq!(
-        c.headers,
+        c.target.headers,
         vec![("triton-access-token".into(), "s3cr:t".into())]
     );
-    assert_eq!(c.url, "h:9");
+    assert_eq!(c.target.url, "h:9");
 }
 
 #[test]
 fn tls_is_on_by_scheme_or_by_any_ssl_flag_of_the_protocol() {
     let plain = config(&["-u", "h:1"]).unwrap();
-    assert_eq!(plain.tls, None);
+    assert_eq!(plain.target.tls, None);
     let https = config(&["-u", "https://h:443"]).unwrap();
-    assert_eq!(https.url, "h:443");
-    let tls = https.tls.unwrap();
+    assert_eq!(https.target.url, "h:443");
+    let tls = https.target.tls.unwrap();
     assert!(tls.verify_peer && tls.verify_host && tls.ca_file.is_none());
     let grpcs = config(&["-i", "grpc", "-u", "grpcs://h:1"]).unwrap();
-    assert_eq!(grpcs.tls.unwrap().flags, TlsFlags::Grpc);
+    assert_eq!(grpcs.target.tls.unwrap().flags, TlsFlags::Grpc);
     // perf_analyzer's way: an HTTP URL with an --ssl-https-* flag, gRPC with use-ssl.
     let implied = config(&[
         "-u",
@@ -109,24 +116,24 @@ fn tls_is_on_by_scheme_or_by_any_ssl_flag_of_the_protocol() {
         "--ssl-https-ca-certificates-file",
         "Cargo.toml",
     ]);
-    let implied = implied.unwrap().tls.unwrap();
+    let implied = implied.unwrap().target.tls.unwrap();
     assert_eq!(implied.ca_file, Some(PathBuf::from("Cargo.toml")));
     let use_ssl = config(&["-i", "grpc", "-u", "h:1", "--ssl-grpc-use-ssl"]).unwrap();
-    assert!(use_ssl.tls.is_some());
+    assert!(use_ssl.target.tls.is_some());
 }
 
 #[test]
 fn tls_verification_is_loosened_only_by_its_flags() {
     let off = config(&["-u", "https://h:1", "--ssl-https-verify-peer", "0"]).unwrap();
-    let off = off.tls.unwrap();
+    let off = off.target.tls.unwrap();
     assert!(!off.verify_peer && off.verify_host);
     assert_eq!(off.warnings().len(), 1);
     let no_host = config(&["-u", "https://h:1", "--ssl-https-verify-host", "0"]).unwrap();
-    let no_host = no_host.tls.unwrap();
+    let no_host = no_host.target.tls.unwrap();
     assert!(no_host.verify_peer && !no_host.verify_host);
     assert!(no_host.warnings()[0].contains("--ssl-https-verify-host 0"));
     let one = config(&["-u", "https://h:1", "--ssl-https-verify-host", "1"]).unwrap();
-    assert!(one.tls.unwrap().warnings().is_empty());
+    assert!(one.target.tls.unwrap().warnings().is_empty());
     let der = config(&[
         "-u",
         "https://h:1",
@@ -137,14 +144,19 @@ fn tls_verification_is_loosened_only_by_its_flags() {
         "--ssl-https-private-key-file",
         "Cargo.toml",
     ]);
-    let der = der.unwrap().tls.unwrap();
+    let der = der.unwrap().target.tls.unwrap();
     assert!(der.client_cert.unwrap().der && !der.client_key.unwrap().der);
 }
 
 #[test]
 fn perf_analyzer_old_concurrency_and_data_flags() {
     let levels = |args: &[&str]| -> Vec<u32> {
-        config(args).unwrap().concurrency_levels().take(5).collect()
+        config(args)
+            .unwrap()
+            .load
+            .concurrency_levels()
+            .take(5)
+            .collect()
     };
     assert_eq!(levels(&["-t", "3"]), vec![3]);
     // -c without -d is the end of the range, from 1 or from -t.
@@ -157,16 +169,16 @@ fn perf_analyzer_old_concurrency_and_data_flags() {
     assert!(config(&["-c", "2", "--concurrency-range", "1:2"]).is_err());
     let zero = config(&["-z"]).unwrap();
     assert!(
-        matches!(zero.input_data, InputData::Zero),
+        matches!(zero.data.input_data, InputData::Zero),
         "{:?}",
-        zero.input_data
+        zero.data.input_data
     );
     let dir = std::env::temp_dir();
     let from_dir = config(&["--data-directory", dir.to_str().unwrap()]).unwrap();
     assert!(
-        matches!(from_dir.input_data, InputData::Directory(_)),
+        matches!(from_dir.data.input_data, InputData::Directory(_)),
         "{:?}",
-        from_dir.input_data
+        from_dir.data.input_data
     );
     let both = config(&["-z", "--data-directory", dir.to_str().unwrap()]);
     assert!(both.unwrap_err().to_string().contains("keep one"));
@@ -180,10 +192,13 @@ fn perf_analyzer_old_concurrency_and_data_flags() {
 #[test]
 fn sequence_flags_follow_perf_analyzer() {
     let c = config(&[]).unwrap();
-    assert_eq!(c.sequence.base_length(), 20);
-    assert_eq!(c.sequence.variation_pct, 20.0);
-    assert_eq!((c.sequence.id_start, c.sequence.live_sequences), (1, 4));
-    assert!(!c.sequence.flags_given);
+    assert_eq!(c.load.sequence.base_length(), 20);
+    assert_eq!(c.load.sequence.variation_pct, 20.0);
+    assert_eq!(
+        (c.load.sequence.id_start, c.load.sequence.live_sequences),
+        (1, 4)
+    );
+    assert!(!c.load.sequence.flags_given);
     let c = config(&[
         "--sequence-id-range",
         "10:20",
@@ -191,8 +206,11 @@ fn sequence_flags_follow_perf_analyzer() {
         "1:10",
     ])
     .unwrap();
-    assert_eq!((c.sequence.id_start, c.sequence.id_count), (10, 10));
-    assert!(c.sequence.flags_given);
+    assert_eq!(
+        (c.load.sequence.id_start, c.load.sequence.id_count),
+        (10, 10)
+    );
+    assert!(c.load.sequence.flags_given);
     for (args, needle) in [
         (
             vec!["--sequence-id-range", "1:4", "--concurrency-range", "1:8"],
@@ -214,9 +232,15 @@ fn sequence_flags_follow_perf_analyzer() {
 
 #[test]
 fn max_threads_caps_the_client_threads() {
-    assert_eq!(config(&["--max-threads", "16"]).unwrap().client_threads, 1);
+    assert_eq!(
+        config(&["--max-threads", "16"])
+            .unwrap()
+            .load
+            .client_threads,
+        1
+    );
     let capped = config(&["--client-threads", "4", "--max-threads", "2"]).unwrap();
-    assert_eq!(capped.client_threads, 2);
+    assert_eq!(capped.load.client_threads, 2);
     let err = config(&["--max-threads", "0"]).unwrap_err();
     assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
 }
@@ -224,7 +248,7 @@ fn max_threads_caps_the_client_threads() {
 #[test]
 fn request_count_fits_every_open_loop_but_the_fixed_schedule() {
     let rate = config(&["--request-rate-range", "50", "--request-count", "80"]).unwrap();
-    assert_eq!(rate.request_count, Some(80));
+    assert_eq!(rate.load.request_count, Some(80));
     for (args, says) in [
         (
             vec!["--request-rate-range", "50:100", "--request-count", "80"],
@@ -260,7 +284,7 @@ fn request_parameters_are_typed_and_malformed_ones_refused() {
         value,
     };
     assert_eq!(
-        c.request_parameters(),
+        c.target.request_parameters(),
         vec![
             want("n", ParameterValue::Int(3)),
             want("s", ParameterValue::String("x:y".into()))

@@ -14,7 +14,8 @@ pub mod tokenizer;
 pub mod torchserve;
 pub mod values;
 
-use crate::config::{Config, InputData};
+use crate::config::shard::ShardPlan;
+use crate::config::{DataConfig, InputData, OpenAiConfig};
 use crate::error::{RunError, RunResult};
 use crate::model::{DataType, ModelSpec, TensorSpec};
 use crate::wire::Tensor;
@@ -31,41 +32,62 @@ pub struct Dataset {
     pub tokenizer: Option<tokenizer::Counter>,
 }
 
+/// The prompts of an LLM run, from beyond the data section: the API's prompt settings (the
+/// target section), the seed they are drawn with (the load section), and what counts their
+/// tokens (`None`: the builtin tokenizer, as an approximation).
+pub struct PromptSettings<'a> {
+    pub llm: &'a OpenAiConfig,
+    pub seed: u64,
+    pub counter: Option<tokenizer::Counter>,
+}
+
 impl Dataset {
     /// Builds the run's request data: random or zero data is generated once and reused, as
     /// perf_analyzer does; user data is read and batched.
-    pub fn build(cfg: &Config, model: &ModelSpec) -> RunResult<Dataset> {
-        Dataset::build_with(cfg, model, None)
+    pub fn build(data: &DataConfig, model: &ModelSpec) -> RunResult<Dataset> {
+        Dataset::build_with(data, model, None)
     }
 
-    /// [`Dataset::build`], an LLM run counting its tokens with `counter` (without one, with
-    /// the builtin tokenizer, as an approximation).
+    /// [`Dataset::build`], or an LLM run's prompts when `prompts` are given.
     pub fn build_with(
-        cfg: &Config,
+        data: &DataConfig,
         model: &ModelSpec,
-        counter: Option<tokenizer::Counter>,
+        prompts: Option<PromptSettings>,
     ) -> RunResult<Dataset> {
-        if let Some(llm) = cfg.llm() {
+        if let Some(PromptSettings { llm, seed, counter }) = prompts {
             let counter = match counter {
                 Some(counter) => counter,
                 None => tokenizer::builtin(true)?,
             };
-            let entries = shard_entries(cfg, prompts::build(cfg, llm, counter.as_ref())?)?;
+            let entries = prompts::build(&data.input_data, llm, seed, counter.as_ref())?;
             return Ok(Dataset {
                 entries,
                 tokenizer: Some(counter),
             });
         }
-        let model = &with_declared_inputs(cfg, model)?;
-        shape::check_request_flags(model, &cfg.shapes, cfg.batch_size)?;
-        let entries = match load_entries(cfg, model)? {
-            Some(entries) => entry::batch_entries(&entries, model, cfg.batch_size)?,
-            None => vec![generated_entry(cfg, model)?],
+        let model = &with_declared_inputs(data, model)?;
+        shape::check_request_flags(model, &data.shapes, data.batch_size)?;
+        let entries = match load_entries(data, model)? {
+            Some(entries) => entry::batch_entries(&entries, model, data.batch_size)?,
+            None => vec![generated_entry(data, model)?],
         };
         Ok(Dataset {
-            entries: shard_entries(cfg, entries)?,
+            entries,
             tokenizer: None,
         })
+    }
+
+    /// This process's part of the data when it is one shard of a run (the whole data
+    /// otherwise); `fixed_schedule`: the entries' timestamps are the schedule.
+    pub fn for_shard(
+        mut self,
+        shard: Option<&ShardPlan>,
+        fixed_schedule: bool,
+    ) -> RunResult<Dataset> {
+        if let Some(shard) = shard {
+            self.entries = shard_entries(shard, fixed_schedule, self.entries)?;
+        }
+        Ok(self)
     }
 
     pub fn len(&self) -> usize {
@@ -85,11 +107,10 @@ impl Dataset {
 /// A shard's part of the data: every N-th entry from its index (generated data, a single
 /// entry, is every shard's). Timestamps are taken from the whole data's first, so that the
 /// shards of a fixed schedule replay the whole one together.
-fn shard_entries(cfg: &Config, mut entries: Vec<Entry>) -> RunResult<Vec<Entry>> {
-    let Some(shard) = cfg.shard.as_ref().filter(|s| s.count > 1) else {
+fn shard_entries(shard: &ShardPlan, fixed: bool, mut entries: Vec<Entry>) -> RunResult<Vec<Entry>> {
+    if shard.count <= 1 {
         return Ok(entries);
-    };
-    let fixed = matches!(cfg.load, crate::config::LoadMode::FixedSchedule);
+    }
     if entries.len() <= 1 && !fixed {
         return Ok(entries);
     }
@@ -118,8 +139,8 @@ fn shard_entries(cfg: &Config, mut entries: Vec<Entry>) -> RunResult<Vec<Entry>>
 }
 
 /// Reads the entries of a JSON or directory source; `None` for generated data.
-fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>> {
-    match &cfg.input_data {
+fn load_entries(data: &DataConfig, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>> {
+    match &data.input_data {
         InputData::Random | InputData::Zero => Ok(None),
         InputData::Json(files) => {
             let mut entries = Vec::new();
@@ -127,7 +148,7 @@ fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>
                 // Each file's streams follow the previous files' ones.
                 let streams_before = entries.iter().filter_map(|e: &Entry| e.stream).max();
                 let offset = streams_before.map_or(0, |s| s + 1);
-                let read = json_file::read(file, model, &cfg.shapes)?;
+                let read = json_file::read(file, model, &data.shapes)?;
                 entries.extend(read.into_iter().map(|e| Entry {
                     stream: e.stream.map(|s| s + offset),
                     ..e
@@ -135,18 +156,18 @@ fn load_entries(cfg: &Config, model: &ModelSpec) -> RunResult<Option<Vec<Entry>>
             }
             Ok(Some(entries))
         }
-        InputData::Directory(dir) => Ok(Some(vec![directory::read(dir, model, &cfg.shapes)?])),
+        InputData::Directory(dir) => Ok(Some(vec![directory::read(dir, model, &data.shapes)?])),
     }
 }
 
 /// Some servers (the KServe model server) list no inputs in their metadata: then the inputs
 /// are the ones named by `--shape`, with `--input-datatype` (FP32 by default), taken as
 /// full shapes.
-fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec> {
+fn with_declared_inputs(data: &DataConfig, model: &ModelSpec) -> RunResult<ModelSpec> {
     if !model.inputs.is_empty() {
         return Ok(model.clone());
     }
-    if cfg.shapes.is_empty() {
+    if data.shapes.is_empty() {
         return Err(RunError::bad_option(format!(
             "Model '{}' lists no inputs in its metadata: pass --shape NAME:d1,d2,... for each input (and --input-datatype NAME:TYPE when it is not FP32).",
             model.name
@@ -154,12 +175,12 @@ fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec>
     }
     let mut model = model.clone();
     model.max_batch_size = 0;
-    model.inputs = cfg
+    model.inputs = data
         .shapes
         .iter()
         .map(|(name, dims)| TensorSpec {
             name: name.clone(),
-            datatype: cfg
+            datatype: data
                 .input_datatypes
                 .get(name)
                 .copied()
@@ -171,23 +192,23 @@ fn with_declared_inputs(cfg: &Config, model: &ModelSpec) -> RunResult<ModelSpec>
 }
 
 /// The one entry of generated data: every input filled with zeros or seeded random values.
-fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
+fn generated_entry(data: &DataConfig, model: &ModelSpec) -> RunResult<Entry> {
     let mut shapes = Vec::with_capacity(model.inputs.len());
     for input in &model.inputs {
         shapes.push(shape::request_shape(
             input,
             model,
-            &cfg.shapes,
-            cfg.batch_size,
+            &data.shapes,
+            data.batch_size,
         )?);
     }
-    check_generated_size(cfg, model, &shapes)?;
+    check_generated_size(data, model, &shapes)?;
     let mut inputs = Vec::with_capacity(model.inputs.len());
     for (index, (input, shape)) in model.inputs.iter().zip(shapes).enumerate() {
         let opts = GenerateOptions {
-            source: cfg.input_data.clone(),
-            string_length: cfg.string_length,
-            string_data: cfg.string_data.clone(),
+            source: data.input_data.clone(),
+            string_length: data.string_length,
+            string_data: data.string_data.clone(),
             seed: 0x1f_e2e5 + index as u64,
         };
         inputs.push(Tensor {
@@ -201,18 +222,22 @@ fn generated_entry(cfg: &Config, model: &ModelSpec) -> RunResult<Entry> {
         inputs,
         timestamp_ms: None,
         expected: None,
-        origin: format!("generated {} data", input_data_name(&cfg.input_data)),
+        origin: format!("generated {} data", input_data_name(&data.input_data)),
         prompt: None,
         stream: None,
     })
 }
 
 /// Refuses a generated request that would not fit in memory, before a byte of it is built.
-fn check_generated_size(cfg: &Config, model: &ModelSpec, shapes: &[Vec<i64>]) -> RunResult<()> {
-    let string_bytes = cfg
+fn check_generated_size(
+    data: &DataConfig,
+    model: &ModelSpec,
+    shapes: &[Vec<i64>],
+) -> RunResult<()> {
+    let string_bytes = data
         .string_data
         .as_ref()
-        .map_or(cfg.string_length, String::len) as u128;
+        .map_or(data.string_length, String::len) as u128;
     let mut total: u128 = 0;
     let mut strings = false;
     for (input, shape) in model.inputs.iter().zip(shapes) {
@@ -262,11 +287,11 @@ mod tests {
     fn undeclared_inputs_come_from_shape_flags() {
         let mut cfg = test_config();
         let bare = model(&[], vec![]);
-        let err = Dataset::build(&cfg, &bare).unwrap_err();
+        let err = Dataset::build(&cfg.data, &bare).unwrap_err();
         assert!(err.to_string().contains("--shape NAME:"), "{err}");
-        cfg.shapes.insert("x".into(), vec![2, 3]);
-        cfg.input_datatypes.insert("x".into(), DataType::Int8);
-        let data = Dataset::build(&cfg, &bare).unwrap();
+        cfg.data.shapes.insert("x".into(), vec![2, 3]);
+        cfg.data.input_datatypes.insert("x".into(), DataType::Int8);
+        let data = Dataset::build(&cfg.data, &bare).unwrap();
         let input = &data.entries[0].inputs[0];
         assert_eq!((input.name.as_str(), input.datatype), ("x", DataType::Int8));
         assert_eq!(input.shape, vec![2, 3]);

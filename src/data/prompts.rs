@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::entry::{Entry, Prompt};
 use super::tokenizer::TokenCount;
-use crate::config::{Config, InputData, OpenAiConfig, PromptSource};
+use crate::config::{InputData, OpenAiConfig, PromptSource};
 use crate::error::{RunError, RunResult};
 
 /// Distinct words synthetic prompts draw from.
@@ -24,9 +24,15 @@ const SYLLABLES: [&str; 16] = [
     "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "da", "fe", "go", "hu", "ji", "po", "re", "zu",
 ];
 
-/// The entries of an LLM run, in the order they are sent.
-pub fn build(cfg: &Config, llm: &OpenAiConfig, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
-    let entries = match (&cfg.input_data, &llm.prompt_source) {
+/// The entries of an LLM run, in the order they are sent: read from `input_data` when it
+/// is a file, else from the prompt source (synthetic prompts drawn with `seed`).
+pub fn build(
+    input_data: &InputData,
+    llm: &OpenAiConfig,
+    seed: u64,
+    counter: &dyn TokenCount,
+) -> RunResult<Vec<Entry>> {
+    let entries = match (input_data, &llm.prompt_source) {
         (InputData::Json(files), _) => {
             let mut entries = Vec::new();
             for file in files {
@@ -40,8 +46,8 @@ pub fn build(cfg: &Config, llm: &OpenAiConfig, counter: &dyn TokenCount) -> RunR
                 dir.display()
             )))
         }
-        (_, PromptSource::File(path)) => read_texts(path, llm, cfg.seed, counter)?,
-        (_, PromptSource::Synthetic) => synthetic(llm, cfg.seed, counter)?,
+        (_, PromptSource::File(path)) => read_texts(path, llm, seed, counter)?,
+        (_, PromptSource::Synthetic) => synthetic(llm, seed, counter)?,
     };
     if entries.is_empty() {
         return Err(RunError::bad_option(

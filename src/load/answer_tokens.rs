@@ -5,8 +5,8 @@
 //! length is the server's count when it sent one (or, with `--use-server-token-count`, only
 //! then), else the tokenizer's.
 
+use super::plan::Plan;
 use crate::backend::TokenSource;
-use crate::config::Config;
 use crate::data::tokenizer::Counter;
 use crate::data::Dataset;
 use crate::measure::sample::Drained;
@@ -27,9 +27,9 @@ pub struct AnswerCounting {
 
 impl AnswerCounting {
     /// The counting of an LLM run (none for tensors).
-    pub fn for_run(cfg: &Config, dataset: &Dataset) -> Option<AnswerCounting> {
+    pub fn for_run(plan: &Plan, dataset: &Dataset) -> Option<AnswerCounting> {
         let counter = dataset.tokenizer.clone()?;
-        let server_only = cfg.llm().is_some_and(|l| l.use_server_token_count);
+        let server_only = plan.server_token_count();
         Some(AnswerCounting {
             described: counter.info().describe().into(),
             is_server: counter.info().kind == "server",

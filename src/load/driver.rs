@@ -15,7 +15,7 @@ use super::periodic::PeriodicLoop;
 use super::schedule::Schedule;
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
-use crate::config::{Config, Distribution, LoadLevel, LoadMode, PeriodicRange};
+use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::measure::sample::Drained;
@@ -46,11 +46,11 @@ pub enum Driver {
 }
 
 impl Driver {
-    /// The driver of `cfg`'s load over `replicas` (periodic concurrency: the first server
+    /// The driver of `load` over `replicas` (periodic concurrency: the first server
     /// only, which the configuration makes the only one).
-    pub fn new(cfg: &Config, replicas: Arc<Replicas>) -> Driver {
-        let threads = ClientThreads::start(cfg.client_threads);
-        if let LoadMode::Periodic(range) = cfg.load {
+    pub fn new(load: &LoadConfig, replicas: Arc<Replicas>) -> Driver {
+        let threads = ClientThreads::start(load.client_threads);
+        if let LoadMode::Periodic(range) = load.mode {
             let first = replicas.first();
             return Driver::Periodic(Box::new(Periodic {
                 target: first.target.clone(),
@@ -60,10 +60,10 @@ impl Driver {
                 running: None,
             }));
         }
-        if cfg.load.is_open_loop() {
-            let cap = cfg.max_concurrency.map(|c| c as usize);
+        if load.mode.is_open_loop() {
+            let cap = load.max_concurrency.map(|c| c as usize);
             Driver::Open {
-                driver: OpenLoop::new(replicas, cap, threads, cfg.send_slack),
+                driver: OpenLoop::new(replicas, cap, threads, load.send_slack),
                 mark: CounterMark::default(),
             }
         } else {
@@ -81,15 +81,20 @@ impl Driver {
     }
 
     /// Puts the level's load on the server.
-    pub fn apply(&mut self, cfg: &Config, dataset: &Dataset, level: LoadLevel) -> RunResult<()> {
-        let level = cfg.shard.as_ref().map_or(level, |s| s.level_share(level));
+    pub fn apply(
+        &mut self,
+        load: &LoadConfig,
+        dataset: &Dataset,
+        level: LoadLevel,
+    ) -> RunResult<()> {
+        let level = load.shard.as_ref().map_or(level, |s| s.level_share(level));
         match (self, level) {
             (Driver::Closed(closed), LoadLevel::Concurrency(c)) => {
                 closed.set_concurrency(c as usize);
                 Ok(())
             }
             (Driver::Open { driver, .. }, LoadLevel::Rate(rate)) => {
-                driver.start(schedule_for(cfg, dataset, rate)?);
+                driver.start(schedule_for(load, dataset, rate)?);
                 Ok(())
             }
             (Driver::Periodic(p), LoadLevel::Concurrency(_)) => {
@@ -111,12 +116,12 @@ impl Driver {
     /// Starts following the `--ramp` / `--load-steps` plan: the open loop's whole schedule,
     /// or the closed loop's first concurrency (the caller moves it on with
     /// [`Driver::set_concurrency`]).
-    pub fn start_timeline(&mut self, cfg: &Config, dataset: &Dataset) -> RunResult<()> {
+    pub fn start_timeline(&mut self, load: &LoadConfig, dataset: &Dataset) -> RunResult<()> {
         match self {
-            Driver::Open { driver, .. } => driver.start(schedule_for(cfg, dataset, 0.0)?),
+            Driver::Open { driver, .. } => driver.start(schedule_for(load, dataset, 0.0)?),
             Driver::Closed(closed) => {
-                let first = cfg
-                    .load
+                let first = load
+                    .mode
                     .timeline()
                     .map_or(0.0, |p| p.value_at(Default::default()));
                 closed.set_concurrency(first as usize);
@@ -289,18 +294,18 @@ impl Driver {
 /// The schedule of an open-loop level: the whole stream's, of which a shard keeps every
 /// N-th send (so the shards' union is the asked stream, each shifted by its phase). A fixed
 /// schedule is a shard's already: its data holds only its own entries.
-fn schedule_for(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
-    let whole = whole_schedule(cfg, dataset, rate)?;
-    Ok(match &cfg.shard {
-        Some(shard) if shard.count > 1 && !matches!(cfg.load, LoadMode::FixedSchedule) => {
+fn schedule_for(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
+    let whole = whole_schedule(load, dataset, rate)?;
+    Ok(match &load.shard {
+        Some(shard) if shard.count > 1 && !matches!(load.mode, LoadMode::FixedSchedule) => {
             Schedule::sharded(whole, shard.index, shard.count)
         }
         _ => whole,
     })
 }
 
-fn whole_schedule(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
-    Ok(match &cfg.load {
+fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
+    Ok(match &load.mode {
         LoadMode::RequestRate {
             distribution: Distribution::Constant,
             ..
@@ -308,15 +313,15 @@ fn whole_schedule(cfg: &Config, dataset: &Dataset, rate: f64) -> RunResult<Sched
         LoadMode::RequestRate {
             distribution: Distribution::Poisson,
             ..
-        } => Schedule::poisson(rate, cfg.seed),
+        } => Schedule::poisson(rate, load.seed),
         LoadMode::Intervals { gaps } => Schedule::intervals(gaps.clone()),
-        LoadMode::FixedSchedule => match cfg.shard {
+        LoadMode::FixedSchedule => match load.shard {
             // A shard's entries keep the whole data's time origin (see `Dataset::build`).
             Some(_) => Schedule::fixed_from_zero(fixed_offsets(dataset)?),
             None => Schedule::fixed(fixed_offsets(dataset)?),
         },
         LoadMode::Timeline { plan, distribution } => {
-            let seed = (*distribution == Distribution::Poisson).then_some(cfg.seed);
+            let seed = (*distribution == Distribution::Poisson).then_some(load.seed);
             Schedule::Curve(RateCurve::new(plan.segments.clone(), seed))
         }
         LoadMode::Concurrency | LoadMode::Periodic(_) => {

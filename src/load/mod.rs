@@ -16,6 +16,7 @@ pub mod mpi;
 pub mod open_files;
 pub mod open_loop;
 pub mod periodic;
+pub mod plan;
 pub mod profiler;
 pub mod progress;
 pub mod schedule;

@@ -3,7 +3,7 @@
 //! and measure something other than what was asked. So the run raises its open-files limit
 //! to the hard limit first, and refuses, with the numbers, a concurrency beyond it.
 
-use crate::config::{Config, LoadMode, Protocol};
+use crate::config::{LoadConfig, LoadMode, Protocol, TargetConfig};
 use crate::error::{RunError, RunResult};
 
 /// Descriptors kept aside for what is not a load connection: the runtime, the metrics and
@@ -36,23 +36,23 @@ pub fn raise_limit() -> Option<u64> {
 }
 
 /// The most connections the run can hold open at once, when that is known ahead: one per
-/// slot (gRPC: one per `--grpc-connection-share` slots).
-pub fn connections_needed(cfg: &Config) -> Option<u64> {
-    let slots = match cfg.load {
-        LoadMode::Concurrency => cfg.max_concurrency(),
-        _ if cfg.load.is_open_loop() => cfg.max_concurrency,
+/// slot of `load` (gRPC to `target`: one per `--grpc-connection-share` slots).
+pub fn connections_needed(load: &LoadConfig, target: &TargetConfig) -> Option<u64> {
+    let slots = match load.mode {
+        LoadMode::Concurrency => load.max_concurrency(),
+        _ if load.mode.is_open_loop() => load.max_concurrency,
         _ => None,
     }? as u64;
-    let share = cfg.grpc_connection_share.max(1) as u64;
-    Some(match (cfg.protocol, cfg.llm().is_some()) {
+    let share = target.grpc_connection_share.max(1) as u64;
+    Some(match (target.protocol, target.llm().is_some()) {
         (Protocol::Grpc, false) => slots.div_ceil(share),
         _ => slots,
     })
 }
 
 /// Raises the limit and refuses a run that needs more connections than it allows.
-pub fn check(cfg: &Config) -> RunResult<()> {
-    let (Some(limit), Some(needed)) = (raise_limit(), connections_needed(cfg)) else {
+pub fn check(load: &LoadConfig, target: &TargetConfig) -> RunResult<()> {
+    let (Some(limit), Some(needed)) = (raise_limit(), connections_needed(load, target)) else {
         return Ok(());
     };
     if needed + SPARE > limit {

@@ -9,13 +9,14 @@ use std::time::{Duration, Instant};
 
 use super::driver::Driver;
 pub use super::interrupt::Interrupt;
+use super::plan::Plan;
 use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
 use super::shards::Coordinator;
 use crate::backend::replicas::Replicas;
 use crate::backend::{ErrorKind, Target};
 use crate::config::shard::ShardPlan;
-use crate::config::{Config, LoadLevel, LoadMode, MeasurementMode};
+use crate::config::{LoadConfig, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::measure::distribution::Compaction;
@@ -44,7 +45,9 @@ pub struct SweepOutcome {
 
 /// Runs the sweep of one configuration against one target.
 pub struct Profiler<'a> {
-    cfg: &'a Config,
+    plan: Plan<'a>,
+    /// How many servers the load is spread over (each window has a share for each).
+    replica_count: usize,
     target: Arc<Target>,
     dataset: Arc<Dataset>,
     driver: Driver,
@@ -55,7 +58,7 @@ pub struct Profiler<'a> {
     previous: Option<LoadLevel>,
     /// Samples on their way from the slots' buffers into a window.
     scratch: Drained,
-    /// The anchor of wall-clock times, when every request is logged (see [`logs_requests`]).
+    /// The anchor of wall-clock times, when every request is logged (see [`Plan::logs_requests`]).
     wall_clock: Option<WallClock>,
     /// Every request of the level being measured, when they are logged.
     request_log: Option<RequestLog>,
@@ -74,28 +77,24 @@ pub struct Profiler<'a> {
 
 impl<'a> Profiler<'a> {
     pub fn new(
-        cfg: &'a Config,
+        plan: Plan<'a>,
         replicas: Arc<Replicas>,
         dataset: Arc<Dataset>,
         interrupt: Arc<Interrupt>,
     ) -> Self {
         let target = replicas.first().target.clone();
-        let rule = StabilityRule {
-            threshold: cfg.stability_percentage / 100.0,
-            percentile: cfg.percentile,
-            latency_limit_us: cfg.latency_threshold_ms.map(|ms| ms * 1000.0),
-            slo: cfg.slo.clone(),
-        };
+        let rule = StabilityRule::for_run(plan.measure);
         // Discovery's handshakes are not the run's.
         for replica in &replicas.list {
             if let Some(tls) = &replica.target.peer.tls {
                 let _ = tls.take_handshakes();
             }
         }
-        let counting = AnswerCounting::for_run(cfg, &dataset);
+        let counting = AnswerCounting::for_run(&plan, &dataset);
         Profiler {
-            cfg,
-            driver: Driver::new(cfg, replicas),
+            plan,
+            replica_count: replicas.len(),
+            driver: Driver::new(plan.load, replicas),
             target,
             dataset,
             rule,
@@ -103,9 +102,9 @@ impl<'a> Profiler<'a> {
             monitors: Monitors::default(),
             previous: None,
             scratch: Drained::default(),
-            wall_clock: logs_requests(cfg).then(WallClock::now),
+            wall_clock: plan.logs_requests().then(WallClock::now),
             request_log: None,
-            compaction: Compaction::for_run(cfg),
+            compaction: plan.compaction(),
             progress: None,
             coordinator: Arc::new(Coordinator::alone()),
             pending_notes: Vec::new(),
@@ -161,7 +160,7 @@ impl<'a> Profiler<'a> {
         self.warm_up().await?;
         let late = self.coordinator.first_window(&self.interrupt).await?;
         self.pending_notes.extend(late);
-        let mut search = Search::of(self.cfg);
+        let mut search = Search::of(self.plan.load);
         while let Some(level) = search.next(results.last()) {
             if self.interrupt.is_raised() {
                 break;
@@ -169,7 +168,7 @@ impl<'a> Profiler<'a> {
             let max_windows = self.max_windows();
             if let Some(progress) = &mut self.progress {
                 progress.level_started(&LevelStart {
-                    place: Place::of(self.cfg, results.len() + 1),
+                    place: Place::of(&self.plan, results.len() + 1),
                     level,
                     max_windows,
                 });
@@ -197,19 +196,19 @@ impl<'a> Profiler<'a> {
 
     /// Sends `--warmup-request-count` requests at the first level and forgets them.
     async fn warm_up(&mut self) -> RunResult<()> {
-        let count = self.cfg.warmup_request_count;
-        let Some(first) = self.cfg.levels().next() else {
+        let count = self.plan.load.warmup_request_count;
+        let Some(first) = self.plan.load.levels().next() else {
             return Ok(());
         };
-        if count == 0 || single_window(self.cfg) {
+        if count == 0 || single_window(self.plan.load) {
             return Ok(());
         }
         if let Some(closed) = self.driver.closed_loop() {
             closed.set_budget(Some(count));
         }
-        self.driver.apply(self.cfg, &self.dataset, first)?;
+        self.driver.apply(self.plan.load, &self.dataset, first)?;
         let started = Instant::now();
-        let cap = self.target.peer.timeout * 2 + self.cfg.measurement_interval;
+        let cap = self.target.peer.timeout * 2 + self.plan.measure.measurement_interval;
         while self.driver.pending_samples() < count as usize
             && started.elapsed() < cap
             && !self.interrupt.is_raised()
@@ -228,18 +227,19 @@ impl<'a> Profiler<'a> {
     }
 
     async fn measure_level(&mut self, level: LoadLevel) -> RunResult<LevelResult> {
-        if let Some(count) = self.cfg.request_count {
+        if let Some(count) = self.plan.load.request_count {
             let count = self
-                .cfg
+                .plan
+                .load
                 .shard
                 .as_ref()
                 .map_or(count, |s| s.count_share(count));
             return self.measure_until_done(level, Some(count)).await;
         }
-        if single_window(self.cfg) {
+        if single_window(self.plan.load) {
             return self.measure_until_done(level, None).await;
         }
-        if let Some(duration) = self.cfg.benchmark_duration {
+        if let Some(duration) = self.plan.measure.benchmark_duration {
             return self.measure_for(level, duration).await;
         }
         if self.previous.is_some_and(|p| is_lighter(level, p)) {
@@ -247,7 +247,7 @@ impl<'a> Profiler<'a> {
             self.driver.settle(self.target.peer.timeout).await;
         }
         self.previous = Some(level);
-        self.driver.apply(self.cfg, &self.dataset, level)?;
+        self.driver.apply(self.plan.load, &self.dataset, level)?;
         let slots = self.slots_of(level);
         let connecting = self.await_slots(slots).await;
         self.pending_notes.extend(connecting);
@@ -261,7 +261,7 @@ impl<'a> Profiler<'a> {
         self.monitors.restart(window_start).await;
         let mut windows: Vec<WindowStats> = Vec::new();
         let end = loop {
-            let mut window = WindowStats::for_run(self.cfg);
+            let mut window = self.plan.window(self.replica_count);
             self.wait_window(window_start, &mut window).await;
             let boundary = Instant::now();
             self.cut_window(window_start, boundary, &mut window);
@@ -271,7 +271,7 @@ impl<'a> Profiler<'a> {
             short_windows.push(self.connected_slots(slots) < slots);
             windows.push(window);
             if let Some(progress) = &mut self.progress {
-                if let Some(done) = WindowDone::of(self.cfg, &windows) {
+                if let Some(done) = WindowDone::of(self.plan.measure, &windows) {
                     progress.window_cut(&done);
                 }
             }
@@ -285,8 +285,8 @@ impl<'a> Profiler<'a> {
             // A window some slots missed measured less load than asked: never stable.
             let judged = short_windows.len().saturating_sub(STABILITY_WINDOWS);
             if local == Some(LevelEnd::Stable) && short_windows[judged..].contains(&true) {
-                local =
-                    (windows.len() >= self.cfg.max_trials as usize).then_some(LevelEnd::Unstable);
+                local = (windows.len() >= self.plan.measure.max_trials as usize)
+                    .then_some(LevelEnd::Unstable);
             }
             // Alone, this shard's view decides; sharded under MPI, every rank's does.
             let agreed = self.coordinator.agree(local.is_some(), interrupted).await?;
@@ -306,7 +306,7 @@ impl<'a> Profiler<'a> {
         }
         Ok(LevelResult {
             level,
-            merged: merge_last(&windows, self.cfg.batch_size),
+            merged: merge_last(&windows, self.plan.batch_size),
             windows,
             end,
             notes: self.level_notes(level),
@@ -317,7 +317,8 @@ impl<'a> Profiler<'a> {
     /// The closed loop's slots at `level` in this process (0 for other loads).
     fn slots_of(&self, level: LoadLevel) -> usize {
         let mine = self
-            .cfg
+            .plan
+            .load
             .shard
             .as_ref()
             .map_or(level, |s| s.level_share(level));
@@ -367,8 +368,8 @@ impl<'a> Profiler<'a> {
             Verdict::Stable => Some(LevelEnd::Stable),
             Verdict::OverLatencyLimit => Some(LevelEnd::OverLatencyLimit),
             Verdict::MissedSlo => Some(LevelEnd::MissedSlo),
-            Verdict::Measuring if windows.len() >= self.cfg.max_trials as usize => {
-                let merged = merge_last(windows, self.cfg.batch_size);
+            Verdict::Measuring if windows.len() >= self.plan.measure.max_trials as usize => {
+                let merged = merge_last(windows, self.plan.batch_size);
                 if self.rule.misses_slo(&merged) {
                     Some(LevelEnd::MissedSlo)
                 } else {
@@ -383,7 +384,7 @@ impl<'a> Profiler<'a> {
     /// for the level.
     fn level_notes(&mut self, level: LoadLevel) -> Vec<String> {
         let mut notes = std::mem::take(&mut self.pending_notes);
-        if let Some(shard) = self.cfg.shard.as_ref().filter(|s| s.count > 1) {
+        if let Some(shard) = self.plan.load.shard.as_ref().filter(|s| s.count > 1) {
             notes.push(match shard.level_share(level) {
                 LoadLevel::Concurrency(mine) => format!(
                     "{} it kept {mine} of the level's requests in flight; merge the shards' results for the whole.",
@@ -424,8 +425,8 @@ impl<'a> Profiler<'a> {
         let start = Instant::now();
         self.request_log = self.wall_clock.map(RequestLog::new);
         self.monitors.restart(start).await;
-        self.driver.apply(self.cfg, &self.dataset, level)?;
-        let mut window = WindowStats::for_run(self.cfg);
+        self.driver.apply(self.plan.load, &self.dataset, level)?;
+        let mut window = self.plan.window(self.replica_count);
         while !self.driver.finished() && !self.interrupt.is_raised() {
             tokio::time::sleep(POLL).await;
             self.fold(Instant::now(), &mut window);
@@ -446,7 +447,7 @@ impl<'a> Profiler<'a> {
         };
         LevelResult {
             level,
-            merged: merge_last(std::slice::from_ref(&window), self.cfg.batch_size),
+            merged: merge_last(std::slice::from_ref(&window), self.plan.batch_size),
             windows: vec![window],
             end,
             notes: self.level_notes(level),
@@ -461,7 +462,7 @@ impl<'a> Profiler<'a> {
         level: LoadLevel,
         duration: Duration,
     ) -> RunResult<LevelResult> {
-        self.driver.apply(self.cfg, &self.dataset, level)?;
+        self.driver.apply(self.plan.load, &self.dataset, level)?;
         let slots = self.slots_of(level);
         let connecting = self.await_slots(slots).await;
         self.pending_notes.extend(connecting);
@@ -470,7 +471,7 @@ impl<'a> Profiler<'a> {
         self.driver.drain_until(start, &mut Drained::default());
         self.driver.stamp_counters(&mut WindowStats::new(1));
         self.monitors.restart(start).await;
-        let mut window = WindowStats::for_run(self.cfg);
+        let mut window = self.plan.window(self.replica_count);
         let end = start + duration;
         loop {
             let now = Instant::now();
@@ -491,9 +492,9 @@ impl<'a> Profiler<'a> {
     /// count mode (bounded, so a silent server cannot hang the run) — adding the requests
     /// that finish meanwhile to `window`.
     async fn wait_window(&mut self, start: Instant, window: &mut WindowStats) {
-        match self.cfg.measurement_mode {
+        match self.plan.measure.measurement_mode {
             MeasurementMode::TimeWindows => {
-                let end = start + self.cfg.measurement_interval;
+                let end = start + self.plan.measure.measurement_interval;
                 loop {
                     let now = Instant::now();
                     if now >= end || self.interrupt.is_raised() {
@@ -505,10 +506,11 @@ impl<'a> Profiler<'a> {
             }
             MeasurementMode::CountWindows => {
                 let cap = self
-                    .cfg
+                    .plan
+                    .measure
                     .measurement_interval
                     .max(self.target.peer.timeout * 2);
-                let wanted = self.cfg.measurement_request_count;
+                let wanted = self.plan.measure.measurement_request_count;
                 loop {
                     self.fold(Instant::now(), window);
                     if window.completed() >= wanted
@@ -535,7 +537,7 @@ impl<'a> Profiler<'a> {
     /// Closes `window` at `boundary`: its last requests, its length and the send counters.
     fn cut_window(&mut self, start: Instant, boundary: Instant, window: &mut WindowStats) {
         self.fold(boundary, window);
-        let single = self.cfg.request_count.is_some() || single_window(self.cfg);
+        let single = self.plan.load.request_count.is_some() || single_window(self.plan.load);
         window.duration = match single {
             // A finite run's window spans the first send to the last answer.
             true => window.span().unwrap_or(boundary - start),
@@ -555,11 +557,11 @@ impl<'a> Profiler<'a> {
 
     /// The most windows a level may take: `-r`, or one for a run of one window.
     fn max_windows(&self) -> u32 {
-        let single = self.cfg.request_count.is_some() || single_window(self.cfg);
-        if single || self.cfg.benchmark_duration.is_some() {
+        let single = self.plan.load.request_count.is_some() || single_window(self.plan.load);
+        if single || self.plan.measure.benchmark_duration.is_some() {
             1
         } else {
-            self.cfg.max_trials
+            self.plan.measure.max_trials
         }
     }
 }
@@ -588,17 +590,10 @@ pub fn stop_grace(target: &Target, interrupt: &Interrupt) -> Duration {
     }
 }
 
-/// Whether every request is logged for a per-request export (`--artifact-dir`,
-/// `--profile-export-file`).
-fn logs_requests(cfg: &Config) -> bool {
-    let artifacts = cfg.llm().is_some_and(|l| l.artifact_dir.is_some());
-    artifacts || cfg.profile_export_file.is_some()
-}
-
 /// Whether the run is one finite window from the first send to the last answer: a fixed
 /// schedule replayed once, or the sets of a periodic run.
-fn single_window(cfg: &Config) -> bool {
-    matches!(cfg.load, LoadMode::FixedSchedule | LoadMode::Periodic(_))
+fn single_window(load: &LoadConfig) -> bool {
+    matches!(load.mode, LoadMode::FixedSchedule | LoadMode::Periodic(_))
 }
 
 /// True when `level` puts less load on the server than `than`.

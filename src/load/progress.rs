@@ -4,7 +4,8 @@
 //! itself (a terminal line) is a report's business; the profiler only calls the hook, at
 //! level starts and window cuts, never on the hot path.
 
-use crate::config::{Config, LoadLevel, LoadMode};
+use super::plan::Plan;
+use crate::config::{LoadLevel, LoadMode, MeasureConfig};
 use crate::measure::stability::{spread, STABILITY_WINDOWS};
 use crate::measure::window::WindowStats;
 
@@ -26,20 +27,20 @@ pub enum Place {
 }
 
 impl Place {
-    /// The place of the `number`-th level (from 1) measured by the sweep of `cfg`.
-    pub fn of(cfg: &Config, number: usize) -> Place {
+    /// The place of the `number`-th level (from 1) measured by the sweep of `plan`.
+    pub fn of(plan: &Plan, number: usize) -> Place {
         let searchable = matches!(
-            cfg.load,
+            plan.load.mode,
             LoadMode::Concurrency | LoadMode::RequestRate { .. }
         );
-        if cfg.binary_search && searchable {
+        if plan.load.binary_search && searchable {
             return Place::SearchStep(number);
         }
-        let count = cfg.levels().take(MAX_COUNTED).count();
+        let count = plan.load.levels().take(MAX_COUNTED).count();
         Place::Level {
             number,
             of: (count < MAX_COUNTED).then_some(count),
-            at_most: cfg.latency_threshold_ms.is_some() || !cfg.slo.is_empty(),
+            at_most: plan.measure.latency_threshold_ms.is_some() || !plan.measure.slo.is_empty(),
         }
     }
 }
@@ -76,8 +77,8 @@ pub struct WindowDone {
 }
 
 impl WindowDone {
-    /// The figures of the last of `windows`, judged as the rule of `cfg` judges them.
-    pub fn of(cfg: &Config, windows: &[WindowStats]) -> Option<WindowDone> {
+    /// The figures of the last of `windows`, judged as the rule of `measure` judges them.
+    pub fn of(measure: &MeasureConfig, windows: &[WindowStats]) -> Option<WindowDone> {
         let last = windows.last()?;
         Some(WindowDone {
             number: windows.len() as u32,
@@ -91,8 +92,8 @@ impl WindowDone {
             errors: last.error_count(),
             judged: windows.len().min(STABILITY_WINDOWS),
             needed: STABILITY_WINDOWS,
-            spread: spread(windows, cfg.percentile),
-            limit: cfg.stability_percentage / 100.0,
+            spread: spread(windows, measure.percentile),
+            limit: measure.stability_percentage / 100.0,
         })
     }
 
@@ -113,6 +114,7 @@ pub trait Progress: Send {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
     use clap::Parser;
 
     fn test_config_from(flags: &[&str]) -> Config {
@@ -129,7 +131,7 @@ mod tests {
     fn a_level_knows_its_place_in_the_sweep() {
         let cfg = test_config_from(&["--concurrency-range", "1:36:5"]);
         assert_eq!(
-            Place::of(&cfg, 3),
+            Place::of(&Plan::new(&cfg.load, &cfg.measure), 3),
             Place::Level {
                 number: 3,
                 of: Some(8),
@@ -138,7 +140,7 @@ mod tests {
         );
         let cfg = test_config_from(&["--concurrency-range", "1:0:5", "-l", "20"]);
         assert_eq!(
-            Place::of(&cfg, 2),
+            Place::of(&Plan::new(&cfg.load, &cfg.measure), 2),
             Place::Level {
                 number: 2,
                 of: None,
@@ -146,10 +148,13 @@ mod tests {
             }
         );
         let cfg = test_config_from(&["--concurrency-range", "1:64", "--binary-search", "-l", "9"]);
-        assert_eq!(Place::of(&cfg, 4), Place::SearchStep(4));
+        assert_eq!(
+            Place::of(&Plan::new(&cfg.load, &cfg.measure), 4),
+            Place::SearchStep(4)
+        );
         let cfg = test_config_from(&["--request-rate-range", "10:50:10", "--slo", "p99<=5ms"]);
         assert_eq!(
-            Place::of(&cfg, 1),
+            Place::of(&Plan::new(&cfg.load, &cfg.measure), 1),
             Place::Level {
                 number: 1,
                 of: Some(5),

@@ -4,7 +4,7 @@
 //! highest level that met the criteria and the lowest that did not, until they are no more
 //! than a step apart.
 
-use crate::config::{ConcurrencyRange, Config, LoadLevel, LoadMode};
+use crate::config::{ConcurrencyRange, LoadConfig, LoadLevel, LoadMode};
 use crate::measure::level::{LevelEnd, LevelResult};
 
 /// The order in which a sweep visits its levels.
@@ -16,16 +16,16 @@ pub enum Search {
 impl Search {
     /// The order a configuration's sweep visits its levels in: linear, or bisection with
     /// `--binary-search`.
-    pub fn of(cfg: &Config) -> Search {
-        match (&cfg.load, cfg.binary_search) {
+    pub fn of(load: &LoadConfig) -> Search {
+        match (&load.mode, load.binary_search) {
             (LoadMode::Concurrency, true) => {
-                let ConcurrencyRange { start, end, step } = cfg.concurrency;
+                let ConcurrencyRange { start, end, step } = load.concurrency;
                 Search::Binary(Bisection::concurrency(start, end, step))
             }
             (LoadMode::RequestRate { range, .. }, true) => {
                 Search::Binary(Bisection::rate(range.start, range.end, range.step))
             }
-            _ => Search::Linear(cfg.levels()),
+            _ => Search::Linear(load.levels()),
         }
     }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use super::interrupt::Interrupt;
 use super::mpi::MpiWorld;
 use crate::config::shard::{ShardPlan, ShardSource};
-use crate::config::Config;
+use crate::config::LoadConfig;
 use crate::error::{RunError, RunResult};
 
 /// What every shard decided about the window just cut.
@@ -42,8 +42,8 @@ impl Coordinator {
 
     /// Joins the run's shards: under MPI, initialises MPI, checks that the ranks are the
     /// shards the configuration says, and measures this clock against rank 0's.
-    pub async fn join(cfg: &Config) -> RunResult<Coordinator> {
-        let Some(shard) = &cfg.shard else {
+    pub async fn join(load: &LoadConfig) -> RunResult<Coordinator> {
+        let Some(shard) = &load.shard else {
             return Ok(Coordinator::alone());
         };
         let mut coordinator = Coordinator {

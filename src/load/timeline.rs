@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::driver::Driver;
+use super::plan::Plan;
 use super::profiler::{check_reachable, Interrupt, FOLD_EVERY};
 use crate::backend::replicas::Replicas;
 use crate::backend::Target;
-use crate::config::{Config, Timeline, TimelineKind};
+use crate::config::{Timeline, TimelineKind};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::measure::distribution::Compaction;
@@ -22,36 +23,40 @@ use crate::measure::window::WindowStats;
 /// How often a closed loop looks at the plan for a new concurrency.
 const FOLLOW_EVERY: Duration = Duration::from_millis(5);
 
-/// Runs the plan of `cfg` once, handing each bucket to `on_bucket` as it closes.
+/// Runs the `--ramp` / `--load-steps` plan of `sections.load` once, handing each bucket to
+/// `on_bucket` as it closes.
 pub async fn run_timeline(
-    cfg: &Config,
+    sections: Plan<'_>,
     replicas: Arc<Replicas>,
     dataset: Arc<Dataset>,
     interrupt: Arc<Interrupt>,
     on_bucket: impl FnMut(&Bucket),
 ) -> TimelineOutcome {
     let target = replicas.first().target.clone();
+    let replica_count = replicas.len();
     let mut outcome = TimelineOutcome {
         buckets: Vec::new(),
-        total: WindowStats::for_run(cfg),
+        total: sections.window(replica_count),
         error: None,
     };
-    let Some(plan) = cfg.load.timeline() else {
+    let Some(plan) = sections.load.mode.timeline() else {
         outcome.error = Some(RunError::failed("internal: no load plan to follow"));
         return outcome;
     };
+    let kept = sections.measure.kept_percentiles(sections.llm.is_some());
     let mut run = TimelineRun {
-        cfg,
+        sections,
+        replica_count,
         plan,
-        driver: Driver::new(cfg, replicas),
+        driver: Driver::new(sections.load, replicas),
         target,
         interrupt,
         concurrency: 0,
-        current: WindowStats::for_run(cfg),
+        current: sections.window(replica_count),
         scratch: Drained::default(),
         folded_at: Instant::now(),
-        compaction: Compaction::percentiles(&cfg.kept_percentiles()),
-        counting: AnswerCounting::for_run(cfg, &dataset),
+        compaction: Compaction::percentiles(&kept),
+        counting: AnswerCounting::for_run(&sections, &dataset),
     };
     if let Err(e) = run.run(&dataset, on_bucket, &mut outcome).await {
         outcome.error = Some(e);
@@ -64,7 +69,10 @@ pub async fn run_timeline(
 
 /// The state of one run of a plan.
 struct TimelineRun<'a> {
-    cfg: &'a Config,
+    /// The load and measure sections, and what the command handed down.
+    sections: Plan<'a>,
+    /// How many servers the load is spread over.
+    replica_count: usize,
     plan: &'a Timeline,
     driver: Driver,
     target: Arc<Target>,
@@ -93,7 +101,7 @@ impl TimelineRun<'_> {
         let drain_limit = total + self.target.peer.timeout + BUCKET;
         let start = Instant::now();
         self.driver.stamp_counters(&mut WindowStats::new(1));
-        self.driver.start_timeline(self.cfg, dataset)?;
+        self.driver.start_timeline(self.sections.load, dataset)?;
         self.concurrency = self.plan.value_at(Duration::ZERO) as usize;
         let mut from = Duration::ZERO;
         loop {
@@ -179,7 +187,8 @@ impl TimelineRun<'_> {
     /// The bucket `[from, to)` of the plan: every answer that arrived by `to`.
     fn cut(&mut self, start: Instant, from: Duration, to: Duration, after_end: bool) -> Bucket {
         self.fold(start + to);
-        let mut stats = std::mem::replace(&mut self.current, WindowStats::for_run(self.cfg));
+        let mut stats =
+            std::mem::replace(&mut self.current, self.sections.window(self.replica_count));
         stats.duration = to.saturating_sub(from).max(Duration::from_nanos(1));
         stats.windows = 1;
         stats.bounds = Some((start + from, start + to));

@@ -55,11 +55,16 @@ pub struct Compaction {
 impl Compaction {
     /// What the windows of a level keep while it is measured: the percentiles its reports
     /// show, and the histograms when the run writes a results file (`--report-dir`,
-    /// `--results-file`), which records the level only once it is done.
-    pub fn for_run(cfg: &crate::config::Config) -> Compaction {
+    /// `--results-file`), which records the level only once it is done. `llm`: the run is
+    /// an LLM run, whose reports show more percentiles.
+    pub fn for_run(
+        measure: &crate::config::MeasureConfig,
+        llm: bool,
+        keep_histograms: bool,
+    ) -> Compaction {
         Compaction {
-            percentiles: cfg.kept_percentiles(),
-            keep_histograms: cfg.results_path().is_some(),
+            percentiles: measure.kept_percentiles(llm),
+            keep_histograms,
         }
     }
 

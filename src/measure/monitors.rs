@@ -9,7 +9,7 @@ use super::metrics::MetricsScraper;
 use super::server_stats::ServerStatsReader;
 use super::window::WindowStats;
 use crate::backend::{capabilities, ServerStatistics, Target};
-use crate::config::Config;
+use crate::config::MeasureConfig;
 use crate::model::ModelSpec;
 
 /// The monitors of one run.
@@ -28,18 +28,22 @@ pub struct StartedMonitors {
 
 impl Monitors {
     /// Opens the server statistics reader and (if asked) the metrics scraper.
-    pub async fn start(cfg: &Config, target: &Target, model: &ModelSpec) -> StartedMonitors {
+    pub async fn start(
+        measure: &MeasureConfig,
+        target: &Target,
+        model: &ModelSpec,
+    ) -> StartedMonitors {
         let mut notes = Vec::new();
         // An API without server statistics (OpenAI-compatible servers, TF Serving, an
         // arbitrary gRPC method) has nothing to read.
-        let server = match capabilities(cfg.service_kind()).server_statistics {
+        let server = match capabilities(target.api.service_kind()).server_statistics {
             ServerStatistics::None => None,
             _ => ServerStatsReader::open(target, model)
                 .await
                 .map_err(|why| notes.push(why))
                 .ok(),
         };
-        let metrics = match &cfg.metrics {
+        let metrics = match &measure.metrics {
             Some(m) => MetricsScraper::start(m)
                 .await
                 .map_err(|why| notes.push(why))

@@ -39,12 +39,12 @@ pub struct StabilityRule {
 
 impl StabilityRule {
     /// The rule a run's flags ask for (`-s`, `--percentile`, `-l`, `--slo`).
-    pub fn for_run(cfg: &crate::config::Config) -> StabilityRule {
+    pub fn for_run(measure: &crate::config::MeasureConfig) -> StabilityRule {
         StabilityRule {
-            threshold: cfg.stability_percentage / 100.0,
-            percentile: cfg.percentile,
-            latency_limit_us: cfg.latency_threshold_ms.map(|ms| ms * 1000.0),
-            slo: cfg.slo.clone(),
+            threshold: measure.stability_percentage / 100.0,
+            percentile: measure.percentile,
+            latency_limit_us: measure.latency_threshold_ms.map(|ms| ms * 1000.0),
+            slo: measure.slo.clone(),
         }
     }
 

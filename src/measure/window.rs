@@ -84,11 +84,16 @@ pub struct WindowStats {
 }
 
 impl WindowStats {
-    /// An empty window of a run: its batch size, and the goodput limits of its `--slo`.
-    pub fn for_run(cfg: &crate::config::Config) -> Self {
-        let mut window = WindowStats::with_goodput(cfg.batch_size, GoodputRule::from_slo(&cfg.slo));
-        if cfg.urls.len() > 1 {
-            window.replicas = vec![ReplicaWindow::default(); cfg.urls.len()];
+    /// An empty window of a run: its batch size, the goodput limits of its `--slo`, and a
+    /// share for each of its `replicas` servers when there are several.
+    pub fn for_run(
+        measure: &crate::config::MeasureConfig,
+        batch_size: u32,
+        replicas: usize,
+    ) -> Self {
+        let mut window = WindowStats::with_goodput(batch_size, GoodputRule::from_slo(&measure.slo));
+        if replicas > 1 {
+            window.replicas = vec![ReplicaWindow::default(); replicas];
         }
         window
     }

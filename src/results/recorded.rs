@@ -134,7 +134,14 @@ pub(crate) fn test_settings(args: &[&str]) -> Settings {
         unreachable!("the profile subcommand was given");
     };
     let cfg = crate::config::Config::from_args(&args).expect("the flags are valid");
-    super::settings::settings(&cfg)
+    super::settings::settings(
+        &cfg.target,
+        &cfg.data,
+        &cfg.load,
+        &cfg.measure,
+        &cfg.output,
+        &cfg.arguments,
+    )
 }
 
 #[cfg(test)]

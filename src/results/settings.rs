@@ -8,117 +8,133 @@ use super::schema::*;
 use crate::backend::capabilities;
 use crate::config::shm::SharedMemory;
 use crate::config::{
-    ApiSettings, Config, Distribution, InputData, LoadMode, MeasurementMode, MetricsConfig,
-    OpenAiConfig, PromptSource, Protocol, TensorFormat, TimelineKind,
+    ApiSettings, DataConfig, Distribution, InputData, LoadConfig, LoadMode, MeasureConfig,
+    MeasurementMode, MetricsConfig, OpenAiConfig, OutputConfig, PromptSource, Protocol,
+    TargetConfig, TensorFormat, TimelineKind,
 };
 
-/// The settings of a run.
-pub fn settings(cfg: &Config) -> Settings {
+/// The settings of a run, from the sections of its configuration and its command line.
+pub fn settings(
+    target: &TargetConfig,
+    data: &DataConfig,
+    load: &LoadConfig,
+    measure: &MeasureConfig,
+    output: &OutputConfig,
+    arguments: &[String],
+) -> Settings {
     Settings {
-        model_name: cfg.model_name.clone(),
-        model_version: cfg.model_version.clone(),
-        url: without_userinfo(&cfg.url),
-        urls: match cfg.urls.len() {
+        model_name: target.model_name.clone(),
+        model_version: target.model_version.clone(),
+        url: without_userinfo(&target.url),
+        urls: match target.urls.len() {
             1 => Vec::new(),
-            _ => cfg.urls.iter().map(|u| without_userinfo(u)).collect(),
+            _ => target.urls.iter().map(|u| without_userinfo(u)).collect(),
         },
-        service_kind: capabilities(cfg.service_kind()).name.to_string(),
-        protocol: match cfg.protocol {
+        service_kind: capabilities(target.service_kind()).name.to_string(),
+        protocol: match target.protocol {
             Protocol::Http => "http",
             Protocol::Grpc => "grpc",
         }
         .to_string(),
-        local_models: cfg.local_models().iter().map(ToString::to_string).collect(),
-        batch_size: cfg.batch_size,
-        load: load(cfg),
-        max_concurrency: cfg.max_concurrency,
-        seed: cfg.seed,
-        measurement_mode: match cfg.measurement_mode {
+        local_models: target
+            .local_models()
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        batch_size: data.batch_size,
+        load: load_record(load),
+        max_concurrency: load.max_concurrency,
+        seed: load.seed,
+        measurement_mode: match measure.measurement_mode {
             MeasurementMode::TimeWindows => "time_windows",
             MeasurementMode::CountWindows => "count_windows",
         }
         .to_string(),
-        measurement_interval_ms: cfg.measurement_interval.as_millis() as u64,
-        measurement_request_count: cfg.measurement_request_count,
-        stability_percentage: cfg.stability_percentage,
-        max_trials: cfg.max_trials,
-        percentile: cfg.percentile,
-        latency_threshold_ms: cfg.latency_threshold_ms,
-        binary_search: cfg.binary_search,
-        slo: cfg.slo.iter().map(ToString::to_string).collect(),
-        request_count: cfg.request_count,
-        warmup_request_count: cfg.warmup_request_count,
-        input_data: input_data(&cfg.input_data),
-        shapes: cfg.shapes.clone(),
-        string_length: cfg.string_length,
-        string_data: cfg.string_data.clone(),
-        input_tensor_format: cfg.input_format.map(format_name),
-        output_tensor_format: cfg.output_format.map(format_name),
-        input_datatypes: cfg
+        measurement_interval_ms: measure.measurement_interval.as_millis() as u64,
+        measurement_request_count: measure.measurement_request_count,
+        stability_percentage: measure.stability_percentage,
+        max_trials: measure.max_trials,
+        percentile: measure.percentile,
+        latency_threshold_ms: measure.latency_threshold_ms,
+        binary_search: load.binary_search,
+        slo: measure.slo.iter().map(ToString::to_string).collect(),
+        request_count: load.request_count,
+        warmup_request_count: load.warmup_request_count,
+        input_data: input_data(&data.input_data),
+        shapes: data.shapes.clone(),
+        string_length: data.string_length,
+        string_data: data.string_data.clone(),
+        input_tensor_format: target.input_format.map(format_name),
+        output_tensor_format: target.output_format.map(format_name),
+        input_datatypes: data
             .input_datatypes
             .iter()
             .map(|(name, t)| (name.clone(), t.as_str().to_string()))
             .collect(),
-        header_names: cfg.headers.iter().map(|(name, _)| name.clone()).collect(),
-        streaming: cfg.streaming,
-        validation_tolerance: cfg.validation_tolerance,
-        request_timeout_s: cfg.request_timeout.as_secs_f64(),
-        client_threads: cfg.client_threads,
-        send_slack_us: cfg.send_slack.as_micros() as u64,
-        grpc_connection_share: cfg.grpc_connection_share,
-        metrics: cfg.metrics.as_ref().map(metrics),
-        llm: cfg.llm().map(llm),
-        reported_percentiles: cfg.reported_percentiles(),
-        csv_files: cfg.csv_paths().iter().map(|p| display(p)).collect(),
-        shard: cfg.shard.as_ref().map(|s| ShardRecord {
+        header_names: target
+            .headers
+            .iter()
+            .map(|(name, _)| name.clone())
+            .collect(),
+        streaming: target.streaming,
+        validation_tolerance: target.validation_tolerance,
+        request_timeout_s: target.request_timeout.as_secs_f64(),
+        client_threads: load.client_threads,
+        send_slack_us: load.send_slack.as_micros() as u64,
+        grpc_connection_share: target.grpc_connection_share,
+        metrics: measure.metrics.as_ref().map(metrics),
+        llm: target.llm().map(llm),
+        reported_percentiles: measure.reported_percentiles(),
+        csv_files: output.csv_paths().iter().map(|p| display(p)).collect(),
+        shard: load.shard.as_ref().map(|s| ShardRecord {
             index: s.index,
             count: s.count,
             source: s.source.label().to_string(),
             start_at: s.start_at.map(super::rfc3339),
         }),
         shared_memory: Some(
-            match cfg.shm().mode {
+            match target.shm().mode {
                 SharedMemory::None => "none",
                 SharedMemory::System => "system",
             }
             .to_string(),
         ),
-        output_shared_memory_size: Some(cfg.shm().output_size),
-        tls: cfg.tls.as_ref().map(|t| TlsRecord {
+        output_shared_memory_size: Some(target.shm().output_size),
+        tls: target.tls.as_ref().map(|t| TlsRecord {
             ca_file: t.ca_file.as_deref().map(display),
             client_certificate_file: t.client_cert.as_ref().map(|f| display(&f.path)),
             verify_peer: t.verify_peer,
             verify_host: t.verify_host,
             target_name: t.target_name.clone(),
         }),
-        arguments: cfg.arguments.clone(),
-        benchmark_duration_ms: cfg.benchmark_duration.map(|d| d.as_millis() as u64),
-        grpc_method: match &cfg.api {
+        arguments: arguments.to_vec(),
+        benchmark_duration_ms: measure.benchmark_duration.map(|d| d.as_millis() as u64),
+        grpc_method: match &target.api {
             ApiSettings::DynamicGrpc(grpc) => Some(grpc.method.clone()),
             _ => None,
         },
-        server_in_process: cfg.server_in_process,
+        server_in_process: target.server_in_process,
         outputs: OutputsRecord {
-            verbose: cfg.verbose,
-            verbose_csv: cfg.verbose_csv,
-            report_dir: cfg.report_dir.as_deref().map(display),
-            results_file: cfg.results_file.as_deref().map(display),
-            per_url_csv: cfg.per_url_csv.as_deref().map(display),
-            profile_export_file: cfg.profile_export_file.as_deref().map(display),
+            verbose: output.verbose,
+            verbose_csv: output.verbose_csv,
+            report_dir: output.report_dir.as_deref().map(display),
+            results_file: output.results_file.as_deref().map(display),
+            per_url_csv: output.per_url_csv.as_deref().map(display),
+            profile_export_file: output.profile_export_file.as_deref().map(display),
         },
     }
 }
 
-fn load(cfg: &Config) -> LoadSettings {
+fn load_record(load: &LoadConfig) -> LoadSettings {
     let distribution_name = |d: Distribution| match d {
         Distribution::Constant => "constant",
         Distribution::Poisson => "poisson",
     };
-    match &cfg.load {
+    match &load.mode {
         LoadMode::Concurrency => LoadSettings::Concurrency {
-            start: cfg.concurrency.start,
-            end: cfg.concurrency.end,
-            step: cfg.concurrency.step,
+            start: load.concurrency.start,
+            end: load.concurrency.end,
+            step: load.concurrency.step,
         },
         LoadMode::RequestRate {
             range,

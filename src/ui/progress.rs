@@ -22,7 +22,8 @@ use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle, TermLike};
 
-use crate::config::{format_rate, Config, LoadLevel, LoadMode, Timeline, TimelineKind};
+use crate::config::{format_rate, LoadLevel, LoadMode, OutputConfig, Timeline, TimelineKind};
+use crate::load::plan::Plan;
 use crate::load::progress::{LevelStart, Place, Progress, WindowDone};
 use crate::measure::timeline::Bucket;
 use crate::report::format::format_throughput;
@@ -107,19 +108,19 @@ impl TermLike for Stderr {
 }
 
 impl Live {
-    /// The line of a run of `cfg`: drawn when standard error is a terminal and progress is
-    /// on; otherwise a line that does nothing.
-    pub fn for_stderr(cfg: &Config) -> Live {
-        Live::new(cfg, cfg.progress && std::io::stderr().is_terminal())
+    /// The line of a run of `plan`: drawn when standard error is a terminal and progress
+    /// is on (`output`); otherwise a line that does nothing.
+    pub fn for_stderr(output: &OutputConfig, plan: &Plan) -> Live {
+        Live::new(plan, output.progress && std::io::stderr().is_terminal())
     }
 
     /// A line that draws when `enabled`.
-    pub fn new(cfg: &Config, enabled: bool) -> Live {
+    pub fn new(plan: &Plan, enabled: bool) -> Live {
         let inner = enabled.then(|| {
             Arc::new(Mutex::new(Line {
-                mode: cfg.load.clone(),
+                mode: plan.load.mode.clone(),
                 bar: None,
-                max_windows: cfg.max_trials,
+                max_windows: plan.measure.max_trials,
             }))
         });
         Live { inner }
@@ -504,16 +505,17 @@ mod tests {
     #[test]
     fn without_a_terminal_nothing_is_drawn() {
         let cfg = crate::config::test_config();
-        let live = Live::new(&cfg, false);
+        let plan = Plan::new(&cfg.load, &cfg.measure);
+        let live = Live::new(&plan, false);
         assert!(!live.is_enabled());
         assert!(live.hook().is_none());
         assert_eq!(live.suspend(|| 7), 7);
         // Under `cargo test` standard error is captured or piped, not a terminal.
         if !std::io::stderr().is_terminal() {
-            assert!(!Live::for_stderr(&cfg).is_enabled());
+            assert!(!Live::for_stderr(&cfg.output, &plan).is_enabled());
         }
-        let mut off = cfg.clone();
+        let mut off = cfg.output.clone();
         off.progress = false;
-        assert!(!Live::for_stderr(&off).is_enabled());
+        assert!(!Live::for_stderr(&off, &plan).is_enabled());
     }
 }

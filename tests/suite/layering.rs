@@ -4,7 +4,9 @@
 //! (`crate::load` inside `src/measure/`, say) fails this test with the file and the line, so
 //! an import loop cannot come back unseen. The reports are also held apart from the
 //! configuration: they are rendered from the run's recorded settings, so `src/report/`
-//! names nothing of `crate::config`.
+//! names nothing of `crate::config`. And only the commands take the whole configuration:
+//! every other box takes its own section of it (`TargetConfig`, `DataConfig`, `LoadConfig`,
+//! `MeasureConfig`, `OutputConfig`) and the values handed down the path.
 
 use std::path::{Path, PathBuf};
 
@@ -394,5 +396,94 @@ fn the_reports_check_sees_a_line_naming_the_configuration() {
     assert_eq!(
         found,
         ["src/report/x.rs:3: use crate::config::{Config, LoadMode}; (crate::config is the configuration)"]
+    );
+}
+
+/// Where the whole `Config` may be taken: the commands, and the configuration itself.
+const TAKE_CONFIG: [&str; 3] = ["src/commands", "src/config.rs", "src/config"];
+
+/// Whether a line of code takes the whole configuration: a parameter or field typed
+/// `Config` or a reference to it (`cfg: &Config`, `&'a Config`, `&crate::config::Config`).
+/// Naming it otherwise (`Config::from_args`, a `use`, a test helper's `-> Config` or
+/// `RunResult<Config>`) is not taking it.
+fn takes_config(code: &str) -> bool {
+    code.match_indices("Config").any(|(at, word)| {
+        let before = &code[..at];
+        let after = code[at + word.len()..].chars().next();
+        let whole = !before.ends_with(|c: char| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':');
+        let before = before
+            .trim_end_matches("crate::config::")
+            .trim_end_matches("config::")
+            .trim_end();
+        let before = before.strip_suffix("mut").unwrap_or(before).trim_end();
+        let lifetime = before.rfind('\'').filter(|&q| {
+            before[q + 1..]
+                .chars()
+                .all(|c| c.is_alphanumeric() || c == '_')
+        });
+        let before = lifetime.map_or(before, |q| before[..q].trim_end());
+        let typed = before.ends_with('&') || (before.ends_with(':') && !before.ends_with("::"));
+        whole && typed
+    })
+}
+
+/// The lines of one file's `text` that take the whole configuration (comments aside), as
+/// `file:line: text`.
+fn lines_taking_config(file: &str, text: &str) -> Vec<String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| takes_config(line.split("//").next().unwrap_or("")))
+        .map(|(number, line)| format!("{file}:{}: {}", number + 1, line.trim()))
+        .collect()
+}
+
+#[test]
+fn only_the_commands_take_the_whole_configuration() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    let allowed: Vec<PathBuf> = TAKE_CONFIG.iter().map(|p| root.join(p)).collect();
+    let mut found = Vec::new();
+    for file in files {
+        if allowed.iter().any(|a| file.starts_with(a)) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        found.extend(lines_taking_config(&shown(&file), &text));
+    }
+    assert!(
+        found.is_empty(),
+        "only src/commands/ takes the whole Config; take its section (TargetConfig, DataConfig, LoadConfig, MeasureConfig, OutputConfig) instead:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_config_check_sees_a_box_taking_the_whole_configuration() {
+    for taking in [
+        "pub fn new(cfg: &Config, replicas: Arc<Replicas>) -> Driver {",
+        "    cfg: &'a Config,",
+        "fn f(c: &mut crate::config::Config) {}",
+        "fn g(c: Config) {}",
+        "    held: Option<&Config>,",
+        "pub fn for_run(cfg: &crate::config::Config) -> Self {",
+    ] {
+        assert!(takes_config(taking), "{taking}");
+    }
+    for not_taking in [
+        "pub fn resolve(cfg: &TargetConfig, shape: RequestShape) -> RunResult<Target> {",
+        "use crate::config::{Config, LoadMode};",
+        "let cfg = crate::config::Config::from_args(&args)?;",
+        "fn test_config() -> Config {",
+        "fn config(args: &[&str]) -> RunResult<Config> {",
+        "fn f(m: &MeasureConfig, l: &ConfigFacts) {}",
+    ] {
+        assert!(!takes_config(not_taking), "{not_taking}");
+    }
+    let text = "//! A box.\nuse crate::config::LoadConfig;\n// fn f(cfg: &Config) in a comment\npub fn start(cfg: &Config) {}\n";
+    assert_eq!(
+        lines_taking_config("src/load/x.rs", text),
+        ["src/load/x.rs:4: pub fn start(cfg: &Config) {}"]
     );
 }

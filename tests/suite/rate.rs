@@ -84,7 +84,7 @@ async fn run_open_loop_on(
         .await
         .expect("prepare");
     let threads = inferperf::load::client_threads::ClientThreads::start(threads);
-    let mut driver = OpenLoop::new(prepared.replicas, cap, threads, cfg.send_slack);
+    let mut driver = OpenLoop::new(prepared.replicas, cap, threads, cfg.load.send_slack);
     driver.start(schedule);
     tokio::time::sleep(for_how_long).await;
     driver.stop().await;

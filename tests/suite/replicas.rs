@@ -301,9 +301,9 @@ async fn one_url_prints_no_per_url_lines() {
 fn repeated_u_equals_a_comma_list() {
     let repeated = config(&["-m", "m", "-u", "a:1", "-u", "b:2,c:3"]);
     let listed = config(&["-m", "m", "-u", "a:1,b:2,c:3"]);
-    assert_eq!(repeated.urls, listed.urls);
-    assert_eq!(repeated.urls, ["a:1", "b:2", "c:3"]);
-    assert_eq!(repeated.url, "a:1");
+    assert_eq!(repeated.target.urls, listed.target.urls);
+    assert_eq!(repeated.target.urls, ["a:1", "b:2", "c:3"]);
+    assert_eq!(repeated.target.url, "a:1");
 }
 
 /// Two shards of one run over two servers, merged with `--per-url-csv`: each URL's row

@@ -125,7 +125,7 @@ async fn a_sweep_round_trips_through_the_results_file() {
         );
         // Every window, those compacted during the level too, keeps the run's figures.
         for (w, kept) in level.windows.iter().zip(&run.windows) {
-            for p in cfg.reported_percentiles() {
+            for p in cfg.measure.reported_percentiles() {
                 assert_eq!(
                     w.latency.percentiles.get(p),
                     Some(kept.latency.percentile(p))

@@ -208,11 +208,14 @@ async fn an_answer_without_the_outputs_is_a_bad_response() {
 
 #[test]
 fn tf_servings_own_ports_are_the_defaults() {
-    let url =
-        |protocol: &str| config(&["-m", "m", "--service-kind", "tfserving", "-i", protocol]).url;
+    let url = |protocol: &str| {
+        config(&["-m", "m", "--service-kind", "tfserving", "-i", protocol])
+            .target
+            .url
+    };
     assert_eq!(url("grpc"), "localhost:8500");
     assert_eq!(url("http"), "localhost:8501");
     let triton = config(&["-m", "m", "-i", "grpc"]);
-    assert_eq!(triton.url, "localhost:8001");
-    assert!(triton.tfserving().is_none());
+    assert_eq!(triton.target.url, "localhost:8001");
+    assert!(triton.target.tfserving().is_none());
 }

@@ -18,7 +18,14 @@ async fn buckets(args: &[&str]) -> Vec<Bucket> {
         .await
         .expect("prepare");
     let interrupt = Arc::new(Interrupt::default());
-    let outcome = run_timeline(&cfg, prepared.replicas, prepared.dataset, interrupt, |_| {}).await;
+    let outcome = run_timeline(
+        inferperf::commands::profile::plan(&cfg),
+        prepared.replicas,
+        prepared.dataset,
+        interrupt,
+        |_| {},
+    )
+    .await;
     if let Some(e) = outcome.error {
         panic!("timeline failed: {e}");
     }

@@ -11,13 +11,15 @@ use crate::report::llm::payloads::Payloads;
 /// The body of each dataset entry: a body the user gave, as given; otherwise the OpenAI
 /// adapter's for an LLM run (none for a tensor run).
 pub fn openai_bodies(cfg: &Config, dataset: &Dataset) -> Payloads {
-    let adapter = OpenAi::for_config(cfg);
+    let adapter = OpenAi::for_target(&cfg.target);
     let bodies = dataset
         .entries
         .iter()
         .map(|entry| match (&entry.prompt, &adapter) {
             (Some(prompt), _) if prompt.body.is_some() => prompt.body.clone().unwrap_or_default(),
-            (Some(prompt), Some(adapter)) => adapter.body(&cfg.model_name, prompt).to_string(),
+            (Some(prompt), Some(adapter)) => {
+                adapter.body(&cfg.target.model_name, prompt).to_string()
+            }
             _ => String::new(),
         })
         .collect();
@@ -75,7 +77,7 @@ mod tests {
             entries: vec![entry(generated.clone()), entry(given)],
         };
         let payloads = openai_bodies(&cfg, &dataset);
-        let expected = OpenAi::for_config(&cfg)
+        let expected = OpenAi::for_target(&cfg.target)
             .expect("an OpenAI run")
             .body("test-model", &generated)
             .to_string();

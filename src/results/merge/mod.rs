@@ -20,7 +20,7 @@ pub use check::check;
 
 use super::restore::window_stats;
 use super::schema::*;
-use crate::config::{Config, LoadLevel};
+use crate::config::{LoadLevel, MeasureConfig};
 use crate::error::{RunError, RunResult};
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::stability::{merge_last, StabilityRule, Verdict};
@@ -61,13 +61,13 @@ pub struct MergedRun {
 }
 
 /// Merges the shards (checked with [`check`], the first one's server side kept) into one run
-/// under `cfg`, the run's own settings.
-pub fn merge(cfg: &Config, shards: &[Shard]) -> RunResult<MergedRun> {
+/// judged by `measure`, the run's own measure section; `batch_size`: inferences per request.
+pub fn merge(measure: &MeasureConfig, batch_size: u32, shards: &[Shard]) -> RunResult<MergedRun> {
     let clock = Clock::of(shards)?;
     let (count, notes) = common_levels(shards)?;
-    let rule = StabilityRule::for_run(cfg);
+    let rule = StabilityRule::for_run(measure);
     let levels = (0..count)
-        .map(|l| merge_level(cfg, &rule, shards, &clock, l))
+        .map(|l| merge_level(measure, batch_size, &rule, shards, &clock, l))
         .collect::<RunResult<Vec<_>>>()?;
     Ok(MergedRun {
         levels,
@@ -212,7 +212,8 @@ fn load_text(load: &LevelLoad) -> String {
 
 /// One level of the merged run.
 fn merge_level(
-    cfg: &Config,
+    measure: &MeasureConfig,
+    batch_size: u32,
     rule: &StabilityRule,
     shards: &[Shard],
     clock: &Clock,
@@ -222,7 +223,7 @@ fn merge_level(
     let windows = shards
         .iter()
         .enumerate()
-        .map(|(i, shard)| restore_level(cfg, shard, i, l, clock))
+        .map(|(i, shard)| restore_level(measure, shard, i, l, clock))
         .collect::<RunResult<Vec<_>>>()?;
     let labels: Vec<String> = shards.iter().map(Shard::label).collect();
     let single = records
@@ -247,7 +248,7 @@ fn merge_level(
             LevelLoad::Concurrency(c) => LoadLevel::Concurrency(c),
             LevelLoad::RequestRate(r) => LoadLevel::Rate(r),
         },
-        merged: merge_last(&judged.windows, cfg.batch_size),
+        merged: merge_last(&judged.windows, batch_size),
         windows: judged.windows,
         end: judged.end,
         notes,
@@ -258,13 +259,13 @@ fn merge_level(
 /// Shard `i`'s windows of level `l` on the merged run's clock; the server's side is kept
 /// for the first shard only.
 fn restore_level(
-    cfg: &Config,
+    measure: &MeasureConfig,
     shard: &Shard,
     i: usize,
     l: usize,
     clock: &Clock,
 ) -> RunResult<Vec<WindowStats>> {
-    let goodput = GoodputRule::from_slo(&cfg.slo);
+    let goodput = GoodputRule::from_slo(&measure.slo);
     let records = &shard.file.levels[l].windows;
     let mut windows = Vec::with_capacity(records.len());
     for (k, record) in records.iter().enumerate() {

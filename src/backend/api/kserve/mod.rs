@@ -26,7 +26,7 @@ use crate::backend::transport::compression;
 use crate::backend::{requested_outputs, Adapter, Connection, Discovered, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::shm::SharedMemory;
-use crate::config::{Config, KserveSettings, Protocol, TensorFormat};
+use crate::config::{KserveSettings, Protocol, TargetConfig, TensorFormat};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -61,15 +61,16 @@ pub struct Kserve {
 }
 
 impl Kserve {
-    pub fn new(cfg: &Config, settings: &KserveSettings) -> Kserve {
+    /// The adapter of `target`'s run, whose requests carry `batch_size` inferences.
+    pub fn new(target: &TargetConfig, settings: &KserveSettings, batch_size: u32) -> Kserve {
         let shm = &settings.shm;
         Kserve {
-            input_format: cfg.input_format,
-            output_format: cfg.output_format,
-            streaming: cfg.streaming,
+            input_format: target.input_format,
+            output_format: target.output_format,
+            streaming: target.streaming,
             parameters: request_parameters(&settings.request_parameters),
             shm: (shm.mode == SharedMemory::System)
-                .then(|| std::sync::Arc::new(shm::ShmSession::new(shm, cfg.batch_size))),
+                .then(|| std::sync::Arc::new(shm::ShmSession::new(shm, batch_size))),
         }
     }
 

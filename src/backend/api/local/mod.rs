@@ -19,7 +19,7 @@ use crate::backend::{
     elapsed_ns, requested_outputs, Adapter, Connection, Discovered, Payload, Request, Target,
 };
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::{Config, LocalSettings};
+use crate::config::{LocalSettings, TargetConfig};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -54,9 +54,9 @@ pub struct Local {
 }
 
 impl Local {
-    pub fn new(cfg: &Config) -> Local {
+    pub fn new(target: &TargetConfig) -> Local {
         Local {
-            streaming: cfg.streaming,
+            streaming: target.streaming,
         }
     }
 }

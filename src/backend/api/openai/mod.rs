@@ -14,7 +14,9 @@ use serde_json::{json, Map, Value};
 use crate::backend::transport::http1::{frame_request, user_headers};
 use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::{ApiSettings, Config, Endpoint, OpenAiConfig, OpenAiSettings, OpenAiWire};
+use crate::config::{
+    ApiSettings, Endpoint, OpenAiConfig, OpenAiSettings, OpenAiWire, TargetConfig,
+};
 use crate::data::{Entry, Prompt};
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -43,18 +45,18 @@ pub struct OpenAi {
 }
 
 impl OpenAi {
-    pub fn new(cfg: &Config, settings: &OpenAiSettings) -> OpenAi {
+    pub fn new(target: &TargetConfig, settings: &OpenAiSettings) -> OpenAi {
         OpenAi {
             llm: settings.llm.clone(),
-            streaming: cfg.streaming,
+            streaming: target.streaming,
             wire: settings.wire.clone(),
         }
     }
 
     /// The adapter of an OpenAI run; `None` for the other APIs.
-    pub fn for_config(cfg: &Config) -> Option<OpenAi> {
-        match &cfg.api {
-            ApiSettings::OpenAi(settings) => Some(OpenAi::new(cfg, settings)),
+    pub fn for_target(target: &TargetConfig) -> Option<OpenAi> {
+        match &target.api {
+            ApiSettings::OpenAi(settings) => Some(OpenAi::new(target, settings)),
             _ => None,
         }
     }

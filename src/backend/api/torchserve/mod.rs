@@ -17,7 +17,6 @@ use crate::backend::transport::http1::{frame_request, post_accepting, user_heade
 use crate::backend::{Adapter, Connection, Discovered, Payload, Request, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::torchserve::TorchServeConfig;
-use crate::config::Config;
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -45,10 +44,11 @@ pub struct TorchServe {
 }
 
 impl TorchServe {
-    pub fn new(cfg: &Config, settings: &TorchServeConfig) -> TorchServe {
+    /// The adapter of these settings; `shapes_given`: `--shape` describes the inputs.
+    pub fn new(settings: &TorchServeConfig, shapes_given: bool) -> TorchServe {
         TorchServe {
             settings: settings.clone(),
-            shapes_given: !cfg.shapes.is_empty(),
+            shapes_given,
         }
     }
 

@@ -26,7 +26,7 @@ use crate::backend::outcome::{ErrorKind, Exchange, Failure};
 use crate::backend::{elapsed_ns, requested_outputs, Adapter, Connection, Discovered, Payload};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::backend::{Request, Target};
-use crate::config::{Config, TritonCApiSettings};
+use crate::config::{TargetConfig, TritonCApiSettings};
 use crate::data::Entry;
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -54,9 +54,9 @@ pub struct TritonCApi {
 }
 
 impl TritonCApi {
-    pub fn new(cfg: &Config, settings: &TritonCApiSettings) -> TritonCApi {
+    pub fn new(target: &TargetConfig, settings: &TritonCApiSettings) -> TritonCApi {
         TritonCApi {
-            streaming: cfg.streaming,
+            streaming: target.streaming,
             parameters: request_parameters(&settings.request_parameters),
         }
     }

@@ -1,0 +1,21 @@
+//! The data section of the configuration: where request tensors come from and how they are
+//! shaped and batched. The dataset is built from this section (and the model the target
+//! described).
+
+use std::collections::BTreeMap;
+
+use super::InputData;
+use crate::model::DataType;
+
+/// The settings of the dataset box.
+#[derive(Debug, Clone)]
+pub struct DataConfig {
+    pub batch_size: u32,
+    pub input_data: InputData,
+    /// `--shape NAME:dims`, without the batch dimension.
+    pub shapes: BTreeMap<String, Vec<i64>>,
+    pub string_length: usize,
+    pub string_data: Option<String>,
+    /// `--input-datatype NAME:TYPE`, for inputs the server's metadata does not declare.
+    pub input_datatypes: BTreeMap<String, DataType>,
+}
