@@ -6,14 +6,16 @@ use std::path::Path;
 
 use super::schema::*;
 use crate::backend::capabilities;
+use crate::config::shard::ShardPlan;
 use crate::config::shm::SharedMemory;
 use crate::config::{
     ApiSettings, DataConfig, Distribution, InputData, LoadConfig, LoadMode, MeasureConfig,
     MeasurementMode, MetricsConfig, OpenAiConfig, OutputConfig, PromptSource, Protocol,
-    TargetConfig, TensorFormat, TimelineKind,
+    TargetConfig, TensorFormat, TimelineKind, TlsSettings,
 };
 
-/// The settings of a run, from the sections of its configuration and its command line.
+/// The settings of a run, from the sections of its configuration and its command line:
+/// each section's part in one block (the file's field order is the schema's, not this one).
 pub fn settings(
     target: &TargetConfig,
     data: &DataConfig,
@@ -23,6 +25,7 @@ pub fn settings(
     arguments: &[String],
 ) -> Settings {
     Settings {
+        // The target section.
         model_name: target.model_name.clone(),
         model_version: target.model_version.clone(),
         url: without_userinfo(&target.url),
@@ -31,46 +34,12 @@ pub fn settings(
             _ => target.urls.iter().map(|u| without_userinfo(u)).collect(),
         },
         service_kind: capabilities(target.service_kind()).name.to_string(),
-        protocol: match target.protocol {
-            Protocol::Http => "http",
-            Protocol::Grpc => "grpc",
-        }
-        .to_string(),
-        local_models: target
-            .local_models()
-            .iter()
+        protocol: protocol_name(target.protocol).to_string(),
+        local_models: (target.local_models().iter())
             .map(ToString::to_string)
             .collect(),
-        batch_size: data.batch_size,
-        load: load_record(load),
-        max_concurrency: load.max_concurrency,
-        seed: load.seed,
-        measurement_mode: match measure.measurement_mode {
-            MeasurementMode::TimeWindows => "time_windows",
-            MeasurementMode::CountWindows => "count_windows",
-        }
-        .to_string(),
-        measurement_interval_ms: measure.measurement_interval.as_millis() as u64,
-        measurement_request_count: measure.measurement_request_count,
-        stability_percentage: measure.stability_percentage,
-        max_trials: measure.max_trials,
-        percentile: measure.percentile,
-        latency_threshold_ms: measure.latency_threshold_ms,
-        binary_search: load.binary_search,
-        slo: measure.slo.iter().map(ToString::to_string).collect(),
-        request_count: load.request_count,
-        warmup_request_count: load.warmup_request_count,
-        input_data: input_data(&data.input_data),
-        shapes: data.shapes.clone(),
-        string_length: data.string_length,
-        string_data: data.string_data.clone(),
         input_tensor_format: target.input_format.map(format_name),
         output_tensor_format: target.output_format.map(format_name),
-        input_datatypes: data
-            .input_datatypes
-            .iter()
-            .map(|(name, t)| (name.clone(), t.as_str().to_string()))
-            .collect(),
         header_names: target
             .headers
             .iter()
@@ -79,49 +48,103 @@ pub fn settings(
         streaming: target.streaming,
         validation_tolerance: target.validation_tolerance,
         request_timeout_s: target.request_timeout.as_secs_f64(),
-        client_threads: load.client_threads,
-        send_slack_us: load.send_slack.as_micros() as u64,
         grpc_connection_share: target.grpc_connection_share,
-        metrics: measure.metrics.as_ref().map(metrics),
         llm: target.llm().map(llm),
-        reported_percentiles: measure.reported_percentiles(),
-        csv_files: output.csv_paths().iter().map(|p| display(p)).collect(),
-        shard: load.shard.as_ref().map(|s| ShardRecord {
-            index: s.index,
-            count: s.count,
-            source: s.source.label().to_string(),
-            start_at: s.start_at.map(super::rfc3339),
-        }),
-        shared_memory: Some(
-            match target.shm().mode {
-                SharedMemory::None => "none",
-                SharedMemory::System => "system",
-            }
-            .to_string(),
-        ),
+        shared_memory: Some(shared_memory_name(target.shm().mode).to_string()),
         output_shared_memory_size: Some(target.shm().output_size),
-        tls: target.tls.as_ref().map(|t| TlsRecord {
-            ca_file: t.ca_file.as_deref().map(display),
-            client_certificate_file: t.client_cert.as_ref().map(|f| display(&f.path)),
-            verify_peer: t.verify_peer,
-            verify_host: t.verify_host,
-            target_name: t.target_name.clone(),
-        }),
-        arguments: arguments.to_vec(),
-        benchmark_duration_ms: measure.benchmark_duration.map(|d| d.as_millis() as u64),
+        tls: target.tls.as_ref().map(tls_record),
         grpc_method: match &target.api {
             ApiSettings::DynamicGrpc(grpc) => Some(grpc.method.clone()),
             _ => None,
         },
         server_in_process: target.server_in_process,
-        outputs: OutputsRecord {
-            verbose: output.verbose,
-            verbose_csv: output.verbose_csv,
-            report_dir: output.report_dir.as_deref().map(display),
-            results_file: output.results_file.as_deref().map(display),
-            per_url_csv: output.per_url_csv.as_deref().map(display),
-            profile_export_file: output.profile_export_file.as_deref().map(display),
-        },
+        // The data section.
+        batch_size: data.batch_size,
+        input_data: input_data(&data.input_data),
+        shapes: data.shapes.clone(),
+        string_length: data.string_length,
+        string_data: data.string_data.clone(),
+        input_datatypes: (data.input_datatypes.iter())
+            .map(|(name, t)| (name.clone(), t.as_str().to_string()))
+            .collect(),
+        // The load section.
+        load: load_record(load),
+        max_concurrency: load.max_concurrency,
+        seed: load.seed,
+        binary_search: load.binary_search,
+        request_count: load.request_count,
+        warmup_request_count: load.warmup_request_count,
+        client_threads: load.client_threads,
+        send_slack_us: load.send_slack.as_micros() as u64,
+        shard: load.shard.as_ref().map(shard_record),
+        // The measure section.
+        measurement_mode: measurement_mode_name(measure.measurement_mode).to_string(),
+        measurement_interval_ms: measure.measurement_interval.as_millis() as u64,
+        measurement_request_count: measure.measurement_request_count,
+        stability_percentage: measure.stability_percentage,
+        max_trials: measure.max_trials,
+        percentile: measure.percentile,
+        latency_threshold_ms: measure.latency_threshold_ms,
+        slo: measure.slo.iter().map(ToString::to_string).collect(),
+        metrics: measure.metrics.as_ref().map(metrics),
+        reported_percentiles: measure.reported_percentiles(),
+        benchmark_duration_ms: measure.benchmark_duration.map(|d| d.as_millis() as u64),
+        // The output section, and the command line as given.
+        csv_files: output.csv_paths().iter().map(|p| display(p)).collect(),
+        outputs: outputs_record(output),
+        arguments: arguments.to_vec(),
+    }
+}
+
+fn protocol_name(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Http => "http",
+        Protocol::Grpc => "grpc",
+    }
+}
+
+fn shared_memory_name(mode: SharedMemory) -> &'static str {
+    match mode {
+        SharedMemory::None => "none",
+        SharedMemory::System => "system",
+    }
+}
+
+fn measurement_mode_name(mode: MeasurementMode) -> &'static str {
+    match mode {
+        MeasurementMode::TimeWindows => "time_windows",
+        MeasurementMode::CountWindows => "count_windows",
+    }
+}
+
+/// TLS to the server, its files by path only.
+fn tls_record(t: &TlsSettings) -> TlsRecord {
+    TlsRecord {
+        ca_file: t.ca_file.as_deref().map(display),
+        client_certificate_file: t.client_cert.as_ref().map(|f| display(&f.path)),
+        verify_peer: t.verify_peer,
+        verify_host: t.verify_host,
+        target_name: t.target_name.clone(),
+    }
+}
+
+fn shard_record(s: &ShardPlan) -> ShardRecord {
+    ShardRecord {
+        index: s.index,
+        count: s.count,
+        source: s.source.label().to_string(),
+        start_at: s.start_at.map(super::rfc3339),
+    }
+}
+
+fn outputs_record(output: &OutputConfig) -> OutputsRecord {
+    OutputsRecord {
+        verbose: output.verbose,
+        verbose_csv: output.verbose_csv,
+        report_dir: output.report_dir.as_deref().map(display),
+        results_file: output.results_file.as_deref().map(display),
+        per_url_csv: output.per_url_csv.as_deref().map(display),
+        profile_export_file: output.profile_export_file.as_deref().map(display),
     }
 }
 
