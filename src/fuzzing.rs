@@ -245,7 +245,6 @@ pub fn flags(data: &[u8]) {
                 let _ = config.load.levels().take(1000).count();
                 if let Some(plan) = config.load.mode.timeline() {
                     let total = plan.total();
-                    let _ = plan.describe();
                     let _ = plan.value_at(total / 2);
                     let _ = plan.mean_over(total / 4, total);
                 }

@@ -100,27 +100,6 @@ impl Timeline {
             .sum();
         sum / steps as f64
     }
-
-    /// The plan in words, for the settings block: `rate 100 for 10s, 100..1000 for 5s`.
-    pub fn describe(&self) -> String {
-        let name = match self.kind {
-            TimelineKind::Rate => "rate",
-            TimelineKind::Concurrency => "concurrency",
-        };
-        let parts: Vec<String> = self
-            .segments
-            .iter()
-            .map(|s| {
-                let value = if s.from == s.to {
-                    format!("{}", s.from)
-                } else {
-                    format!("{}..{}", s.from, s.to)
-                };
-                format!("{value} for {}s", s.secs())
-            })
-            .collect();
-        format!("{name} {}", parts.join(", "))
-    }
 }
 
 /// `--ramp DURATION` with the range text of `--concurrency-range` or
@@ -363,7 +342,6 @@ mod tests {
         };
         let mean = rate.mean_over(Duration::from_secs(1), Duration::from_secs(2));
         assert!((mean - 250.0).abs() < 0.5);
-        assert_eq!(rate.describe(), "rate 100..500 for 4s");
         assert_eq!(plan.total(), Duration::from_secs(5));
     }
 }

@@ -202,3 +202,17 @@ fn an_llm_level_shows_genai_perfs_table_in_place_of_the_latency_lines() {
         .iter()
         .any(|l| l.starts_with("    Errors: 1 (20.00%): timeout × 1")));
 }
+
+#[test]
+fn a_load_plan_reads_as_its_segments() {
+    let segment = |from: f64, to: f64, duration_s: f64| SegmentRecord {
+        from,
+        to,
+        duration_s,
+    };
+    let segments = [segment(100.0, 500.0, 4.0), segment(500.0, 500.0, 10.0)];
+    assert_eq!(
+        plan_text("rate", &segments),
+        "rate 100..500 for 4s, 500 for 10s"
+    );
+}
