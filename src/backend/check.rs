@@ -299,6 +299,7 @@ mod tests {
             origin: "test".into(),
             prompt: None,
             stream: None,
+            turn: None,
         }
     }
 

@@ -54,6 +54,7 @@ pub fn read(
         origin: shown.clone(),
         prompt: None,
         stream: None,
+        turn: None,
     })
 }
 

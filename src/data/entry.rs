@@ -28,6 +28,23 @@ pub struct Entry {
     pub prompt: Option<Prompt>,
     /// The stream (sequence) of multi-stream input data the entry is a step of, in order.
     pub stream: Option<u32>,
+    /// For a turn of a multi-turn session: which session and where in it.
+    pub turn: Option<Turn>,
+}
+
+/// A turn of a multi-turn chat session. A session's turns are consecutive entries, in
+/// order; each turn's request carries the conversation so far (the earlier prompts and the
+/// answers the server gave), which the driver puts together as the session runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Turn {
+    /// The session's number in the dataset (0, 1, …).
+    pub session: u32,
+    /// The turn's place in its session (0: the first).
+    pub number: u32,
+    /// How many turns the session has.
+    pub of: u32,
+    /// Milliseconds to wait after the previous turn's answer before sending this one.
+    pub delay_ms: Option<f64>,
 }
 
 /// One prompt of an LLM run, protocol-free: its text and how long an answer to ask for —
@@ -41,6 +58,8 @@ pub struct Prompt {
     pub max_tokens: Option<u32>,
     /// A request body given by the user, sent as it is.
     pub body: Option<String>,
+    /// A system message sent before the conversation (`--shared-system-prompt-length`).
+    pub system: Option<std::sync::Arc<str>>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends
@@ -86,6 +105,7 @@ fn join(group: &[&Entry]) -> RunResult<Entry> {
         origin: first.origin.clone(),
         prompt: None,
         stream: first.stream,
+        turn: None,
     })
 }
 
@@ -321,6 +341,7 @@ mod tests {
             origin: format!("data[{value}]"),
             prompt: None,
             stream: None,
+            turn: None,
         }
     }
 

@@ -264,6 +264,7 @@ impl Reader<'_> {
             origin: format!("{} {at}", self.file),
             prompt: None,
             stream: None,
+            turn: None,
         })
     }
 

@@ -225,6 +225,7 @@ fn generated_entry(data: &DataConfig, model: &ModelSpec) -> RunResult<Entry> {
         origin: format!("generated {} data", input_data_name(&data.input_data)),
         prompt: None,
         stream: None,
+        turn: None,
     })
 }
 

@@ -65,6 +65,7 @@ fn entry(prompt: Prompt, origin: String) -> Entry {
         origin,
         prompt: Some(prompt),
         stream: None,
+        turn: None,
     }
 }
 
@@ -83,6 +84,7 @@ fn synthetic(llm: &OpenAiConfig, seed: u64, counter: &dyn TokenCount) -> RunResu
                 input_tokens: counted,
                 max_tokens: max_tokens(&mut rng, llm),
                 body: None,
+                system: None,
             };
             Ok(entry(prompt, format!("synthetic prompt {i}")))
         })
@@ -236,6 +238,7 @@ fn read_texts(
             input_tokens: count_given(counter, text, &format!("{shown} line {}", number + 1))?,
             max_tokens: max_tokens(&mut rng, llm),
             body: None,
+            system: None,
         };
         entries.push(entry(prompt, format!("{shown} line {}", number + 1)));
     }
@@ -275,6 +278,7 @@ fn read_payloads(path: &Path, counter: &dyn TokenCount) -> RunResult<Vec<Entry>>
                     .find_map(|k| body.get(k).and_then(Value::as_u64))
                     .map(|n| n.min(u32::MAX as u64) as u32),
                 body: Some(body.to_string()),
+                system: None,
                 text,
             };
             Ok(entry(prompt, format!("{shown} data[{i}]")))

@@ -190,6 +190,7 @@ mod tests {
             origin: String::new(),
             prompt: None,
             stream: *stream,
+            turn: None,
         };
         Dataset {
             tokenizer: None,

@@ -135,6 +135,7 @@ fn a_tensor_request_lists_its_inputs_by_name_as_perf_analyzer_writes_them() {
         origin: "test".into(),
         prompt: None,
         stream: None,
+        turn: None,
     };
     let settings = crate::results::test_settings(&["-m", "m"]);
     let dataset = Dataset {

@@ -61,15 +61,18 @@ mod tests {
             origin: "test".into(),
             prompt: Some(prompt),
             stream: None,
+            turn: None,
         };
         let generated = Prompt {
             text: "hello there".into(),
             input_tokens: 2,
             max_tokens: Some(5),
             body: None,
+            system: None,
         };
         let given = Prompt {
             body: Some("{\"model\":\"x\",\"messages\":[]}".into()),
+            system: None,
             ..generated.clone()
         };
         let dataset = Dataset {

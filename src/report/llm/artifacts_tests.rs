@@ -28,6 +28,7 @@ fn dataset() -> Dataset {
         input_tokens: 1,
         max_tokens: None,
         body: None,
+        system: None,
     };
     Dataset {
         tokenizer: None,
@@ -38,6 +39,7 @@ fn dataset() -> Dataset {
             origin: "test".into(),
             prompt: Some(prompt),
             stream: None,
+            turn: None,
         }],
     }
 }

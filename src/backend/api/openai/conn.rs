@@ -300,6 +300,7 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
         input_tokens: 1,
         max_tokens: Some(1),
         body: None,
+        system: None,
     };
     let body = quiet.body(&target.model, &prompt).to_string();
     let request = quiet.frame(target, body.as_bytes());

@@ -75,11 +75,19 @@ impl OpenAi {
         body.insert("model".into(), model.into());
         match self.llm.endpoint {
             Endpoint::Chat => {
-                let message = json!({"role": "user", "content": prompt.text});
-                body.insert("messages".into(), json!([message]));
+                let mut messages = Vec::with_capacity(2);
+                if let Some(system) = &prompt.system {
+                    messages.push(json!({"role": "system", "content": &**system}));
+                }
+                messages.push(json!({"role": "user", "content": prompt.text}));
+                body.insert("messages".into(), messages.into());
             }
             Endpoint::Completions => {
-                body.insert("prompt".into(), prompt.text.as_str().into());
+                let text = match &prompt.system {
+                    Some(system) => format!("{system}\n{}", prompt.text),
+                    None => prompt.text.clone(),
+                };
+                body.insert("prompt".into(), text.into());
             }
             Endpoint::Embeddings | Endpoint::Responses => {
                 body.insert("input".into(), prompt.text.as_str().into());
@@ -200,6 +208,7 @@ mod tests {
             input_tokens: 3,
             max_tokens: Some(7),
             body: None,
+            system: None,
         }
     }
 
