@@ -14,6 +14,7 @@ mod sentences;
 mod sequence;
 mod sweep;
 mod tls;
+mod workload;
 pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP};
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use openai::OpenAiArgs;
@@ -22,6 +23,7 @@ pub use sentences::{clap_sentence, top_help};
 pub use sequence::SequenceArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
 pub use tls::TlsArgs;
+pub use workload::WorkloadArgs;
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.
@@ -547,6 +549,8 @@ pub struct ProfileArgs {
     pub enable_mpi: bool,
     #[command(flatten)]
     pub llm: OpenAiArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
     #[command(flatten)]
     pub tls: TlsArgs,
     #[command(flatten)]

@@ -38,6 +38,7 @@ pub mod shm;
 mod slo;
 mod timeline;
 mod tls;
+pub mod workload;
 pub use request_options::TritonCApiSettings;
 pub use tls::{TlsFile, TlsFlags, TlsSettings};
 
@@ -222,6 +223,7 @@ impl Config {
         let streaming = parse_streaming(args.streaming, protocol, service_kind)?;
         let validation_tolerance = parse_tolerance(args.validation_tolerance)?;
         let llm = parse_llm(args, service_kind, protocol)?;
+        let workload = parse_workload(args, service_kind, &load)?;
         let tfserving = tfserving::parse(args, service_kind)?;
         let trace_settings =
             request_options::parse_trace_settings(&args.pa, protocol, service_kind)?;
@@ -276,6 +278,7 @@ impl Config {
                 string_length,
                 string_data: args.string_data.clone(),
                 input_datatypes,
+                workload,
             },
             load: LoadConfig {
                 mode: load,
@@ -437,6 +440,27 @@ fn check_count_rate(count: u64, range: &RateRange) -> RunResult<()> {
 }
 
 /// The LLM flags: read for `--service-kind openai` (HTTP only), refused elsewhere.
+/// The LLM workload flags: for OpenAI runs only, the trace slice for a fixed schedule only.
+fn parse_workload(
+    args: &ProfileArgs,
+    kind: ServiceKind,
+    load: &LoadMode,
+) -> RunResult<workload::WorkloadConfig> {
+    let workload = workload::WorkloadConfig::parse(&args.workload, args.llm.input_file.as_ref())?;
+    if workload.given() && kind != ServiceKind::OpenAi {
+        return Err(RunError::bad_option(
+            "The LLM workload flags (--custom-dataset-type, --prefix-prompt-length, --shared-system-prompt-length, --fixed-schedule-*-offset, --replay-speedup, --max-context-length) apply to OpenAI-compatible servers: add --service-kind openai (or AIPerf's --endpoint-type).",
+        ));
+    }
+    let slice = &workload.slice;
+    if (slice.start_ms.is_some() || slice.end_ms.is_some()) && *load != LoadMode::FixedSchedule {
+        return Err(RunError::bad_option(
+            "--fixed-schedule-start-offset and --fixed-schedule-end-offset pick a slice of a trace to replay: add --fixed-schedule.",
+        ));
+    }
+    Ok(workload)
+}
+
 fn parse_llm(
     args: &ProfileArgs,
     kind: ServiceKind,

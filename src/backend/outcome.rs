@@ -168,6 +168,8 @@ pub struct Tokens {
     /// `usage.completion_tokens` and `usage.prompt_tokens`, when the server sent them.
     pub usage_output: Option<u32>,
     pub usage_input: Option<u32>,
+    /// `usage.prompt_tokens_details.cached_tokens`, when the server sent it.
+    pub usage_cached: Option<u32>,
     /// `usage.completion_tokens_details.reasoning_tokens`, when sent.
     pub usage_reasoning: Option<u32>,
     /// The tokenizer's count of the answer's text (content and reasoning), once counted.

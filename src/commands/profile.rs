@@ -14,7 +14,7 @@ use crate::backend::replicas::{self, Replicas};
 use crate::backend::{Request, RequestShape, Target};
 use crate::cli::ProfileArgs;
 use crate::config::{Config, LoadMode};
-use crate::data::{Dataset, PromptSettings};
+use crate::data::{traces, Dataset, PromptSettings};
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::load::plan::Plan;
 use crate::load::profiler::{Interrupt, Profiler};
@@ -76,6 +76,11 @@ impl Prepared {
 
 /// Resolves the servers, reads the model (the same from each) and encodes the requests.
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
+    // The whole input file is read and checked before anything is sent.
+    let file = match &cfg.data.workload.file {
+        Some((path, format)) => Some(traces::read(path, *format, cfg.data.workload.block_size)?),
+        None => None,
+    };
     let targets = replicas::resolve_all(&cfg.target, RequestShape::of(&cfg.data)).await?;
     let model = replicas::discover_all(&targets).await?;
     let model =
@@ -85,6 +90,7 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
             llm,
             seed: cfg.load.seed,
             counter: Some(token_counter::for_run(llm, &targets[0]).await?),
+            file,
         }),
         None => None,
     };

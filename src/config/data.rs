@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::workload::WorkloadConfig;
 use super::InputData;
 use crate::model::DataType;
 
@@ -18,4 +19,6 @@ pub struct DataConfig {
     pub string_data: Option<String>,
     /// `--input-datatype NAME:TYPE`, for inputs the server's metadata does not declare.
     pub input_datatypes: BTreeMap<String, DataType>,
+    /// An LLM workload's file format, shared prefixes and trace slice.
+    pub workload: WorkloadConfig,
 }

@@ -13,7 +13,7 @@ use crate::model::{ModelSpec, TensorSpec};
 use crate::wire::Tensor;
 
 /// One step of user data: what one request carries at batch size 1.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Entry {
     /// Every model input. Shapes exclude the batch dimension for a batching model; data is
     /// raw little-endian bytes (BYTES: 4-byte length + bytes per element).
@@ -49,7 +49,7 @@ pub struct Turn {
 
 /// One prompt of an LLM run, protocol-free: its text and how long an answer to ask for —
 /// or, from perf_analyzer's OpenAI input format, a whole request body to send as given.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Prompt {
     pub text: String,
     /// Input tokens as inferperf counts them (words), when the server does not count them.
@@ -60,6 +60,9 @@ pub struct Prompt {
     pub body: Option<String>,
     /// A system message sent before the conversation (`--shared-system-prompt-length`).
     pub system: Option<std::sync::Arc<str>>,
+    /// Chat messages given by a trace (`messages`), sent in place of the text's one user
+    /// message; `text` then holds their contents, for counting.
+    pub messages: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends

@@ -12,6 +12,7 @@ pub mod prompts;
 pub mod shape;
 pub mod tokenizer;
 pub mod torchserve;
+pub mod traces;
 pub mod values;
 
 use crate::config::shard::ShardPlan;
@@ -39,6 +40,8 @@ pub struct PromptSettings<'a> {
     pub llm: &'a OpenAiConfig,
     pub seed: u64,
     pub counter: Option<tokenizer::Counter>,
+    /// `--input-file` in an AIPerf format, read and checked before anything was sent.
+    pub file: Option<traces::TraceFile>,
 }
 
 impl Dataset {
@@ -54,12 +57,23 @@ impl Dataset {
         model: &ModelSpec,
         prompts: Option<PromptSettings>,
     ) -> RunResult<Dataset> {
-        if let Some(PromptSettings { llm, seed, counter }) = prompts {
+        if let Some(PromptSettings {
+            llm,
+            seed,
+            counter,
+            file,
+        }) = prompts
+        {
             let counter = match counter {
                 Some(counter) => counter,
                 None => tokenizer::builtin(true)?,
             };
-            let entries = prompts::build(&data.input_data, llm, seed, counter.as_ref())?;
+            let sources = prompts::Sources {
+                input_data: &data.input_data,
+                workload: &data.workload,
+                file: file.as_ref(),
+            };
+            let entries = prompts::build(&sources, llm, seed, counter.as_ref())?;
             return Ok(Dataset {
                 entries,
                 tokenizer: Some(counter),

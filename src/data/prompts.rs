@@ -15,6 +15,8 @@ use serde_json::Value;
 
 use super::entry::{Entry, Prompt};
 use super::tokenizer::TokenCount;
+use super::traces::{self, TraceFile};
+use crate::config::workload::WorkloadConfig;
 use crate::config::{InputData, OpenAiConfig, PromptSource};
 use crate::error::{RunError, RunResult};
 
@@ -24,38 +26,76 @@ const SYLLABLES: [&str; 16] = [
     "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "da", "fe", "go", "hu", "ji", "po", "re", "zu",
 ];
 
+/// Where an LLM run's prompts come from, beyond the API's prompt settings.
+pub struct Sources<'a> {
+    pub input_data: &'a InputData,
+    pub workload: &'a WorkloadConfig,
+    /// `--input-file` in an AIPerf format, read and checked before anything was sent.
+    pub file: Option<&'a TraceFile>,
+}
+
 /// The entries of an LLM run, in the order they are sent: read from `input_data` when it
-/// is a file, else from the prompt source (synthetic prompts drawn with `seed`).
+/// is a file, from an AIPerf-format file, else from the prompt source (synthetic prompts
+/// drawn with `seed`); with the workload's shared system prompt, if any.
 pub fn build(
-    input_data: &InputData,
+    sources: &Sources,
     llm: &OpenAiConfig,
     seed: u64,
     counter: &dyn TokenCount,
 ) -> RunResult<Vec<Entry>> {
-    let entries = match (input_data, &llm.prompt_source) {
-        (InputData::Json(files), _) => {
+    let mut entries = match (sources.input_data, sources.file, &llm.prompt_source) {
+        (InputData::Json(files), _, _) => {
             let mut entries = Vec::new();
             for file in files {
                 entries.extend(read_payloads(file, counter)?);
             }
             entries
         }
-        (InputData::Directory(dir), _) => {
+        (InputData::Directory(dir), _, _) => {
             return Err(RunError::bad_option(format!(
                 "--input-data {}: an OpenAI run takes perf_analyzer's OpenAI JSON file ({{\"data\": [{{\"payload\": [{{...}}]}}]}}) or --prompt-source file, not a directory.",
                 dir.display()
             )))
         }
-        (_, PromptSource::File(path)) => read_texts(path, llm, seed, counter)?,
-        (_, PromptSource::Synthetic) => synthetic(llm, seed, counter)?,
+        (_, Some(file), _) => traces::entries(file, sources.workload, llm, seed, counter)?,
+        (_, None, PromptSource::File(path)) => read_texts(path, llm, seed, counter)?,
+        (_, None, PromptSource::Synthetic) => synthetic(llm, sources.workload, seed, counter)?,
     };
     if entries.is_empty() {
         return Err(RunError::bad_option(
             "The prompt source gives no prompts: give at least one.",
         ));
     }
+    if let Some(tokens) = sources.workload.system_prompt_tokens {
+        add_system_prompt(&mut entries, tokens, llm, seed, counter)?;
+    }
     Ok(entries)
 }
+
+/// One system message of `tokens` tokens, the same before every prompt (those sent as
+/// given keep theirs); each prompt's input length counts it.
+fn add_system_prompt(
+    entries: &mut [Entry],
+    tokens: u32,
+    llm: &OpenAiConfig,
+    seed: u64,
+    counter: &dyn TokenCount,
+) -> RunResult<()> {
+    let mut maker = PromptMaker::new(llm, seed ^ SYSTEM_SEED, counter);
+    let text = maker.text_of(tokens)?;
+    let counted = maker.count(&text, "the shared system prompt")?;
+    let shared: std::sync::Arc<str> = text.into();
+    for prompt in entries.iter_mut().filter_map(|e| e.prompt.as_mut()) {
+        if prompt.body.is_none() && prompt.messages.is_none() {
+            prompt.system = Some(shared.clone());
+            prompt.input_tokens += counted;
+        }
+    }
+    Ok(())
+}
+
+/// Draws the system prompt apart from the prompts, so that adding it changes none of them.
+const SYSTEM_SEED: u64 = 0x5157_u64;
 
 fn entry(prompt: Prompt, origin: String) -> Entry {
     Entry {
@@ -69,34 +109,125 @@ fn entry(prompt: Prompt, origin: String) -> Entry {
     }
 }
 
-/// `--num-prompts` prompts of exactly the drawn number of tokens each (see [`exact_text`]).
-fn synthetic(llm: &OpenAiConfig, seed: u64, counter: &dyn TokenCount) -> RunResult<Vec<Entry>> {
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let vocabulary = vocabulary(&mut rng);
-    let mut inexact = 0usize;
+/// `--num-prompts` prompts of exactly the drawn number of tokens each (see [`exact_text`]),
+/// each after one of the shared prefixes when the workload has them.
+fn synthetic(
+    llm: &OpenAiConfig,
+    workload: &WorkloadConfig,
+    seed: u64,
+    counter: &dyn TokenCount,
+) -> RunResult<Vec<Entry>> {
+    let mut maker = PromptMaker::new(llm, seed, counter);
+    let prefixes = match workload.prefixes {
+        Some(p) => (0..p.count)
+            .map(|_| maker.text_of(p.tokens))
+            .collect::<RunResult<Vec<_>>>()?,
+        None => Vec::new(),
+    };
     let entries = (0..llm.num_prompts)
         .map(|i| {
-            let tokens = draw(&mut rng, llm.input_tokens_mean, llm.input_tokens_stddev);
-            let (text, counted) = exact_text(counter, &mut rng, &vocabulary, i, tokens)?;
-            inexact += (counted != tokens) as usize;
+            let tokens = maker.draw_input();
+            let own = maker.text_of(tokens)?;
+            let text = match prefixes.len() {
+                0 => own,
+                k => format!("{} {own}", prefixes[maker.pick(k)]),
+            };
             let prompt = Prompt {
+                input_tokens: maker.count(&text, "a synthetic prompt")?,
                 text,
-                input_tokens: counted,
-                max_tokens: max_tokens(&mut rng, llm),
-                body: None,
-                system: None,
+                max_tokens: maker.max_tokens(),
+                ..Prompt::default()
             };
             Ok(entry(prompt, format!("synthetic prompt {i}")))
         })
         .collect::<RunResult<Vec<_>>>()?;
-    if inexact > 0 {
-        println!(
-            "Warning: {inexact} of {} synthetic prompts could not be made of exactly the drawn number of tokens with {}; their input length is the tokenizer's count of what was sent.",
-            entries.len(),
-            counter.info().describe()
-        );
-    }
+    maker.warn_inexact(entries.len());
     Ok(entries)
+}
+
+/// Makes the texts of a run's prompts: exactly so many tokens of pseudo-words (each text's
+/// first word its own), drawn lengths, and counts by the run's tokenizer.
+pub struct PromptMaker<'a> {
+    llm: &'a OpenAiConfig,
+    rng: SmallRng,
+    vocabulary: Vec<String>,
+    counter: &'a dyn TokenCount,
+    made: usize,
+    inexact: usize,
+}
+
+impl<'a> PromptMaker<'a> {
+    pub fn new(llm: &'a OpenAiConfig, seed: u64, counter: &'a dyn TokenCount) -> Self {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let vocabulary = vocabulary(&mut rng);
+        PromptMaker {
+            llm,
+            rng,
+            vocabulary,
+            counter,
+            made: 0,
+            inexact: 0,
+        }
+    }
+
+    /// A new text of `tokens` tokens (as near as the tokenizer allows).
+    pub fn text_of(&mut self, tokens: u32) -> RunResult<String> {
+        let number = self.made;
+        self.made += 1;
+        self.exact(number, tokens)
+    }
+
+    /// The text of a trace's block `id`, of `tokens` tokens.
+    pub fn block_text(&mut self, id: u64, tokens: u32) -> RunResult<String> {
+        self.exact(id.min(usize::MAX as u64) as usize, tokens)
+    }
+
+    fn exact(&mut self, number: usize, tokens: u32) -> RunResult<String> {
+        let (text, counted) = exact_text(
+            self.counter,
+            &mut self.rng,
+            &self.vocabulary,
+            number,
+            tokens,
+        )?;
+        self.inexact += (counted != tokens) as usize;
+        Ok(text)
+    }
+
+    /// A prompt length drawn from `--synthetic-input-tokens-mean`/`-stddev`.
+    pub fn draw_input(&mut self) -> u32 {
+        draw(
+            &mut self.rng,
+            self.llm.input_tokens_mean,
+            self.llm.input_tokens_stddev,
+        )
+    }
+
+    /// One of `k` choices, at random.
+    pub fn pick(&mut self, k: usize) -> usize {
+        self.rng.random_range(0..k)
+    }
+
+    /// The answer's length to ask for, drawn from `--output-tokens-mean`/`-stddev`.
+    pub fn max_tokens(&mut self) -> Option<u32> {
+        max_tokens(&mut self.rng, self.llm)
+    }
+
+    /// The tokens of a text, as the run's tokenizer counts them.
+    pub fn count(&self, text: &str, origin: &str) -> RunResult<u32> {
+        count_given(self.counter, text, origin)
+    }
+
+    /// Says how many texts could not be made of exactly their number of tokens.
+    pub fn warn_inexact(&self, of: usize) {
+        if self.inexact > 0 {
+            println!(
+                "Warning: {} of {of} synthetic texts could not be made of exactly the drawn number of tokens with {}; their input length is the tokenizer's count of what was sent.",
+                self.inexact,
+                self.counter.info().describe()
+            );
+        }
+    }
 }
 
 /// Pieces tried, in turn, to add exactly one token to a text that is short of its length.
@@ -239,6 +370,7 @@ fn read_texts(
             max_tokens: max_tokens(&mut rng, llm),
             body: None,
             system: None,
+            messages: None,
         };
         entries.push(entry(prompt, format!("{shown} line {}", number + 1)));
     }
@@ -273,17 +405,23 @@ fn read_payloads(path: &Path, counter: &dyn TokenCount) -> RunResult<Vec<Entry>>
             let text = prompt_text(body);
             let prompt = Prompt {
                 input_tokens: count_given(counter, &text, &format!("{shown} data[{i}]"))?,
-                max_tokens: ["max_tokens", "max_completion_tokens"]
-                    .iter()
-                    .find_map(|k| body.get(k).and_then(Value::as_u64))
-                    .map(|n| n.min(u32::MAX as u64) as u32),
+                max_tokens: body_max_tokens(body),
                 body: Some(body.to_string()),
                 system: None,
+                messages: None,
                 text,
             };
             Ok(entry(prompt, format!("{shown} data[{i}]")))
         })
         .collect()
+}
+
+/// The answer's length a request body asks for (`max_tokens` or `max_completion_tokens`).
+pub(crate) fn body_max_tokens(body: &Value) -> Option<u32> {
+    ["max_tokens", "max_completion_tokens"]
+        .iter()
+        .find_map(|k| body.get(k).and_then(Value::as_u64))
+        .map(|n| n.min(u32::MAX as u64) as u32)
 }
 
 /// The tokens of a prompt read from a file.
@@ -297,7 +435,7 @@ fn count_given(counter: &dyn TokenCount, text: &str, origin: &str) -> RunResult<
 }
 
 /// The text a request body asks about: its messages' contents, prompt or input.
-fn prompt_text(body: &Value) -> String {
+pub(crate) fn prompt_text(body: &Value) -> String {
     let strings = |v: &Value| -> Vec<String> {
         match v {
             Value::String(s) => vec![s.clone()],
@@ -367,7 +505,7 @@ mod tests {
     fn synthetic_prompts_have_exactly_the_drawn_token_counts() {
         let builtin = crate::data::tokenizer::builtin(false).unwrap();
         for counter in [&bytes() as &dyn TokenCount, builtin.as_ref()] {
-            let entries = synthetic(&llm(), 7, counter).unwrap();
+            let entries = synthetic(&llm(), &WorkloadConfig::default(), 7, counter).unwrap();
             assert_eq!(entries.len(), 50);
             let prompts: Vec<&Prompt> =
                 entries.iter().map(|e| e.prompt.as_ref().unwrap()).collect();
@@ -379,7 +517,7 @@ mod tests {
             assert!((mean - 200.0).abs() < 10.0, "{mean}");
             assert!(lengths.iter().any(|&n| n != 200), "the stddev varies them");
             assert_eq!(prompts[0].max_tokens, Some(20));
-            let again = synthetic(&llm(), 7, counter).unwrap();
+            let again = synthetic(&llm(), &WorkloadConfig::default(), 7, counter).unwrap();
             assert_eq!(
                 again[3].prompt, entries[3].prompt,
                 "a seed gives the same prompts"

@@ -80,6 +80,10 @@ pub struct TokenStats {
     pub first_output: Distribution,
     /// The server's `usage.prompt_tokens` per request that sent it (its chat template in).
     pub usage_input_tokens: Distribution,
+    /// The server's `usage.prompt_tokens_details.cached_tokens` per request that sent it:
+    /// prompt tokens served from its prefix cache (AIPerf's
+    /// `usage_prompt_cache_read_tokens`).
+    pub usage_cached_tokens: Distribution,
     /// |server − tokenizer| / tokenizer of the prompt and of the answer, in thousandths of a
     /// percent, per request that both counted (AIPerf's `usage_*_tokens_diff_pct`).
     pub usage_prompt_diff: Distribution,
@@ -178,6 +182,9 @@ impl TokenStats {
             let ns = at.saturating_duration_since(sample.scheduled).as_nanos() as u64;
             self.first_output.record(ns);
         }
+        if let Some(cached) = tokens.usage_cached {
+            self.usage_cached_tokens.record(cached as u64);
+        }
         if let Some(server) = tokens.usage_input {
             self.usage_input_tokens.record(server as u64);
             if tokens.input > 0 {
@@ -200,7 +207,7 @@ impl TokenStats {
         }
     }
 
-    fn distributions(&mut self) -> [&mut Distribution; 16] {
+    fn distributions(&mut self) -> [&mut Distribution; 17] {
         [
             &mut self.output_tokens,
             &mut self.input_tokens,
@@ -215,6 +222,7 @@ impl TokenStats {
             &mut self.content_tokens,
             &mut self.first_output,
             &mut self.usage_input_tokens,
+            &mut self.usage_cached_tokens,
             &mut self.usage_prompt_diff,
             &mut self.usage_completion_diff,
             &mut self.osl_mismatch_diff,

@@ -272,6 +272,8 @@ fn tokens_record(t: &TokenStats, w: &WindowStats, percentiles: &[f64]) -> Tokens
         content_tokens: dist(&t.content_tokens, COUNT),
         first_output: dist(&t.first_output, NS),
         usage_input_tokens: dist(&t.usage_input_tokens, COUNT),
+        usage_cached_tokens: (t.usage_cached_tokens.count() > 0)
+            .then(|| dist(&t.usage_cached_tokens, COUNT)),
         usage_prompt_diff: dist(&t.usage_prompt_diff, MILLI_PCT),
         usage_completion_diff: dist(&t.usage_completion_diff, MILLI_PCT),
         osl_mismatch: t.osl_mismatch,

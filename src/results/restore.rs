@@ -219,6 +219,10 @@ fn token_stats(t: &TokensRecord) -> Result<TokenStats, String> {
         content_tokens: distribution(&t.content_tokens, "tokens.content_tokens")?,
         first_output: distribution(&t.first_output, "tokens.first_output")?,
         usage_input_tokens: distribution(&t.usage_input_tokens, "tokens.usage_input_tokens")?,
+        usage_cached_tokens: match &t.usage_cached_tokens {
+            Some(d) => distribution(d, "tokens.usage_cached_tokens")?,
+            None => Default::default(),
+        },
         usage_prompt_diff: distribution(&t.usage_prompt_diff, "tokens.usage_prompt_diff")?,
         usage_completion_diff: distribution(
             &t.usage_completion_diff,

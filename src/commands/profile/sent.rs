@@ -69,10 +69,12 @@ mod tests {
             max_tokens: Some(5),
             body: None,
             system: None,
+            messages: None,
         };
         let given = Prompt {
             body: Some("{\"model\":\"x\",\"messages\":[]}".into()),
             system: None,
+            messages: None,
             ..generated.clone()
         };
         let dataset = Dataset {

@@ -61,7 +61,7 @@ const fn per_request(
 /// them (the CSV sorts them by tag). Request latency and time to first token start at the
 /// send; Effective Latency starts at the scheduled send (inferperf's latency) and
 /// Credit-to-Start is how late the send was — AIPerf's credit is the moment a request may go.
-const REQUEST_METRICS: [RequestMetric; 22] = [
+const REQUEST_METRICS: [RequestMetric; 23] = [
     per_request(
         "request_latency",
         "Request Latency",
@@ -193,6 +193,13 @@ const REQUEST_METRICS: [RequestMetric; 22] = [
         "Usage Prompt Tokens",
         "tokens",
         Figure::UsagePromptTokens,
+        Runs::All,
+    ),
+    per_request(
+        "usage_prompt_cache_read_tokens",
+        "Usage Prompt Cache Read Tokens",
+        "tokens",
+        Figure::UsagePromptCacheRead,
         Runs::All,
     ),
     per_request(

@@ -29,6 +29,7 @@ fn dataset() -> Dataset {
         max_tokens: None,
         body: None,
         system: None,
+        messages: None,
     };
     Dataset {
         tokenizer: None,

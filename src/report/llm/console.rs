@@ -142,6 +142,15 @@ fn token_lines(tokens: &TokenStats, w: &WindowStats) -> Vec<String> {
             grouped_two_decimals(server.avg())
         ));
     }
+    if let Some(cached) = Figure::UsagePromptCacheRead.stats(w) {
+        let prompt = Figure::UsagePromptTokens.stats(w);
+        let share = super::cache_read_pct(w).map_or("-".into(), grouped_two_decimals);
+        lines.push(format!(
+            "{INDENT}Prefix cache: {} of {} prompt tokens per request served from the server's cache ({share}% of prompt tokens)",
+            grouped_two_decimals(cached.avg()),
+            grouped_two_decimals(prompt.map_or(0.0, |s| s.avg())),
+        ));
+    }
     if let Some(diff) = Figure::UsageCompletionDiff.stats(w) {
         let verdict = if diff.avg() > USAGE_DIFF_WARN_PCT {
             " — [WARNING] more than 2%: the tokenizer is likely not the model's; give --tokenizer with the model's own"

@@ -59,6 +59,8 @@ pub enum Figure {
     ContentTokens,
     /// The server's `usage.prompt_tokens` per request.
     UsagePromptTokens,
+    /// The server's `usage.prompt_tokens_details.cached_tokens` per request.
+    UsagePromptCacheRead,
     /// |server − tokenizer| / tokenizer of prompts and of answers (%).
     UsagePromptDiff,
     UsageCompletionDiff,
@@ -99,6 +101,7 @@ impl Figure {
             Figure::ReasoningTokens => (tokens.map(|t| &t.reasoning_tokens), 1.0),
             Figure::ContentTokens => (tokens.map(|t| &t.content_tokens), 1.0),
             Figure::UsagePromptTokens => (tokens.map(|t| &t.usage_input_tokens), 1.0),
+            Figure::UsagePromptCacheRead => (tokens.map(|t| &t.usage_cached_tokens), 1.0),
             Figure::UsagePromptDiff => (tokens.map(|t| &t.usage_prompt_diff), 1e-3),
             Figure::UsageCompletionDiff => (tokens.map(|t| &t.usage_completion_diff), 1e-3),
             Figure::OslMismatchDiff => (tokens.map(|t| &t.osl_mismatch_diff), 1e-3),
@@ -114,6 +117,19 @@ impl Figure {
                 scale,
             })
     }
+}
+
+/// The share of prompt tokens the server served from its prefix cache, in percent: all
+/// requests' `cached_tokens` over their `prompt_tokens` (AIPerf's
+/// `overall_usage_prompt_cache_read_pct`); `None` when the server sent no cached counts.
+pub fn cache_read_pct(w: &WindowStats) -> Option<f64> {
+    let tokens = w.tokens.as_deref()?;
+    let cached = &tokens.usage_cached_tokens;
+    let prompt = &tokens.usage_input_tokens;
+    if cached.count() == 0 || prompt.sum() == 0 {
+        return None;
+    }
+    Some(100.0 * cached.sum() as f64 / prompt.sum() as f64)
 }
 
 /// The statistics of one figure in its reporting unit. Percentiles come from the window's

@@ -368,6 +368,10 @@ pub struct TokensRecord {
     pub content_tokens: DistributionRecord,
     pub first_output: DistributionRecord,
     pub usage_input_tokens: DistributionRecord,
+    /// Prompt tokens the server served from its cache, per request that said (absent in
+    /// files written before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_cached_tokens: Option<DistributionRecord>,
     pub usage_prompt_diff: DistributionRecord,
     pub usage_completion_diff: DistributionRecord,
     pub osl_mismatch: u64,

@@ -46,6 +46,7 @@ impl StreamCount {
         let usage = &mut self.usage;
         usage.completion_tokens = facts.completion_tokens.or(usage.completion_tokens);
         usage.prompt_tokens = facts.prompt_tokens.or(usage.prompt_tokens);
+        usage.cached_tokens = facts.cached_tokens.or(usage.cached_tokens);
         usage.reasoning_tokens = facts.reasoning_tokens.or(usage.reasoning_tokens);
     }
 }
@@ -70,6 +71,7 @@ fn answer_tokens(
         unstreamed,
         usage_output: usage.completion_tokens,
         usage_input: usage.prompt_tokens,
+        usage_cached: usage.cached_tokens,
         usage_reasoning: usage.reasoning_tokens,
         asked: request.max_tokens,
         ..ex.tokens
@@ -301,6 +303,7 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
         max_tokens: Some(1),
         body: None,
         system: None,
+        messages: None,
     };
     let body = quiet.body(&target.model, &prompt).to_string();
     let request = quiet.frame(target, body.as_bytes());

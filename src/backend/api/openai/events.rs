@@ -113,6 +113,9 @@ pub struct ChunkFacts {
     /// `usage.completion_tokens` and `usage.prompt_tokens`, when given.
     pub completion_tokens: Option<u32>,
     pub prompt_tokens: Option<u32>,
+    /// `usage.prompt_tokens_details.cached_tokens`: prompt tokens the server served from
+    /// its prefix cache, when given.
+    pub cached_tokens: Option<u32>,
     /// `usage.completion_tokens_details.reasoning_tokens`, when given.
     pub reasoning_tokens: Option<u32>,
 }
@@ -195,6 +198,14 @@ struct Usage {
     completion_tokens: Option<u32>,
     #[serde(default, alias = "output_tokens_details")]
     completion_tokens_details: Option<CompletionDetails>,
+    #[serde(default, alias = "input_tokens_details")]
+    prompt_tokens_details: Option<PromptDetails>,
+}
+
+#[derive(Deserialize)]
+struct PromptDetails {
+    #[serde(default)]
+    cached_tokens: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -319,6 +330,10 @@ fn facts(chunk: &Chunk<'_>, ex: &mut Exchange<'_>) -> ChunkFacts {
     if let Some(usage) = chunk.usage.as_ref().or(usage) {
         facts.completion_tokens = usage.completion_tokens;
         facts.prompt_tokens = usage.prompt_tokens;
+        facts.cached_tokens = usage
+            .prompt_tokens_details
+            .as_ref()
+            .and_then(|d| d.cached_tokens);
         facts.reasoning_tokens = usage
             .completion_tokens_details
             .as_ref()

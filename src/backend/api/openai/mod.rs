@@ -74,6 +74,10 @@ impl OpenAi {
         let mut body = Map::new();
         body.insert("model".into(), model.into());
         match self.llm.endpoint {
+            Endpoint::Chat if prompt.messages.is_some() => {
+                let given = prompt.messages.as_deref().cloned().unwrap_or_default();
+                body.insert("messages".into(), given);
+            }
             Endpoint::Chat => {
                 let mut messages = Vec::with_capacity(2);
                 if let Some(system) = &prompt.system {
@@ -209,6 +213,7 @@ mod tests {
             max_tokens: Some(7),
             body: None,
             system: None,
+            messages: None,
         }
     }
 

@@ -1,0 +1,280 @@
+//! The JSON Lines formats of AIPerf's custom datasets — single_turn, multi_turn and
+//! mooncake_trace — and its inputs.json, each read into [`Record`]s with every field checked.
+
+use serde_json::{Map, Value};
+
+use super::{Content, Record};
+use crate::error::{RunError, RunResult};
+
+/// A bad line: one sentence naming the file, the line and what is wrong.
+fn bad(origin: &str, what: impl std::fmt::Display) -> RunError {
+    RunError::bad_option(format!("--input-file {origin}: {what}."))
+}
+
+/// Every non-blank line of a JSON Lines file as an object, with its `FILE line N`.
+fn objects<'a>(
+    file: &'a str,
+    text: &'a str,
+) -> impl Iterator<Item = RunResult<(String, Map<String, Value>)>> + 'a {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(move |(i, line)| {
+            let origin = format!("{file} line {}", i + 1);
+            match serde_json::from_str::<Value>(line) {
+                Ok(Value::Object(map)) => Ok((origin, map)),
+                Ok(_) => Err(bad(&origin, "not a JSON object")),
+                Err(e) => Err(bad(&origin, format_args!("not JSON ({e})"))),
+            }
+        })
+}
+
+fn number(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option<f64>> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => match v.as_f64() {
+            Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n)),
+            _ => Err(bad(
+                origin,
+                format_args!("\"{key}\" must be a number of at least 0, not {v}"),
+            )),
+        },
+    }
+}
+
+fn count(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option<u32>> {
+    match number(origin, map, key)? {
+        None => Ok(None),
+        Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(Some(n as u32)),
+        Some(n) => Err(bad(
+            origin,
+            format_args!("\"{key}\" must be a whole number of at least 1, not {n}"),
+        )),
+    }
+}
+
+/// `timestamp` or `delay` (ms), not both, as AIPerf's models require.
+fn timing(origin: &str, map: &Map<String, Value>) -> RunResult<(Option<f64>, Option<f64>)> {
+    let timestamp = number(origin, map, "timestamp")?;
+    let delay = number(origin, map, "delay")?;
+    if timestamp.is_some() && delay.is_some() {
+        return Err(bad(
+            origin,
+            "\"timestamp\" and \"delay\" cannot both be given",
+        ));
+    }
+    Ok((timestamp, delay))
+}
+
+/// A turn's text: `text`, or `texts` (strings or {"contents": [...]} objects) joined.
+fn turn_text(origin: &str, map: &Map<String, Value>) -> RunResult<String> {
+    let text = map.get("text").and_then(Value::as_str);
+    let texts = map.get("texts").filter(|v| !v.is_null());
+    match (text, texts) {
+        (Some(_), Some(_)) => Err(bad(origin, "\"text\" and \"texts\" cannot both be given")),
+        (Some(text), None) => Ok(text.to_string()),
+        (None, Some(Value::Array(items))) if !items.is_empty() => {
+            let mut parts = Vec::new();
+            for item in items {
+                match item {
+                    Value::String(s) => parts.push(s.clone()),
+                    Value::Object(o) => match o.get("contents").and_then(Value::as_array) {
+                        Some(contents) => parts.extend(
+                            contents
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .map(str::to_string),
+                        ),
+                        None => {
+                            return Err(bad(
+                                origin,
+                                "a \"texts\" object needs a \"contents\" list of strings",
+                            ))
+                        }
+                    },
+                    _ => return Err(bad(origin, "\"texts\" must list strings")),
+                }
+            }
+            Ok(parts.join(" "))
+        }
+        _ => Err(bad(
+            origin,
+            "no \"text\" or \"texts\" (inferperf sends text; images, audio and video are not sent)",
+        )),
+    }
+}
+
+/// A single_turn line (or a multi_turn turn): its text, timing and `output_length`.
+fn turn(origin: String, map: &Map<String, Value>, session: Option<u32>) -> RunResult<Record> {
+    let (timestamp_ms, delay_ms) = timing(&origin, map)?;
+    Ok(Record {
+        content: Content::Text(turn_text(&origin, map)?),
+        output_length: count(&origin, map, "output_length")?,
+        answer: None,
+        timestamp_ms,
+        delay_ms,
+        session,
+        origin,
+    })
+}
+
+/// single_turn: a request per line.
+pub fn single_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
+    objects(file, text)
+        .map(|line| {
+            let (origin, map) = line?;
+            turn(origin, &map, None)
+        })
+        .collect()
+}
+
+/// multi_turn: a session per line, `{"session_id": ..., "turns": [{turn}, ...]}`.
+pub fn multi_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
+    let mut records = Vec::new();
+    for (session, line) in objects(file, text).enumerate() {
+        let (origin, map) = line?;
+        let turns = match map.get("turns") {
+            Some(Value::Array(turns)) if !turns.is_empty() => turns,
+            Some(Value::Array(_)) | None => {
+                return Err(bad(
+                    &origin,
+                    "a session without turns; give \"turns\": [{\"text\": ...}, ...]",
+                ))
+            }
+            Some(_) => return Err(bad(&origin, "\"turns\" must be a list of turns")),
+        };
+        for (k, value) in turns.iter().enumerate() {
+            let Value::Object(turn_map) = value else {
+                return Err(bad(&origin, format_args!("turn {k} is not an object")));
+            };
+            records.push(turn(
+                format!("{origin} turn {k}"),
+                turn_map,
+                Some(session as u32),
+            )?);
+        }
+    }
+    Ok(records)
+}
+
+/// mooncake_trace: a request per line — `input_length` (with optional `hash_ids`),
+/// `text_input`, `messages` or `payload`, exactly one; optional `timestamp` or `delay` and
+/// `output_length`.
+pub fn mooncake(file: &str, text: &str) -> RunResult<Vec<Record>> {
+    objects(file, text)
+        .map(|line| {
+            let (origin, map) = line?;
+            let (timestamp_ms, delay_ms) = timing(&origin, &map)?;
+            Ok(Record {
+                content: mooncake_content(&origin, &map)?,
+                output_length: count(&origin, &map, "output_length")?,
+                answer: None,
+                timestamp_ms,
+                delay_ms,
+                session: None,
+                origin,
+            })
+        })
+        .collect()
+}
+
+fn mooncake_content(origin: &str, map: &Map<String, Value>) -> RunResult<Content> {
+    let given = |k: &str| map.get(k).is_some_and(|v| !v.is_null());
+    let modes = ["input_length", "text_input", "messages", "payload"];
+    match modes.iter().filter(|k| given(k)).count() {
+        0 => return Err(bad(origin, "no \"input_length\", \"text_input\", \"messages\" or \"payload\"; a trace line needs a length or a text")),
+        1 => {}
+        _ => return Err(bad(origin, "give one of \"input_length\", \"text_input\", \"messages\" and \"payload\", not several")),
+    }
+    if given("hash_ids") && !given("input_length") {
+        return Err(bad(origin, "\"hash_ids\" go with \"input_length\""));
+    }
+    if let Some(tokens) = count(origin, map, "input_length")? {
+        return Ok(Content::Length {
+            tokens,
+            hash_ids: hash_ids(origin, map)?,
+        });
+    }
+    if let Some(text) = map.get("text_input") {
+        return match text.as_str() {
+            Some(text) => Ok(Content::Text(text.to_string())),
+            None => Err(bad(origin, "\"text_input\" must be a string")),
+        };
+    }
+    if let Some(messages) = map.get("messages") {
+        let valid = messages
+            .as_array()
+            .is_some_and(|m| !m.is_empty() && m.iter().all(|x| x.get("role").is_some()));
+        if !valid {
+            return Err(bad(
+                origin,
+                "\"messages\" must be a non-empty list of objects with a \"role\"",
+            ));
+        }
+        return Ok(Content::Messages(messages.clone()));
+    }
+    match map.get("payload") {
+        Some(body @ Value::Object(_)) => Ok(Content::Payload(body.clone())),
+        _ => Err(bad(
+            origin,
+            "\"payload\" must be a request body (a JSON object)",
+        )),
+    }
+}
+
+fn hash_ids(origin: &str, map: &Map<String, Value>) -> RunResult<Vec<u64>> {
+    match map.get("hash_ids") {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(ids)) => ids
+            .iter()
+            .map(|id| {
+                id.as_u64().ok_or_else(|| {
+                    bad(
+                        origin,
+                        format_args!("hash id {id} is not a whole number of at least 0"),
+                    )
+                })
+            })
+            .collect(),
+        Some(_) => Err(bad(origin, "\"hash_ids\" must be a list of whole numbers")),
+    }
+}
+
+/// AIPerf's inputs.json: `{"data": [{"session_id": ..., "payloads": [{body}, ...]}]}`,
+/// each payload a turn sent as given.
+pub fn inputs_json(file: &str, text: &str) -> RunResult<Vec<Record>> {
+    let root: Value = serde_json::from_str(text)
+        .map_err(|e| bad(file, format_args!("not JSON ({e}); AIPerf's inputs.json is {{\"data\": [{{\"session_id\": ..., \"payloads\": [...]}}]}}")))?;
+    let Some(data) = root.get("data").and_then(Value::as_array) else {
+        return Err(bad(file, "no \"data\" list; AIPerf's inputs.json is {\"data\": [{\"session_id\": ..., \"payloads\": [...]}]}"));
+    };
+    let mut records = Vec::new();
+    for (i, session) in data.iter().enumerate() {
+        let origin = format!("{file} data[{i}]");
+        let Some(payloads) = session.get("payloads").and_then(Value::as_array) else {
+            return Err(bad(&origin, "no \"payloads\" list"));
+        };
+        if payloads.is_empty() {
+            return Err(bad(&origin, "a session without payloads"));
+        }
+        let multi = payloads.len() > 1;
+        for (k, body) in payloads.iter().enumerate() {
+            if !body.is_object() {
+                return Err(bad(
+                    &origin,
+                    format_args!("payload {k} is not a request body (a JSON object)"),
+                ));
+            }
+            records.push(Record {
+                origin: format!("{origin} payload {k}"),
+                session: multi.then_some(i as u32),
+                timestamp_ms: None,
+                delay_ms: None,
+                content: Content::Payload(body.clone()),
+                output_length: None,
+                answer: None,
+            });
+        }
+    }
+    Ok(records)
+}

@@ -1,0 +1,304 @@
+//! The AIPerf formats read from files in the form AIPerf's own examples have, and every
+//! bad line refused with its file, line and fault.
+
+use std::path::PathBuf;
+
+use super::*;
+use crate::config::workload::{SharedPrefixes, TraceSlice};
+use crate::config::{Endpoint, PromptSource};
+use crate::data::tokenizer::{builtin, Counter};
+
+fn llm() -> OpenAiConfig {
+    OpenAiConfig {
+        endpoint: Endpoint::Chat,
+        input_tokens_mean: 20,
+        input_tokens_stddev: 0.0,
+        output_tokens_mean: Some(7),
+        output_tokens_stddev: 0.0,
+        output_deterministic: false,
+        extra_inputs: Vec::new(),
+        prompt_source: PromptSource::Synthetic,
+        num_prompts: 3,
+        artifact_dir: None,
+        tokenizer: None,
+        tokenizer_revision: None,
+        use_server_token_count: false,
+    }
+}
+
+fn file(dir: &tempfile::TempDir, text: &str) -> PathBuf {
+    let path = dir.path().join("in.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn counter() -> Counter {
+    builtin(false).unwrap()
+}
+
+fn load(text: &str, format: FileFormat, workload: &WorkloadConfig) -> RunResult<Vec<Entry>> {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = read(&file(&dir, text), format, workload.block_size)?;
+    entries(&trace, workload, &llm(), 1, counter().as_ref())
+}
+
+fn refusal(text: &str, format: FileFormat) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    read(&file(&dir, text), format, Some(16))
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn single_turn_lines_as_aiperf_writes_them() {
+    let text = concat!(
+        "{\"text\": \"What is deep learning?\"}\n",
+        "{\"texts\": [\"Who are you?\", \"Hello world\"], \"output_length\": 12}\n",
+        "{\"timestamp\": 1000, \"text\": \"What is AI?\"}\n",
+    );
+    let entries = load(text, FileFormat::SingleTurn, &WorkloadConfig::default()).unwrap();
+    let prompts: Vec<&Prompt> = entries.iter().map(|e| e.prompt.as_ref().unwrap()).collect();
+    assert_eq!(prompts[0].text, "What is deep learning?");
+    assert_eq!(
+        prompts[0].max_tokens,
+        Some(7),
+        "the run's --output-tokens-mean"
+    );
+    assert_eq!(prompts[1].text, "Who are you? Hello world");
+    assert_eq!(prompts[1].max_tokens, Some(12));
+    assert_eq!(entries[2].timestamp_ms, Some(1000.0));
+    let tokens = counter().count("What is deep learning?").unwrap();
+    assert_eq!(prompts[0].input_tokens, tokens);
+    assert!(entries.iter().all(|e| e.turn.is_none()));
+}
+
+#[test]
+fn multi_turn_sessions_become_numbered_turns() {
+    let text = concat!(
+        "{\"session_id\": \"a\", \"turns\": [{\"text\": \"Hello\", \"delay\": 0}, {\"text\": \"Hi there\", \"delay\": 1000}]}\n",
+        "{\"session_id\": \"b\", \"turns\": [{\"timestamp\": 0, \"text\": \"What is deep learning?\"}, {\"timestamp\": 1000, \"text\": \"Who are you?\"}, {\"text\": \"x\", \"output_length\": 3}]}\n",
+    );
+    let entries = load(text, FileFormat::MultiTurn, &WorkloadConfig::default()).unwrap();
+    let turns: Vec<Turn> = entries.iter().map(|e| e.turn.unwrap()).collect();
+    assert_eq!(
+        turns
+            .iter()
+            .map(|t| (t.session, t.number, t.of))
+            .collect::<Vec<_>>(),
+        [(0, 0, 2), (0, 1, 2), (1, 0, 3), (1, 1, 3), (1, 2, 3)]
+    );
+    assert_eq!(turns[1].delay_ms, Some(1000.0));
+    assert_eq!(entries[3].timestamp_ms, Some(1000.0));
+    assert_eq!(entries[4].prompt.as_ref().unwrap().max_tokens, Some(3));
+}
+
+#[test]
+fn mooncake_hash_ids_share_their_blocks_text() {
+    let text = concat!(
+        "{\"timestamp\": 0, \"input_length\": 40, \"output_length\": 4, \"hash_ids\": [1, 2, 3]}\n",
+        "{\"timestamp\": 5, \"input_length\": 38, \"output_length\": 4, \"hash_ids\": [1, 2, 9]}\n",
+        "{\"timestamp\": 9, \"input_length\": 20, \"hash_ids\": [4, 5]}\n",
+        "{\"timestamp\": 9, \"text_input\": \"Hello world\", \"output_length\": 2}\n",
+        "{\"timestamp\": 12, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}]}\n",
+        "{\"timestamp\": 20, \"payload\": {\"model\": \"m\", \"prompt\": \"Hello\", \"max_tokens\": 50}}\n",
+    );
+    let workload = WorkloadConfig {
+        block_size: Some(16),
+        ..WorkloadConfig::default()
+    };
+    let entries = load(text, FileFormat::MooncakeTrace, &workload).unwrap();
+    let prompts: Vec<&Prompt> = entries.iter().map(|e| e.prompt.as_ref().unwrap()).collect();
+    assert_eq!(prompts[0].input_tokens, 40);
+    assert_eq!(prompts[1].input_tokens, 38);
+    assert_eq!(prompts[2].input_tokens, 20);
+    let (first, second) = (&prompts[0].text, &prompts[1].text);
+    let common: String = first
+        .chars()
+        .zip(second.chars())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a)
+        .collect();
+    let shared = common.rsplit_once(' ').map_or("", |(head, _)| head);
+    let tokens = counter().count(shared).unwrap();
+    assert!(
+        (31..=33).contains(&tokens),
+        "two shared blocks of 16 tokens, then the third blocks differ: {tokens} in common"
+    );
+    let word = |t: &str| t.split(' ').next().unwrap().to_string();
+    assert_ne!(word(&prompts[2].text), word(first), "other ids, other text");
+    assert_eq!(prompts[3].text, "Hello world");
+    assert_eq!(prompts[3].max_tokens, Some(2));
+    let messages = prompts[4].messages.as_deref().unwrap();
+    assert_eq!(messages[0]["content"], "Hi");
+    assert_eq!(prompts[4].text, "Hi");
+    assert!(prompts[5]
+        .body
+        .as_ref()
+        .unwrap()
+        .contains("\"max_tokens\":50"));
+    assert_eq!(prompts[5].max_tokens, Some(50));
+    assert_eq!(entries[5].timestamp_ms, Some(20.0));
+}
+
+#[test]
+fn sharegpt_pairs_are_turns_and_answers_their_lengths() {
+    let text = r#"[
+        {"id": "x", "conversations": [
+            {"from": "human", "value": "What is deep learning?"},
+            {"from": "gpt", "value": "A kind of machine learning."},
+            {"from": "human", "value": "And AI?"},
+            {"from": "gpt", "value": "The wider field."}]},
+        {"id": "y", "conversations": [{"from": "human", "value": "alone"}]},
+        {"id": "z", "conversations": [
+            {"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]}
+    ]"#;
+    let entries = load(text, FileFormat::ShareGpt, &WorkloadConfig::default()).unwrap();
+    assert_eq!(entries.len(), 3, "the lone human turn is skipped");
+    assert_eq!(
+        entries[0].turn.map(|t| (t.session, t.number, t.of)),
+        Some((0, 0, 2))
+    );
+    assert_eq!(entries[1].turn.map(|t| t.number), Some(1));
+    assert!(entries[2].turn.is_none(), "one pair: a single request");
+    let answer = counter().count("A kind of machine learning.").unwrap();
+    assert_eq!(entries[0].prompt.as_ref().unwrap().max_tokens, Some(answer));
+}
+
+#[test]
+fn inputs_json_payloads_replay_as_sent() {
+    let text = r#"{"data": [
+        {"session_id": "s0", "payloads": [{"model": "m", "messages": [{"role": "user", "content": "a b"}], "max_tokens": 5}]},
+        {"session_id": "s1", "payloads": [
+            {"model": "m", "messages": [{"role": "user", "content": "one"}]},
+            {"model": "m", "messages": [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two"}, {"role": "user", "content": "three"}]}]}
+    ]}"#;
+    let entries = load(text, FileFormat::InputsJson, &WorkloadConfig::default()).unwrap();
+    assert_eq!(entries.len(), 3);
+    assert!(entries[0].turn.is_none());
+    assert_eq!(entries[2].turn.map(|t| (t.session, t.number)), Some((1, 1)));
+    let sent: Value =
+        serde_json::from_str(entries[2].prompt.as_ref().unwrap().body.as_ref().unwrap()).unwrap();
+    assert_eq!(sent["messages"][2]["content"], "three");
+    assert_eq!(entries[0].prompt.as_ref().unwrap().max_tokens, Some(5));
+}
+
+#[test]
+fn bad_lines_name_the_file_the_line_and_the_fault() {
+    let cases: [(&str, FileFormat, &str); 9] = [
+        ("{\"text\": \"a\"}\nnot json\n", FileFormat::SingleTurn, "line 2: not JSON"),
+        ("{\"session_id\": \"a\", \"turns\": []}\n", FileFormat::MultiTurn, "line 1: a session without turns"),
+        ("{\"timestamp\": 5, \"output_length\": 3}\n", FileFormat::MooncakeTrace, "line 1: no \"input_length\""),
+        (
+            "{\"timestamp\": 5, \"text_input\": \"a\"}\n{\"timestamp\": 4, \"text_input\": \"b\"}\n",
+            FileFormat::MooncakeTrace,
+            "line 2: timestamp 4 ms is before",
+        ),
+        (
+            "{\"input_length\": 40, \"hash_ids\": [1, 2]}\n",
+            FileFormat::MooncakeTrace,
+            "line 1: input_length 40 does not fit its 2 hash_ids of 16 tokens",
+        ),
+        (
+            "{\"input_length\": 16, \"hash_ids\": [1, 2]}\n",
+            FileFormat::MooncakeTrace,
+            "more than 16 and at most 32",
+        ),
+        ("{\"text\": \"a\", \"timestamp\": 1, \"delay\": 2}\n", FileFormat::SingleTurn, "cannot both be given"),
+        ("{\"image\": \"x.png\"}\n", FileFormat::SingleTurn, "line 1: no \"text\""),
+        ("[{\"conversations\": []}]", FileFormat::ShareGpt, "holds no requests"),
+    ];
+    for (text, format, expected) in cases {
+        let message = refusal(text, format);
+        assert!(message.contains(expected), "{message}");
+        assert!(message.contains("in.jsonl"), "{message}");
+    }
+}
+
+#[test]
+fn the_slice_keeps_its_window_scales_time_and_drops_long_requests() {
+    let text = concat!(
+        "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 5}\n",
+        "{\"timestamp\": 1000, \"input_length\": 10, \"output_length\": 5}\n",
+        "{\"timestamp\": 2000, \"input_length\": 90, \"output_length\": 20}\n",
+        "{\"timestamp\": 3000, \"input_length\": 10, \"output_length\": 5}\n",
+        "{\"timestamp\": 4000, \"input_length\": 10, \"output_length\": 5}\n",
+    );
+    let workload = WorkloadConfig {
+        slice: TraceSlice {
+            start_ms: Some(1000.0),
+            end_ms: Some(3000.0),
+            speedup: 2.0,
+            max_context: Some(100),
+        },
+        ..WorkloadConfig::default()
+    };
+    let entries = load(text, FileFormat::MooncakeTrace, &workload).unwrap();
+    let times: Vec<f64> = entries.iter().map(|e| e.timestamp_ms.unwrap()).collect();
+    assert_eq!(
+        times,
+        [500.0, 1500.0],
+        "both ends kept, 2x faster, the long one dropped"
+    );
+    let (_, dropped) = slice::select(
+        load(text, FileFormat::MooncakeTrace, &WorkloadConfig::default()).unwrap(),
+        &workload.slice,
+    );
+    assert_eq!(
+        dropped,
+        slice::Dropped {
+            outside: 2,
+            too_long: 1
+        }
+    );
+}
+
+#[test]
+fn shared_prefixes_and_a_system_prompt_are_exact() {
+    let counter = counter();
+    let workload = WorkloadConfig {
+        prefixes: Some(SharedPrefixes {
+            tokens: 32,
+            count: 2,
+        }),
+        ..WorkloadConfig::default()
+    };
+    let mut llm = llm();
+    llm.num_prompts = 20;
+    let sources = prompts::Sources {
+        input_data: &crate::config::InputData::Random,
+        workload: &workload,
+        file: None,
+    };
+    let entries = prompts::build(&sources, &llm, 3, counter.as_ref()).unwrap();
+    let mut starts: Vec<String> = entries
+        .iter()
+        .map(|e| {
+            let p = e.prompt.as_ref().unwrap();
+            assert_eq!(p.input_tokens, 52, "32 prefix tokens and 20 of its own");
+            p.text.split(' ').next().unwrap().to_string()
+        })
+        .collect();
+    starts.sort();
+    starts.dedup();
+    assert_eq!(
+        starts.len(),
+        2,
+        "every prompt starts with one of the 2 prefixes"
+    );
+    let workload = WorkloadConfig {
+        system_prompt_tokens: Some(40),
+        ..WorkloadConfig::default()
+    };
+    let sources = prompts::Sources {
+        workload: &workload,
+        ..sources
+    };
+    let entries = prompts::build(&sources, &llm, 3, counter.as_ref()).unwrap();
+    let system = entries[0].prompt.as_ref().unwrap().system.clone().unwrap();
+    assert_eq!(counter.count(&system).unwrap(), 40);
+    for e in &entries {
+        let p = e.prompt.as_ref().unwrap();
+        assert_eq!(p.system.as_deref(), Some(&*system));
+        assert_eq!(p.input_tokens, 60);
+    }
+}
