@@ -27,6 +27,7 @@ mod llm;
 mod llm_artifacts;
 mod llm_bad_answers;
 mod llm_tokens;
+mod llm_workloads;
 mod merge;
 mod number_walk;
 mod number_walk_files;

@@ -1,0 +1,166 @@
+//! LLM workloads as real traffic, against the embedded server's `llm` kind: AIPerf's trace
+//! files replayed at their own times (a slice of them, faster, with over-long requests
+//! dropped), prompts made of a trace's hash-id blocks of exactly their length, and bad
+//! files refused — the whole file checked before anything is sent.
+
+use std::path::{Path, PathBuf};
+
+use crate::common;
+
+/// A word-level tokenizer.json: every whitespace-separated word is one token, as the
+/// embedded server counts.
+fn word_tokenizer(dir: &Path) -> PathBuf {
+    let json = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null,
+        "decoder": null,
+        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}
+    });
+    let file = dir.join("tokenizer.json");
+    std::fs::write(&file, json.to_string()).unwrap();
+    file
+}
+
+/// A mooncake trace of `n` requests `gap_ms` apart, each of 48 tokens in three 16-token
+/// blocks whose first two are shared by all, asking 4 tokens; request 7 is 400 tokens long.
+fn mooncake_trace(dir: &Path, n: usize, gap_ms: usize) -> PathBuf {
+    let lines: Vec<String> = (0..n)
+        .map(|i| {
+            let (length, ids) = match i {
+                7 => (400, (0..25).map(|k| 1000 + k).collect::<Vec<_>>()),
+                _ => (48, vec![1, 2, 100 + i]),
+            };
+            serde_json::json!({
+                "timestamp": i * gap_ms, "input_length": length, "output_length": 4, "hash_ids": ids
+            })
+            .to_string()
+        })
+        .collect();
+    let path = dir.join("trace.jsonl");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+fn chat_flags<'a>(addr: &'a str, tokenizer: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "-m",
+        "chat",
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "-u",
+        addr,
+        "--tokenizer",
+        tokenizer,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trace_slice_replays_at_its_times_faster_without_its_long_requests() {
+    let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1"]).await;
+    let addr = server.http_addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = word_tokenizer(dir.path());
+    let trace = mooncake_trace(dir.path(), 40, 20);
+    let extra = [
+        "--input-file",
+        trace.to_str().unwrap(),
+        "--custom-dataset-type",
+        "mooncake_trace",
+        "--isl-block-size",
+        "16",
+        "--fixed-schedule",
+        "--fixed-schedule-start-offset",
+        "100",
+        "--fixed-schedule-end-offset",
+        "600",
+        "--replay-speedup",
+        "2",
+        "--max-context-length",
+        "200",
+    ];
+    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let level = &results[0].merged;
+    // Timestamps 100..=600 ms: requests 5..=30, 26 of them; request 7 is too long.
+    assert_eq!(level.ok, 25, "{:?}", level.errors);
+    let tokens = level.tokens.as_ref().unwrap();
+    assert_eq!(
+        (tokens.input_tokens.min(), tokens.input_tokens.max()),
+        (48.0, 48.0)
+    );
+    assert_eq!(
+        tokens.usage_input_tokens.sum(),
+        25 * 48,
+        "the server counted the same"
+    );
+    // 24 gaps of 10 ms (20 ms at twice the speed): the replay spans 240 ms.
+    let span = level.last_done.unwrap() - level.first_send.unwrap();
+    assert!(
+        span.as_millis() >= 240 && span.as_millis() < 400,
+        "the slice took {span:?}"
+    );
+    let lag_p99_ms = level.send_lag.percentile(99.0) / 1e6;
+    assert!(lag_p99_ms < 5.0, "sends {lag_p99_ms} ms late at p99");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_file_is_refused_by_line_before_anything_is_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "single_turn",
+            "{\"text\": \"a\"}\n{\"text\": \"b\"\n",
+            "line 2: not JSON",
+        ),
+        (
+            "multi_turn",
+            "{\"session_id\": \"s\", \"turns\": []}\n",
+            "line 1: a session without turns",
+        ),
+        (
+            "mooncake_trace",
+            "{\"timestamp\": 3, \"output_length\": 5}\n",
+            "line 1: no \"input_length\"",
+        ),
+        (
+            "mooncake_trace",
+            "{\"timestamp\": 30, \"input_length\": 5}\n{\"timestamp\": 10, \"input_length\": 5}\n",
+            "line 2: timestamp 10 ms is before",
+        ),
+        (
+            "mooncake_trace",
+            "{\"input_length\": 5000, \"hash_ids\": [1, 2]}\n",
+            "input_length 5000 does not fit its 2 hash_ids of 512 tokens",
+        ),
+    ];
+    for (format, text, expected) in cases {
+        let path = dir.path().join(format!("{format}.jsonl"));
+        std::fs::write(&path, text).unwrap();
+        // Nothing listens on port 9: a file read after connecting would fail on the URL.
+        let args = [
+            "profile",
+            "-m",
+            "chat",
+            "--endpoint-type",
+            "chat",
+            "-u",
+            "127.0.0.1:9",
+            "--input-file",
+            path.to_str().unwrap(),
+            "--custom-dataset-type",
+            format,
+        ];
+        let out = common::run_cli(&args).await;
+        let stderr = common::stderr(&out);
+        assert_eq!(out.status.code(), Some(3), "{format}: {stderr}");
+        assert!(stderr.contains(expected), "{format}: {stderr}");
+        assert!(stderr.contains(path.to_str().unwrap()), "{stderr}");
+        assert_eq!(
+            stderr.trim_end().lines().count(),
+            1,
+            "one sentence: {stderr}"
+        );
+    }
+}
