@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::sessions::SessionData;
 use super::InputData;
 use crate::model::DataType;
 
@@ -18,4 +19,7 @@ pub struct DataConfig {
     pub string_data: Option<String>,
     /// `--input-datatype NAME:TYPE`, for inputs the server's metadata does not declare.
     pub input_datatypes: BTreeMap<String, DataType>,
+    /// Multi-turn chat sessions: synthetic ones to make, and the waits between turns
+    /// (`None`: no session flag was given).
+    pub sessions: Option<SessionData>,
 }

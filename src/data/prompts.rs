@@ -57,7 +57,7 @@ pub fn build(
     Ok(entries)
 }
 
-fn entry(prompt: Prompt, origin: String) -> Entry {
+pub(super) fn entry(prompt: Prompt, origin: String) -> Entry {
     Entry {
         inputs: Vec::new(),
         timestamp_ms: None,
@@ -109,7 +109,7 @@ const MOST_FILLERS: usize = 64;
 /// the tokenizer makes that impossible): the most words of a random text that stay within
 /// the count (found by bisection), then one-token fillers up to it. Its first word is made
 /// from the prompt's number, so that prompts differ from their first tokens on.
-fn exact_text(
+pub(super) fn exact_text(
     counter: &dyn TokenCount,
     rng: &mut SmallRng,
     vocabulary: &[String],
@@ -177,7 +177,7 @@ fn leading_word(number: usize) -> String {
 }
 
 /// Pseudo-words of two to four syllables.
-fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
+pub(super) fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
     (0..VOCABULARY)
         .map(|_| {
             let syllables = rng.random_range(2..=4);
@@ -189,7 +189,7 @@ fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
 }
 
 /// A whole number drawn from Normal(mean, stddev), at least 1.
-fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
+pub(super) fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
     if stddev <= 0.0 {
         return mean.max(1);
     }
@@ -197,7 +197,7 @@ fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
     normal.sample(rng).round().clamp(1.0, u32::MAX as f64) as u32
 }
 
-fn max_tokens(rng: &mut SmallRng, llm: &OpenAiConfig) -> Option<u32> {
+pub(super) fn max_tokens(rng: &mut SmallRng, llm: &OpenAiConfig) -> Option<u32> {
     llm.output_tokens_mean
         .map(|mean| draw(rng, mean, llm.output_tokens_stddev))
 }
