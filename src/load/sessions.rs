@@ -57,6 +57,11 @@ impl SessionPlan {
                 "The dataset holds multi-turn sessions, which are played N at a time: use --session-concurrency N (or --concurrency-range) instead of the request-rate, schedule or timeline flags.",
             ));
         }
+        if load.shard.as_ref().is_some_and(|s| s.count > 1) {
+            return Err(RunError::bad_option(
+                "Multi-turn sessions are not dealt out to shards: run them in one process (drop --shard, or run without MPI).",
+            ));
+        }
         let prompts: Option<Vec<Prompt>> =
             dataset.entries.iter().map(|e| e.prompt.clone()).collect();
         let Some(prompts) = prompts else {

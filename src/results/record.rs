@@ -94,6 +94,7 @@ pub fn window_record(w: &WindowStats, start: Instant, percentiles: &[f64]) -> Wi
             .tokens
             .as_deref()
             .map(|t| tokens_record(t, w, percentiles)),
+        turns: (w.turns.as_deref()).map(|t| super::turns::turns_record(t, percentiles)),
         replicas: Vec::new(),
     }
 }
