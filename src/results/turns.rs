@@ -1,26 +1,10 @@
-//! A sessions run's figures by turn number, to and from their record in the results file,
-//! so that a report read back from the file (or merged from shards) shows them as measured.
+//! A sessions run's figures by turn number, read back from their record in the results
+//! file (`record.rs` writes it), so that a report read back from the file (or merged from
+//! shards) shows them as measured.
 
-use super::record::distribution_record;
-use super::schema::{DistributionRecord, TurnRecord, TurnsRecord};
+use super::schema::{DistributionRecord, TurnsRecord};
 use crate::measure::distribution::Distribution;
 use crate::measure::turns::{TurnFigures, TurnStats};
-
-/// The record of a window's turn figures.
-pub fn turns_record(t: &TurnStats, percentiles: &[f64]) -> TurnsRecord {
-    TurnsRecord {
-        by_turn: (t.by_turn.iter())
-            .map(|(turn, f)| TurnRecord {
-                turn: *turn,
-                ok: f.ok,
-                failed: f.failed,
-                first_response: distribution_record(&f.first_response, "ns", percentiles),
-                input_tokens: distribution_record(&f.input_tokens, "count", percentiles),
-            })
-            .collect(),
-        not_sent: t.not_sent,
-    }
-}
 
 /// The turn figures a record holds.
 pub fn turn_stats(record: &TurnsRecord) -> Result<TurnStats, String> {
