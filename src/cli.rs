@@ -12,6 +12,7 @@ mod openai;
 mod request_options;
 mod sentences;
 mod sequence;
+mod sessions;
 mod sweep;
 mod tls;
 mod workload;
@@ -21,6 +22,7 @@ pub use openai::OpenAiArgs;
 pub use request_options::RequestOptionArgs;
 pub use sentences::{clap_sentence, top_help};
 pub use sequence::SequenceArgs;
+pub use sessions::SessionArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
 pub use tls::TlsArgs;
 pub use workload::WorkloadArgs;
@@ -557,6 +559,8 @@ pub struct ProfileArgs {
     pub sequence: SequenceArgs,
     #[command(flatten)]
     pub pa: RequestOptionArgs,
+    #[command(flatten)]
+    pub sessions: SessionArgs,
     /// Last: its help heading covers the flags after it.
     #[command(flatten)]
     pub aiperf: AiperfArgs,

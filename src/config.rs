@@ -13,6 +13,7 @@ mod openai;
 mod output;
 mod parse;
 mod request_options;
+pub mod sessions;
 pub mod shard;
 pub mod sweep;
 mod target;
@@ -165,8 +166,7 @@ impl Config {
         let grpc_method = request_options::parse_grpc_method(args, service_kind)?;
         let shm = shm::parse(args, service_kind)?;
         let torchserve = torchserve::parse(args, service_kind, protocol)?;
-        request_options::refuse_session_concurrency(&args.pa, service_kind)?;
-        let (load, concurrency) = load::parse_load(args)?;
+        let (load, mut concurrency) = load::parse_load(args)?;
         let (report_dir, results_file) = output::parse_outputs(args)?;
         let profile_export_file = output::parse_profile_export(args, &load)?;
         let default_url = tfserving::default_url(service_kind, protocol)
@@ -224,6 +224,8 @@ impl Config {
         let validation_tolerance = parse_tolerance(args.validation_tolerance)?;
         let llm = parse_llm(args, service_kind, protocol)?;
         let workload = parse_workload(args, service_kind, &load)?;
+        let (sessions, session_concurrency) = sessions::parse(args, service_kind, llm.as_ref())?;
+        sessions::apply_concurrency(session_concurrency, args, &load, &mut concurrency)?;
         let tfserving = tfserving::parse(args, service_kind)?;
         let trace_settings =
             request_options::parse_trace_settings(&args.pa, protocol, service_kind)?;
@@ -279,6 +281,7 @@ impl Config {
                 string_data: args.string_data.clone(),
                 input_datatypes,
                 workload,
+                sessions,
             },
             load: LoadConfig {
                 mode: load,
@@ -293,6 +296,7 @@ impl Config {
                 async_mode: args.async_mode,
                 shard: shard::parse_shard(args)?,
                 sequence: sequence::parse(&args.sequence)?,
+                session_concurrency,
             },
             measure: MeasureConfig {
                 measurement_mode,

@@ -128,6 +128,21 @@ impl Api {
         }
     }
 
+    /// A turn of a multi-turn chat session with its history (earlier prompts and the
+    /// answers given), encoded as it is sent: only the OpenAI API carries a conversation
+    /// (`None` for the others).
+    pub fn encode_turn(
+        &self,
+        target: &Target,
+        prompt: &crate::data::Prompt,
+        history: &[(String, String)],
+    ) -> Option<Payload> {
+        match self {
+            Api::OpenAi(a) => Some(a.encode_turn(target, prompt, history)),
+            _ => None,
+        }
+    }
+
     /// `request` as one step of a sequence: KServe's requests, and the in-process ones of the
     /// local models and Triton, carry the step's parameters (the APIs whose table says
     /// `sequences`); the other APIs send the request unchanged.

@@ -1,8 +1,8 @@
 //! The request and server-side options perf_analyzer has beyond load and data, apart from
 //! the rest of the profile flags so that a reader finds them in one place: per-run request
 //! parameters, gRPC compression, the worker-thread cap, Triton's trace settings, BLS
-//! composing models, the dynamic gRPC method, shared memory, the in-process Triton and the
-//! session mode. `config::request_options` checks them.
+//! composing models, the dynamic gRPC method, shared memory and the in-process Triton.
+//! `config::request_options` checks them.
 
 use clap::Args;
 
@@ -14,10 +14,6 @@ pub struct RequestOptionArgs {
     /// are min(--client-threads, N).
     #[arg(long, value_name = "N")]
     pub max_threads: Option<usize>,
-    /// perf_analyzer's multi-turn chat sessions (--service-kind openai with a dataset of
-    /// sessions); inferperf does not run chat sessions and refuses it with a sentence.
-    #[arg(long, value_name = "N")]
-    pub session_concurrency: Option<u64>,
     /// A parameter sent with every request, NAME:VALUE:TYPE with TYPE int, bool or string
     /// (KServe v2 request `parameters` over HTTP, a typed InferParameter over gRPC);
     /// repeatable, a repeated NAME takes its last value.

@@ -19,6 +19,7 @@ use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::load::plan::Plan;
 use crate::load::profiler::{Interrupt, Profiler};
 use crate::load::sequences::SequencePlan;
+use crate::load::sessions::SessionPlan;
 use crate::load::shards::Coordinator;
 use crate::load::timeline::run_timeline;
 use crate::measure::level::LevelResult;
@@ -101,6 +102,7 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     let replicas = Replicas::encode(&targets, &model, &dataset)?;
     let first = replicas.first().clone();
     let sequences = SequencePlan::for_run(&cfg.load.sequence, &model, &dataset).map(Arc::new);
+    SessionPlan::for_run(&cfg.load, &dataset)?;
     let follows_plan = cfg.load.mode.timeline().is_some();
     if sequences.is_some() && (follows_plan || matches!(cfg.load.mode, LoadMode::Periodic(_))) {
         return Err(RunError::bad_option(format!(

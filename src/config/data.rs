@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::workload::WorkloadConfig;
+use super::sessions::SessionData;
 use super::InputData;
 use crate::model::DataType;
 
@@ -21,4 +22,7 @@ pub struct DataConfig {
     pub input_datatypes: BTreeMap<String, DataType>,
     /// An LLM workload's file format, shared prefixes and trace slice.
     pub workload: WorkloadConfig,
+    /// Multi-turn chat sessions: synthetic ones to make, and the waits between turns
+    /// (`None`: no session flag was given).
+    pub sessions: Option<SessionData>,
 }

@@ -36,6 +36,8 @@ pub struct LoadConfig {
     pub shard: Option<ShardPlan>,
     /// How sequences are played when the model is a sequence model.
     pub sequence: SequenceConfig,
+    /// `--session-concurrency`: sessions in flight (also the concurrency range's one value).
+    pub session_concurrency: Option<u32>,
 }
 
 impl LoadConfig {

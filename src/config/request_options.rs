@@ -16,26 +16,6 @@ pub(super) fn cap_client_threads(threads: usize, args: &RequestOptionArgs) -> Ru
     }
 }
 
-/// `--session-concurrency` is perf_analyzer's multi-turn chat-session load, which inferperf
-/// does not have: refused with the reason.
-pub(super) fn refuse_session_concurrency(
-    args: &RequestOptionArgs,
-    kind: ServiceKind,
-) -> RunResult<()> {
-    match args.session_concurrency {
-        None => Ok(()),
-        Some(0) => Err(RunError::bad_option(
-            "--session-concurrency must be at least 1.",
-        )),
-        Some(_) if kind != ServiceKind::OpenAi => Err(RunError::bad_option(
-            "--session-concurrency runs multi-turn chat sessions, which perf_analyzer supports only with --service-kind openai.",
-        )),
-        Some(_) => Err(RunError::bad_option(
-            "--session-concurrency runs perf_analyzer's multi-turn chat sessions (an --input-data file of session_id entries), which inferperf does not support: profile with --concurrency-range instead.",
-        )),
-    }
-}
-
 /// A `--request-parameter`'s value, typed as its TYPE says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ParameterValue {

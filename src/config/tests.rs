@@ -262,6 +262,10 @@ fn request_count_fits_every_open_loop_but_the_fixed_schedule() {
             vec!["--session-concurrency", "2"],
             "only with --service-kind openai",
         ),
+        (
+            vec!["--session-concurrency", "0"],
+            "--session-concurrency 0 must be between 1",
+        ),
     ] {
         let err = config(&args).unwrap_err();
         assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);

@@ -9,6 +9,7 @@ pub mod generate;
 pub mod json_file;
 pub mod message_generator;
 pub mod prompts;
+pub mod sessions;
 pub mod shape;
 pub mod tokenizer;
 pub mod torchserve;
@@ -68,12 +69,7 @@ impl Dataset {
                 Some(counter) => counter,
                 None => tokenizer::builtin(true)?,
             };
-            let sources = prompts::Sources {
-                input_data: &data.input_data,
-                workload: &data.workload,
-                file: file.as_ref(),
-            };
-            let entries = prompts::build(&sources, llm, seed, counter.as_ref())?;
+            let entries = prompt_entries(data, file.as_ref(), llm, seed, counter.as_ref())?;
             return Ok(Dataset {
                 entries,
                 tokenizer: Some(counter),
@@ -116,6 +112,44 @@ impl Dataset {
     pub fn timestamps_ms(&self) -> impl Iterator<Item = Option<f64>> + '_ {
         self.entries.iter().map(|e| e.timestamp_ms)
     }
+}
+
+/// An LLM run's entries: synthetic sessions when they are asked for and the prompts are
+/// synthetic, else the prompts; a session's turns without a wait of their own get one
+/// drawn from the delay flags.
+fn prompt_entries(
+    data: &DataConfig,
+    file: Option<&traces::TraceFile>,
+    llm: &OpenAiConfig,
+    seed: u64,
+    counter: &dyn tokenizer::TokenCount,
+) -> RunResult<Vec<Entry>> {
+    let asked = data.sessions.as_ref();
+    let synthetic_prompts = matches!(llm.prompt_source, crate::config::PromptSource::Synthetic)
+        && !matches!(
+            data.input_data,
+            InputData::Json(_) | InputData::Directory(_)
+        );
+    let mut entries = match asked.and_then(|s| s.synthetic.as_ref().map(|n| (n, &s.delay))) {
+        Some((synthetic, delay)) if synthetic_prompts => {
+            sessions::synthetic(synthetic, delay, llm, seed, counter)?
+        }
+        _ => {
+            let sources = prompts::Sources {
+                input_data: &data.input_data,
+                workload: &data.workload,
+                file,
+            };
+            prompts::build(&sources, llm, seed, counter)?
+        }
+    };
+    if let Some(asked) = asked {
+        sessions::fill_delays(&mut entries, &asked.delay, seed);
+    }
+    if let Some(tokens) = data.workload.system_prompt_tokens {
+        prompts::add_system_prompt(&mut entries, tokens, llm, seed, counter)?;
+    }
+    Ok(entries)
 }
 
 /// A shard's part of the data: every N-th entry from its index (generated data, a single

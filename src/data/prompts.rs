@@ -36,14 +36,14 @@ pub struct Sources<'a> {
 
 /// The entries of an LLM run, in the order they are sent: read from `input_data` when it
 /// is a file, from an AIPerf-format file, else from the prompt source (synthetic prompts
-/// drawn with `seed`); with the workload's shared system prompt, if any.
+/// drawn with `seed`).
 pub fn build(
     sources: &Sources,
     llm: &OpenAiConfig,
     seed: u64,
     counter: &dyn TokenCount,
 ) -> RunResult<Vec<Entry>> {
-    let mut entries = match (sources.input_data, sources.file, &llm.prompt_source) {
+    let entries = match (sources.input_data, sources.file, &llm.prompt_source) {
         (InputData::Json(files), _, _) => {
             let mut entries = Vec::new();
             for file in files {
@@ -66,15 +66,12 @@ pub fn build(
             "The prompt source gives no prompts: give at least one.",
         ));
     }
-    if let Some(tokens) = sources.workload.system_prompt_tokens {
-        add_system_prompt(&mut entries, tokens, llm, seed, counter)?;
-    }
     Ok(entries)
 }
 
 /// One system message of `tokens` tokens, the same before every prompt (those sent as
 /// given keep theirs); each prompt's input length counts it.
-fn add_system_prompt(
+pub(super) fn add_system_prompt(
     entries: &mut [Entry],
     tokens: u32,
     llm: &OpenAiConfig,
@@ -97,7 +94,7 @@ fn add_system_prompt(
 /// Draws the system prompt apart from the prompts, so that adding it changes none of them.
 const SYSTEM_SEED: u64 = 0x5157_u64;
 
-fn entry(prompt: Prompt, origin: String) -> Entry {
+pub(super) fn entry(prompt: Prompt, origin: String) -> Entry {
     Entry {
         inputs: Vec::new(),
         timestamp_ms: None,
@@ -240,7 +237,7 @@ const MOST_FILLERS: usize = 64;
 /// the tokenizer makes that impossible): the most words of a random text that stay within
 /// the count (found by bisection), then one-token fillers up to it. Its first word is made
 /// from the prompt's number, so that prompts differ from their first tokens on.
-fn exact_text(
+pub(super) fn exact_text(
     counter: &dyn TokenCount,
     rng: &mut SmallRng,
     vocabulary: &[String],
@@ -308,7 +305,7 @@ fn leading_word(number: usize) -> String {
 }
 
 /// Pseudo-words of two to four syllables.
-fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
+pub(super) fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
     (0..VOCABULARY)
         .map(|_| {
             let syllables = rng.random_range(2..=4);
@@ -320,7 +317,7 @@ fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
 }
 
 /// A whole number drawn from Normal(mean, stddev), at least 1.
-fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
+pub(super) fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
     if stddev <= 0.0 {
         return mean.max(1);
     }
@@ -328,7 +325,7 @@ fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
     normal.sample(rng).round().clamp(1.0, u32::MAX as f64) as u32
 }
 
-fn max_tokens(rng: &mut SmallRng, llm: &OpenAiConfig) -> Option<u32> {
+pub(super) fn max_tokens(rng: &mut SmallRng, llm: &OpenAiConfig) -> Option<u32> {
     llm.output_tokens_mean
         .map(|mean| draw(rng, mean, llm.output_tokens_stddev))
 }

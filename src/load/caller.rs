@@ -13,8 +13,10 @@ use crate::model::SequenceStep;
 /// How a call went, as far as the driver needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Called {
-    /// The request went out (answered or not).
+    /// The request went out and was answered.
     Sent,
+    /// The request went out and failed (an error was recorded).
+    Failed,
     /// No connection could be opened; a failure was recorded.
     NotConnected,
 }
@@ -83,6 +85,39 @@ impl Caller {
         watch: Option<&(dyn Fn(u32) + Sync)>,
         step: Option<SequenceStep>,
     ) -> Called {
+        let marks = Marks { step, turn: 0 };
+        self.call_marked(target, request, scheduled, buffer, watch, marks)
+            .await
+    }
+
+    /// Sends turn `turn` (from 1) of a multi-turn session, its sample marked with it.
+    pub async fn call_turn(
+        &mut self,
+        target: &Target,
+        request: &Request,
+        buffer: &SlotBuffer,
+        turn: u16,
+    ) -> Called {
+        let marks = Marks { step: None, turn };
+        self.call_marked(target, request, None, buffer, None, marks)
+            .await
+    }
+
+    /// The content of the last answer received (empty when the API answers with tensors).
+    pub fn answer_text(&self) -> &str {
+        self.text.as_ref().map_or("", |t| t.content.as_str())
+    }
+
+    async fn call_marked(
+        &mut self,
+        target: &Target,
+        request: &Request,
+        scheduled: Option<Instant>,
+        buffer: &SlotBuffer,
+        watch: Option<&(dyn Fn(u32) + Sync)>,
+        marks: Marks,
+    ) -> Called {
+        let Marks { step, turn } = marks;
         let stepped;
         let request = match &step {
             Some(step) => {
@@ -99,7 +134,7 @@ impl Caller {
                 let at = Instant::now();
                 let sample = Sample::failed(scheduled.unwrap_or(at), at, at, kind);
                 let sample = sample.of_request(request.index).of_replica(self.replica);
-                buffer.push(sample.of_sequence(sequence_id, end), &[]);
+                buffer.push(sample.of_sequence(sequence_id, end).of_turn(turn), &[]);
                 return Called::NotConnected;
             }
         };
@@ -120,8 +155,10 @@ impl Caller {
                 let sample = Sample::answered(scheduled, &ex)
                     .of_request(request.index)
                     .of_replica(self.replica)
-                    .of_sequence(sequence_id, end);
+                    .of_sequence(sequence_id, end)
+                    .of_turn(turn);
                 buffer.push_answer(sample, ex.gaps(), ex.text());
+                Called::Sent
             }
             Err(failure) => {
                 if !failure.kind.leaves_connection_usable() {
@@ -130,10 +167,17 @@ impl Caller {
                 let sample = Sample::failed(scheduled, sent, Instant::now(), failure.kind)
                     .of_request(request.index)
                     .of_replica(self.replica)
-                    .of_sequence(sequence_id, end);
+                    .of_sequence(sequence_id, end)
+                    .of_turn(turn);
                 buffer.push_failure(sample, failure);
+                Called::Failed
             }
         }
-        Called::Sent
     }
+}
+
+/// What a call's sample is marked with: its sequence step, its session turn (0: none).
+struct Marks {
+    step: Option<SequenceStep>,
+    turn: u16,
 }

@@ -1,5 +1,5 @@
-//! The profiler's view of a load driver — closed loop, open loop, or periodic sets of
-//! streams — applied level by level, with the samples and send counters that windows are
+//! The profiler's view of a load driver — closed loop, open loop, periodic sets of
+//! streams, or multi-turn sessions — applied level by level, with the samples and send counters that windows are
 //! cut from.
 
 use super::answer_tokens::AnswerCounting;
@@ -13,6 +13,7 @@ use super::curve::RateCurve;
 use super::open_loop::OpenLoop;
 use super::periodic::PeriodicLoop;
 use super::schedule::Schedule;
+use super::sessions::{SessionLoop, SessionPlan};
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
@@ -43,13 +44,22 @@ pub enum Driver {
     Closed(ClosedLoop),
     Open { driver: OpenLoop, mark: CounterMark },
     Periodic(Box<Periodic>),
+    Sessions(SessionLoop),
 }
 
 impl Driver {
     /// The driver of `load` over `replicas` (periodic concurrency: the first server
-    /// only, which the configuration makes the only one).
-    pub fn new(load: &LoadConfig, replicas: Arc<Replicas>) -> Driver {
+    /// only, which the configuration makes the only one); `sessions`: the run's multi-turn
+    /// sessions, when it has some.
+    pub fn new(
+        load: &LoadConfig,
+        replicas: Arc<Replicas>,
+        sessions: Option<Arc<SessionPlan>>,
+    ) -> Driver {
         let threads = ClientThreads::start(load.client_threads);
+        if let Some(plan) = sessions {
+            return Driver::Sessions(SessionLoop::new(replicas, threads, plan));
+        }
         if let LoadMode::Periodic(range) = load.mode {
             let first = replicas.first();
             return Driver::Periodic(Box::new(Periodic {
@@ -76,7 +86,7 @@ impl Driver {
         match self {
             Driver::Closed(closed) => closed.set_sequences(plan),
             Driver::Open { driver, .. } => driver.set_sequences(plan),
-            Driver::Periodic(_) => {}
+            Driver::Periodic(_) | Driver::Sessions(_) => {}
         }
     }
 
@@ -91,6 +101,10 @@ impl Driver {
         match (self, level) {
             (Driver::Closed(closed), LoadLevel::Concurrency(c)) => {
                 closed.set_concurrency(c as usize);
+                Ok(())
+            }
+            (Driver::Sessions(sessions), LoadLevel::Concurrency(c)) => {
+                sessions.set_concurrency(c as usize);
                 Ok(())
             }
             (Driver::Open { driver, .. }, LoadLevel::Rate(rate)) => {
@@ -126,9 +140,9 @@ impl Driver {
                     .map_or(0.0, |p| p.value_at(Default::default()));
                 closed.set_concurrency(first as usize);
             }
-            Driver::Periodic(_) => {
+            Driver::Periodic(_) | Driver::Sessions(_) => {
                 return Err(RunError::failed(
-                    "internal: periodic concurrency has no load plan",
+                    "internal: periodic concurrency and sessions have no load plan",
                 ))
             }
         }
@@ -141,6 +155,7 @@ impl Driver {
         match self {
             Driver::Closed(closed) => closed.set_budget(count),
             Driver::Open { driver, .. } => driver.set_budget(count),
+            Driver::Sessions(sessions) => sessions.set_budget(count),
             Driver::Periodic(_) => {}
         }
     }
@@ -165,8 +180,10 @@ impl Driver {
 
     /// Moves a closed loop to `concurrency` slots (other drivers ignore it).
     pub fn set_concurrency(&mut self, concurrency: usize) {
-        if let Driver::Closed(closed) = self {
-            closed.set_concurrency(concurrency);
+        match self {
+            Driver::Closed(closed) => closed.set_concurrency(concurrency),
+            Driver::Sessions(sessions) => sessions.set_concurrency(concurrency),
+            _ => {}
         }
     }
 
@@ -176,6 +193,7 @@ impl Driver {
             Driver::Closed(d) => d.in_flight(),
             Driver::Open { driver, .. } => driver.in_flight(),
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::in_flight),
+            Driver::Sessions(d) => d.in_flight(),
         }
     }
 
@@ -185,6 +203,7 @@ impl Driver {
         match self {
             Driver::Open { driver, .. } => driver.halt(),
             Driver::Closed(closed) => closed.set_concurrency(0),
+            Driver::Sessions(sessions) => sessions.set_concurrency(0),
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
         let started = Instant::now();
@@ -197,6 +216,7 @@ impl Driver {
         match self {
             Driver::Closed(d) => d.drain_until(boundary, out),
             Driver::Open { driver, .. } => driver.drain_until(boundary, out),
+            Driver::Sessions(d) => d.drain_until(boundary, out),
             Driver::Periodic(p) => {
                 if let Some(run) = &p.running {
                     run.drain_until(boundary, out);
@@ -232,6 +252,7 @@ impl Driver {
             Driver::Closed(d) => d.pending_samples(),
             Driver::Open { driver, .. } => driver.pending_samples(),
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::pending_samples),
+            Driver::Sessions(d) => d.pending_samples(),
         }
     }
 
@@ -240,6 +261,7 @@ impl Driver {
     pub fn finished(&self) -> bool {
         match self {
             Driver::Closed(d) => d.all_finished(),
+            Driver::Sessions(d) => d.all_finished(),
             Driver::Open { driver, .. } => driver.schedule_done() && driver.in_flight() == 0,
             Driver::Periodic(p) => p.running.as_ref().is_none_or(PeriodicLoop::finished),
         }
@@ -258,6 +280,14 @@ impl Driver {
 
     /// Adds the send counters since the last window to `window`.
     pub fn stamp_counters(&mut self, window: &mut WindowStats) {
+        if let Driver::Sessions(sessions) = self {
+            window.sent = window.completed();
+            let not_sent = sessions.take_not_sent();
+            if not_sent > 0 {
+                window.turns.get_or_insert_with(Default::default).not_sent += not_sent;
+            }
+            return;
+        }
         let Driver::Open { driver, mark } = self else {
             window.sent = window.completed();
             return;
@@ -286,6 +316,7 @@ impl Driver {
         match self {
             Driver::Closed(d) => d.stop(grace).await,
             Driver::Open { driver, .. } => driver.stop().await,
+            Driver::Sessions(d) => d.stop(grace).await,
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
     }

@@ -22,6 +22,7 @@ pub mod progress;
 pub mod schedule;
 pub mod search;
 pub mod sequences;
+pub mod sessions;
 pub mod shards;
 pub mod timeline;
 mod timer;

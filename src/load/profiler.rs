@@ -91,10 +91,12 @@ impl<'a> Profiler<'a> {
             }
         }
         let counting = AnswerCounting::for_run(&plan, &dataset);
+        // Refused in the preparation when the load mode cannot play them.
+        let sessions = super::sessions::SessionPlan::for_run(plan.load, &dataset).unwrap_or(None);
         Profiler {
             plan,
             replica_count: replicas.len(),
-            driver: Driver::new(plan.load, replicas),
+            driver: Driver::new(plan.load, replicas, sessions.map(Arc::new)),
             target,
             dataset,
             rule,

@@ -48,7 +48,7 @@ pub async fn run_timeline(
         sections,
         replica_count,
         plan,
-        driver: Driver::new(sections.load, replicas),
+        driver: Driver::new(sections.load, replicas, None),
         target,
         interrupt,
         concurrency: 0,

@@ -15,4 +15,5 @@ pub mod slo;
 pub mod stability;
 pub mod timeline;
 pub mod tokens;
+pub mod turns;
 pub mod window;

@@ -49,6 +49,8 @@ pub struct Sample {
     pub sequence_id: u64,
     /// It was the last request of its sequence.
     pub sequence_end: bool,
+    /// Its place in a multi-turn session, from 1 (0: not a turn of a session).
+    pub turn: u16,
     pub error: Option<ErrorKind>,
 }
 
@@ -70,6 +72,7 @@ impl Sample {
             replica: 0,
             sequence_id: 0,
             sequence_end: false,
+            turn: 0,
             error: None,
         }
     }
@@ -91,6 +94,7 @@ impl Sample {
             replica: 0,
             sequence_id: 0,
             sequence_end: false,
+            turn: 0,
             error: None,
         }
     }
@@ -112,6 +116,7 @@ impl Sample {
             replica: 0,
             sequence_id: 0,
             sequence_end: false,
+            turn: 0,
             error: Some(kind),
         }
     }
@@ -131,6 +136,11 @@ impl Sample {
             sequence_end: end,
             ..self
         }
+    }
+
+    /// The same sample, marked as turn `turn` (from 1) of a multi-turn session.
+    pub fn of_turn(self, turn: u16) -> Sample {
+        Sample { turn, ..self }
     }
 
     /// The same sample, marked as sent to `-u` server number `replica`.
@@ -398,6 +408,7 @@ mod tests {
             replica: 0,
             sequence_id: 0,
             sequence_end: false,
+            turn: 0,
             error: None,
         }
     }

@@ -308,6 +308,7 @@ mod tests {
             replica: 0,
             sequence_id: 0,
             sequence_end: false,
+            turn: 0,
             tokens: Tokens {
                 output,
                 input: 100,

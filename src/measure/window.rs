@@ -13,6 +13,7 @@ use super::replica::{merge_replicas, ReplicaWindow};
 use super::sample::{Drained, ErrorNote, Sample};
 use super::server_stats::ServerWindow;
 use super::tokens::{GoodputRule, TokenStats};
+use super::turns::TurnStats;
 use crate::backend::ErrorKind;
 
 /// A send later than this behind its schedule counts as late (perf_analyzer's tolerance).
@@ -70,6 +71,8 @@ pub struct WindowStats {
     pub metrics: Option<MetricsWindow>,
     /// The figures of text generation, when the requests generated text.
     pub tokens: Option<Box<TokenStats>>,
+    /// A sessions run's figures by turn number.
+    pub turns: Option<Box<TurnStats>>,
     /// The per-request limits of goodput (from `--slo`).
     pub goodput: GoodputRule,
     /// First (scheduled or actual) send and last answer among the requests added, which
@@ -132,6 +135,7 @@ impl WindowStats {
             server: None,
             metrics: None,
             tokens: None,
+            turns: None,
             goodput: GoodputRule::default(),
             first_send: None,
             last_done: None,
@@ -173,6 +177,9 @@ impl WindowStats {
         }
         if let Some(replica) = self.replicas.get_mut(sample.replica as usize) {
             replica.add(sample);
+        }
+        if sample.turn > 0 {
+            self.turns.get_or_insert_with(Default::default).add(sample);
         }
         if let Some(kind) = sample.error {
             *self.errors.entry(kind).or_insert(0) += 1;
@@ -232,6 +239,9 @@ impl WindowStats {
         if let Some(tokens) = &mut self.tokens {
             tokens.compact(keep);
         }
+        if let Some(turns) = &mut self.turns {
+            turns.compact(keep);
+        }
         for replica in &mut self.replicas {
             replica.compact(keep);
         }
@@ -271,6 +281,7 @@ impl WindowStats {
         merge_option(&mut self.server, &other.server, ServerWindow::merge);
         merge_option(&mut self.metrics, &other.metrics, MetricsWindow::merge);
         merge_option(&mut self.tokens, &other.tokens, |m, o| m.merge(o));
+        merge_option(&mut self.turns, &other.turns, |m, o| m.merge(o));
         merge_replicas(&mut self.replicas, &other.replicas);
         if !self.goodput.is_set() {
             self.goodput = other.goodput;

@@ -19,6 +19,7 @@ fn sample(at: Instant, latency_us: u64, error: Option<ErrorKind>) -> Sample {
         replica: 0,
         sequence_id: 0,
         sequence_end: false,
+        turn: 0,
         tokens: Default::default(),
         error,
     }

@@ -276,6 +276,7 @@ fn client_lines(s: &Settings, model: &ModelSpec, w: &WindowStats) -> Vec<String>
     if s.llm.is_some() {
         // GenAI-Perf's table stands for the latency lines of a tensor run.
         lines.extend(super::llm::console::llm_lines(s, w));
+        lines.extend(super::llm::turns::console_lines(w));
         return lines;
     }
     lines.push(format!(

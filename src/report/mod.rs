@@ -196,6 +196,7 @@ fn test_window(
         replica: 0,
         sequence_id: 0,
         sequence_end: false,
+        turn: 0,
         tokens: Default::default(),
         error,
     };

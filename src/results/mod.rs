@@ -27,6 +27,7 @@ mod recorder;
 mod restore;
 mod schema;
 mod settings;
+mod turns;
 mod writer;
 
 pub use reader::{merge_distributions, read};

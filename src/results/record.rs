@@ -15,6 +15,7 @@ use crate::measure::slo::SloCheck;
 use crate::measure::stability::STABILITY_WINDOWS;
 use crate::measure::timeline::Bucket;
 use crate::measure::tokens::TokenStats;
+use crate::measure::turns::TurnStats;
 use crate::measure::window::WindowStats;
 use crate::model::{ModelSpec, Scheduler, TensorSpec};
 
@@ -94,6 +95,7 @@ pub fn window_record(w: &WindowStats, start: Instant, percentiles: &[f64]) -> Wi
             .tokens
             .as_deref()
             .map(|t| tokens_record(t, w, percentiles)),
+        turns: (w.turns.as_deref()).map(|t| turns_record(t, percentiles)),
         replicas: Vec::new(),
     }
 }
@@ -282,6 +284,22 @@ fn tokens_record(t: &TokenStats, w: &WindowStats, percentiles: &[f64]) -> Tokens
         asked_produced: t.asked_produced,
         coalesced: t.coalesced,
         counted_with: t.counted_with.as_deref().map(str::to_string),
+    }
+}
+
+/// The record of a window's figures by turn number (read back in `turns.rs`).
+fn turns_record(t: &TurnStats, percentiles: &[f64]) -> TurnsRecord {
+    TurnsRecord {
+        by_turn: (t.by_turn.iter())
+            .map(|(turn, f)| TurnRecord {
+                turn: *turn,
+                ok: f.ok,
+                failed: f.failed,
+                first_response: distribution_record(&f.first_response, NS, percentiles),
+                input_tokens: distribution_record(&f.input_tokens, COUNT, percentiles),
+            })
+            .collect(),
+        not_sent: t.not_sent,
     }
 }
 

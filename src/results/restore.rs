@@ -50,6 +50,10 @@ pub fn window_stats(
         Some(t) => Some(Box::new(token_stats(t)?)),
         None => None,
     };
+    w.turns = match &record.turns {
+        Some(t) => Some(Box::new(super::turns::turn_stats(t)?)),
+        None => None,
+    };
     w.replicas = record
         .replicas
         .iter()

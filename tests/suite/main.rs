@@ -50,6 +50,7 @@ mod server_protocol;
 mod server_scheduling;
 mod server_stats;
 mod server_stream;
+mod sessions;
 mod shards;
 mod shared_memory;
 mod streaming;

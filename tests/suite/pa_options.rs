@@ -496,13 +496,10 @@ fn long_cases(w: &World) -> Vec<Case> {
                 &schedule,
             ]),
         ),
-        Case {
-            option: "session-concurrency",
-            args: llm(&["--session-concurrency", "2"]),
-            expect: Expect::Refused(
-                "--session-concurrency runs perf_analyzer's multi-turn chat sessions",
-            ),
-        },
+        accepted(
+            "session-concurrency",
+            llm(&["--endpoint-type", "chat", "--session-concurrency", "2"]),
+        ),
         accepted(
             "grpc-method",
             strings(&[

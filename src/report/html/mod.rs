@@ -21,6 +21,7 @@ mod overlay;
 mod svg;
 pub mod sweep;
 mod tables;
+mod turns;
 mod windows;
 
 use std::io::Write as _;
@@ -94,6 +95,7 @@ fn run_section(file: &ResultsFile) -> String {
         s.push_str("</div>");
         s.push_str(&extra::health(file));
         s.push_str(&extra::llm(file));
+        s.push_str(&turns::turns(file));
     }
     if let Some(t) = &file.timeline {
         s.push_str("<h2>Timeline</h2><div class=\"charts\">");

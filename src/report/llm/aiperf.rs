@@ -403,6 +403,7 @@ pub fn csv(settings: &Settings, w: &WindowStats) -> String {
             format!("{:.2}", m.value),
         ]));
     }
+    out.push_str(&super::turns::csv_rows(w));
     out
 }
 

@@ -204,6 +204,7 @@ pub fn csv(settings: &Settings, w: &WindowStats) -> String {
             grouped_two_decimals(m.value),
         ]));
     }
+    out.push_str(&super::turns::csv_rows(w));
     out
 }
 

@@ -12,6 +12,7 @@ pub mod console;
 pub mod genai_perf;
 pub mod json;
 pub mod payloads;
+pub mod turns;
 
 use crate::measure::distribution::Distribution;
 use crate::measure::window::WindowStats;

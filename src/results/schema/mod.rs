@@ -165,9 +165,33 @@ pub struct WindowRecord {
     pub server: Option<ServerRecord>,
     pub metrics: Option<MetricsRecord>,
     pub tokens: Option<TokensRecord>,
+    /// A multi-turn sessions run's figures by turn number (absent for other runs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turns: Option<TurnsRecord>,
     /// Each `-u` server's share when the run spread its load over several (absent with one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub replicas: Vec<ReplicaRecord>,
+}
+
+/// A sessions run's figures by turn number, and the turns not sent because an earlier
+/// turn of their session failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnsRecord {
+    pub by_turn: Vec<TurnRecord>,
+    pub not_sent: u64,
+}
+
+/// The turns of one place in their sessions (turn 1, 2, …).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// The turn's number in its session, from 1.
+    pub turn: u16,
+    pub ok: u64,
+    pub failed: u64,
+    /// Time to first token of the successful turns (ns).
+    pub first_response: DistributionRecord,
+    /// Input tokens of the successful turns: the history sent and the prompt.
+    pub input_tokens: DistributionRecord,
 }
 
 /// One `-u` server's share of a window: its requests, throughput and latency (from the

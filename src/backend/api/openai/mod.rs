@@ -71,6 +71,13 @@ impl OpenAi {
 
     /// The JSON body of one prompt.
     pub fn body(&self, model: &str, prompt: &Prompt) -> Value {
+        self.turn_body(model, prompt, &[])
+    }
+
+    /// The JSON body of a turn of a chat session: the system message, each earlier prompt
+    /// and the answer the server gave to it, then the prompt. (The other endpoints carry no
+    /// conversation: their body is the prompt's.)
+    pub fn turn_body(&self, model: &str, prompt: &Prompt, history: &[(String, String)]) -> Value {
         let mut body = Map::new();
         body.insert("model".into(), model.into());
         match self.llm.endpoint {
@@ -79,12 +86,7 @@ impl OpenAi {
                 body.insert("messages".into(), given);
             }
             Endpoint::Chat => {
-                let mut messages = Vec::with_capacity(2);
-                if let Some(system) = &prompt.system {
-                    messages.push(json!({"role": "system", "content": &**system}));
-                }
-                messages.push(json!({"role": "user", "content": prompt.text}));
-                body.insert("messages".into(), messages.into());
+                body.insert("messages".into(), chat_messages(prompt, history).into());
             }
             Endpoint::Completions => {
                 let text = match &prompt.system {
@@ -128,6 +130,23 @@ impl OpenAi {
         }
     }
 
+    /// A turn of a chat session with its history (see [`OpenAi::turn_body`]), encoded when
+    /// it is sent; a request body the user gave is sent as given.
+    pub fn encode_turn(
+        &self,
+        target: &Target,
+        prompt: &Prompt,
+        history: &[(String, String)],
+    ) -> Payload {
+        let body = match &prompt.body {
+            Some(given) => given.clone().into_bytes(),
+            None => (self.turn_body(&target.model, prompt, history))
+                .to_string()
+                .into_bytes(),
+        };
+        Payload::Http(self.frame(target, &body))
+    }
+
     /// The whole HTTP request for a body.
     fn frame(&self, target: &Target, body: &[u8]) -> bytes::Bytes {
         let mut headers: Vec<(&str, &str)> = user_headers(&target.peer.headers).collect();
@@ -139,6 +158,21 @@ impl OpenAi {
         }
         frame_request("POST", &self.path(), &target.peer.authority, &headers, body)
     }
+}
+
+/// A chat's messages: the system message, then a user and an assistant message for each
+/// earlier turn, then the prompt.
+fn chat_messages(prompt: &Prompt, history: &[(String, String)]) -> Vec<Value> {
+    let mut messages = Vec::with_capacity(2 + 2 * history.len());
+    if let Some(system) = &prompt.system {
+        messages.push(json!({"role": "system", "content": &**system}));
+    }
+    for (asked, answered) in history {
+        messages.push(json!({"role": "user", "content": asked}));
+        messages.push(json!({"role": "assistant", "content": answered}));
+    }
+    messages.push(json!({"role": "user", "content": prompt.text}));
+    messages
 }
 
 impl Adapter for OpenAi {
@@ -226,6 +260,29 @@ mod tests {
                    "max_tokens": 7, "min_tokens": 7, "ignore_eos": true, "stream": true,
                    "stream_options": {"include_usage": true}, "temperature": 0.5})
         );
+    }
+
+    #[test]
+    fn a_turn_carries_its_history_after_the_system_message() {
+        let mut turn = prompt();
+        turn.system = Some("be brief".into());
+        let history = vec![
+            ("one".to_string(), "first answer".to_string()),
+            ("two".to_string(), "second answer".to_string()),
+        ];
+        let body = adapter(Endpoint::Chat, false).turn_body("m", &turn, &history);
+        assert_eq!(
+            body["messages"],
+            json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": "one"},
+                {"role": "assistant", "content": "first answer"},
+                {"role": "user", "content": "two"},
+                {"role": "assistant", "content": "second answer"},
+                {"role": "user", "content": "a b c"}
+            ])
+        );
+        assert_eq!(body["max_tokens"], 7);
     }
 
     #[test]
