@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use super::workload::WorkloadConfig;
 use super::sessions::SessionData;
+use super::workload::WorkloadConfig;
 use super::InputData;
 use crate::model::DataType;
 

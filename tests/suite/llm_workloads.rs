@@ -164,3 +164,48 @@ async fn a_bad_file_is_refused_by_line_before_anything_is_sent() {
         );
     }
 }
+
+/// The first command: AIPerf's multi_turn file, its sessions played two at a time,
+/// each turn carrying the prompts before it and the answers the server gave.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_multi_turn_file_plays_its_sessions_with_their_history() {
+    let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1"]).await;
+    let addr = server.http_addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = word_tokenizer(dir.path());
+    // Turn k of every session has k + 2 words and asks 5 tokens.
+    let lines: Vec<String> = (0..4)
+        .map(|s| {
+            let turns: Vec<_> = (0..3)
+                .map(|k| {
+                    let words = vec![format!("s{s}t{k}"); k + 2].join(" ");
+                    serde_json::json!({"text": words, "output_length": 5, "delay": 10})
+                })
+                .collect();
+            serde_json::json!({"session_id": format!("session-{s}"), "turns": turns}).to_string()
+        })
+        .collect();
+    let file = dir.path().join("conversations.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let extra = [
+        "--input-file",
+        file.to_str().unwrap(),
+        "--custom-dataset-type",
+        "multi_turn",
+        "--session-concurrency",
+        "2",
+        "--request-count",
+        "12",
+    ];
+    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let level = &results[0].merged;
+    assert_eq!(level.ok, 12, "{:?}", level.errors);
+    let tokens = level.tokens.as_ref().unwrap();
+    // Turn 1: 2 words; turn 2: 2 + 5 + 3; turn 3: 2 + 5 + 3 + 5 + 4.
+    assert_eq!(tokens.input_tokens.sum(), 4 * (2 + 10 + 19));
+    assert_eq!(
+        tokens.usage_input_tokens.sum(),
+        tokens.input_tokens.sum(),
+        "the server was sent the same conversations"
+    );
+}
