@@ -211,8 +211,8 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
         return unavailable();
     };
     let counters = &model.tokens;
-    let plan = match request.plan(api, timing) {
-        Ok(plan) => plan,
+    let (mut plan, blocks) = match request.prepare(api, timing) {
+        Ok(prepared) => prepared,
         Err(message) => {
             add(&counters.failed, 1);
             return bad_request(&format!("model '{}': {message}", model.name()));
@@ -225,8 +225,9 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
         prompt_tokens: plan.prompt_tokens,
         tokens: plan.tokens,
         stream: plan.stream,
+        length: plan.finish == "length",
     };
-    let Ok(ticket) = engines.submit(ask) else {
+    let Ok(ticket) = engines.submit(ask, blocks) else {
         return unavailable();
     };
     let id = format!("cmpl-{}", NEXT_ID.fetch_add(1, Relaxed));
@@ -246,6 +247,9 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
     let created = created();
     if !ticket.finished().await {
         return unavailable();
+    }
+    if plan.cached.is_some() {
+        plan.cached = Some(ticket.cached());
     }
     json_reply(
         StatusCode::OK,
@@ -296,7 +300,7 @@ impl EventStream {
         let mut frame = BytesMut::new();
         (from..=upto).for_each(|i| frame.extend_from_slice(self.event(i)));
         if upto == total {
-            frame.extend_from_slice(&self.events.tail);
+            self.events.write_tail(&mut frame, self.ticket.cached());
             self.done = true;
         }
         frame.freeze()
