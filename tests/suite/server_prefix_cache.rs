@@ -285,4 +285,17 @@ async fn a_tokenizer_counts_prompts_as_the_client_counts_them() {
     // The blocks are of tokens: 42 tokens are two whole blocks of 16.
     let again = post(&server, "/v1/chat/completions", body).await;
     assert_eq!(cached(&again["usage"]), 32);
+    // vLLM's /tokenize counts with the model's tokenizer when it names the model.
+    let counted = post(
+        &server,
+        "/tokenize",
+        json!({"model": "t", "prompt": "hello, b"}),
+    )
+    .await;
+    assert_eq!(
+        (&counted["count"], &counted["tokens"]),
+        (&json!(3), &json!([1, 2, 0]))
+    );
+    let words = post(&server, "/tokenize", json!({"prompt": "hello, b"})).await;
+    assert_eq!(words["count"], 2);
 }
