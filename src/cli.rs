@@ -161,7 +161,7 @@ pub struct ServeArgs {
     /// gRPC port (0 picks a free port and prints it).
     #[arg(long, default_value_t = 8001)]
     pub grpc_port: u16,
-    /// Prometheus metrics port (0 picks a free port; without it, no metrics endpoint).
+    /// Prometheus metrics port (0 picks a free port; without it, the page is only at /metrics on the HTTP port).
     #[arg(long, value_name = "PORT")]
     pub metrics_port: Option<u16>,
     /// Address to listen on.

@@ -378,7 +378,7 @@ const KIND_HELP: [(&str, &str); 11] = [
     ),
     (
         "llm",
-        "OpenAI /v1/chat/completions and /v1/completions, continuous batching of max_batch sequences per engine (instances engines): first event after ttft_ms + prefill_us_per_token x prompt tokens, then one event of tokens_per_event tokens every itl_ms; output_tokens=N caps the answer (default: the request's max_tokens, 16 without one)",
+        "OpenAI /v1/chat/completions and /v1/completions, continuous batching of max_batch sequences per engine (instances engines): first event after ttft_ms + prefill_us_per_token x (prompt tokens - cached tokens), then one event of tokens_per_event tokens every itl_ms; output_tokens=N caps the answer (default: the request's max_tokens, 16 without one); prompt tokens are whitespace-separated words, or with tokenizer=PATH the tokens of that Hugging Face tokenizer.json; prefix_cache=TOKENS (default 0: no cache) keeps a prefix cache of that many tokens in blocks of block=N tokens (16), least recently used evicted: cached tokens = the prompt's leading full blocks found there x block, answered in usage.prompt_tokens_details.cached_tokens",
     ),
     (
         "embeddings",
@@ -428,6 +428,10 @@ mod help_tests {
             "rate=0.1,code=500",
             "responses=5,first_ms=10,interval_ms=4,dist=fixed",
             "instances=1,max_batch=8,ttft_ms=20,itl_ms=5,prefill_us_per_token=0,tokens_per_event=1",
+            "prefix_cache=TOKENS (default 0: no cache)",
+            "block=N tokens (16)",
+            "tokenizer=PATH",
+            "ttft_ms + prefill_us_per_token x (prompt tokens - cached tokens)",
             "instances=1,dims=16,ms=1",
         ] {
             assert!(help.contains(needle), "{needle:?} in:\n{help}");

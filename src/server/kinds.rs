@@ -5,6 +5,9 @@
 
 use std::fmt;
 
+use super::prefix_cache::DEFAULT_BLOCK;
+use super::prompt_tokens::ServerTokenizer;
+
 /// How a delay is drawn from its mean: the `sleep` kind's service time, the `stream`
 /// kind's first response and each gap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +98,19 @@ pub struct LlmTiming {
     /// (`reasoning_content`), the rest as content; usage counts them in
     /// `completion_tokens_details.reasoning_tokens`.
     pub reasoning_tokens: u32,
+    /// The prefix cache's size in tokens (0: no cache; see [`super::prefix_cache`]).
+    pub prefix_cache: u32,
+    /// Tokens per cache block.
+    pub block: u32,
+    /// Counts prompts with this tokenizer instead of by words.
+    pub tokenizer: Option<ServerTokenizer>,
 }
+
+/// The largest prefix cache, in tokens.
+pub const MAX_PREFIX_CACHE: u32 = 1_000_000_000;
+
+/// The largest cache block, in tokens.
+pub const MAX_BLOCK: u32 = 4096;
 
 /// What a model does with a request.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,6 +212,9 @@ impl ModelKind {
                 prefill_us_per_token: 0.0,
                 tokens_per_event: 1,
                 reasoning_tokens: 0,
+                prefix_cache: 0,
+                block: DEFAULT_BLOCK,
+                tokenizer: None,
             }),
             "embeddings" => ModelKind::Embeddings { dims: 16, ms: 1.0 },
             "bls" => ModelKind::Bls { calls: Vec::new() },
@@ -228,7 +246,7 @@ impl ModelKind {
     pub fn own_options(&self) -> &'static str {
         match self {
             ModelKind::Llm(_) => {
-                ", ttft_ms, itl_ms, output_tokens, prefill_us_per_token, tokens_per_event, reasoning_tokens"
+                ", ttft_ms, itl_ms, output_tokens, prefill_us_per_token, tokens_per_event, reasoning_tokens, prefix_cache, block, tokenizer"
             }
             ModelKind::Embeddings { .. } => ", dims, ms",
             ModelKind::Fail { .. } => ", rate, mode, code",
@@ -361,6 +379,11 @@ fn set_llm(
             .ok_or_else(|| bad("expected microseconds ≥ 0, such as 50 or 0.5")),
         "tokens_per_event" => whole(value, 1, MAX_LLM_TOKENS, bad).map(|n| t.tokens_per_event = n),
         "reasoning_tokens" => whole(value, 0, MAX_LLM_TOKENS, bad).map(|n| t.reasoning_tokens = n),
+        "prefix_cache" => whole(value, 0, MAX_PREFIX_CACHE, bad).map(|n| t.prefix_cache = n),
+        "block" => whole(value, 1, MAX_BLOCK, bad).map(|n| t.block = n),
+        "tokenizer" => ServerTokenizer::load(value)
+            .map(|tokenizer| t.tokenizer = Some(tokenizer))
+            .map_err(|e| bad(&e)),
         _ => return None,
     })
 }
@@ -457,6 +480,12 @@ impl ModelKind {
                 )?;
                 if t.reasoning_tokens > 0 {
                     write!(f, ",reasoning_tokens={}", t.reasoning_tokens)?;
+                }
+                if t.prefix_cache > 0 {
+                    write!(f, ",prefix_cache={},block={}", t.prefix_cache, t.block)?;
+                }
+                if let Some(tokenizer) = &t.tokenizer {
+                    write!(f, ",tokenizer={}", tokenizer.path())?;
                 }
                 Ok(())
             }

@@ -7,7 +7,11 @@
 //! until any engine frees one. Once in a slot its prefill runs for `ttft_ms` plus
 //! `prefill_us_per_token` per prompt token, alongside whatever the engine is decoding; at
 //! its end the first event goes out and the sequence joins the decode batch at the next
-//! step boundary (at once when the engine was not decoding). Steps run back to back while
+//! step boundary (at once when the engine was not decoding). With a prefix cache
+//! (`prefix_cache=TOKENS`, [`super::prefix_cache`], one per model shared by its engines)
+//! the prompt's leading blocks found in the cache when the request takes its slot are its
+//! cached tokens, and its prefill runs for `ttft_ms` + `prefill_us_per_token` × (prompt
+//! tokens − cached tokens); at the prefill's end its blocks go into the cache. Steps run back to back while
 //! any sequence decodes, each `itl_ms` long whatever the batch holds, and each gives every
 //! sequence in the batch its next event of `tokens_per_event` tokens. A sequence leaves
 //! with its last token, freeing its slot at that instant.
@@ -32,7 +36,13 @@ use tokio::sync::Notify;
 use super::def::{LlmTiming, ModelKind};
 use super::error::InferError;
 use super::models::Model;
+use super::prefix_cache::PrefixCache;
 use super::stats::{add, nanos, Compute};
+
+#[path = "llm_gauges.rs"]
+mod gauges;
+use gauges::EngineCounts;
+pub use gauges::EngineGauges;
 
 /// What a request asks of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +52,8 @@ pub struct Ask {
     pub tokens: u32,
     /// Whether the reader wants each event as it comes out.
     pub stream: bool,
+    /// Whether the answer stops at the request's limit (finish reason "length").
+    pub length: bool,
 }
 
 /// One sequence's progress, shared between its engine and its reader.
@@ -51,6 +63,8 @@ struct Progress {
     events: AtomicU32,
     /// Set when the reader has gone.
     gone: AtomicBool,
+    /// Prompt tokens the prefix cache held, set when the sequence takes its slot.
+    cached: AtomicU32,
     waker: AtomicWaker,
 }
 
@@ -88,6 +102,11 @@ impl Ticket {
         check().map_or(Poll::Pending, Poll::Ready)
     }
 
+    /// Prompt tokens the prefix cache held (0 until the sequence has a slot).
+    pub fn cached(&self) -> u32 {
+        self.progress.cached.load(Acquire)
+    }
+
     /// Waits for the last event; false if the sequence was aborted.
     pub async fn finished(&self) -> bool {
         let last = self.events.saturating_sub(1);
@@ -107,6 +126,8 @@ impl Drop for Ticket {
 struct Seq {
     progress: Arc<Progress>,
     ask: Ask,
+    /// The names of the prompt's full blocks, for the prefix cache (empty without one).
+    blocks: Vec<u64>,
     produced: u32,
     events: u32,
     arrival: Instant,
@@ -174,6 +195,12 @@ struct Pool {
     /// One per engine: a sequence is in its inbox, or the pool closed.
     wakes: Box<[Notify]>,
     closed: AtomicBool,
+    /// The slots of all engines.
+    slots: u64,
+    /// The prefix cache, when the model has one.
+    cache: Option<Mutex<PrefixCache>>,
+    block: u32,
+    counts: EngineCounts,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -208,6 +235,8 @@ impl Engines {
             itl_ms,
             prefill_us_per_token,
             tokens_per_event,
+            prefix_cache,
+            block,
             ..
         } = *timing;
         let engines = def.instances.max(1) as usize;
@@ -224,6 +253,10 @@ impl Engines {
             }),
             wakes: (0..engines).map(|_| Notify::new()).collect(),
             closed: AtomicBool::new(false),
+            slots: u64::from(def.max_batch.max(1)) * engines as u64,
+            cache: (prefix_cache > 0).then(|| Mutex::new(PrefixCache::new(prefix_cache, block))),
+            block,
+            counts: EngineCounts::default(),
         });
         for me in 0..engines {
             runtime.spawn(Engine::new(pool.clone(), me).run());
@@ -231,14 +264,16 @@ impl Engines {
         Ok(Engines { pool })
     }
 
-    /// Gives the request a slot, or queues it for the first slot to free.
-    pub fn submit(&self, ask: Ask) -> Result<Ticket, InferError> {
+    /// Gives the request a slot, or queues it for the first slot to free; `blocks` are
+    /// its prompt's block names for the prefix cache.
+    pub fn submit(&self, ask: Ask, blocks: Vec<u64>) -> Result<Ticket, InferError> {
         let pool = &*self.pool;
         let progress = Arc::new(Progress::default());
         let now = Instant::now();
         let seq = Seq {
             progress: progress.clone(),
             ask,
+            blocks,
             produced: 0,
             events: 0,
             arrival: now,
@@ -293,6 +328,7 @@ struct Tally {
     completion_tokens: u64,
     events: u64,
     completed: u64,
+    completed_length: u64,
     cancelled: u64,
 }
 
@@ -323,6 +359,7 @@ fn emit(tally: &mut Tally, per_event: u32, seq: &mut Seq) -> Emitted {
     }
     if done {
         tally.completed += 1;
+        tally.completed_length += u64::from(seq.ask.length);
         Emitted::Done
     } else {
         Emitted::More
@@ -419,8 +456,11 @@ impl Engine {
         self.inbox = arrived;
     }
 
+    /// Starts the prefill of a sequence that took a slot: `ttft` plus the share of its
+    /// prompt tokens the prefix cache does not hold.
     fn start_prefill(&mut self, seq: Seq) {
-        let prompt = f64::from(seq.ask.prompt_tokens) * self.pool.prefill_ns_per_token;
+        let uncached = seq.ask.prompt_tokens - self.pool.look_up(&seq);
+        let prompt = f64::from(uncached) * self.pool.prefill_ns_per_token;
         let ready = seq.admitted + self.pool.ttft + Duration::from_nanos(prompt as u64);
         self.order += 1;
         self.prefilling.push(Prefill {
@@ -447,6 +487,7 @@ impl Engine {
         let Some(Prefill { ready, mut seq, .. }) = self.prefilling.pop() else {
             return;
         };
+        self.pool.remember(&std::mem::take(&mut seq.blocks));
         match emit(&mut self.tally, self.pool.per_event, &mut seq) {
             Emitted::More if self.step_end.is_some() => self.joining.push(seq),
             Emitted::More => {
@@ -518,5 +559,6 @@ impl Engine {
         add(&counters.events, t.events);
         add(&counters.completed, t.completed);
         add(&counters.cancelled, t.cancelled);
+        add(&self.pool.counts.length, t.completed_length);
     }
 }

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use super::def::{ModelDef, ModelKind};
 use super::describe;
 use super::error::InferError;
+use super::llm::EngineGauges;
 use super::models::Model;
 use super::served::Served;
 use super::stats::TokenCounts;
@@ -208,6 +209,21 @@ impl LocalServer {
         let models = self.openai_models();
         models
             .map(|s| (s.model.name().to_string(), s.model.tokens.snapshot()))
+            .collect()
+    }
+
+    /// Each `llm` model's token counts and engine gauges, by name (the vLLM families of
+    /// `/metrics`).
+    pub(crate) fn llm_metrics(&self) -> Vec<(String, TokenCounts, EngineGauges)> {
+        (self.inner.models.values())
+            .filter_map(|s| {
+                let gauges = s.engines()?.gauges();
+                Some((
+                    s.model.name().to_string(),
+                    s.model.tokens.snapshot(),
+                    gauges,
+                ))
+            })
             .collect()
     }
 

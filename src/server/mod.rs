@@ -6,7 +6,8 @@
 //! settings in [`trace`], shared-memory regions in [`shm`]) and is the single way in for
 //! the front ends and in-process callers alike. The `llm` and `embeddings` kinds are
 //! served OpenAI-style ([`openai_wire`]), an `llm` model's requests batched continuously by
-//! its engines ([`llm`]); a [`bls`] model calls other models inside its own compute, as a
+//! its engines ([`llm`]) with a [`prefix_cache`] and prompts counted by
+//! [`prompt_tokens`]; a [`bls`] model calls other models inside its own compute, as a
 //! Triton Python model's BLS requests do.
 //!
 //! The front ends sit above that state and nothing below imports them: [`http`] is a
@@ -27,7 +28,9 @@ mod llm;
 mod local;
 mod models;
 mod openai_wire;
+mod prefix_cache;
 mod process;
+mod prompt_tokens;
 mod sched;
 mod sequences;
 mod served;

@@ -129,6 +129,8 @@ fn definitions_print_in_a_form_that_parses_back() {
         "s=stream:responses=100000,instances=2,max_batch=4,queue_delay_us=100",
         "c=llm",
         "c=llm:ttft_ms=0,itl_ms=0.5,output_tokens=64,prefill_us_per_token=2.5,tokens_per_event=4,instances=3,max_batch=10000",
+        "c=llm:prefix_cache=4096",
+        "c=llm:prefix_cache=100,block=32",
         "v=embeddings:dims=1024,ms=0,instances=4",
     ] {
         let d = def(s);
@@ -196,6 +198,9 @@ fn bad_definitions_name_the_bad_part() {
         ("x=llm:prefill_us_per_token=-2", "'prefill_us_per_token=-2'"),
         ("x=llm:max_batch=0", "'max_batch=0'"),
         ("x=llm:instances=0", "'instances=0'"),
+        ("x=llm:prefix_cache=-1", "'prefix_cache=-1'"),
+        ("x=llm:block=0", "'block=0'"),
+        ("x=llm:tokenizer=/no/such/tokenizer.json", "no such file"),
         (
             "x=llm:shape=4",
             "option 'shape' is not known for kind llm; it takes instances, max_batch, ttft_ms",

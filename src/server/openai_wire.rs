@@ -1,6 +1,6 @@
 //! The OpenAI wire format of the `llm` and `embeddings` kinds (chat, completions, responses
-//! and embeddings): requests read with serde (prompt tokens counted as whitespace-separated
-//! words), how many tokens an answer gets, and the answers written — whole JSON bodies, and
+//! and embeddings): requests read with serde (prompt tokens counted by
+//! [`super::prompt_tokens`]), how many tokens an answer gets, and the answers written — whole JSON bodies, and
 //! for a stream each event's bytes built once per request so that sending an event is a
 //! reference-count increment. Free of scheduling and of HTTP, which the OpenAI routes of
 //! [`super::http`] add.
@@ -11,6 +11,8 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::def::{LlmTiming, MAX_LLM_TOKENS};
+use super::prefix_cache::block_hashes;
+use super::prompt_tokens::PromptReader;
 
 /// The tokens an answer has when neither the model nor the request bounds it (as OpenAI's
 /// completions default `max_tokens`).
@@ -80,58 +82,13 @@ pub struct Plan {
     pub usage: bool,
     /// The first this many tokens are reasoning (chat only).
     pub reasoning: u32,
+    /// With a prefix cache, the prompt tokens it held (filled in once the engine looked);
+    /// `None` without one, and the usage then has no `prompt_tokens_details`.
+    pub cached: Option<u32>,
 }
 
 fn words(text: &str) -> u64 {
     text.split_whitespace().count() as u64
-}
-
-/// The prompt tokens of a chat message's content: a string, or a list of parts whose
-/// `text` counts.
-fn content_tokens(content: &Value) -> Result<u64, String> {
-    match content {
-        Value::Null => Ok(0),
-        Value::String(s) => Ok(words(s)),
-        Value::Array(parts) => Ok(parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .map(words)
-            .sum()),
-        _ => Err("a message's content must be a string or a list of content parts".into()),
-    }
-}
-
-/// The prompt tokens of a Responses `input`: a string, or a list of items, each a string
-/// or a message whose content counts as a chat message's.
-fn input_tokens(input: &Value) -> Result<u64, String> {
-    let bad = || "input must be a string or a list of messages".to_string();
-    let item = |v: &Value| match v {
-        Value::String(s) => Ok(words(s)),
-        Value::Object(message) => content_tokens(message.get("content").unwrap_or(&Value::Null)),
-        _ => Err(bad()),
-    };
-    match input {
-        Value::String(s) => Ok(words(s)),
-        Value::Array(items) => items.iter().map(item).sum(),
-        _ => Err(bad()),
-    }
-}
-
-/// The prompt tokens of a completions prompt: a string, a list of strings, a list of
-/// token ids or a list of such lists.
-fn prompt_tokens(prompt: &Value) -> Result<u64, String> {
-    let bad = || "prompt must be a string, a list of strings or a list of token ids".to_string();
-    let one = |v: &Value| match v {
-        Value::String(s) => Ok(words(s)),
-        Value::Number(_) => Ok(1),
-        Value::Array(ids) if ids.iter().all(Value::is_number) => Ok(ids.len() as u64),
-        _ => Err(bad()),
-    };
-    match prompt {
-        Value::Array(items) => items.iter().map(one).sum(),
-        Value::String(_) => one(prompt),
-        _ => Err(bad()),
-    }
 }
 
 impl GenerateRequest {
@@ -140,28 +97,36 @@ impl GenerateRequest {
         self.stream == Some(true)
     }
 
-    /// Checks the request and works out its answer; the error is one sentence for a 400.
+    /// The prompt's tokens counted as the model counts them (words, or its tokenizer),
+    /// with its units when the model has a prefix cache (else none).
+    fn read_prompt(&self, api: Api, timing: &LlmTiming) -> Result<(u64, Vec<u64>), String> {
+        let mut reader = PromptReader::new(timing.tokenizer.as_ref(), timing.prefix_cache > 0);
+        match (api, &self.messages, &self.prompt) {
+            (Api::Chat, Some(messages), _) => (messages.iter())
+                .filter_map(|m| m.content.as_ref())
+                .try_for_each(|c| reader.content(c))?,
+            (Api::Chat, None, _) => return Err("a chat request needs 'messages'".into()),
+            (Api::Completions, _, Some(prompt)) => reader.prompt(prompt)?,
+            (Api::Completions, _, None) => {
+                return Err("a completions request needs 'prompt'".into())
+            }
+            (Api::Responses, _, _) => match &self.input {
+                Some(input) => reader.input(input)?,
+                None => return Err("a responses request needs 'input'".into()),
+            },
+        }
+        Ok((reader.count(), reader.into_units()))
+    }
+
+    /// Checks the request and works out its answer, with the names of the prompt's blocks
+    /// for the prefix cache (none without one); the error is one sentence for a 400.
     ///
     /// The answer's natural length is the model's `output_tokens` (none: unbounded), and
     /// it stops at the request's `max_completion_tokens` or `max_tokens` if sooner
     /// (finish "length"); `ignore_eos` runs it to that limit; `min_tokens` lengthens it.
     /// With neither length nor limit it has [`DEFAULT_TOKENS`].
-    pub fn plan(&self, api: Api, timing: &LlmTiming) -> Result<Plan, String> {
-        let prompt = match (api, &self.messages, &self.prompt) {
-            (Api::Chat, Some(messages), _) => (messages.iter())
-                .filter_map(|m| m.content.as_ref())
-                .map(content_tokens)
-                .sum::<Result<u64, String>>()?,
-            (Api::Chat, None, _) => return Err("a chat request needs 'messages'".into()),
-            (Api::Completions, _, Some(prompt)) => prompt_tokens(prompt)?,
-            (Api::Completions, _, None) => {
-                return Err("a completions request needs 'prompt'".into())
-            }
-            (Api::Responses, _, _) => match &self.input {
-                Some(input) => input_tokens(input)?,
-                None => return Err("a responses request needs 'input'".into()),
-            },
-        };
+    pub fn prepare(&self, api: Api, timing: &LlmTiming) -> Result<(Plan, Vec<u64>), String> {
+        let (prompt, units) = self.read_prompt(api, timing)?;
         if self.n.is_some_and(|n| n != 1) {
             return Err("inferperf serve answers one choice per request; n must be 1".into());
         }
@@ -194,7 +159,7 @@ impl GenerateRequest {
         }
         let stopped_by_limit = limit == Some(tokens) || (natural.is_none() && limit.is_none());
         let options = self.stream_options.as_ref();
-        Ok(Plan {
+        let plan = Plan {
             prompt_tokens: u32::try_from(prompt).unwrap_or(u32::MAX),
             tokens,
             finish: if stopped_by_limit { "length" } else { "stop" },
@@ -205,7 +170,13 @@ impl GenerateRequest {
                 Api::Chat => timing.reasoning_tokens.min(tokens),
                 Api::Completions | Api::Responses => 0,
             },
-        })
+            cached: (timing.prefix_cache > 0).then_some(0),
+        };
+        let blocks = match timing.prefix_cache {
+            0 => Vec::new(),
+            _ => block_hashes(&units, timing.block),
+        };
+        Ok((plan, blocks))
     }
 }
 
@@ -216,6 +187,9 @@ fn usage(plan: &Plan) -> Value {
         json!({"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total});
     if plan.reasoning > 0 {
         usage["completion_tokens_details"] = json!({"reasoning_tokens": plan.reasoning});
+    }
+    if let Some(cached) = plan.cached {
+        usage["prompt_tokens_details"] = json!({"cached_tokens": cached});
     }
     usage
 }
@@ -311,7 +285,9 @@ pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Val
 
 /// A stream's events as bytes: the first, a full one, the last, and what follows the
 /// last (the final chunk, the usage chunk if asked for, and `[DONE]`). An answer with
-/// reasoning has each of its events apart (`each`), as they differ.
+/// reasoning has each of its events apart (`each`), as they differ. With a prefix cache
+/// the usage chunk is written at the end ([`Events::write_tail`]), once the cached tokens
+/// are known; otherwise the whole tail is built beforehand.
 #[derive(Debug, Clone)]
 pub struct Events {
     pub first: Bytes,
@@ -319,6 +295,25 @@ pub struct Events {
     pub last: Bytes,
     pub tail: Bytes,
     pub each: Option<Vec<Bytes>>,
+    /// The usage chunk's head and the plan, when it waits for the cached tokens.
+    usage_later: Option<(String, Plan)>,
+}
+
+impl Events {
+    /// Writes what follows the last event, the usage counting `cached` prompt tokens as
+    /// held by the prefix cache (when the model has one).
+    pub fn write_tail(&self, out: &mut BytesMut, cached: u32) {
+        out.extend_from_slice(&self.tail);
+        if let Some((head, plan)) = &self.usage_later {
+            let plan = Plan {
+                cached: Some(cached),
+                ..*plan
+            };
+            let usage = usage(&plan);
+            out.extend_from_slice(format!("{head}],\"usage\":{usage}}}\n\n").as_bytes());
+            out.extend_from_slice(b"data: [DONE]\n\n");
+        }
+    }
 }
 
 impl Events {
@@ -379,11 +374,14 @@ impl Events {
         let finish = format!("\"{}\"", plan.finish);
         let end = plan.tokens;
         tail.extend_from_slice(&event(choice(false, end, end, &finish)));
-        if plan.usage {
-            let usage = usage(plan);
-            tail.extend_from_slice(format!("{head}],\"usage\":{usage}}}\n\n").as_bytes());
+        let usage_later = (plan.usage && plan.cached.is_some()).then(|| (head.clone(), *plan));
+        if usage_later.is_none() {
+            if plan.usage {
+                let usage = usage(plan);
+                tail.extend_from_slice(format!("{head}],\"usage\":{usage}}}\n\n").as_bytes());
+            }
+            tail.extend_from_slice(b"data: [DONE]\n\n");
         }
-        tail.extend_from_slice(b"data: [DONE]\n\n");
         let each = (reasoning > 0).then(|| {
             (0..events)
                 .map(|k| {
@@ -400,6 +398,7 @@ impl Events {
             last: event(choice(false, last_from, end, "null")),
             tail: tail.freeze(),
             each,
+            usage_later,
         }
     }
 }
@@ -442,6 +441,7 @@ impl Events {
             last: Bytes::from(delta(plan.tokens - (events - 1) * per_event)),
             tail: Bytes::from(tail),
             each: None,
+            usage_later: None,
         }
     }
 }

@@ -11,6 +11,9 @@ fn timing(output_tokens: Option<u32>) -> LlmTiming {
         prefill_us_per_token: 0.0,
         tokens_per_event: 1,
         reasoning_tokens: 0,
+        prefix_cache: 0,
+        block: 16,
+        tokenizer: None,
     }
 }
 
@@ -19,7 +22,9 @@ fn request(body: Value) -> GenerateRequest {
 }
 
 fn plan(api: Api, body: Value, output_tokens: Option<u32>) -> Result<Plan, String> {
-    request(body).plan(api, &timing(output_tokens))
+    request(body)
+        .prepare(api, &timing(output_tokens))
+        .map(|(plan, _)| plan)
 }
 
 #[test]
@@ -292,4 +297,38 @@ fn a_responses_stream_is_typed_events_ending_with_the_usage() {
     let whole = answer(Api::Responses, "r1", 7, "m", &three);
     assert_eq!(whole["object"], "response");
     assert_eq!(whole["output"][0]["content"][0]["type"], "output_text");
+}
+
+#[test]
+fn with_a_prefix_cache_usage_gives_the_cached_tokens() {
+    let mut cached = timing(None);
+    cached.prefix_cache = 1024;
+    let words: Vec<String> = (0..40).map(|i| format!("w{i}")).collect();
+    let body = json!({"model": "m", "prompt": words.join(" "), "max_tokens": 2, "stream": true,
+                      "stream_options": {"include_usage": true}});
+    let (p, blocks) = request(body).prepare(Api::Completions, &cached).unwrap();
+    assert_eq!((p.prompt_tokens, p.cached, blocks.len()), (40, Some(0), 2));
+    let events = Events::new(Api::Completions, "cmpl-5", 17, "\"m\"", &p, 1);
+    let mut tail = BytesMut::new();
+    events.write_tail(&mut tail, 32);
+    let (tail, done) = parse_events(&tail);
+    assert!(done);
+    let usage = &tail[1]["usage"];
+    assert_eq!(usage["prompt_tokens_details"], json!({"cached_tokens": 32}));
+    assert_eq!(usage["prompt_tokens"], 40);
+    let whole = Plan {
+        cached: Some(16),
+        stream: false,
+        ..p
+    };
+    let a = answer(Api::Completions, "cmpl-6", 5, "m", &whole);
+    assert_eq!(a["usage"]["prompt_tokens_details"]["cached_tokens"], 16);
+    // Without a cache: no details, no blocks.
+    let body = json!({"model": "m", "prompt": words.join(" ")});
+    let (p, blocks) = request(body)
+        .prepare(Api::Completions, &timing(None))
+        .unwrap();
+    assert_eq!((p.cached, blocks.len()), (None, 0));
+    let a = answer(Api::Completions, "cmpl-7", 5, "m", &p);
+    assert!(a["usage"].get("prompt_tokens_details").is_none(), "{a}");
 }

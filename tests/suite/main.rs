@@ -46,6 +46,7 @@ mod sequences;
 mod server_breakdown;
 mod server_fail_modes;
 mod server_llm;
+mod server_prefix_cache;
 mod server_protocol;
 mod server_scheduling;
 mod server_stats;

@@ -2,7 +2,8 @@
 //! `nv_inference_*` counters per model and version with Triton's meanings (taken from the
 //! same statistics the extension reports), plus the process's CPU time and resident
 //! memory read from /proc, so a client can see what the server spent. The same counters are
-//! also given under TorchServe's names (`ts_inference_requests_total`, …).
+//! also given under TorchServe's names (`ts_inference_requests_total`, …), and each `llm`
+//! model's under vLLM's ([`vllm`]). The same page is on the HTTP port too.
 
 use std::convert::Infallible;
 use std::fmt::Write as _;
@@ -12,6 +13,9 @@ use http::{HeaderValue, Method, Request, StatusCode};
 use hyper::body::Incoming;
 
 use super::reply::{body_reply, no_route, Reply};
+
+#[path = "vllm_metrics.rs"]
+mod vllm;
 use crate::proto::{InferStatistics, ModelStatistics, StatisticDuration};
 use crate::server::local::LocalServer;
 use crate::server::process::{process_cpu_seconds, process_resident_bytes};
@@ -21,12 +25,15 @@ const TEXT: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; c
 /// Answers `GET /metrics`.
 pub async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let reply = match (req.method(), req.uri().path()) {
-        (&Method::GET, "/metrics") => {
-            body_reply(StatusCode::OK, Bytes::from(render(&server)), TEXT)
-        }
+        (&Method::GET, "/metrics") => page(&server),
         (_, path) => no_route(path),
     };
     Ok(reply)
+}
+
+/// The metrics page as a reply.
+pub fn page(server: &LocalServer) -> Reply {
+    body_reply(StatusCode::OK, Bytes::from(render(server)), TEXT)
 }
 
 /// One per-model counter: name, help text and how to read it from the statistics.
@@ -117,6 +124,7 @@ pub fn render(server: &LocalServer) -> String {
         }
     }
     write_torchserve(&mut out, &stats, server.torchserve_answers().read());
+    vllm::write(&mut out, &server.llm_metrics());
     write_process(&mut out);
     out
 }

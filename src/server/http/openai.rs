@@ -25,6 +25,7 @@ use crate::server::def::{ModelKind, MAX_LLM_TOKENS};
 use crate::server::llm::{Ask, Produced, Ticket};
 use crate::server::local::LocalServer;
 use crate::server::openai_wire::{self as wire, Api, EmbeddingsRequest, Events, GenerateRequest};
+use crate::server::prompt_tokens::PromptReader;
 use crate::server::served::Served;
 use crate::server::stats::add;
 
@@ -74,7 +75,7 @@ pub async fn handle(
         "/v1/completions" if post => generate(server, Api::Completions, headers, body).await,
         "/v1/responses" if post => generate(server, Api::Responses, headers, body).await,
         "/v1/embeddings" if post => embeddings(server, headers, body).await,
-        "/tokenize" if post => tokenize(headers, body).await,
+        "/tokenize" if post => tokenize(server, headers, body).await,
         "/v1/models" if method == Method::GET => models(server),
         "/v1/inferperf/stats" if method == Method::GET => stats(server),
         "/v1/inferperf/sequences" if method == Method::GET => sequence_stats(server),
@@ -100,18 +101,33 @@ pub async fn handle(
 }
 
 /// vLLM's `POST /tokenize` (`{"prompt": text}` → `{"count", "tokens", "max_model_len"}`),
-/// counting as the `llm` kind counts prompts: one token per whitespace-separated word.
-async fn tokenize(headers: &HeaderMap, body: Incoming) -> Reply {
+/// counting as the `llm` kind counts prompts: one token per whitespace-separated word, or,
+/// when `model` names an `llm` model with a `tokenizer=`, that tokenizer's ids.
+async fn tokenize(server: &LocalServer, headers: &HeaderMap, body: Incoming) -> Reply {
     #[derive(serde::Deserialize)]
     struct Tokenize {
         prompt: String,
+        model: Option<String>,
     }
     let request: Tokenize = match parse(headers, body, "tokenize").await {
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    let count = request.prompt.split_whitespace().count();
-    let tokens: Vec<usize> = (0..count).collect();
+    let is_llm = |k: &ModelKind| matches!(k, ModelKind::Llm(_));
+    let served = (request.model.as_deref()).and_then(|name| find(server, name, is_llm));
+    let tokenizer = served.and_then(|s| match &s.model.def.kind {
+        ModelKind::Llm(timing) => timing.tokenizer.as_ref(),
+        _ => None,
+    });
+    let mut reader = PromptReader::new(tokenizer, tokenizer.is_some());
+    if let Err(message) = reader.text(&request.prompt) {
+        return bad_request(&message);
+    }
+    let count = reader.count();
+    let tokens: Vec<u64> = match tokenizer {
+        Some(_) => reader.into_units(),
+        None => (0..count).collect(),
+    };
     json_reply(
         StatusCode::OK,
         &json!({"count": count, "tokens": tokens, "max_model_len": MAX_LLM_TOKENS}),
@@ -211,8 +227,8 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
         return unavailable();
     };
     let counters = &model.tokens;
-    let plan = match request.plan(api, timing) {
-        Ok(plan) => plan,
+    let (mut plan, blocks) = match request.prepare(api, timing) {
+        Ok(prepared) => prepared,
         Err(message) => {
             add(&counters.failed, 1);
             return bad_request(&format!("model '{}': {message}", model.name()));
@@ -225,8 +241,9 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
         prompt_tokens: plan.prompt_tokens,
         tokens: plan.tokens,
         stream: plan.stream,
+        length: plan.finish == "length",
     };
-    let Ok(ticket) = engines.submit(ask) else {
+    let Ok(ticket) = engines.submit(ask, blocks) else {
         return unavailable();
     };
     let id = format!("cmpl-{}", NEXT_ID.fetch_add(1, Relaxed));
@@ -246,6 +263,9 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
     let created = created();
     if !ticket.finished().await {
         return unavailable();
+    }
+    if plan.cached.is_some() {
+        plan.cached = Some(ticket.cached());
     }
     json_reply(
         StatusCode::OK,
@@ -296,7 +316,7 @@ impl EventStream {
         let mut frame = BytesMut::new();
         (from..=upto).for_each(|i| frame.extend_from_slice(self.event(i)));
         if upto == total {
-            frame.extend_from_slice(&self.events.tail);
+            self.events.write_tail(&mut frame, self.ticket.cached());
             self.done = true;
         }
         frame.freeze()
