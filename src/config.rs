@@ -3,6 +3,7 @@
 
 mod aiperf;
 mod api;
+mod arrival;
 pub mod bounds;
 mod data;
 mod load;
@@ -21,6 +22,7 @@ pub mod torchserve;
 
 pub use aiperf::OpenAiWire;
 pub use api::{ApiSettings, DynamicGrpcSettings, KserveSettings, LocalSettings, OpenAiSettings};
+pub use arrival::RequestCancellation;
 pub use data::DataConfig;
 pub use load_section::LoadConfig;
 pub use measure::MeasureConfig;
@@ -268,6 +270,7 @@ impl Config {
                 output_format,
                 validation_tolerance,
                 server_in_process: false,
+                cancellation: arrival::parse_cancellation(args)?,
             },
             data: DataConfig {
                 batch_size,

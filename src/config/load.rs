@@ -39,11 +39,34 @@ pub fn format_rate(rate: f64) -> String {
     }
 }
 
-/// Gaps between open-loop requests (`--request-distribution`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Gaps between open-loop requests (`--request-distribution`, `--arrival-pattern`).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Distribution {
     Constant,
     Poisson,
+    /// Gamma gaps of this shape (`--arrival-smoothness`) and the rate's mean.
+    Gamma {
+        smoothness: f64,
+    },
+}
+
+impl Distribution {
+    /// The pattern's name, as the flags and the results file say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Distribution::Constant => "constant",
+            Distribution::Poisson => "poisson",
+            Distribution::Gamma { .. } => "gamma",
+        }
+    }
+
+    /// Gamma's shape, for the pattern that has one.
+    pub fn smoothness(&self) -> Option<f64> {
+        match self {
+            Distribution::Gamma { smoothness } => Some(*smoothness),
+            _ => None,
+        }
+    }
 }
 
 /// An inclusive `start:end:step` sweep of request rates (requests per second).
@@ -248,8 +271,7 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
             step: 1,
         },
     };
-    let distribution =
-        parse_distribution(args.request_distribution.as_deref().unwrap_or("constant"))?;
+    let distribution = super::arrival::parse_distribution(args)?;
     let mode = if let Some(plan) = timeline_flags(args, concurrency_text.as_deref())? {
         LoadMode::Timeline { plan, distribution }
     } else if let Some(text) = &args.request_rate_range {
@@ -323,16 +345,6 @@ fn concurrency_flags(args: &ProfileArgs) -> RunResult<Option<String>> {
         )),
         (Some(range), None) => Ok(Some(range.clone())),
         (None, old) => Ok(old),
-    }
-}
-
-fn parse_distribution(text: &str) -> RunResult<Distribution> {
-    match text {
-        "constant" => Ok(Distribution::Constant),
-        "poisson" => Ok(Distribution::Poisson),
-        _ => Err(RunError::bad_option(format!(
-            "--request-distribution '{text}' is unknown: use constant or poisson."
-        ))),
     }
 }
 

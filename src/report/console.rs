@@ -123,6 +123,16 @@ fn window_settings(s: &Settings) -> Vec<String> {
     ]
 }
 
+/// perf_analyzer's line on the gaps between requests, with gamma's shape when it has one.
+fn distribution_line(distribution: &str, smoothness: Option<f64>) -> String {
+    match smoothness {
+        Some(s) => {
+            format!("  Using {distribution} distribution (smoothness {s}) on request generation")
+        }
+        None => format!("  Using {distribution} distribution on request generation"),
+    }
+}
+
 /// The highest concurrency the sweep may reach (`end` 0 means no fixed limit).
 fn load_limit(s: &Settings) -> Vec<String> {
     let mut lines = match &s.load {
@@ -137,6 +147,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
             start,
             end,
             distribution,
+            arrival_smoothness,
             ..
         } => {
             let limit = match *end {
@@ -145,7 +156,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
             };
             vec![
                 format!("  Request Rate limit: {limit}"),
-                format!("  Using {distribution} distribution on request generation"),
+                distribution_line(distribution, *arrival_smoothness),
             ]
         }
         LoadSettings::Intervals { count, .. } => vec![format!(
@@ -165,6 +176,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
         LoadSettings::Timeline {
             kind,
             distribution,
+            arrival_smoothness,
             segments,
         } => {
             let mut lines = vec![format!(
@@ -172,9 +184,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
                 plan_text(kind, segments)
             )];
             if kind == "rate" {
-                lines.push(format!(
-                    "  Using {distribution} distribution on request generation"
-                ));
+                lines.push(distribution_line(distribution, *arrival_smoothness));
             }
             lines
         }

@@ -19,6 +19,7 @@ pub fn settings(file: &ResultsFile) -> String {
             end,
             step,
             distribution,
+            ..
         } => {
             format!("request rate {start}:{end}:{step} ({distribution})")
         }
@@ -38,6 +39,7 @@ pub fn settings(file: &ResultsFile) -> String {
             kind,
             distribution,
             segments,
+            ..
         } => {
             format!("{kind} ({distribution}), {} segment(s)", segments.len())
         }

@@ -619,6 +619,7 @@ fn phase_type(settings: &Settings, level: LoadLevel) -> &'static str {
         (LoadLevel::Concurrency(_), _) => "concurrency",
         (_, LoadSettings::RequestRate { distribution, .. }) => match distribution.as_str() {
             "poisson" => "poisson",
+            "gamma" => "gamma",
             _ => "constant",
         },
         (_, LoadSettings::FixedSchedule) => "fixed_schedule",
