@@ -26,9 +26,9 @@ pub struct RequestCancellation {
 /// The longest `--request-cancellation-delay`: a day.
 const MAX_CANCELLATION_DELAY_S: f64 = 86_400.0;
 
-/// The gaps between open-loop requests: `--request-distribution` (perf_analyzer's) or
-/// `--arrival-pattern` (AIPerf's; they must agree when both are given), and gamma's shape
-/// `--arrival-smoothness`, which implies gamma as in AIPerf.
+/// The gaps between open-loop requests: `--request-distribution` (perf_analyzer's, which
+/// takes gamma too) or `--arrival-pattern` (AIPerf's; they must agree when both are given),
+/// and gamma's shape `--arrival-smoothness`, which implies gamma as in AIPerf.
 pub(super) fn parse_distribution(args: &ProfileArgs) -> RunResult<Distribution> {
     let perf_analyzer = args.request_distribution.as_deref();
     let aiperf = args.aiperf.arrival_pattern.as_deref();
@@ -59,11 +59,7 @@ pub(super) fn parse_distribution(args: &ProfileArgs) -> RunResult<Distribution> 
             "--arrival-smoothness shapes gamma arrivals, but {flag} is {pattern}: use --arrival-pattern gamma, or drop --arrival-smoothness."
         ))),
         (other, _) => Err(RunError::bad_option(format!(
-            "{flag} '{other}' is unknown: use constant or poisson{}.",
-            match aiperf {
-                Some(_) => " or gamma",
-                None => " (or AIPerf's --arrival-pattern gamma)",
-            }
+            "{flag} '{other}' is unknown: use constant, poisson or gamma."
         ))),
     }
 }

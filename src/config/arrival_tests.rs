@@ -60,6 +60,15 @@ fn arrival_patterns_come_from_either_tool_s_flag() {
         with(&["--arrival-pattern", "gamma"]),
         Distribution::Gamma { smoothness: 1.0 }
     );
+    assert_eq!(
+        with(&[
+            "--request-distribution",
+            "gamma",
+            "--arrival-smoothness",
+            "3"
+        ]),
+        Distribution::Gamma { smoothness: 3.0 }
+    );
     // Smoothness implies gamma, as in AIPerf; vLLM's name is taken too.
     assert_eq!(
         with(&["--arrival-smoothness", "4"]),
@@ -113,11 +122,11 @@ fn arrival_conflicts_are_one_sentence() {
     }
     refuse(
         &["--arrival-pattern", "weibull"],
-        "--arrival-pattern 'weibull' is unknown",
+        "--arrival-pattern 'weibull' is unknown: use constant, poisson or gamma.",
     );
     refuse(
-        &["--request-distribution", "gamma"],
-        "(or AIPerf's --arrival-pattern gamma)",
+        &["--request-distribution", "uniform"],
+        "--request-distribution 'uniform' is unknown",
     );
 }
 

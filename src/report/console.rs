@@ -225,6 +225,7 @@ pub fn level_block(s: &Settings, model: &ModelSpec, r: &LevelResult) -> String {
         lines.extend(super::open_loop::open_loop_lines(s, rate, w));
     }
     lines.extend(error_line(w));
+    lines.extend(cancelled_line(s, w));
     lines.extend(answers::note_lines(r));
     lines.extend(server::client_cost_lines(s, w, open_loop));
     if let Some(stats) = &w.server {
@@ -358,6 +359,23 @@ fn error_line(w: &WindowStats) -> Option<String> {
         "    Errors: {count} ({:.2}%): {}",
         w.error_rate() * 100.0,
         by_kind.join(", ")
+    ))
+}
+
+/// `Cancelled: 40 (20.00%), closed 0.5 s after the send`: the requests cut off on purpose,
+/// when cancellation was asked or some were, and their share of the requests that ended.
+fn cancelled_line(s: &Settings, w: &WindowStats) -> Option<String> {
+    if w.cancelled == 0 && s.request_cancellation.is_none() {
+        return None;
+    }
+    let ended = w.completed() + w.cancelled;
+    let share = w.cancelled as f64 * 100.0 / ended.max(1) as f64;
+    let when = s.request_cancellation.as_ref().map_or(String::new(), |c| {
+        format!(", closed {} s after the send", c.delay_s)
+    });
+    Some(format!(
+        "    Cancelled: {} ({share:.2}%){when}",
+        w.cancelled
     ))
 }
 

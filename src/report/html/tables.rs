@@ -204,11 +204,14 @@ pub fn levels(file: &ResultsFile) -> String {
         if let Some(p) = extra {
             let _ = write!(out, "<td>{}</td>", cell(p));
         }
-        let errors: Vec<String> = m
+        let mut errors: Vec<String> = m
             .errors
             .iter()
             .map(|e| format!("{} {}", e.count, e.kind))
             .collect();
+        if m.cancelled > 0 {
+            errors.push(format!("{} cancelled", m.cancelled));
+        }
         let _ = write!(
             out,
             "<td>{}</td><td>{}</td><td{}>{}</td><td>{}/{}</td><td class=\"l {}\">{}</td><td class=\"l\">{}</td></tr>",

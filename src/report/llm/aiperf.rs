@@ -627,8 +627,27 @@ fn phase_type(settings: &Settings, level: LoadLevel) -> &'static str {
     }
 }
 
-/// AIPerf's `error_summary`: per kind of error, its details and count.
+/// AIPerf's `error_summary`: per kind of error, its details and count; the requests
+/// cancelled on purpose are listed as AIPerf lists them (`RequestCancellationError`, 499),
+/// though inferperf counts them apart from its errors.
 fn error_summary(w: &WindowStats) -> Json {
+    let mut errors = errors_by_kind(w);
+    if w.cancelled > 0 {
+        let details = object([
+            ("code", Json::from(499u64)),
+            ("type", Json::from("RequestCancellationError")),
+            ("message", Json::from("Request cancelled after being sent")),
+        ]);
+        errors.push(object([
+            ("error_details", details),
+            ("count", Json::from(w.cancelled)),
+        ]));
+    }
+    Json::Array(errors)
+}
+
+/// Each kind of error with its details and count.
+fn errors_by_kind(w: &WindowStats) -> Vec<Json> {
     let errors = w
         .errors
         .iter()
@@ -650,7 +669,7 @@ fn error_summary(w: &WindowStats) -> Json {
                 ("count", Json::from(count)),
             ])
         });
-    Json::Array(errors.collect())
+    errors.collect()
 }
 
 #[cfg(test)]
