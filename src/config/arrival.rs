@@ -6,9 +6,38 @@
 
 use std::time::Duration;
 
-use super::load::Distribution;
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
+
+/// Gaps between open-loop requests (`--request-distribution`, `--arrival-pattern`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Distribution {
+    Constant,
+    Poisson,
+    /// Gamma gaps of this shape (`--arrival-smoothness`) and the rate's mean.
+    Gamma {
+        smoothness: f64,
+    },
+}
+
+impl Distribution {
+    /// The pattern's name, as the flags and the results file say it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Distribution::Constant => "constant",
+            Distribution::Poisson => "poisson",
+            Distribution::Gamma { .. } => "gamma",
+        }
+    }
+
+    /// Gamma's shape, for the pattern that has one.
+    pub fn smoothness(&self) -> Option<f64> {
+        match self {
+            Distribution::Gamma { smoothness } => Some(*smoothness),
+            _ => None,
+        }
+    }
+}
 
 /// Requests the client closes on purpose (`--request-cancellation-rate`): each send is
 /// picked with `percent`% probability from `seed`, and a picked one is closed `delay`

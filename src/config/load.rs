@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+pub use super::arrival::Distribution;
 use super::timeline::{parse_load_steps, parse_ramp};
 use super::timeline::{Timeline, TimelineKind};
 use super::{parse_concurrency_range, ConcurrencyRange, Config};
@@ -36,36 +37,6 @@ pub fn format_rate(rate: f64) -> String {
         format!("{}", rate as u64)
     } else {
         format!("{rate}")
-    }
-}
-
-/// Gaps between open-loop requests (`--request-distribution`, `--arrival-pattern`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Distribution {
-    Constant,
-    Poisson,
-    /// Gamma gaps of this shape (`--arrival-smoothness`) and the rate's mean.
-    Gamma {
-        smoothness: f64,
-    },
-}
-
-impl Distribution {
-    /// The pattern's name, as the flags and the results file say it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Distribution::Constant => "constant",
-            Distribution::Poisson => "poisson",
-            Distribution::Gamma { .. } => "gamma",
-        }
-    }
-
-    /// Gamma's shape, for the pattern that has one.
-    pub fn smoothness(&self) -> Option<f64> {
-        match self {
-            Distribution::Gamma { smoothness } => Some(*smoothness),
-            _ => None,
-        }
     }
 }
 
