@@ -261,8 +261,9 @@ pub struct ProfileArgs {
     /// end 0: until -l). Sends never wait for answers; latency counts from the scheduled send.
     #[arg(long, value_name = "START[:END[:STEP]]")]
     pub request_rate_range: Option<String>,
-    /// Gaps between requests in request-rate mode: constant or poisson. Default: constant
-    /// (poisson with AIPerf's --request-rate, as AIPerf).
+    /// Gaps between requests in request-rate mode: constant or poisson (or gamma, see
+    /// --arrival-smoothness). Default: constant (poisson with AIPerf's --request-rate, as
+    /// AIPerf).
     #[arg(long, value_name = "DIST")]
     pub request_distribution: Option<String>,
     /// Seed of the Poisson schedule (the same seed gives the same schedule).

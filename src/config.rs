@@ -3,6 +3,7 @@
 
 mod aiperf;
 mod api;
+mod arrival;
 pub mod bounds;
 mod data;
 mod load;
@@ -22,6 +23,7 @@ pub mod torchserve;
 
 pub use aiperf::OpenAiWire;
 pub use api::{ApiSettings, DynamicGrpcSettings, KserveSettings, LocalSettings, OpenAiSettings};
+pub use arrival::RequestCancellation;
 pub use data::DataConfig;
 pub use load_section::LoadConfig;
 pub use measure::MeasureConfig;
@@ -272,6 +274,7 @@ impl Config {
                 output_format,
                 validation_tolerance,
                 server_in_process: false,
+                cancellation: arrival::parse_cancellation(args)?,
             },
             data: DataConfig {
                 batch_size,

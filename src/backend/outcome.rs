@@ -70,6 +70,9 @@ pub enum ErrorKind {
     Validation,
     /// An error message in place of an answer on a gRPC stream.
     StreamError,
+    /// Closed by the client on purpose (`--request-cancellation-rate`): counted apart from
+    /// the errors, as `cancelled`.
+    Cancelled,
 }
 
 impl ErrorKind {
@@ -77,7 +80,10 @@ impl ErrorKind {
     /// whose framing went wrong marks itself unusable; a timed-out one may still deliver the
     /// late answer, so it is dropped.)
     pub fn leaves_connection_usable(self) -> bool {
-        !matches!(self, ErrorKind::Connection | ErrorKind::Timeout)
+        !matches!(
+            self,
+            ErrorKind::Connection | ErrorKind::Timeout | ErrorKind::Cancelled
+        )
     }
 }
 
@@ -91,6 +97,7 @@ impl std::fmt::Display for ErrorKind {
             ErrorKind::BadResponse(m) => write!(f, "bad response ({})", m.label()),
             ErrorKind::Validation => f.write_str("validation"),
             ErrorKind::StreamError => f.write_str("stream error"),
+            ErrorKind::Cancelled => f.write_str("cancelled"),
         }
     }
 }

@@ -32,6 +32,8 @@ pub struct Target {
     pub local: Option<crate::server::LocalServer>,
     /// Triton in this process, for `--service-kind triton_c_api`.
     pub triton: Option<Arc<InProcessTriton>>,
+    /// The requests to cancel on purpose (`--request-cancellation-rate`), if any.
+    pub cancel: Option<Arc<super::cancel::CancelPlan>>,
 }
 
 /// What the adapters know of the requests before the dataset is built, handed down from
@@ -85,6 +87,8 @@ impl Target {
             tolerance: cfg.validation_tolerance,
             local: None,
             triton: None,
+            cancel: (cfg.cancellation.as_ref())
+                .map(|c| Arc::new(super::cancel::CancelPlan::new(c))),
         };
         if start_in_process(cfg, &mut target).await? {
             target.peer.headers.clear();

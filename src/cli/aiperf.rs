@@ -37,6 +37,33 @@ pub struct AiperfArgs {
     /// --request-count or --benchmark-duration, one measurement as under --concurrency.
     #[arg(long, value_name = "R", value_parser = one_rate)]
     pub request_rate: Option<f64>,
+    /// AIPerf's gaps between open-loop requests: constant, poisson or gamma (gamma: see
+    /// --arrival-smoothness). The same as --request-distribution for constant and poisson;
+    /// given both, they must agree.
+    #[arg(long, visible_alias = "request-rate-mode", value_name = "PATTERN")]
+    pub arrival_pattern: Option<String>,
+    /// AIPerf's shape of gamma arrivals (vLLM's --burstiness): gaps drawn from a gamma
+    /// distribution of this shape and the rate's mean, so their coefficient of variation is
+    /// 1/sqrt(S): 1 is Poisson, below 1 burstier, above 1 smoother. Implies
+    /// --arrival-pattern gamma; default 1 with gamma.
+    #[arg(
+        long,
+        visible_alias = "vllm-burstiness",
+        value_name = "S",
+        allow_negative_numbers = true
+    )]
+    pub arrival_smoothness: Option<f64>,
+    /// AIPerf's: cancel this percent (0–100) of the requests, picked at random from
+    /// --random-seed (a rerun picks the same sends): each picked request is sent whole,
+    /// then its connection is closed --request-cancellation-delay seconds after the send
+    /// and the request counts as cancelled — not an error, and in no latency or token
+    /// figure. One whose answer completes before the delay is counted as answered.
+    #[arg(long, value_name = "PERCENT", allow_negative_numbers = true)]
+    pub request_cancellation_rate: Option<f64>,
+    /// AIPerf's: seconds after the send at which a request picked by
+    /// --request-cancellation-rate is cancelled (default 0: as soon as it is sent).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub request_cancellation_delay: Option<f64>,
     /// AIPerf's: one measurement of this many seconds at a single concurrency or request
     /// rate, without stability check. As in every time window of inferperf, a request counts
     /// when its answer arrives within the window; requests still in flight at its end are not

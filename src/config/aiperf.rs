@@ -211,7 +211,8 @@ fn lower_load(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<()> {
         super::bounds::rate(rate, "--request-rate")?;
         args.request_rate_range = Some(rate.to_string());
         // AIPerf's arrival pattern is Poisson unless told otherwise.
-        if args.request_distribution.is_none() {
+        let pattern = aiperf.arrival_pattern.is_some() || aiperf.arrival_smoothness.is_some();
+        if args.request_distribution.is_none() && !pattern {
             args.request_distribution = Some("poisson".into());
         }
     }

@@ -401,7 +401,7 @@ fn an_aiperf_flag_inferperf_lacks_is_refused_by_name() {
     for flag in [
         "--benchmark-grace-period",
         "--stream",
-        "--arrival-pattern",
+        "--warmup-arrival-pattern",
         "--api-key",
     ] {
         let text = sentence(&["-m", "m", flag, "5"]).expect(flag);
@@ -435,6 +435,14 @@ fn an_aiperf_flag_inferperf_lacks_is_refused_by_name() {
         "request_latency:5",
         "--ui",
         "none",
+        "--arrival-pattern",
+        "gamma",
+        "--vllm-burstiness",
+        "2",
+        "--request-cancellation-rate",
+        "5",
+        "--request-cancellation-delay",
+        "1",
         "-H",
         "a: b",
     ];

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+pub use super::arrival::Distribution;
 use super::timeline::{parse_load_steps, parse_ramp};
 use super::timeline::{Timeline, TimelineKind};
 use super::{parse_concurrency_range, ConcurrencyRange, Config};
@@ -37,13 +38,6 @@ pub fn format_rate(rate: f64) -> String {
     } else {
         format!("{rate}")
     }
-}
-
-/// Gaps between open-loop requests (`--request-distribution`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Distribution {
-    Constant,
-    Poisson,
 }
 
 /// An inclusive `start:end:step` sweep of request rates (requests per second).
@@ -248,8 +242,7 @@ pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, Concurrency
             step: 1,
         },
     };
-    let distribution =
-        parse_distribution(args.request_distribution.as_deref().unwrap_or("constant"))?;
+    let distribution = super::arrival::parse_distribution(args)?;
     let mode = if let Some(plan) = timeline_flags(args, concurrency_text.as_deref())? {
         LoadMode::Timeline { plan, distribution }
     } else if let Some(text) = &args.request_rate_range {
@@ -323,16 +316,6 @@ fn concurrency_flags(args: &ProfileArgs) -> RunResult<Option<String>> {
         )),
         (Some(range), None) => Ok(Some(range.clone())),
         (None, old) => Ok(old),
-    }
-}
-
-fn parse_distribution(text: &str) -> RunResult<Distribution> {
-    match text {
-        "constant" => Ok(Distribution::Constant),
-        "poisson" => Ok(Distribution::Poisson),
-        _ => Err(RunError::bad_option(format!(
-            "--request-distribution '{text}' is unknown: use constant or poisson."
-        ))),
     }
 }
 

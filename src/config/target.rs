@@ -52,6 +52,8 @@ pub struct TargetConfig {
     /// is the client's and the server's together, so it cannot say the client was the limit.
     /// Set by the caller, not by a flag.
     pub server_in_process: bool,
+    /// `--request-cancellation-rate` and `--request-cancellation-delay`, when given.
+    pub cancellation: Option<super::RequestCancellation>,
 }
 
 impl TargetConfig {

@@ -1,12 +1,14 @@
 //! What every driver does to send one request from an in-flight slot: reuse the slot's
 //! connection (or open a new one), send on it under the slot's deadline, and record the
-//! outcome — a timed sample and the gaps between its answers, or a failure with what went
-//! wrong — in the slot's buffer. The closed loop, the open loop and the periodic loop only
+//! outcome — a timed sample and the gaps between its answers, a failure with what went
+//! wrong, or a cancellation (`--request-cancellation-rate`) — in the slot's buffer. The closed loop, the open loop and the periodic loop only
 //! decide when.
 
 use std::time::Instant;
 
-use crate::backend::{AnswerText, Api, Connection, Deadline, Exchange, Request, Target};
+use crate::backend::{
+    AnswerText, Api, Connection, Deadline, ErrorKind, Exchange, Failure, Request, Target,
+};
 use crate::measure::sample::{Sample, SlotBuffer};
 use crate::model::SequenceStep;
 
@@ -150,7 +152,20 @@ impl Caller {
         if let Some(watch) = watch {
             ex = ex.with_watch(watch);
         }
-        match conn.exchange(request, &mut ex, &mut self.deadline).await {
+        let cancel_at = target.cancel.as_ref().and_then(|plan| plan.next());
+        let exchange = conn.exchange(request, &mut ex, &mut self.deadline);
+        let Some(exchanged) = until_cancelled(exchange, cancel_at.map(|d| sent + d)).await else {
+            // Closed on purpose: the connection goes with it, and the slot opens a new one.
+            self.connection = None;
+            let sample = Sample::failed(scheduled, sent, Instant::now(), ErrorKind::Cancelled)
+                .of_request(request.index)
+                .of_replica(self.replica)
+                .of_sequence(sequence_id, end)
+                .of_turn(turn);
+            buffer.push(sample, &[]);
+            return Called::Sent;
+        };
+        match exchanged {
             Ok(()) => {
                 let sample = Sample::answered(scheduled, &ex)
                     .of_request(request.index)
@@ -180,4 +195,20 @@ impl Caller {
 struct Marks {
     step: Option<SequenceStep>,
     turn: u16,
+}
+
+/// Runs `exchange` to its end, or drops it at `cancel_at` (`--request-cancellation-rate`):
+/// `None` when it was cancelled. The exchange is polled before the deadline is looked at,
+/// so with no delay the request is still written whole before it is dropped; an answer
+/// complete before the deadline is an answer.
+async fn until_cancelled(
+    exchange: impl std::future::Future<Output = Result<(), Failure>>,
+    cancel_at: Option<Instant>,
+) -> Option<Result<(), Failure>> {
+    match cancel_at {
+        None => Some(exchange.await),
+        Some(at) => tokio::time::timeout_at(tokio::time::Instant::from_std(at), exchange)
+            .await
+            .ok(),
+    }
 }

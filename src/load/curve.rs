@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use rand_distr::{Distribution, Exp1};
+use rand_distr::{Distribution, Exp1, Gamma};
 
 use crate::config::Segment;
 
@@ -24,6 +24,9 @@ pub struct RateCurve {
     /// Count position of the next request.
     position: f64,
     poisson: Option<SmallRng>,
+    /// With `poisson`'s generator: unit-mean gamma steps instead of exponential ones (a
+    /// gamma renewal process whose rate follows the plan, `--arrival-pattern gamma`).
+    gamma: Option<Gamma<f64>>,
 }
 
 impl RateCurve {
@@ -36,13 +39,24 @@ impl RateCurve {
             count_before: 0.0,
             position: 0.0,
             poisson: poisson_seed.map(SmallRng::seed_from_u64),
+            gamma: None,
+        }
+    }
+
+    /// Gamma steps of shape `smoothness` and mean 1, from `seed`: the gaps' coefficient of
+    /// variation at a steady rate is `1/sqrt(smoothness)`.
+    pub fn gamma(segments: Vec<Segment>, smoothness: f64, seed: u64) -> RateCurve {
+        RateCurve {
+            gamma: Gamma::new(smoothness, 1.0 / smoothness).ok(),
+            ..RateCurve::new(segments, Some(seed))
         }
     }
 
     fn next_step(&mut self) -> f64 {
-        match &mut self.poisson {
-            Some(rng) => Exp1.sample(rng),
-            None => 1.0,
+        match (&mut self.poisson, &self.gamma) {
+            (Some(rng), Some(gamma)) => gamma.sample(rng),
+            (Some(rng), None) => Exp1.sample(rng),
+            (None, _) => 1.0,
         }
     }
 
@@ -141,5 +155,16 @@ mod tests {
         let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
         assert!((mean - 0.001).abs() < 0.00002, "mean gap {mean}");
         assert!((var.sqrt() / mean - 1.0).abs() < 0.02);
+    }
+
+    #[test]
+    fn a_gamma_plan_keeps_the_rate_and_the_spread_of_its_shape() {
+        let mut curve = RateCurve::gamma(vec![seg(1000.0, 1000.0, 100.0)], 4.0, 3);
+        let at = offsets(&mut curve);
+        let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
+        assert!((mean - 0.001).abs() < 0.00002, "mean gap {mean}");
+        assert!((var.sqrt() / mean - 0.5).abs() < 0.01);
     }
 }

@@ -345,6 +345,10 @@ fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<
             distribution: Distribution::Poisson,
             ..
         } => Schedule::poisson(rate, load.seed),
+        LoadMode::RequestRate {
+            distribution: Distribution::Gamma { smoothness },
+            ..
+        } => Schedule::gamma(rate, *smoothness, load.seed),
         LoadMode::Intervals { gaps } => Schedule::intervals(gaps.clone()),
         LoadMode::FixedSchedule => match load.shard {
             // A shard's entries keep the whole data's time origin (see `Dataset::build`).
@@ -352,8 +356,14 @@ fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<
             None => Schedule::fixed(fixed_offsets(dataset)?),
         },
         LoadMode::Timeline { plan, distribution } => {
-            let seed = (*distribution == Distribution::Poisson).then_some(load.seed);
-            Schedule::Curve(RateCurve::new(plan.segments.clone(), seed))
+            let segments = plan.segments.clone();
+            Schedule::Curve(match *distribution {
+                Distribution::Constant => RateCurve::new(segments, None),
+                Distribution::Poisson => RateCurve::new(segments, Some(load.seed)),
+                Distribution::Gamma { smoothness } => {
+                    RateCurve::gamma(segments, smoothness, load.seed)
+                }
+            })
         }
         LoadMode::Concurrency | LoadMode::Periodic(_) => {
             return Err(RunError::failed("internal: a closed loop has no schedule"))

@@ -1,12 +1,12 @@
 //! When each open-loop request is due, as an offset from the start of the level: a constant
-//! rate, a seeded Poisson process, gaps read from a file (looped), fixed timestamps
+//! rate, a seeded Poisson process, seeded gamma gaps (`--arrival-pattern gamma`), gaps read from a file (looped), fixed timestamps
 //! (replayed once), or a rate that changes over time (`--ramp`, `--load-steps`). Offsets are absolute, so a late wake-up never shifts later sends.
 
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use rand_distr::{Distribution, Exp};
+use rand_distr::{Distribution, Exp, Gamma};
 
 use super::curve::RateCurve;
 
@@ -20,6 +20,14 @@ pub enum Schedule {
         rate: f64,
         rng: SmallRng,
         gaps: Exp<f64>,
+        at_secs: f64,
+    },
+    /// Gamma gaps of shape `smoothness` and mean `1/rate`, from a seeded generator: their
+    /// coefficient of variation is `1/sqrt(smoothness)` (1 is a Poisson process).
+    Gamma {
+        rate: f64,
+        rng: SmallRng,
+        gaps: Gamma<f64>,
         at_secs: f64,
     },
     /// Gaps from `--request-intervals`, repeated in order.
@@ -56,6 +64,19 @@ impl Schedule {
             rate,
             rng: SmallRng::seed_from_u64(seed),
             gaps: Exp::new(rate).unwrap_or_else(|_| Exp::new(1.0).expect("1 is a valid rate")),
+            at_secs: 0.0,
+        }
+    }
+
+    /// Gamma gaps of shape `smoothness` (> 0) and scale `1/(rate·smoothness)`, so that the
+    /// mean rate is `rate`; reproducible from `seed`.
+    pub fn gamma(rate: f64, smoothness: f64, seed: u64) -> Schedule {
+        let scale = 1.0 / (rate * smoothness);
+        Schedule::Gamma {
+            rate,
+            rng: SmallRng::seed_from_u64(seed),
+            gaps: Gamma::new(smoothness, scale)
+                .unwrap_or_else(|_| Gamma::new(1.0, 1.0).expect("1, 1 is a valid gamma")),
             at_secs: 0.0,
         }
     }
@@ -119,6 +140,13 @@ impl Schedule {
                 *at_secs += gaps.sample(rng);
                 Some(at)
             }
+            Schedule::Gamma {
+                rng, gaps, at_secs, ..
+            } => {
+                let at = crate::number::saturating_secs(*at_secs);
+                *at_secs += gaps.sample(rng);
+                Some(at)
+            }
             Schedule::Intervals { gaps, next, at } => {
                 let this = *at;
                 if gaps.is_empty() {
@@ -159,6 +187,7 @@ impl Schedule {
         match self {
             Schedule::Constant { rate, .. } => *rate,
             Schedule::Poisson { rate, .. } => *rate,
+            Schedule::Gamma { rate, .. } => *rate,
             Schedule::Intervals { gaps, .. } => {
                 let total: Duration = gaps.iter().sum();
                 rate_of(gaps.len(), total)
@@ -214,6 +243,39 @@ mod tests {
             offsets(&mut Schedule::poisson(1000.0, 42), 5),
             at[..5].to_vec()
         );
+    }
+
+    /// Mean rate and coefficient of variation of 100,000 gaps.
+    fn rate_and_cv(schedule: &mut Schedule) -> (f64, f64) {
+        let at = offsets(schedule, 100_001);
+        let gaps: Vec<f64> = at.windows(2).map(|w| w[1] - w[0]).collect();
+        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / (gaps.len() - 1) as f64;
+        (1.0 / mean, var.sqrt() / mean)
+    }
+
+    #[test]
+    fn every_arrival_pattern_has_the_rate_and_spread_of_theory() {
+        let rate = 500.0;
+        let patterns = [
+            (Schedule::constant(rate), 0.0),
+            (Schedule::poisson(rate, 3), 1.0),
+            (Schedule::gamma(rate, 0.5, 3), 1.0 / 0.5f64.sqrt()),
+            (Schedule::gamma(rate, 4.0, 3), 0.5),
+            (Schedule::gamma(rate, 1.0, 3), 1.0),
+        ];
+        for (mut schedule, cv_theory) in patterns {
+            let (measured, cv) = rate_and_cv(&mut schedule);
+            assert!(
+                (measured - rate).abs() < rate * 0.01,
+                "{schedule:?}: rate {measured}"
+            );
+            assert!((cv - cv_theory).abs() <= cv_theory * 0.02 + 1e-6, "cv {cv}");
+            assert_eq!(schedule.mean_rate(), rate);
+        }
+        // Same seed, same gaps.
+        let first = offsets(&mut Schedule::gamma(rate, 4.0, 9), 5);
+        assert_eq!(offsets(&mut Schedule::gamma(rate, 4.0, 9), 5), first);
     }
 
     #[test]

@@ -31,6 +31,9 @@ pub struct WindowStats {
     pub ok: u64,
     /// Failed requests by kind.
     pub errors: BTreeMap<ErrorKind, u64>,
+    /// Requests the client closed on purpose (`--request-cancellation-rate`): neither
+    /// successes nor errors, and in no latency or token figure.
+    pub cancelled: u64,
     /// The first note of each error kind (what a bad or wrong answer had wrong).
     pub notes: Vec<ErrorNote>,
     /// Latency of successful requests, from the *scheduled* send: what a user of the service
@@ -115,6 +118,7 @@ impl WindowStats {
             batch_size,
             ok: 0,
             errors: BTreeMap::new(),
+            cancelled: 0,
             notes: Vec::new(),
             latency: Distribution::default(),
             latency_sq_sum: 0.0,
@@ -174,6 +178,10 @@ impl WindowStats {
         self.send_lag.record(lag.as_nanos() as u64);
         if lag > LATE_SEND {
             self.late_sends += 1;
+        }
+        if sample.error == Some(ErrorKind::Cancelled) {
+            self.cancelled += 1;
+            return;
         }
         if let Some(replica) = self.replicas.get_mut(sample.replica as usize) {
             replica.add(sample);
@@ -251,6 +259,7 @@ impl WindowStats {
     pub fn merge(&mut self, other: &WindowStats) {
         self.duration += other.duration;
         self.ok += other.ok;
+        self.cancelled += other.cancelled;
         for (kind, count) in &other.errors {
             *self.errors.entry(*kind).or_insert(0) += count;
         }

@@ -123,6 +123,16 @@ fn window_settings(s: &Settings) -> Vec<String> {
     ]
 }
 
+/// perf_analyzer's line on the gaps between requests, with gamma's shape when it has one.
+fn distribution_line(distribution: &str, smoothness: Option<f64>) -> String {
+    match smoothness {
+        Some(s) => {
+            format!("  Using {distribution} distribution (smoothness {s}) on request generation")
+        }
+        None => format!("  Using {distribution} distribution on request generation"),
+    }
+}
+
 /// The highest concurrency the sweep may reach (`end` 0 means no fixed limit).
 fn load_limit(s: &Settings) -> Vec<String> {
     let mut lines = match &s.load {
@@ -137,6 +147,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
             start,
             end,
             distribution,
+            arrival_smoothness,
             ..
         } => {
             let limit = match *end {
@@ -145,7 +156,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
             };
             vec![
                 format!("  Request Rate limit: {limit}"),
-                format!("  Using {distribution} distribution on request generation"),
+                distribution_line(distribution, *arrival_smoothness),
             ]
         }
         LoadSettings::Intervals { count, .. } => vec![format!(
@@ -165,6 +176,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
         LoadSettings::Timeline {
             kind,
             distribution,
+            arrival_smoothness,
             segments,
         } => {
             let mut lines = vec![format!(
@@ -172,9 +184,7 @@ fn load_limit(s: &Settings) -> Vec<String> {
                 plan_text(kind, segments)
             )];
             if kind == "rate" {
-                lines.push(format!(
-                    "  Using {distribution} distribution on request generation"
-                ));
+                lines.push(distribution_line(distribution, *arrival_smoothness));
             }
             lines
         }
@@ -215,6 +225,7 @@ pub fn level_block(s: &Settings, model: &ModelSpec, r: &LevelResult) -> String {
         lines.extend(super::open_loop::open_loop_lines(s, rate, w));
     }
     lines.extend(error_line(w));
+    lines.extend(cancelled_line(s, w));
     lines.extend(answers::note_lines(r));
     lines.extend(server::client_cost_lines(s, w, open_loop));
     if let Some(stats) = &w.server {
@@ -349,6 +360,23 @@ fn error_line(w: &WindowStats) -> Option<String> {
         "    Errors: {count} ({:.2}%): {}",
         w.error_rate() * 100.0,
         by_kind.join(", ")
+    ))
+}
+
+/// `Cancelled: 40 (20.00%), closed 0.5 s after the send`: the requests cut off on purpose,
+/// when cancellation was asked or some were, and their share of the requests that ended.
+fn cancelled_line(s: &Settings, w: &WindowStats) -> Option<String> {
+    if w.cancelled == 0 && s.request_cancellation.is_none() {
+        return None;
+    }
+    let ended = w.completed() + w.cancelled;
+    let share = w.cancelled as f64 * 100.0 / ended.max(1) as f64;
+    let when = s.request_cancellation.as_ref().map_or(String::new(), |c| {
+        format!(", closed {} s after the send", c.delay_s)
+    });
+    Some(format!(
+        "    Cancelled: {} ({share:.2}%){when}",
+        w.cancelled
     ))
 }
 

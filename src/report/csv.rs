@@ -80,6 +80,8 @@ enum Column {
     FirstResponse(f64),
     InterResponse(f64),
     ResponsesPerRequest,
+    /// Requests cancelled on purpose (`--request-cancellation-rate`).
+    Cancelled,
 }
 
 impl Column {
@@ -100,6 +102,7 @@ impl Column {
             Column::FirstResponse(p) => format!("p{p} first response latency"),
             Column::InterResponse(p) => format!("p{p} inter-response latency"),
             Column::ResponsesPerRequest => "Responses per request".to_string(),
+            Column::Cancelled => "Cancelled".to_string(),
         }
     }
 
@@ -122,6 +125,7 @@ impl Column {
             Column::FirstResponse(p) => stream_time_cell(&w.first_response, p),
             Column::InterResponse(p) => stream_time_cell(&w.inter_response, p),
             Column::ResponsesPerRequest => responses_cell(w),
+            Column::Cancelled => w.cancelled.to_string(),
         }
     }
 }
@@ -169,6 +173,8 @@ struct Available {
     decoupled: bool,
     /// Requests went over a stream (the streaming columns at the end).
     streaming: bool,
+    /// Cancellation was asked, or some level has cancelled requests (the last column).
+    cancelled: bool,
 }
 
 impl Available {
@@ -183,6 +189,8 @@ impl Available {
             cache,
             decoupled: model.decoupled,
             streaming: settings.streaming,
+            cancelled: settings.request_cancellation.is_some()
+                || results.iter().any(|r| r.merged.cancelled > 0),
         }
     }
 }
@@ -213,6 +221,9 @@ fn columns(settings: &Settings, available: Available) -> Vec<Column> {
         columns.extend(CSV_STREAM_PERCENTILES.map(Column::FirstResponse));
         columns.extend(CSV_STREAM_PERCENTILES.map(Column::InterResponse));
         columns.push(Column::ResponsesPerRequest);
+    }
+    if available.cancelled {
+        columns.push(Column::Cancelled);
     }
     columns
 }

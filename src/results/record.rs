@@ -71,6 +71,7 @@ pub fn window_record(w: &WindowStats, start: Instant, percentiles: &[f64]) -> Wi
             .iter()
             .map(|(kind, &count)| error_record(w, *kind, count))
             .collect(),
+        cancelled: w.cancelled,
         latency: dist(&w.latency, NS),
         service: dist(&w.service, NS),
         first_response: dist(&w.first_response, NS),
@@ -166,6 +167,8 @@ fn error_record(w: &WindowStats, kind: ErrorKind, count: u64) -> ErrorRecord {
         ErrorKind::BadResponse(_) => ("bad_response", None),
         ErrorKind::Validation => ("validation", None),
         ErrorKind::StreamError => ("stream_error", None),
+        // Counted apart (`cancelled`), never among the errors; named should one come here.
+        ErrorKind::Cancelled => ("cancelled", None),
     };
     ErrorRecord {
         kind: kind.to_string(),

@@ -32,6 +32,7 @@ pub fn window_stats(
     w.duration = crate::number::saturating_secs(non_negative(record.duration_s));
     w.windows = record.windows;
     w.ok = record.ok;
+    w.cancelled = record.cancelled;
     w.sequences_ended = record.sequences_ended.unwrap_or(0);
     w.sent = record.sent;
     w.bounds = bounds;

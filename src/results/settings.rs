@@ -9,9 +9,9 @@ use crate::backend::capabilities;
 use crate::config::shard::ShardPlan;
 use crate::config::shm::SharedMemory;
 use crate::config::{
-    ApiSettings, DataConfig, Distribution, InputData, LoadConfig, LoadMode, MeasureConfig,
-    MeasurementMode, MetricsConfig, OpenAiConfig, OutputConfig, PromptSource, Protocol,
-    TargetConfig, TensorFormat, TimelineKind, TlsSettings,
+    ApiSettings, DataConfig, InputData, LoadConfig, LoadMode, MeasureConfig, MeasurementMode,
+    MetricsConfig, OpenAiConfig, OutputConfig, PromptSource, Protocol, TargetConfig, TensorFormat,
+    TimelineKind, TlsSettings,
 };
 
 /// The settings of a run, from the sections of its configuration and its command line:
@@ -58,6 +58,10 @@ pub fn settings(
             _ => None,
         },
         server_in_process: target.server_in_process,
+        request_cancellation: target.cancellation.map(|c| CancellationRecord {
+            rate_percent: c.percent,
+            delay_s: c.delay.as_secs_f64(),
+        }),
         // The data section.
         batch_size: data.batch_size,
         input_data: input_data(&data.input_data),
@@ -149,10 +153,6 @@ fn outputs_record(output: &OutputConfig) -> OutputsRecord {
 }
 
 fn load_record(load: &LoadConfig) -> LoadSettings {
-    let distribution_name = |d: Distribution| match d {
-        Distribution::Constant => "constant",
-        Distribution::Poisson => "poisson",
-    };
     match &load.mode {
         LoadMode::Concurrency => LoadSettings::Concurrency {
             start: load.concurrency.start,
@@ -166,7 +166,8 @@ fn load_record(load: &LoadConfig) -> LoadSettings {
             start: range.start,
             end: range.end,
             step: range.step,
-            distribution: distribution_name(*distribution).to_string(),
+            distribution: distribution.name().to_string(),
+            arrival_smoothness: distribution.smoothness(),
         },
         LoadMode::Intervals { gaps } => {
             let total: f64 = gaps.iter().map(|g| g.as_secs_f64()).sum();
@@ -188,7 +189,8 @@ fn load_record(load: &LoadConfig) -> LoadSettings {
         },
         LoadMode::Timeline { plan, distribution } => LoadSettings::Timeline {
             kind: timeline_kind(plan.kind).to_string(),
-            distribution: distribution_name(*distribution).to_string(),
+            distribution: distribution.name().to_string(),
+            arrival_smoothness: distribution.smoothness(),
             segments: plan
                 .segments
                 .iter()

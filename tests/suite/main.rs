@@ -9,6 +9,7 @@ mod server_util;
 mod aiperf_cli;
 mod bad_inputs;
 mod bls;
+mod cancellation;
 mod checked_answers;
 mod client;
 mod compare;

@@ -19,6 +19,7 @@ pub fn settings(file: &ResultsFile) -> String {
             end,
             step,
             distribution,
+            ..
         } => {
             format!("request rate {start}:{end}:{step} ({distribution})")
         }
@@ -38,6 +39,7 @@ pub fn settings(file: &ResultsFile) -> String {
             kind,
             distribution,
             segments,
+            ..
         } => {
             format!("{kind} ({distribution}), {} segment(s)", segments.len())
         }
@@ -202,11 +204,14 @@ pub fn levels(file: &ResultsFile) -> String {
         if let Some(p) = extra {
             let _ = write!(out, "<td>{}</td>", cell(p));
         }
-        let errors: Vec<String> = m
+        let mut errors: Vec<String> = m
             .errors
             .iter()
             .map(|e| format!("{} {}", e.count, e.kind))
             .collect();
+        if m.cancelled > 0 {
+            errors.push(format!("{} cancelled", m.cancelled));
+        }
         let _ = write!(
             out,
             "<td>{}</td><td>{}</td><td{}>{}</td><td>{}/{}</td><td class=\"l {}\">{}</td><td class=\"l\">{}</td></tr>",

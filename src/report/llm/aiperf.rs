@@ -627,6 +627,7 @@ fn phase_type(settings: &Settings, level: LoadLevel) -> &'static str {
         (LoadLevel::Concurrency(_), _) => "concurrency",
         (_, LoadSettings::RequestRate { distribution, .. }) => match distribution.as_str() {
             "poisson" => "poisson",
+            "gamma" => "gamma",
             _ => "constant",
         },
         (_, LoadSettings::FixedSchedule) => "fixed_schedule",
@@ -634,8 +635,27 @@ fn phase_type(settings: &Settings, level: LoadLevel) -> &'static str {
     }
 }
 
-/// AIPerf's `error_summary`: per kind of error, its details and count.
+/// AIPerf's `error_summary`: per kind of error, its details and count; the requests
+/// cancelled on purpose are listed as AIPerf lists them (`RequestCancellationError`, 499),
+/// though inferperf counts them apart from its errors.
 fn error_summary(w: &WindowStats) -> Json {
+    let mut errors = errors_by_kind(w);
+    if w.cancelled > 0 {
+        let details = object([
+            ("code", Json::from(499u64)),
+            ("type", Json::from("RequestCancellationError")),
+            ("message", Json::from("Request cancelled after being sent")),
+        ]);
+        errors.push(object([
+            ("error_details", details),
+            ("count", Json::from(w.cancelled)),
+        ]));
+    }
+    Json::Array(errors)
+}
+
+/// Each kind of error with its details and count.
+fn errors_by_kind(w: &WindowStats) -> Vec<Json> {
     let errors = w
         .errors
         .iter()
@@ -657,7 +677,7 @@ fn error_summary(w: &WindowStats) -> Json {
                 ("count", Json::from(count)),
             ])
         });
-    Json::Array(errors.collect())
+    errors.collect()
 }
 
 #[cfg(test)]

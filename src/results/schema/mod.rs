@@ -155,6 +155,10 @@ pub struct WindowRecord {
     pub send_rate: f64,
     pub error_rate: f64,
     pub errors: Vec<ErrorRecord>,
+    /// Requests the client closed on purpose (`--request-cancellation-rate`), counted
+    /// apart from `ok` and `failed` (absent: none).
+    #[serde(default, skip_serializing_if = "is_zero_count")]
+    pub cancelled: u64,
     pub latency: DistributionRecord,
     pub service: DistributionRecord,
     pub first_response: DistributionRecord,
@@ -431,4 +435,9 @@ pub struct BucketRecord {
 pub fn rfc3339(at: SystemTime) -> String {
     let at = at.max(UNIX_EPOCH);
     humantime::format_rfc3339_micros(at).to_string()
+}
+
+/// A count left out of the file when it is 0.
+fn is_zero_count(n: &u64) -> bool {
+    *n == 0
 }

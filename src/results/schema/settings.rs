@@ -81,6 +81,9 @@ pub struct Settings {
     /// theirs together (absent when it did not).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub server_in_process: bool,
+    /// `--request-cancellation-rate` and `--request-cancellation-delay` (absent without).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_cancellation: Option<CancellationRecord>,
     /// Where the reports went and how much they say, beyond `csv_files` (absent when no
     /// such flag was given): what the reports are rendered from, with the rest of these
     /// settings, so that a run merged from its shards is reported as a run measured whole.
@@ -149,6 +152,14 @@ pub struct ShardRecord {
     pub start_at: Option<String>,
 }
 
+/// The requests the client cancelled on purpose: the percent picked, and the seconds from
+/// the send to the cancellation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CancellationRecord {
+    pub rate_percent: f64,
+    pub delay_s: f64,
+}
+
 /// The load the run applied, by mode.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "snake_case")]
@@ -164,6 +175,9 @@ pub enum LoadSettings {
         end: f64,
         step: f64,
         distribution: String,
+        /// Gamma's shape (`--arrival-smoothness`), with the gamma distribution.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arrival_smoothness: Option<f64>,
     },
     /// `--request-intervals`: the gaps' count and the rate they make.
     Intervals {
@@ -182,6 +196,9 @@ pub enum LoadSettings {
     Timeline {
         kind: String,
         distribution: String,
+        /// Gamma's shape (`--arrival-smoothness`), with the gamma distribution.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arrival_smoothness: Option<f64>,
         segments: Vec<SegmentRecord>,
     },
 }
