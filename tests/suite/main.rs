@@ -27,6 +27,7 @@ mod layering;
 mod llm;
 mod llm_artifacts;
 mod llm_bad_answers;
+mod llm_cache_truth;
 mod llm_tokens;
 mod llm_workloads;
 mod merge;
