@@ -460,6 +460,11 @@ fn parse_workload(
         ));
     }
     let slice = &workload.slice;
+    if let Some(flag) = slice.first_flag().filter(|_| workload.file.is_none()) {
+        return Err(RunError::bad_option(format!(
+            "{flag} shapes the replay of an input file in an AIPerf format: add --input-file FILE --custom-dataset-type TYPE."
+        )));
+    }
     if (slice.start_ms.is_some() || slice.end_ms.is_some()) && *load != LoadMode::FixedSchedule {
         return Err(RunError::bad_option(
             "--fixed-schedule-start-offset and --fixed-schedule-end-offset pick a slice of a trace to replay: add --fixed-schedule.",

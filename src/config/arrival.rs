@@ -131,7 +131,7 @@ pub(super) fn parse_cancellation(args: &ProfileArgs) -> RunResult<Option<Request
     }
     Ok((percent > 0.0).then(|| RequestCancellation {
         percent,
-        delay: Duration::from_secs_f64(seconds),
+        delay: crate::number::saturating_secs(seconds),
         seed: args.seed,
     }))
 }

@@ -9,6 +9,9 @@ use crate::error::{RunError, RunResult};
 
 /// Largest prefix, system prompt or block, in tokens.
 const MOST_TOKENS: u32 = 1_000_000;
+/// The slowest and fastest replays.
+const MIN_SPEEDUP: f64 = 0.001;
+const MAX_SPEEDUP: f64 = 1e6;
 /// Most distinct shared prefixes.
 const MOST_PREFIXES: u32 = 10_000;
 
@@ -117,6 +120,20 @@ impl WorkloadConfig {
     }
 }
 
+impl TraceSlice {
+    /// The first of the slice's flags that was given, for messages.
+    pub fn first_flag(&self) -> Option<&'static str> {
+        [
+            (self.start_ms.is_some(), "--fixed-schedule-start-offset"),
+            (self.end_ms.is_some(), "--fixed-schedule-end-offset"),
+            (self.speedup != 1.0, "--replay-speedup"),
+            (self.max_context.is_some(), "--max-context-length"),
+        ]
+        .into_iter()
+        .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
 impl Default for TraceSlice {
     /// The whole trace at its own speed.
     fn default() -> TraceSlice {
@@ -211,9 +228,9 @@ fn slice(args: &WorkloadArgs) -> RunResult<TraceSlice> {
         ));
     }
     let speedup = match args.replay_speedup {
-        Some(x) if !(x > 0.0 && x <= 1e6) => {
+        Some(x) if !(MIN_SPEEDUP..=MAX_SPEEDUP).contains(&x) => {
             return Err(RunError::bad_option(format!(
-                "--replay-speedup {x} must be a factor above 0 (2 replays twice as fast)."
+                "--replay-speedup {x} must be a factor from {MIN_SPEEDUP} to {MAX_SPEEDUP} (2 replays twice as fast)."
             )))
         }
         Some(x) => x,

@@ -134,14 +134,16 @@ fn prompt_entries(
         Some((synthetic, delay)) if synthetic_prompts => {
             sessions::synthetic(synthetic, delay, llm, seed, counter)?
         }
-        _ => {
-            let sources = prompts::Sources {
-                input_data: &data.input_data,
-                workload: &data.workload,
-                file,
-            };
-            prompts::build(&sources, llm, seed, counter)?
-        }
+        _ => match file {
+            Some(file) => traces::entries(file, &data.workload, llm, seed, counter)?,
+            None => {
+                let sources = prompts::Sources {
+                    input_data: &data.input_data,
+                    workload: &data.workload,
+                };
+                prompts::build(&sources, llm, seed, counter)?
+            }
+        },
     };
     if let Some(asked) = asked {
         sessions::fill_delays(&mut entries, &asked.delay, seed);

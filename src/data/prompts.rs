@@ -15,7 +15,6 @@ use serde_json::Value;
 
 use super::entry::{Entry, Prompt};
 use super::tokenizer::TokenCount;
-use super::traces::{self, TraceFile};
 use crate::config::workload::WorkloadConfig;
 use crate::config::{InputData, OpenAiConfig, PromptSource};
 use crate::error::{RunError, RunResult};
@@ -30,12 +29,10 @@ const SYLLABLES: [&str; 16] = [
 pub struct Sources<'a> {
     pub input_data: &'a InputData,
     pub workload: &'a WorkloadConfig,
-    /// `--input-file` in an AIPerf format, read and checked before anything was sent.
-    pub file: Option<&'a TraceFile>,
 }
 
 /// The entries of an LLM run, in the order they are sent: read from `input_data` when it
-/// is a file, from an AIPerf-format file, else from the prompt source (synthetic prompts
+/// is a file, else from the prompt source (synthetic prompts
 /// drawn with `seed`).
 pub fn build(
     sources: &Sources,
@@ -43,23 +40,22 @@ pub fn build(
     seed: u64,
     counter: &dyn TokenCount,
 ) -> RunResult<Vec<Entry>> {
-    let entries = match (sources.input_data, sources.file, &llm.prompt_source) {
-        (InputData::Json(files), _, _) => {
+    let entries = match (sources.input_data, &llm.prompt_source) {
+        (InputData::Json(files), _) => {
             let mut entries = Vec::new();
             for file in files {
                 entries.extend(read_payloads(file, counter)?);
             }
             entries
         }
-        (InputData::Directory(dir), _, _) => {
+        (InputData::Directory(dir), _) => {
             return Err(RunError::bad_option(format!(
                 "--input-data {}: an OpenAI run takes perf_analyzer's OpenAI JSON file ({{\"data\": [{{\"payload\": [{{...}}]}}]}}) or --prompt-source file, not a directory.",
                 dir.display()
             )))
         }
-        (_, Some(file), _) => traces::entries(file, sources.workload, llm, seed, counter)?,
-        (_, None, PromptSource::File(path)) => read_texts(path, llm, seed, counter)?,
-        (_, None, PromptSource::Synthetic) => synthetic(llm, sources.workload, seed, counter)?,
+        (_, PromptSource::File(path)) => read_texts(path, llm, seed, counter)?,
+        (_, PromptSource::Synthetic) => synthetic(llm, sources.workload, seed, counter)?,
     };
     if entries.is_empty() {
         return Err(RunError::bad_option(

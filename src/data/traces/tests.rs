@@ -267,7 +267,6 @@ fn shared_prefixes_and_a_system_prompt_are_exact() {
     let sources = prompts::Sources {
         input_data: &crate::config::InputData::Random,
         workload: &workload,
-        file: None,
     };
     let entries = prompts::build(&sources, &llm, 3, counter.as_ref()).unwrap();
     let mut starts: Vec<String> = entries
@@ -293,7 +292,8 @@ fn shared_prefixes_and_a_system_prompt_are_exact() {
         workload: &workload,
         ..sources
     };
-    let entries = prompts::build(&sources, &llm, 3, counter.as_ref()).unwrap();
+    let mut entries = prompts::build(&sources, &llm, 3, counter.as_ref()).unwrap();
+    prompts::add_system_prompt(&mut entries, 40, &llm, 3, counter.as_ref()).unwrap();
     let system = entries[0].prompt.as_ref().unwrap().system.clone().unwrap();
     assert_eq!(counter.count(&system).unwrap(), 40);
     for e in &entries {
