@@ -186,8 +186,11 @@ async fn later_turns_ttft_falls_as_the_cached_history_says() {
             "turn {}: TTFT {measured:.2} ms, formula {formula:.2} ms, uncached {uncached:.2} ms",
             k + 1
         );
+        // Within the client's own few milliseconds of the formula, and nearer to it than to
+        // the uncached prefill (a loaded machine adds to the client's part, never takes).
+        let slack = ((uncached - formula) / 2.0).max(10.0);
         assert!(
-            (measured - formula).abs() < 4.0,
+            measured > formula - 2.0 && measured < formula + slack,
             "turn {}: TTFT {measured} ms, the formula {formula} ms (uncached {uncached} ms)",
             k + 1
         );
