@@ -401,16 +401,17 @@ def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, va
     server it saw, and the ratio to that server's own log is what must agree. On a quiet
     machine raw figures agree too (concurrency 2: 4.83 vs 4.85 req/s, TTFT p50 314.1 vs 308.1
     ms, ITL p50 6.55 vs 6.25 ms), so the raw check is made when the machine was quiet and
-    the server ran at the same speed for both (its time per served token within 10 %): a
-    quiet rehearsal saw the server serve inferperf's run 30 % faster than AIPerf's (7.05
-    against 10.11 ms per token by the tools, both within 2 % of the server's log), and the raw
-    figures 26 % apart. The throughput at concurrency 2 gets 10 %: 1 / the
+    the server's log gives both runs the same figure within 10 % (each figure on its own:
+    the prompt decode for TTFT, the time per served token for ITL, the request's time for
+    throughput): a quiet rehearsal saw the server serve inferperf's run 30 % faster than
+    AIPerf's (7.05 against 10.11 ms per token by the tools, both within 2 % of the server's
+    log), and the raw figures 26 % apart; a CI run saw the same time per token (7.24 against
+    7.84 ms) but prompt decodes of 118 against 140 ms, and TTFT p50s 17 % apart, each tool
+    within 2.5 % of its server. The throughput at concurrency 2 gets 10 %: 1 / the
     server's total time leaves out its time outside llama.cpp's generation, which varied from
     2 to 9 % between runs (see expectations)."""
     ours, theirs = inferperf_chat_stream[(kind, value)], aiperf_levels[(kind, value)]
     quiet = ours.load.quiet and theirs.load.quiet
-    speeds = ours.truth.ms_per_token_served_p50 / theirs.truth.ms_per_token_served_p50
-    same_server = abs(speeds - 1.0) <= SAME_SERVER_SPEED
     evidence = (
         f"inferperf {ours.folder}: {ours.text()}\n"
         f"aiperf    {theirs.folder}: {theirs.text()}"
@@ -428,6 +429,10 @@ def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, va
         expected, robust = mine[(tag, stat)]
         ra, rb = a / expected, b / yours[(tag, stat)]
         line += f"; against the server: inferperf x{ra:.3f}, AIPerf x{rb:.3f}"
+        speeds = expected / yours[(tag, stat)]
+        same_server = abs(speeds - 1.0) <= SAME_SERVER_SPEED
+        if not same_server:
+            line += f" (raw not compared: the server's log gives x{speeds:.2f} AIPerf's run's figure)"
         lines.append(line)
         if not (robust or quiet):
             continue
@@ -436,8 +441,6 @@ def test_side_by_side_with_aiperf(inferperf_chat_stream, aiperf_levels, kind, va
             failures.append(line)
         if quiet and same_server and abs(a - b) / b > RAW_PEER_TOLERANCE:
             failures.append(line + " (raw)")
-    if not same_server:
-        lines.append(f"raw figures not compared: the server took x{speeds:.2f} AIPerf's run's time per token in inferperf's")
     note(f"side by side {level_id(kind, value)}: " + "; ".join(lines))
     assert not failures, "\n".join(failures) + "\n" + evidence
     skip_unjudged({f"inferperf at {level_id(kind, value)}": ours, f"AIPerf at {level_id(kind, value)}": theirs})
