@@ -14,7 +14,7 @@ use rand_distr::{Distribution, Normal};
 use serde_json::Value;
 
 use super::entry::{Entry, Prompt};
-use super::tokenizer::TokenCount;
+use super::tokenizer::{CounterInfo, TokenCount};
 use crate::config::workload::WorkloadConfig;
 use crate::config::{InputData, OpenAiConfig, PromptSource};
 use crate::error::{RunError, RunResult};
@@ -120,10 +120,13 @@ fn synthetic(
     let entries = (0..llm.num_prompts)
         .map(|i| {
             let tokens = maker.draw_input();
-            let own = maker.text_of(tokens)?;
-            let text = match prefixes.len() {
-                0 => own,
-                k => format!("{} {own}", prefixes[maker.pick(k)]),
+            let text = match (prefixes.len(), workload.prefixes) {
+                (0, _) | (_, None) => maker.text_of(tokens)?,
+                (k, Some(p)) => {
+                    let own = maker.continuation(tokens)?;
+                    let prefix = &prefixes[maker.pick(k)];
+                    maker.join_exact(prefix, &own, tokens, p.tokens + tokens)?
+                }
             };
             let prompt = Prompt {
                 input_tokens: maker.count(&text, "a synthetic prompt")?,
@@ -175,9 +178,68 @@ impl<'a> PromptMaker<'a> {
         self.exact(id.min(usize::MAX as u64) as usize, tokens)
     }
 
+    /// A new text of `tokens` tokens that follows another after a space, the space counted
+    /// in: `head + " " + it` has `tokens` more than `head` wherever the tokenizer's counts
+    /// add up (a byte-level one counts the space; most BPE ones fold it into the word).
+    pub fn continuation(&mut self, tokens: u32) -> RunResult<String> {
+        let number = self.made;
+        self.made += 1;
+        self.exact_after_space(number, tokens)
+    }
+
+    /// The text of a trace's block `id` that follows another block, as [`Self::continuation`].
+    pub fn block_continuation(&mut self, id: u64, tokens: u32) -> RunResult<String> {
+        self.exact_after_space(id.min(usize::MAX as u64) as usize, tokens)
+    }
+
+    /// `head + " " + tail` where `tail` is a continuation of `tokens` tokens made from
+    /// `number`, checked whole against `total`: when the tokenizer counts the joined text
+    /// otherwise (its counts do not add up across the join), the tail is made once more,
+    /// longer or shorter by what was missed, and the nearer of the two is kept.
+    pub fn join_exact(
+        &mut self,
+        head: &str,
+        tail: &str,
+        tail_tokens: u32,
+        total: u32,
+    ) -> RunResult<String> {
+        let joined = format!("{head} {tail}");
+        let counted = self.count(&joined, "a synthetic prompt")?;
+        if counted == total || head.is_empty() {
+            return Ok(joined);
+        }
+        let wanted = (tail_tokens as i64 + total as i64 - counted as i64).max(1) as u32;
+        let number = self.made;
+        self.made += 1;
+        let again = format!("{head} {}", self.exact_after_space(number, wanted)?);
+        let recounted = self.count(&again, "a synthetic prompt")?;
+        if recounted == total {
+            return Ok(again);
+        }
+        self.inexact += 1;
+        Ok(if total.abs_diff(recounted) < total.abs_diff(counted) {
+            again
+        } else {
+            joined
+        })
+    }
+
     fn exact(&mut self, number: usize, tokens: u32) -> RunResult<String> {
         let (text, counted) = exact_text(
             self.counter,
+            &mut self.rng,
+            &self.vocabulary,
+            number,
+            tokens,
+        )?;
+        self.inexact += (counted != tokens) as usize;
+        Ok(text)
+    }
+
+    fn exact_after_space(&mut self, number: usize, tokens: u32) -> RunResult<String> {
+        let after_space = AfterSpace(self.counter);
+        let (text, counted) = exact_text(
+            &after_space,
             &mut self.rng,
             &self.vocabulary,
             number,
@@ -220,6 +282,19 @@ impl<'a> PromptMaker<'a> {
                 self.counter.info().describe()
             );
         }
+    }
+}
+
+/// A counter that counts a text as it costs after a separating space: `count(" " + text)`.
+struct AfterSpace<'a>(&'a dyn TokenCount);
+
+impl TokenCount for AfterSpace<'_> {
+    fn count(&self, text: &str) -> Result<u32, String> {
+        self.0.count(&format!(" {text}"))
+    }
+
+    fn info(&self) -> &CounterInfo {
+        self.0.info()
     }
 }
 

@@ -33,11 +33,17 @@ pub fn check_fit(records: &[Record], block: u32) -> RunResult<()> {
     Ok(())
 }
 
-/// The text of each hash id's block (and of each shorter last block), made on first use.
+/// The text of each hash id's block (and of each shorter last block), made on first use:
+/// a prompt's first block alone, every later one as it follows a block after a space, the
+/// space counted in its tokens, so that the prompt's count is its `input_length` and its
+/// blocks begin where the trace's do.
 pub struct BlockTexts {
     block: u32,
-    made: HashMap<(u64, u32), String>,
+    made: HashMap<BlockKey, String>,
 }
+
+/// A block's text by its id, its tokens and whether it begins the prompt.
+type BlockKey = (u64, u32, bool);
 
 impl BlockTexts {
     pub fn new(block: u32) -> BlockTexts {
@@ -62,12 +68,22 @@ impl BlockTexts {
             } else {
                 self.block
             };
-            if let std::collections::hash_map::Entry::Vacant(slot) = self.made.entry((id, size)) {
-                slot.insert(maker.block_text(id, size)?);
+            let key = (id, size, i == 0);
+            if let std::collections::hash_map::Entry::Vacant(slot) = self.made.entry(key) {
+                slot.insert(match i {
+                    0 => maker.block_text(id, size)?,
+                    _ => maker.block_continuation(id, size)?,
+                });
             }
-            keys.push((id, size));
+            keys.push(key);
         }
-        let parts: Vec<&str> = keys.iter().map(|k| self.made[k].as_str()).collect();
-        Ok(parts.join(" "))
+        let Some((tail, head)) = keys.split_last() else {
+            return Ok(String::new());
+        };
+        if head.is_empty() {
+            return Ok(self.made[tail].clone());
+        }
+        let head: Vec<&str> = head.iter().map(|k| self.made[k].as_str()).collect();
+        maker.join_exact(&head.join(" "), &self.made[tail], last, tokens)
     }
 }

@@ -302,3 +302,72 @@ fn shared_prefixes_and_a_system_prompt_are_exact() {
         assert_eq!(p.input_tokens, 60);
     }
 }
+
+/// A counter of one token per byte, a space one token too (as the e2e tests' llama model
+/// counts): texts joined with a space cost that space.
+struct ByteCounter(crate::data::tokenizer::CounterInfo);
+
+impl crate::data::tokenizer::TokenCount for ByteCounter {
+    fn count(&self, text: &str) -> Result<u32, String> {
+        Ok(text.len() as u32)
+    }
+
+    fn info(&self) -> &crate::data::tokenizer::CounterInfo {
+        &self.0
+    }
+}
+
+fn byte_counter() -> ByteCounter {
+    ByteCounter(crate::data::tokenizer::CounterInfo {
+        kind: "bytes",
+        name: "one token per byte".into(),
+        approximate: false,
+    })
+}
+
+#[test]
+fn joined_blocks_and_prefixes_keep_their_lengths_where_a_space_costs_a_token() {
+    let counter = byte_counter();
+    let text = concat!(
+        "{\"timestamp\": 0, \"input_length\": 40, \"hash_ids\": [1, 2, 3]}\n",
+        "{\"timestamp\": 5, \"input_length\": 38, \"hash_ids\": [1, 2, 9]}\n",
+        "{\"timestamp\": 9, \"input_length\": 64, \"hash_ids\": [1, 7, 8, 6]}\n",
+    );
+    let workload = WorkloadConfig {
+        block_size: Some(16),
+        ..WorkloadConfig::default()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let trace = read(&file(&dir, text), FileFormat::MooncakeTrace, Some(16)).unwrap();
+    let entries = entries(&trace, &workload, &llm(), 1, &counter).unwrap();
+    let texts: Vec<&str> = entries
+        .iter()
+        .map(|e| e.prompt.as_ref().unwrap().text.as_str())
+        .collect();
+    for (text, length) in texts.iter().zip([40, 38, 64]) {
+        assert_eq!(text.len(), length, "{text:?}");
+    }
+    // Blocks begin where the trace's do: 1 and 2 are the first 32 tokens of both.
+    assert_eq!(texts[0][..32], texts[1][..32]);
+    assert_ne!(texts[0][33..38], texts[1][33..38]);
+    assert_eq!(texts[0][..16], texts[2][..16]);
+    assert_ne!(texts[0][16..32], texts[2][16..32]);
+
+    let workload = WorkloadConfig {
+        prefixes: Some(SharedPrefixes {
+            tokens: 32,
+            count: 2,
+        }),
+        ..WorkloadConfig::default()
+    };
+    let mut llm = llm();
+    llm.num_prompts = 10;
+    let sources = prompts::Sources {
+        input_data: &crate::config::InputData::Random,
+        workload: &workload,
+    };
+    for e in prompts::build(&sources, &llm, 3, &counter).unwrap() {
+        let p = e.prompt.unwrap();
+        assert_eq!((p.input_tokens, p.text.len()), (52, 52), "{:?}", p.text);
+    }
+}
