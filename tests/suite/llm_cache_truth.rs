@@ -4,40 +4,10 @@
 //! its `hash_ids` imply, sessions whose later turns' TTFT falls as the model's formula says
 //! once their history is cached, and cancelled requests the server counts as abandoned.
 
-use std::path::{Path, PathBuf};
-
 use crate::common;
 use crate::server_util::Http;
 
 use inferperf::server::RunningServer;
-
-fn word_tokenizer(dir: &Path) -> PathBuf {
-    let json = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null,
-        "decoder": null,
-        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}
-    });
-    let file = dir.join("tokenizer.json");
-    std::fs::write(&file, json.to_string()).unwrap();
-    file
-}
-
-fn chat_flags<'a>(addr: &'a str, tokenizer: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "-m",
-        "chat",
-        "--endpoint-type",
-        "chat",
-        "--streaming",
-        "-u",
-        addr,
-        "--tokenizer",
-        tokenizer,
-    ];
-    args.extend_from_slice(extra);
-    args
-}
 
 /// A counter of the server's `/metrics` page, for model `chat`.
 async fn server_metric(server: &RunningServer, name: &str) -> f64 {
@@ -54,7 +24,7 @@ async fn a_shared_prefix_is_served_from_cache_in_its_share_of_the_prompt() {
     let server = common::start_server(&["chat=llm:ttft_ms=1,itl_ms=1,prefix_cache=100000"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     let extra = [
         "--prefix-prompt-length",
         "160",
@@ -71,7 +41,12 @@ async fn a_shared_prefix_is_served_from_cache_in_its_share_of_the_prompt() {
         "--request-count",
         "60",
     ];
-    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let results = common::profile(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
     let w = &results[0].merged;
     assert_eq!(w.ok, 60);
     let tokens = w.tokens.as_ref().unwrap();
@@ -93,7 +68,7 @@ async fn a_traces_server_hits_are_what_its_hash_ids_imply() {
     let server = common::start_server(&["chat=llm:ttft_ms=1,itl_ms=1,prefix_cache=100000"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     // Conversations of a root, a branch and a leaf block, some sharing a root or a branch.
     let ids: Vec<Vec<u64>> = (0..24u64)
         .map(|i| vec![i % 3, 10 + i % 6, 100 + i])
@@ -129,7 +104,12 @@ async fn a_traces_server_hits_are_what_its_hash_ids_imply() {
         "16",
         "--fixed-schedule",
     ];
-    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let results = common::profile(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
     let w = &results[0].merged;
     assert_eq!(w.ok, 24);
     let hits = server_metric(&server, "vllm:prefix_cache_hits_total").await as u64;
@@ -151,7 +131,7 @@ async fn later_turns_ttft_falls_as_the_cached_history_says() {
     .await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     let extra = [
         "--session-concurrency",
         "1",
@@ -167,7 +147,12 @@ async fn later_turns_ttft_falls_as_the_cached_history_says() {
         "--request-count",
         "9",
     ];
-    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let results = common::profile(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
     let turns = results[0].merged.turns.as_ref().unwrap();
     // Turn k sends the history (all of turn k-1's prompt, cached by whole blocks of 16) and
     // the answer and the new prompt, which are not.
@@ -202,7 +187,7 @@ async fn the_server_counts_the_cancelled_requests_as_abandoned() {
     let server = common::start_server(&["chat=llm:ttft_ms=30,itl_ms=5"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     let extra = [
         "--output-tokens-mean",
         "20",
@@ -216,7 +201,12 @@ async fn the_server_counts_the_cancelled_requests_as_abandoned() {
         "--request-cancellation-delay",
         "0.05",
     ];
-    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let results = common::profile(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
     let w = &results[0].merged;
     assert!(w.cancelled > 5, "{} cancelled", w.cancelled);
     // The server notices a reader gone at its sequence's next event.

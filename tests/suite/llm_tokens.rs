@@ -6,26 +6,9 @@
 //! tokens; reasoning answers with their time to first output token; streams whose tokens
 //! arrive coalesced; answers shorter than asked; and the warnings the console gives.
 
-use std::path::{Path, PathBuf};
-
 use crate::common;
 
 use inferperf::backend::TokenSource;
-
-/// A word-level tokenizer.json: every whitespace-separated word is one token (words it does
-/// not know are one `[UNK]` each), as the embedded server counts.
-fn word_tokenizer(dir: &Path) -> PathBuf {
-    let vocab = serde_json::json!({"[UNK]": 0, "tok": 1});
-    let json = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null,
-        "decoder": null,
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
-    });
-    let file = dir.join("tokenizer.json");
-    std::fs::write(&file, json.to_string()).unwrap();
-    file
-}
 
 fn chat<'a>(addr: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
     let mut args = vec![
@@ -51,7 +34,7 @@ async fn synthetic_prompts_have_exactly_the_asked_tokens() {
     let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     for (counter, mean) in [(Some(tokenizer.to_str().unwrap()), "32"), (None, "200")] {
         let mut flags = vec![
             "--streaming",
@@ -135,7 +118,7 @@ async fn reasoning_tokens_are_counted_apart_with_the_first_output_token() {
     let server = common::start_server(&["chat=llm:ttft_ms=20,itl_ms=5,reasoning_tokens=4"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     for usage in [true, false] {
         let mut flags = vec![
             "--streaming",

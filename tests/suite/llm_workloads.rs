@@ -7,20 +7,6 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 
-/// A word-level tokenizer.json: every whitespace-separated word is one token, as the
-/// embedded server counts.
-fn word_tokenizer(dir: &Path) -> PathBuf {
-    let json = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null,
-        "decoder": null,
-        "model": {"type": "WordLevel", "vocab": {"[UNK]": 0}, "unk_token": "[UNK]"}
-    });
-    let file = dir.join("tokenizer.json");
-    std::fs::write(&file, json.to_string()).unwrap();
-    file
-}
-
 /// A mooncake trace of `n` requests `gap_ms` apart, each of 48 tokens in three 16-token
 /// blocks whose first two are shared by all, asking 4 tokens; request 7 is 400 tokens long.
 fn mooncake_trace(dir: &Path, n: usize, gap_ms: usize) -> PathBuf {
@@ -41,28 +27,12 @@ fn mooncake_trace(dir: &Path, n: usize, gap_ms: usize) -> PathBuf {
     path
 }
 
-fn chat_flags<'a>(addr: &'a str, tokenizer: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "-m",
-        "chat",
-        "--endpoint-type",
-        "chat",
-        "--streaming",
-        "-u",
-        addr,
-        "--tokenizer",
-        tokenizer,
-    ];
-    args.extend_from_slice(extra);
-    args
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_trace_slice_replays_at_its_times_faster_without_its_long_requests() {
     let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     let trace = mooncake_trace(dir.path(), 40, 20);
     let extra = [
         "--input-file",
@@ -81,7 +51,12 @@ async fn a_trace_slice_replays_at_its_times_faster_without_its_long_requests() {
         "--max-context-length",
         "200",
     ];
-    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let results = common::profile(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
     let level = &results[0].merged;
     // Timestamps 100..=600 ms: requests 5..=30, 26 of them; request 7 is too long.
     assert_eq!(level.ok, 25, "{:?}", level.errors);
@@ -172,7 +147,7 @@ async fn a_multi_turn_file_plays_its_sessions_with_their_history() {
     let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     // Turn k of every session has k + 2 words and asks 5 tokens.
     let lines: Vec<String> = (0..4)
         .map(|s| {
@@ -197,7 +172,12 @@ async fn a_multi_turn_file_plays_its_sessions_with_their_history() {
         "--request-count",
         "12",
     ];
-    let results = common::profile(&chat_flags(&addr, tokenizer.to_str().unwrap(), &extra)).await;
+    let results = common::profile(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
     let level = &results[0].merged;
     assert_eq!(level.ok, 12, "{:?}", level.errors);
     let tokens = level.tokens.as_ref().unwrap();

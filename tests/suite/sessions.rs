@@ -5,26 +5,11 @@
 //! answers; the server's own count agrees; the figures by turn reach the console and
 //! results.json; a turn that fails ends its session and its later turns are not sent.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::common;
 
 use inferperf::backend::ErrorKind;
-
-/// A word-level tokenizer.json: every whitespace-separated word is one token, as the
-/// embedded server counts.
-fn word_tokenizer(dir: &Path) -> PathBuf {
-    let vocab = serde_json::json!({"[UNK]": 0, "tok": 1});
-    let json = serde_json::json!({
-        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
-        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null,
-        "decoder": null,
-        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
-    });
-    let file = dir.join("tokenizer.json");
-    std::fs::write(&file, json.to_string()).unwrap();
-    file
-}
 
 /// A sessions run of `sessions` × `turns` turns of `words`-word prompts and 5-word answers.
 fn sessions_run(
@@ -66,7 +51,7 @@ async fn every_turn_carries_the_conversation_so_far() {
     let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     let results_file = dir.path().join("results.json");
     let mut args = sessions_run(&addr, &tokenizer, "4", "3", "8");
     args.extend(["--request-count", "12", "--results-file"].map(String::from));
@@ -122,7 +107,7 @@ async fn a_failed_turn_ends_its_session() {
         common::start_server(&["chat=llm:ttft_ms=5,itl_ms=1,prefill_us_per_token=10000"]).await;
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
-    let tokenizer = word_tokenizer(dir.path());
+    let tokenizer = common::word_tokenizer(dir.path());
     let mut args = sessions_run(&addr, &tokenizer, "4", "4", "1");
     args.extend(["--request-count", "12", "--request-timeout", "0.1"].map(String::from));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();

@@ -215,3 +215,36 @@ pub fn assert_valid(path: &std::path::Path) -> serde_json::Value {
     );
     instance
 }
+
+/// A word-level tokenizer.json in `dir`: every whitespace-separated word is one token (words
+/// it does not know are one `[UNK]` each), as the embedded server's `llm` kind counts.
+pub fn word_tokenizer(dir: &std::path::Path) -> std::path::PathBuf {
+    let vocab = serde_json::json!({"[UNK]": 0, "tok": 1});
+    let json = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": null, "pre_tokenizer": {"type": "WhitespaceSplit"}, "post_processor": null,
+        "decoder": null,
+        "model": {"type": "WordLevel", "vocab": vocab, "unk_token": "[UNK]"}
+    });
+    let file = dir.join("tokenizer.json");
+    std::fs::write(&file, json.to_string()).unwrap();
+    file
+}
+
+/// The flags of a streamed chat run of model `chat` at `addr`, counted with `tokenizer`,
+/// then `extra`.
+pub fn chat_flags<'a>(addr: &'a str, tokenizer: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "-m",
+        "chat",
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "-u",
+        addr,
+        "--tokenizer",
+        tokenizer,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
