@@ -435,6 +435,17 @@ class LlamaServer:
             Path(keep).write_text(text)
         return parse_llama_timings(text)
 
+    def timings_until(self, mark, count, keep=None):
+        """The timing blocks since `mark`, waiting (up to 5 s) until it has logged `count` of
+        them: it prints a request's block as the generation ends, which may be just after the
+        client saw the answer's end."""
+        deadline = time.monotonic() + 5
+        while True:
+            timings = self.timings(mark, keep=keep)
+            if len(timings) >= count or time.monotonic() > deadline:
+                return timings
+            time.sleep(0.1)
+
     def check(self):
         """Answers of both endpoints, streamed and not, have exactly 16 printable tokens; the
         non-streamed ones say so in their usage, the streamed ones in 16 content events."""
@@ -475,6 +486,20 @@ def sse_contents(url, body, field):
             if content:
                 pieces.append(content)
     return pieces
+
+
+@pytest.fixture(scope="session")
+def tokenizer():
+    """The tiny model's tokenizer as a Hugging Face folder (servers/llama_model.py), as the
+    tools count with it: one token per byte, a space the piece "▁"."""
+    folder = ARTIFACTS / "llm-tokenizer"
+    shutil.rmtree(folder, ignore_errors=True)
+    subprocess.run(
+        [VENVS / "aiperf" / "bin" / "python", SERVERS / "llama_model.py", "tokenizer", folder],
+        check=True,
+        timeout=120,
+    )
+    return folder
 
 
 @pytest.fixture(scope="module")

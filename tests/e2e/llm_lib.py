@@ -378,6 +378,7 @@ def run_aiperf(
     concurrency=None,
     request_rate=None,
     input_file=None,
+    dataset_type="single_turn",
     output_tokens=16,
     input_tokens=16,
     extra_inputs=None,
@@ -413,7 +414,7 @@ def run_aiperf(
     if extra_inputs:
         cmd += ["--extra-inputs", json.dumps(extra_inputs)]
     if input_file is not None:
-        cmd += ["--input-file", input_file, "--custom-dataset-type", "single_turn"]
+        cmd += ["--input-file", input_file, "--custom-dataset-type", dataset_type]
     else:
         cmd += ["--isl", input_tokens, "--isl-stddev", 0]
     # Its memory maps and tokenizer cache stay under target/e2e, not in /tmp or ~/.cache.

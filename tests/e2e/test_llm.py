@@ -30,12 +30,11 @@ and the request rate, in one module-scoped fixture.
 import json
 import math
 import shutil
-import subprocess
 from collections import Counter
 
 import pytest
 
-from e2e_lib import ARTIFACTS, INFERPERF, SERVERS, VENVS, note, run_tool
+from e2e_lib import ARTIFACTS, INFERPERF, note, run_tool
 from llm_lib import ForeignLoad, ServerTruth, level_folder, read_export, run_aiperf, write_prompts
 
 ENDPOINTS = {"chat": "v1/chat/completions", "completions": "v1/completions"}
@@ -68,18 +67,6 @@ def level_id(kind, value):
 @pytest.fixture(scope="module")
 def prompts():
     return write_prompts(ARTIFACTS / "llm-prompts.jsonl")
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    """The byte-level tokenizer AIPerf counts with (the model's vocabulary, one token per byte)."""
-    folder = ARTIFACTS / "llm-tokenizer"
-    subprocess.run(
-        [VENVS / "aiperf" / "bin" / "python", SERVERS / "llama_model.py", "tokenizer", folder],
-        check=True,
-        timeout=120,
-    )
-    return folder
 
 
 class Level:

@@ -28,12 +28,10 @@ s): about a minute for the module, most of it AIPerf's start-up.
 import json
 import math
 import shutil
-import subprocess
-import time
 
 import pytest
 
-from e2e_lib import ARTIFACTS, INFERPERF, SERVERS, VENVS, note, post_json, run_tool
+from e2e_lib import ARTIFACTS, INFERPERF, note, post_json, run_tool
 from llm_lib import ForeignLoad, ServerTruth, level_folder, read_export, run_aiperf
 
 REQUESTS = 12
@@ -49,19 +47,6 @@ SAME_SERVER_SPEED = 0.10
 SIDE_BY_SIDE_TOKENS = 32
 
 
-@pytest.fixture(scope="module")
-def tokenizer():
-    """The model's tokenizer as a Hugging Face folder (servers/llama_model.py)."""
-    folder = ARTIFACTS / "llm-tokens-tokenizer"
-    shutil.rmtree(folder, ignore_errors=True)
-    subprocess.run(
-        [VENVS / "aiperf" / "bin" / "python", SERVERS / "llama_model.py", "tokenizer", folder],
-        check=True,
-        timeout=120,
-    )
-    return folder
-
-
 def server_tokens(llama, text):
     """llama-cpp-python's count of `text` (POST /extras/tokenize: the BOS included)."""
     answer = post_json(f"http://{llama.address}/extras/tokenize", {"input": text}, timeout=30)
@@ -73,18 +58,6 @@ def server_count(llama, text):
     return server_tokens(llama, text) - server_tokens(llama, "")
 
 
-def timings_of(llama, mark, count, keep=None):
-    """The server's timing blocks since `mark`, waiting (up to 5 s) until it has logged
-    `count` of them: it prints a request's block as the generation ends, which may be just
-    after the client saw the answer's end."""
-    deadline = time.monotonic() + 5
-    while True:
-        timings = llama.timings(mark, keep=keep)
-        if len(timings) >= count or time.monotonic() > deadline:
-            return timings
-        time.sleep(0.1)
-
-
 def chat_evaluated(llama, content):
     """The prompt llama.cpp evaluated for one chat request with `content` (max_tokens 1)."""
     mark = llama.mark()
@@ -94,7 +67,7 @@ def chat_evaluated(llama, content):
         "max_tokens": 1,
     }
     post_json(f"http://{llama.address}/v1/chat/completions", body, timeout=60)
-    (timing,) = timings_of(llama, mark, 1)
+    (timing,) = llama.timings_until(mark, 1)
     return timing.prompt_evaluated
 
 
@@ -180,7 +153,7 @@ def profile(llama, name, tokens, tokenizer=None, streaming=True):
     with ForeignLoad(llama.pid) as load:
         run = run_tool(args, name, timeout=300)
         load.tool(run)
-    timings = timings_of(llama, mark, REQUESTS + 1, keep=ARTIFACTS / f"{name}.server.log")
+    timings = llama.timings_until(mark, REQUESTS + 1, keep=ARTIFACTS / f"{name}.server.log")
     assert run.returncode in (0, 2), run.show()
     folder = level_folder(artifact_dir, llama.model, "chat", "concurrency", 1)
     document = json.loads((folder / "profile_export_aiperf.json").read_text())
@@ -274,7 +247,7 @@ def aiperf_run(llama, tokenizer, template):
             extra_inputs={"ignore_eos": True, "min_tokens": OUTPUT_TOKENS},
         )
         load.tool(run)
-    timings = timings_of(llama, mark, REQUESTS, keep=export.folder.parent / f"{export.folder.name}.server.log")
+    timings = llama.timings_until(mark, REQUESTS, keep=export.folder.parent / f"{export.folder.name}.server.log")
     timings, checks = split_checks(timings)
     assert not checks, f"AIPerf sent {len(checks)} short requests besides its run's: {checks}"
     document = json.loads((export.folder / "profile_export_aiperf.json").read_text())
