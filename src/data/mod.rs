@@ -8,6 +8,7 @@ pub mod entry;
 pub mod generate;
 pub mod json_file;
 pub mod message_generator;
+pub mod prompt_maker;
 pub mod prompts;
 pub mod sessions;
 pub mod shape;

@@ -12,7 +12,8 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
 use super::entry::{Entry, Prompt, Turn};
-use super::prompts::{draw, entry, exact_text, max_tokens, vocabulary};
+use super::prompt_maker::{draw, exact_text, max_tokens, vocabulary};
+use super::prompts::entry;
 use super::tokenizer::TokenCount;
 use crate::config::sessions::{SyntheticSessions, TurnDelay};
 use crate::config::OpenAiConfig;

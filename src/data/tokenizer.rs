@@ -329,3 +329,31 @@ mod tests {
         std::env::remove_var("HF_HUB_CACHE");
     }
 }
+
+/// Counters for unit tests.
+#[cfg(test)]
+pub(crate) mod test_counters {
+    use super::{CounterInfo, TokenCount};
+
+    /// One token per byte, a space one too, as the e2e tests' llama model counts: texts
+    /// joined with a space cost that space.
+    pub struct Bytes(CounterInfo);
+
+    impl TokenCount for Bytes {
+        fn count(&self, text: &str) -> Result<u32, String> {
+            Ok(text.len() as u32)
+        }
+
+        fn info(&self) -> &CounterInfo {
+            &self.0
+        }
+    }
+
+    pub fn bytes() -> Bytes {
+        Bytes(CounterInfo {
+            kind: "file",
+            name: "bytes".into(),
+            approximate: false,
+        })
+    }
+}

@@ -303,31 +303,9 @@ fn shared_prefixes_and_a_system_prompt_are_exact() {
     }
 }
 
-/// A counter of one token per byte, a space one token too (as the e2e tests' llama model
-/// counts): texts joined with a space cost that space.
-struct ByteCounter(crate::data::tokenizer::CounterInfo);
-
-impl crate::data::tokenizer::TokenCount for ByteCounter {
-    fn count(&self, text: &str) -> Result<u32, String> {
-        Ok(text.len() as u32)
-    }
-
-    fn info(&self) -> &crate::data::tokenizer::CounterInfo {
-        &self.0
-    }
-}
-
-fn byte_counter() -> ByteCounter {
-    ByteCounter(crate::data::tokenizer::CounterInfo {
-        kind: "bytes",
-        name: "one token per byte".into(),
-        approximate: false,
-    })
-}
-
 #[test]
 fn joined_blocks_and_prefixes_keep_their_lengths_where_a_space_costs_a_token() {
-    let counter = byte_counter();
+    let counter = crate::data::tokenizer::test_counters::bytes();
     let text = concat!(
         "{\"timestamp\": 0, \"input_length\": 40, \"hash_ids\": [1, 2, 3]}\n",
         "{\"timestamp\": 5, \"input_length\": 38, \"hash_ids\": [1, 2, 9]}\n",

@@ -1,0 +1,288 @@
+//! Texts of exactly so many tokens, as the run's tokenizer counts them: synthetic prompts,
+//! a trace's blocks and shared prefixes, made of pseudo-words whose first word is the text's
+//! own, with the lengths asked drawn from the flags. Split from the prompts' sources so that
+//! each file keeps one concern: this one knows tokens, not files or protocols.
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, Normal};
+
+use super::tokenizer::{CounterInfo, TokenCount};
+use crate::config::OpenAiConfig;
+use crate::error::{RunError, RunResult};
+
+/// Distinct words synthetic prompts draw from.
+const VOCABULARY: usize = 1000;
+const SYLLABLES: [&str; 16] = [
+    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "da", "fe", "go", "hu", "ji", "po", "re", "zu",
+];
+
+/// Makes the texts of a run's prompts: exactly so many tokens of pseudo-words (each text's
+/// first word its own), drawn lengths, and counts by the run's tokenizer.
+pub struct PromptMaker<'a> {
+    llm: &'a OpenAiConfig,
+    rng: SmallRng,
+    vocabulary: Vec<String>,
+    counter: &'a dyn TokenCount,
+    made: usize,
+    inexact: usize,
+}
+
+impl<'a> PromptMaker<'a> {
+    pub fn new(llm: &'a OpenAiConfig, seed: u64, counter: &'a dyn TokenCount) -> Self {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let vocabulary = vocabulary(&mut rng);
+        PromptMaker {
+            llm,
+            rng,
+            vocabulary,
+            counter,
+            made: 0,
+            inexact: 0,
+        }
+    }
+
+    /// A new text of `tokens` tokens (as near as the tokenizer allows).
+    pub fn text_of(&mut self, tokens: u32) -> RunResult<String> {
+        let number = self.made;
+        self.made += 1;
+        self.exact(number, tokens)
+    }
+
+    /// The text of a trace's block `id`, of `tokens` tokens.
+    pub fn block_text(&mut self, id: u64, tokens: u32) -> RunResult<String> {
+        self.exact(id.min(usize::MAX as u64) as usize, tokens)
+    }
+
+    /// A new text of `tokens` tokens that follows another after a space, the space counted
+    /// in: `head + " " + it` has `tokens` more than `head` wherever the tokenizer's counts
+    /// add up (a byte-level one counts the space; most BPE ones fold it into the word).
+    pub fn continuation(&mut self, tokens: u32) -> RunResult<String> {
+        let number = self.made;
+        self.made += 1;
+        self.exact_after_space(number, tokens)
+    }
+
+    /// The text of a trace's block `id` that follows another block, as [`Self::continuation`].
+    pub fn block_continuation(&mut self, id: u64, tokens: u32) -> RunResult<String> {
+        self.exact_after_space(id.min(usize::MAX as u64) as usize, tokens)
+    }
+
+    /// `head + " " + tail` where `tail` is a continuation of `tokens` tokens made from
+    /// `number`, checked whole against `total`: when the tokenizer counts the joined text
+    /// otherwise (its counts do not add up across the join), the tail is made once more,
+    /// longer or shorter by what was missed, and the nearer of the two is kept.
+    pub fn join_exact(
+        &mut self,
+        head: &str,
+        tail: &str,
+        tail_tokens: u32,
+        total: u32,
+    ) -> RunResult<String> {
+        let joined = format!("{head} {tail}");
+        let counted = self.count(&joined, "a synthetic prompt")?;
+        if counted == total || head.is_empty() {
+            return Ok(joined);
+        }
+        let wanted = (tail_tokens as i64 + total as i64 - counted as i64).max(1) as u32;
+        let number = self.made;
+        self.made += 1;
+        let again = format!("{head} {}", self.exact_after_space(number, wanted)?);
+        let recounted = self.count(&again, "a synthetic prompt")?;
+        if recounted == total {
+            return Ok(again);
+        }
+        self.inexact += 1;
+        Ok(if total.abs_diff(recounted) < total.abs_diff(counted) {
+            again
+        } else {
+            joined
+        })
+    }
+
+    fn exact(&mut self, number: usize, tokens: u32) -> RunResult<String> {
+        let (text, counted) = exact_text(
+            self.counter,
+            &mut self.rng,
+            &self.vocabulary,
+            number,
+            tokens,
+        )?;
+        self.inexact += (counted != tokens) as usize;
+        Ok(text)
+    }
+
+    fn exact_after_space(&mut self, number: usize, tokens: u32) -> RunResult<String> {
+        let after_space = AfterSpace(self.counter);
+        let (text, counted) = exact_text(
+            &after_space,
+            &mut self.rng,
+            &self.vocabulary,
+            number,
+            tokens,
+        )?;
+        self.inexact += (counted != tokens) as usize;
+        Ok(text)
+    }
+
+    /// A prompt length drawn from `--synthetic-input-tokens-mean`/`-stddev`.
+    pub fn draw_input(&mut self) -> u32 {
+        draw(
+            &mut self.rng,
+            self.llm.input_tokens_mean,
+            self.llm.input_tokens_stddev,
+        )
+    }
+
+    /// One of `k` choices, at random.
+    pub fn pick(&mut self, k: usize) -> usize {
+        self.rng.random_range(0..k)
+    }
+
+    /// The answer's length to ask for, drawn from `--output-tokens-mean`/`-stddev`.
+    pub fn max_tokens(&mut self) -> Option<u32> {
+        max_tokens(&mut self.rng, self.llm)
+    }
+
+    /// The tokens of a text, as the run's tokenizer counts them.
+    pub fn count(&self, text: &str, origin: &str) -> RunResult<u32> {
+        count_given(self.counter, text, origin)
+    }
+
+    /// Says how many texts could not be made of exactly their number of tokens.
+    pub fn warn_inexact(&self, of: usize) {
+        if self.inexact > 0 {
+            println!(
+                "Warning: {} of {of} synthetic texts could not be made of exactly the drawn number of tokens with {}; their input length is the tokenizer's count of what was sent.",
+                self.inexact,
+                self.counter.info().describe()
+            );
+        }
+    }
+}
+
+/// A counter that counts a text as it costs after a separating space: `count(" " + text)`.
+struct AfterSpace<'a>(&'a dyn TokenCount);
+
+impl TokenCount for AfterSpace<'_> {
+    fn count(&self, text: &str) -> Result<u32, String> {
+        self.0.count(&format!(" {text}"))
+    }
+
+    fn info(&self) -> &CounterInfo {
+        self.0.info()
+    }
+}
+
+/// Pieces tried, in turn, to add exactly one token to a text that is short of its length.
+const FILLERS: [&str; 8] = [" a", "a", " the", ".", " x", "x", " ", ","];
+/// Fillers appended at most, past the words (a tokenizer that merges every filler into the
+/// text before it gives up here, with the count it reached).
+const MOST_FILLERS: usize = 64;
+
+/// A text of `tokens` tokens as `counter` counts them, and the count reached (equal unless
+/// the tokenizer makes that impossible): the most words of a random text that stay within
+/// the count (found by bisection), then one-token fillers up to it. Its first word is made
+/// from the prompt's number, so that prompts differ from their first tokens on.
+pub(crate) fn exact_text(
+    counter: &dyn TokenCount,
+    rng: &mut SmallRng,
+    vocabulary: &[String],
+    number: usize,
+    tokens: u32,
+) -> RunResult<(String, u32)> {
+    let count = |text: &str| {
+        counter.count(text).map_err(|e| {
+            RunError::failed(format!(
+                "Counting a synthetic prompt's tokens with {} failed: {e}.",
+                counter.info().describe()
+            ))
+        })
+    };
+    let mut words = vec![leading_word(number)];
+    words.extend(
+        (1..tokens.max(1)).map(|_| vocabulary[rng.random_range(0..vocabulary.len())].clone()),
+    );
+    // The most words whose text is within the count: count(words[..n]) grows with n (none
+    // when even the leading word is longer than the whole prompt).
+    let (mut low, mut high) = (0usize, words.len());
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if count(&words[..mid].join(" "))? <= tokens {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    let mut text = words[..low].join(" ");
+    let mut counted = count(&text)?;
+    let mut added = 0;
+    while counted < tokens && added < MOST_FILLERS {
+        let mut grew = false;
+        for filler in FILLERS {
+            let candidate = format!("{text}{filler}");
+            if count(&candidate)? == counted + 1 {
+                text = candidate;
+                counted += 1;
+                grew = true;
+                break;
+            }
+        }
+        added += 1;
+        if !grew {
+            break;
+        }
+    }
+    Ok((text, counted))
+}
+
+/// A word no other prompt of the run begins with: the prompt's number in syllables.
+fn leading_word(number: usize) -> String {
+    let mut word = String::new();
+    let mut n = number;
+    loop {
+        word.push_str(SYLLABLES[n % SYLLABLES.len()]);
+        n /= SYLLABLES.len();
+        if n == 0 {
+            break;
+        }
+    }
+    word.push_str("zo");
+    word
+}
+
+/// Pseudo-words of two to four syllables.
+pub(crate) fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
+    (0..VOCABULARY)
+        .map(|_| {
+            let syllables = rng.random_range(2..=4);
+            (0..syllables)
+                .map(|_| SYLLABLES[rng.random_range(0..SYLLABLES.len())])
+                .collect()
+        })
+        .collect()
+}
+
+/// A whole number drawn from Normal(mean, stddev), at least 1.
+pub(crate) fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
+    if stddev <= 0.0 {
+        return mean.max(1);
+    }
+    let normal = Normal::new(mean as f64, stddev).expect("stddev was checked to be finite");
+    normal.sample(rng).round().clamp(1.0, u32::MAX as f64) as u32
+}
+
+pub(crate) fn max_tokens(rng: &mut SmallRng, llm: &OpenAiConfig) -> Option<u32> {
+    llm.output_tokens_mean
+        .map(|mean| draw(rng, mean, llm.output_tokens_stddev))
+}
+
+/// The tokens of a prompt read from a file.
+pub(crate) fn count_given(counter: &dyn TokenCount, text: &str, origin: &str) -> RunResult<u32> {
+    counter.count(text).map_err(|e| {
+        RunError::failed(format!(
+            "Counting the tokens of {origin} with {} failed: {e}.",
+            counter.info().describe()
+        ))
+    })
+}
