@@ -44,28 +44,27 @@ impl<'a> PromptMaker<'a> {
 
     /// A new text of `tokens` tokens (as near as the tokenizer allows).
     pub fn text_of(&mut self, tokens: u32) -> RunResult<String> {
-        let number = self.made;
-        self.made += 1;
-        self.exact(number, tokens)
-    }
-
-    /// The text of a trace's block `id`, of `tokens` tokens.
-    pub fn block_text(&mut self, id: u64, tokens: u32) -> RunResult<String> {
-        self.exact(id.min(usize::MAX as u64) as usize, tokens)
+        let number = self.next_number();
+        self.exact(number, tokens, Place::First)
     }
 
     /// A new text of `tokens` tokens that follows another after a space, the space counted
     /// in: `head + " " + it` has `tokens` more than `head` wherever the tokenizer's counts
     /// add up (a byte-level one counts the space; most BPE ones fold it into the word).
     pub fn continuation(&mut self, tokens: u32) -> RunResult<String> {
-        let number = self.made;
-        self.made += 1;
-        self.exact_after_space(number, tokens)
+        let number = self.next_number();
+        self.exact(number, tokens, Place::AfterSpace)
     }
 
-    /// The text of a trace's block `id` that follows another block, as [`Self::continuation`].
-    pub fn block_continuation(&mut self, id: u64, tokens: u32) -> RunResult<String> {
-        self.exact_after_space(id.min(usize::MAX as u64) as usize, tokens)
+    /// The text of a trace's block `id`, of `tokens` tokens, at the start of its prompt or
+    /// after another block (as [`Self::continuation`]).
+    pub fn block_text(&mut self, id: u64, tokens: u32, place: Place) -> RunResult<String> {
+        self.exact(id.min(usize::MAX as u64) as usize, tokens, place)
+    }
+
+    fn next_number(&mut self) -> usize {
+        self.made += 1;
+        self.made - 1
     }
 
     /// `head + " " + tail` where `tail` is a continuation of `tokens` tokens made from
@@ -85,9 +84,8 @@ impl<'a> PromptMaker<'a> {
             return Ok(joined);
         }
         let wanted = (tail_tokens as i64 + total as i64 - counted as i64).max(1) as u32;
-        let number = self.made;
-        self.made += 1;
-        let again = format!("{head} {}", self.exact_after_space(number, wanted)?);
+        let number = self.next_number();
+        let again = format!("{head} {}", self.exact(number, wanted, Place::AfterSpace)?);
         let recounted = self.count(&again, "a synthetic prompt")?;
         if recounted == total {
             return Ok(again);
@@ -100,27 +98,13 @@ impl<'a> PromptMaker<'a> {
         })
     }
 
-    fn exact(&mut self, number: usize, tokens: u32) -> RunResult<String> {
-        let (text, counted) = exact_text(
-            self.counter,
-            &mut self.rng,
-            &self.vocabulary,
-            number,
-            tokens,
-        )?;
-        self.inexact += (counted != tokens) as usize;
-        Ok(text)
-    }
-
-    fn exact_after_space(&mut self, number: usize, tokens: u32) -> RunResult<String> {
+    fn exact(&mut self, number: usize, tokens: u32, place: Place) -> RunResult<String> {
         let after_space = AfterSpace(self.counter);
-        let (text, counted) = exact_text(
-            &after_space,
-            &mut self.rng,
-            &self.vocabulary,
-            number,
-            tokens,
-        )?;
+        let counter: &dyn TokenCount = match place {
+            Place::First => self.counter,
+            Place::AfterSpace => &after_space,
+        };
+        let (text, counted) = exact_text(counter, &mut self.rng, &self.vocabulary, number, tokens)?;
         self.inexact += (counted != tokens) as usize;
         Ok(text)
     }
@@ -159,6 +143,13 @@ impl<'a> PromptMaker<'a> {
             );
         }
     }
+}
+
+/// Where a text goes: first, or after another text and a space (counted in its tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    First,
+    AfterSpace,
 }
 
 /// A counter that counts a text as it costs after a separating space: `count(" " + text)`.

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use super::{Content, Record};
+use crate::data::prompt_maker::Place;
 use crate::data::prompts::PromptMaker;
 use crate::error::{RunError, RunResult};
 
@@ -70,10 +71,12 @@ impl BlockTexts {
             };
             let key = (id, size, i == 0);
             if let std::collections::hash_map::Entry::Vacant(slot) = self.made.entry(key) {
-                slot.insert(match i {
-                    0 => maker.block_text(id, size)?,
-                    _ => maker.block_continuation(id, size)?,
-                });
+                let place = if i == 0 {
+                    Place::First
+                } else {
+                    Place::AfterSpace
+                };
+                slot.insert(maker.block_text(id, size, place)?);
             }
             keys.push(key);
         }

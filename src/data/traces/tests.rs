@@ -252,9 +252,8 @@ fn the_slice_keeps_its_window_scales_time_and_drops_long_requests() {
     );
 }
 
-#[test]
-fn shared_prefixes_and_a_system_prompt_are_exact() {
-    let counter = counter();
+/// A workload of 2 shared prefixes of 32 tokens, and `prompts` synthetic prompts.
+fn two_prefixes_of_32(prompts: usize) -> (WorkloadConfig, OpenAiConfig) {
     let workload = WorkloadConfig {
         prefixes: Some(SharedPrefixes {
             tokens: 32,
@@ -263,7 +262,14 @@ fn shared_prefixes_and_a_system_prompt_are_exact() {
         ..WorkloadConfig::default()
     };
     let mut llm = llm();
-    llm.num_prompts = 20;
+    llm.num_prompts = prompts;
+    (workload, llm)
+}
+
+#[test]
+fn shared_prefixes_and_a_system_prompt_are_exact() {
+    let counter = counter();
+    let (workload, llm) = two_prefixes_of_32(20);
     let sources = prompts::Sources {
         input_data: &crate::config::InputData::Random,
         workload: &workload,
@@ -331,15 +337,7 @@ fn joined_blocks_and_prefixes_keep_their_lengths_where_a_space_costs_a_token() {
     assert_eq!(texts[0][..16], texts[2][..16]);
     assert_ne!(texts[0][16..32], texts[2][16..32]);
 
-    let workload = WorkloadConfig {
-        prefixes: Some(SharedPrefixes {
-            tokens: 32,
-            count: 2,
-        }),
-        ..WorkloadConfig::default()
-    };
-    let mut llm = llm();
-    llm.num_prompts = 10;
+    let (workload, llm) = two_prefixes_of_32(10);
     let sources = prompts::Sources {
         input_data: &crate::config::InputData::Random,
         workload: &workload,
