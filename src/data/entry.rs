@@ -45,6 +45,10 @@ pub struct Turn {
     pub of: u32,
     /// Milliseconds to wait after the previous turn's answer before sending this one.
     pub delay_ms: Option<f64>,
+    /// Whether the turn is sent with the session's earlier prompts and answers (a chat's
+    /// turn), or as it is given (a request that only has to wait for the one before it:
+    /// AIPerf's single_turn lines of one `session_id`, a recorded `messages` or `payload`).
+    pub history: bool,
 }
 
 /// One prompt of an LLM run, protocol-free: its text and how long an answer to ask for —

@@ -59,6 +59,7 @@ pub fn synthetic(
                 number,
                 of: turns,
                 delay_ms: (number > 0).then(|| draw_delay(&mut delays, delay)),
+                history: true,
             });
             entries.push(turn_entry);
         }

@@ -92,16 +92,18 @@ impl Caller {
             .await
     }
 
-    /// Sends turn `turn` (from 1) of a multi-turn session, its sample marked with it.
+    /// Sends turn `turn` (from 1) of a multi-turn session, due at `scheduled` (a trace's
+    /// timestamp; otherwise when it is sent), its sample marked with it.
     pub async fn call_turn(
         &mut self,
         target: &Target,
         request: &Request,
+        scheduled: Option<Instant>,
         buffer: &SlotBuffer,
         turn: u16,
     ) -> Called {
         let marks = Marks { step: None, turn };
-        self.call_marked(target, request, None, buffer, None, marks)
+        self.call_marked(target, request, scheduled, buffer, None, marks)
             .await
     }
 

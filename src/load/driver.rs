@@ -13,7 +13,7 @@ use super::curve::RateCurve;
 use super::open_loop::OpenLoop;
 use super::periodic::PeriodicLoop;
 use super::schedule::Schedule;
-use super::sessions::{SessionLoop, SessionPlan};
+use super::sessions::{ScheduledSessions, SessionLoop, SessionPlan};
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
@@ -42,9 +42,14 @@ pub struct Periodic {
 /// The driver a run uses.
 pub enum Driver {
     Closed(ClosedLoop),
-    Open { driver: OpenLoop, mark: CounterMark },
+    Open {
+        driver: OpenLoop,
+        mark: CounterMark,
+    },
     Periodic(Box<Periodic>),
     Sessions(SessionLoop),
+    /// Sessions at their trace's timestamps (`--fixed-schedule`).
+    ScheduledSessions(ScheduledSessions),
 }
 
 impl Driver {
@@ -58,6 +63,9 @@ impl Driver {
     ) -> Driver {
         let threads = ClientThreads::start(load.client_threads);
         if let Some(plan) = sessions {
+            if load.mode == LoadMode::FixedSchedule {
+                return Driver::ScheduledSessions(ScheduledSessions::new(replicas, threads, plan));
+            }
             return Driver::Sessions(SessionLoop::new(replicas, threads, plan));
         }
         if let LoadMode::Periodic(range) = load.mode {
@@ -86,7 +94,7 @@ impl Driver {
         match self {
             Driver::Closed(closed) => closed.set_sequences(plan),
             Driver::Open { driver, .. } => driver.set_sequences(plan),
-            Driver::Periodic(_) | Driver::Sessions(_) => {}
+            Driver::Periodic(_) | Driver::Sessions(_) | Driver::ScheduledSessions(_) => {}
         }
     }
 
@@ -105,6 +113,10 @@ impl Driver {
             }
             (Driver::Sessions(sessions), LoadLevel::Concurrency(c)) => {
                 sessions.set_concurrency(c as usize);
+                Ok(())
+            }
+            (Driver::ScheduledSessions(sessions), LoadLevel::Rate(_)) => {
+                sessions.start();
                 Ok(())
             }
             (Driver::Open { driver, .. }, LoadLevel::Rate(rate)) => {
@@ -140,7 +152,7 @@ impl Driver {
                     .map_or(0.0, |p| p.value_at(Default::default()));
                 closed.set_concurrency(first as usize);
             }
-            Driver::Periodic(_) | Driver::Sessions(_) => {
+            Driver::Periodic(_) | Driver::Sessions(_) | Driver::ScheduledSessions(_) => {
                 return Err(RunError::failed(
                     "internal: periodic concurrency and sessions have no load plan",
                 ))
@@ -156,13 +168,19 @@ impl Driver {
             Driver::Closed(closed) => closed.set_budget(count),
             Driver::Open { driver, .. } => driver.set_budget(count),
             Driver::Sessions(sessions) => sessions.set_budget(count),
-            Driver::Periodic(_) => {}
+            Driver::Periodic(_) | Driver::ScheduledSessions(_) => {}
         }
     }
 
     /// Before the first level: the open loop's `--max-concurrency` connections are opened
     /// (see [`OpenLoop::open_pools`]); what to say about it, when there is something to say.
     pub async fn open_pools(&mut self) -> Option<String> {
+        if let Driver::ScheduledSessions(sessions) = self {
+            let (opened, tried) = sessions.open_ahead().await;
+            return (opened < tried).then(|| format!(
+                "Only {opened} of {tried} connections opened before the first session; the others open when a session needs them."
+            ));
+        }
         let Driver::Open { driver, .. } = self else {
             return None;
         };
@@ -194,6 +212,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.in_flight(),
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::in_flight),
             Driver::Sessions(d) => d.in_flight(),
+            Driver::ScheduledSessions(d) => d.in_flight(),
         }
     }
 
@@ -204,6 +223,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.halt(),
             Driver::Closed(closed) => closed.set_concurrency(0),
             Driver::Sessions(sessions) => sessions.set_concurrency(0),
+            Driver::ScheduledSessions(_) => {}
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
         let started = Instant::now();
@@ -217,6 +237,7 @@ impl Driver {
             Driver::Closed(d) => d.drain_until(boundary, out),
             Driver::Open { driver, .. } => driver.drain_until(boundary, out),
             Driver::Sessions(d) => d.drain_until(boundary, out),
+            Driver::ScheduledSessions(d) => d.drain_until(boundary, out),
             Driver::Periodic(p) => {
                 if let Some(run) = &p.running {
                     run.drain_until(boundary, out);
@@ -253,6 +274,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.pending_samples(),
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::pending_samples),
             Driver::Sessions(d) => d.pending_samples(),
+            Driver::ScheduledSessions(d) => d.pending_samples(),
         }
     }
 
@@ -262,6 +284,7 @@ impl Driver {
         match self {
             Driver::Closed(d) => d.all_finished(),
             Driver::Sessions(d) => d.all_finished(),
+            Driver::ScheduledSessions(d) => d.all_finished(),
             Driver::Open { driver, .. } => driver.schedule_done() && driver.in_flight() == 0,
             Driver::Periodic(p) => p.running.as_ref().is_none_or(PeriodicLoop::finished),
         }
@@ -280,9 +303,13 @@ impl Driver {
 
     /// Adds the send counters since the last window to `window`.
     pub fn stamp_counters(&mut self, window: &mut WindowStats) {
-        if let Driver::Sessions(sessions) = self {
+        let not_sent = match self {
+            Driver::Sessions(sessions) => Some(sessions.take_not_sent()),
+            Driver::ScheduledSessions(sessions) => Some(sessions.take_not_sent()),
+            _ => None,
+        };
+        if let Some(not_sent) = not_sent {
             window.sent = window.completed();
-            let not_sent = sessions.take_not_sent();
             if not_sent > 0 {
                 window.turns.get_or_insert_with(Default::default).not_sent += not_sent;
             }
@@ -317,6 +344,7 @@ impl Driver {
             Driver::Closed(d) => d.stop(grace).await,
             Driver::Open { driver, .. } => driver.stop().await,
             Driver::Sessions(d) => d.stop(grace).await,
+            Driver::ScheduledSessions(d) => d.stop(grace).await,
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
     }

@@ -53,6 +53,7 @@ mod server_protocol;
 mod server_scheduling;
 mod server_stats;
 mod server_stream;
+mod session_replay;
 mod sessions;
 mod shards;
 mod shared_memory;

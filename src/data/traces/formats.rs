@@ -1,6 +1,8 @@
 //! The JSON Lines formats of AIPerf's custom datasets — single_turn, multi_turn and
 //! mooncake_trace — and its inputs.json, each read into [`Record`]s with every field checked.
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::{Content, Record};
@@ -118,14 +120,65 @@ fn turn(origin: String, map: &Map<String, Value>, session: Option<u32>) -> RunRe
     })
 }
 
-/// single_turn: a request per line.
+/// single_turn: a request per line; lines of one `session_id` are the turns of a session,
+/// in the file's order, each sent as given (without the session's earlier turns).
 pub fn single_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
-    objects(file, text)
+    let mut sessions = SessionIds::default();
+    let records: RunResult<Vec<Record>> = objects(file, text)
         .map(|line| {
             let (origin, map) = line?;
-            turn(origin, &map, None)
+            let session = sessions.of(&origin, &map)?;
+            turn(origin, &map, session)
         })
-        .collect()
+        .collect();
+    Ok(sessions.group(records?))
+}
+
+/// The sessions of a format whose lines are requests (single_turn, mooncake_trace): each
+/// `session_id` given numbered in order of first appearance.
+#[derive(Default)]
+struct SessionIds {
+    numbers: HashMap<String, u32>,
+}
+
+impl SessionIds {
+    /// The session number of a line's `session_id` (a string or a number), if it has one.
+    fn of(&mut self, origin: &str, map: &Map<String, Value>) -> RunResult<Option<u32>> {
+        let id = match map.get("session_id") {
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(id)) => id.clone(),
+            Some(Value::Number(id)) => id.to_string(),
+            Some(other) => {
+                return Err(bad(
+                    origin,
+                    format_args!("\"session_id\" must be a string or a number, not {other}"),
+                ))
+            }
+        };
+        let next = self.numbers.len() as u32;
+        Ok(Some(*self.numbers.entry(id).or_insert(next)))
+    }
+
+    /// The records with each session's lines together, where its first line is, in the
+    /// file's order (as AIPerf groups them); a line of no session stays where it is.
+    fn group(&self, records: Vec<Record>) -> Vec<Record> {
+        if self.numbers.is_empty() {
+            return records;
+        }
+        let mut places: Vec<Vec<Record>> = Vec::new();
+        let mut place_of: HashMap<u32, usize> = HashMap::new();
+        for record in records {
+            match record.session {
+                Some(s) if place_of.contains_key(&s) => places[place_of[&s]].push(record),
+                Some(s) => {
+                    place_of.insert(s, places.len());
+                    places.push(vec![record]);
+                }
+                None => places.push(vec![record]),
+            }
+        }
+        places.into_iter().flatten().collect()
+    }
 }
 
 /// multi_turn: a session per line, `{"session_id": ..., "turns": [{turn}, ...]}`.
@@ -160,8 +213,10 @@ pub fn multi_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
 /// mooncake_trace: a request per line — `input_length` (with optional `hash_ids`),
 /// `text_input`, `messages` or `payload`, exactly one; optional `timestamp` or `delay` and
 /// `output_length`.
+/// Lines of one `session_id` are the turns of a session, in the file's order.
 pub fn mooncake(file: &str, text: &str) -> RunResult<Vec<Record>> {
-    objects(file, text)
+    let mut sessions = SessionIds::default();
+    let records: RunResult<Vec<Record>> = objects(file, text)
         .map(|line| {
             let (origin, map) = line?;
             let (timestamp_ms, delay_ms) = timing(&origin, &map)?;
@@ -171,11 +226,12 @@ pub fn mooncake(file: &str, text: &str) -> RunResult<Vec<Record>> {
                 answer: None,
                 timestamp_ms,
                 delay_ms,
-                session: None,
+                session: sessions.of(&origin, &map)?,
                 origin,
             })
         })
-        .collect()
+        .collect();
+    Ok(sessions.group(records?))
 }
 
 fn mooncake_content(origin: &str, map: &Map<String, Value>) -> RunResult<Content> {

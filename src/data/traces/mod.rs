@@ -130,7 +130,7 @@ pub fn entries(
             ..Entry::default()
         });
     }
-    number_turns(&file.records, &mut entries);
+    number_turns(file, &mut entries);
     slice::apply(entries, &workload.slice)
 }
 
@@ -173,8 +173,12 @@ fn prompt(
     })
 }
 
-/// Marks the records of each session as its turns, in order.
-fn number_turns(records: &[Record], entries: &mut [Entry]) {
+/// Marks the records of each session as its turns, in order; a turn made of a text or a
+/// length carries the session's history, except in single_turn (whose lines of a session
+/// are sent as given, as AIPerf sends them).
+fn number_turns(file: &TraceFile, entries: &mut [Entry]) {
+    let records = &file.records;
+    let chat = file.format != FileFormat::SingleTurn;
     let mut start = 0;
     while start < records.len() {
         let Some(session) = records[start].session else {
@@ -191,6 +195,11 @@ fn number_turns(records: &[Record], entries: &mut [Entry]) {
                 number: number as u32,
                 of,
                 delay_ms: records[i].delay_ms,
+                history: chat
+                    && matches!(
+                        records[i].content,
+                        Content::Text(_) | Content::Length { .. }
+                    ),
             });
         }
         start = end;

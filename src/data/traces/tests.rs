@@ -92,6 +92,61 @@ fn multi_turn_sessions_become_numbered_turns() {
     assert_eq!(entries[4].prompt.as_ref().unwrap().max_tokens, Some(3));
 }
 
+/// AIPerf groups single_turn and mooncake_trace lines by `session_id`, in order of each
+/// session's first line: a session's lines become its turns, together where its first is.
+#[test]
+fn lines_of_a_session_id_become_its_turns_where_its_first_line_is() {
+    let text = concat!(
+        "{\"session_id\": \"a\", \"timestamp\": 0, \"text\": \"one\"}\n",
+        "{\"session_id\": 7, \"timestamp\": 5, \"text\": \"two\"}\n",
+        "{\"timestamp\": 6, \"text\": \"alone\"}\n",
+        "{\"session_id\": \"a\", \"timestamp\": 10, \"text\": \"three\"}\n",
+        "{\"session_id\": 7, \"delay\": 3, \"text\": \"four\"}\n",
+    );
+    let entries = load(text, FileFormat::SingleTurn, &WorkloadConfig::default()).unwrap();
+    let texts: Vec<&str> = (entries.iter())
+        .map(|e| e.prompt.as_ref().unwrap().text.as_str())
+        .collect();
+    assert_eq!(texts, ["one", "three", "two", "four", "alone"]);
+    let turns: Vec<Option<(u32, u32, bool)>> = (entries.iter())
+        .map(|e| e.turn.map(|t| (t.session, t.number, t.history)))
+        .collect();
+    let sent_as_given = [
+        Some((0, 0, false)),
+        Some((0, 1, false)),
+        Some((1, 0, false)),
+        Some((1, 1, false)),
+        None,
+    ];
+    assert_eq!(turns, sent_as_given);
+    assert_eq!(entries[3].turn.unwrap().delay_ms, Some(3.0));
+    let trace = concat!(
+        "{\"session_id\": \"s\", \"timestamp\": 0, \"input_length\": 8}\n",
+        "{\"timestamp\": 1, \"input_length\": 8}\n",
+        "{\"session_id\": \"s\", \"delay\": 2, \"input_length\": 8}\n",
+        "{\"session_id\": \"m\", \"timestamp\": 3, \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n",
+    );
+    let entries = load(trace, FileFormat::MooncakeTrace, &WorkloadConfig::default()).unwrap();
+    let turns: Vec<Option<(u32, u32, bool)>> = (entries.iter())
+        .map(|e| e.turn.map(|t| (t.session, t.number, t.history)))
+        .collect();
+    let chats = [
+        Some((0, 0, true)),
+        Some((0, 1, true)),
+        None,
+        Some((1, 0, false)),
+    ];
+    assert_eq!(turns, chats, "a recorded `messages` turn is sent as given");
+    let refused = refusal(
+        "{\"session_id\": [1], \"text\": \"x\"}\n",
+        FileFormat::SingleTurn,
+    );
+    assert!(
+        refused.contains("line 1: \"session_id\" must be a string or a number"),
+        "{refused}"
+    );
+}
+
 #[test]
 fn mooncake_hash_ids_share_their_blocks_text() {
     let text = concat!(

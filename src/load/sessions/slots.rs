@@ -1,12 +1,9 @@
-//! The sessions driver (`--session-concurrency N`, or a dataset of multi-turn sessions at a
-//! concurrency): N slots, each a task with its own connection, each playing one session at
-//! a time — its turns in order, each turn waiting its delay after the previous answer and
-//! carrying the conversation so far (the earlier prompts and the answers the server gave),
-//! encoded as it is sent. A slot takes the next session as one ends, cycling through the
-//! dataset's sessions as the closed loop cycles through its requests. A turn that fails
-//! ends its session: its later turns are counted as not sent.
+//! Sessions at a concurrency (`--session-concurrency N`, or a dataset of multi-turn sessions
+//! at a concurrency): N slots, each a task with its own connection, each playing one session
+//! at a time, each turn waiting its delay after the previous answer. A slot takes the next
+//! session as one ends, cycling through the dataset's sessions as the closed loop cycles
+//! through its requests.
 
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,15 +11,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
-use super::caller::{Called, Caller};
-use super::client_threads::ClientThreads;
+use super::{Pace, SessionPlan, Stop, TurnPlayer};
 use crate::backend::replicas::Replicas;
-use crate::backend::{Request, Target};
-use crate::config::{LoadConfig, LoadMode};
-use crate::data::sessions::{conversation_text, spans};
-use crate::data::tokenizer::Counter;
-use crate::data::{Dataset, Prompt};
-use crate::error::{RunError, RunResult};
+use crate::load::caller::{Called, Caller};
+use crate::load::client_threads::ClientThreads;
 use crate::measure::sample::{Drained, SlotBuffer};
 
 /// How long a slot pauses before its next session when the server refused a connection.
@@ -32,82 +24,10 @@ const ACTIVE: u8 = 0;
 const PAUSED: u8 = 1;
 const STOPPED: u8 = 2;
 
-/// The sessions of a run: each entry's prompt and wait, where each session lies, and what
-/// counts a turn's input tokens.
-#[derive(Clone)]
-pub struct SessionPlan {
-    prompts: Vec<Prompt>,
-    /// Each entry's wait after the previous turn's answer, in ms.
-    delays: Vec<Option<f64>>,
-    sessions: Vec<Range<usize>>,
-    tokenizer: Option<Counter>,
-}
-
-impl SessionPlan {
-    /// The run's sessions, when it has any: a dataset of multi-turn sessions, or
-    /// `--session-concurrency`. Sessions are played at a concurrency; any other load mode
-    /// is refused.
-    pub fn for_run(load: &LoadConfig, dataset: &Dataset) -> RunResult<Option<SessionPlan>> {
-        let has_turns = dataset.entries.iter().any(|e| e.turn.is_some());
-        if !has_turns && load.session_concurrency.is_none() {
-            return Ok(None);
-        }
-        if !matches!(load.mode, LoadMode::Concurrency) {
-            return Err(RunError::bad_option(
-                "The dataset holds multi-turn sessions, which are played N at a time: use --session-concurrency N (or --concurrency-range) instead of the request-rate, schedule or timeline flags.",
-            ));
-        }
-        if load.shard.as_ref().is_some_and(|s| s.count > 1) {
-            return Err(RunError::bad_option(
-                "Multi-turn sessions are not dealt out to shards: run them in one process (drop --shard, or run without MPI).",
-            ));
-        }
-        let prompts: Option<Vec<Prompt>> =
-            dataset.entries.iter().map(|e| e.prompt.clone()).collect();
-        let Some(prompts) = prompts else {
-            return Err(RunError::bad_option(
-                "Sessions are conversations of prompts: --session-concurrency runs an LLM dataset (--service-kind openai).",
-            ));
-        };
-        Ok(Some(SessionPlan {
-            prompts,
-            delays: dataset
-                .entries
-                .iter()
-                .map(|e| e.turn.and_then(|t| t.delay_ms))
-                .collect(),
-            sessions: spans(&dataset.entries),
-            tokenizer: dataset.tokenizer.clone(),
-        }))
-    }
-
-    /// How many sessions the dataset holds.
-    pub fn len(&self) -> usize {
-        self.sessions.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.sessions.is_empty()
-    }
-
-    /// Input tokens of a turn sent with its history: the tokenizer's count of all of it
-    /// (the prompt's own count when it has no history or nothing counts).
-    fn input_tokens(&self, prompt: &Prompt, history: &[(String, String)]) -> u32 {
-        if history.is_empty() {
-            return prompt.input_tokens;
-        }
-        let text = conversation_text(prompt, history);
-        self.tokenizer
-            .as_ref()
-            .and_then(|t| t.count(&text).ok())
-            .unwrap_or(prompt.input_tokens)
-    }
-}
-
 /// State one slot shares with the driver.
 #[derive(Debug, Default)]
 struct SlotShared {
-    buffer: SlotBuffer,
+    buffer: Arc<SlotBuffer>,
     state: AtomicU8,
     busy: AtomicBool,
     connected: AtomicBool,
@@ -195,12 +115,15 @@ impl SessionLoop {
         let slot = SessionSlot {
             index: index / count,
             replica,
+            player: TurnPlayer {
+                target: server.target.clone(),
+                requests: server.requests.clone(),
+                plan: self.plan.clone(),
+                buffer: shared.buffer.clone(),
+                not_sent: self.not_sent.clone(),
+            },
             shared,
-            target: server.target.clone(),
-            requests: server.requests.clone(),
-            plan: self.plan.clone(),
             next_session: self.next_session.clone(),
-            not_sent: self.not_sent.clone(),
             budget: self.budget.clone(),
         };
         let lane = server.target.lane(index / count) * count + replica as usize;
@@ -259,41 +182,38 @@ impl SessionLoop {
     }
 }
 
-/// How a session went.
-enum Played {
-    /// Every turn was answered, or a turn failed and the session stopped.
-    Ended,
-    /// The slot was stopped (or its budget ran out) in the middle.
-    Stopped,
-}
-
 /// One session slot: its connection and its loop.
 struct SessionSlot {
     index: usize,
     replica: u16,
     shared: Arc<SlotShared>,
-    target: Arc<Target>,
-    /// The dataset's requests as encoded once: a first turn is sent as it is.
-    requests: Arc<Vec<Request>>,
-    plan: Arc<SessionPlan>,
+    player: TurnPlayer,
     next_session: Arc<AtomicUsize>,
-    not_sent: Arc<AtomicU64>,
     budget: Option<Arc<AtomicI64>>,
 }
 
 impl SessionSlot {
     async fn run(self) {
-        let mut caller = Caller::new(self.index, &self.target).for_replica(self.replica);
-        let opened = caller.open(&self.target).await;
+        let target = self.player.target.clone();
+        let mut caller = Caller::new(self.index, &target).for_replica(self.replica);
+        let opened = caller.open(&target).await;
         self.shared.connected.store(opened, Ordering::Relaxed);
-        let sessions = self.plan.len().max(1);
+        let plan = self.player.plan.clone();
+        let sessions = plan.len().max(1);
         while self.wait_while_paused().await {
             let next = self.next_session.fetch_add(1, Ordering::Relaxed) % sessions;
-            let Some(span) = self.plan.sessions.get(next).cloned() else {
+            let Some(span) = plan.sessions.get(next).cloned() else {
                 break;
             };
-            if let Played::Stopped = self.play(&mut caller, span).await {
-                break;
+            match self.player.play(&mut caller, span, &self).await {
+                Err(Stop) => break,
+                Ok(called) => {
+                    let connected = called != Called::NotConnected;
+                    self.shared.connected.store(connected, Ordering::Relaxed);
+                    if !connected {
+                        tokio::time::sleep(UNREACHABLE_PAUSE).await;
+                    }
+                }
             }
         }
     }
@@ -307,62 +227,6 @@ impl SessionSlot {
                 _ => return false,
             }
         }
-    }
-
-    /// Plays one session's turns in order.
-    async fn play(&self, caller: &mut Caller, span: Range<usize>) -> Played {
-        let mut history: Vec<(String, String)> = Vec::with_capacity(span.len());
-        for (place, index) in span.clone().enumerate() {
-            if place > 0 {
-                self.wait_delay(self.plan.delays[index]).await;
-            }
-            if !self.wait_while_paused().await || !self.take_budget() {
-                return Played::Stopped;
-            }
-            let prompt = &self.plan.prompts[index];
-            let Some(request) = self.turn_request(index, prompt, &history) else {
-                return Played::Stopped;
-            };
-            self.shared.busy.store(true, Ordering::Relaxed);
-            let turn = (place + 1).min(u16::MAX as usize) as u16;
-            let called =
-                (caller.call_turn(&self.target, &request, &self.shared.buffer, turn)).await;
-            self.shared.busy.store(false, Ordering::Relaxed);
-            let connected = called != Called::NotConnected;
-            self.shared.connected.store(connected, Ordering::Relaxed);
-            if called != Called::Sent {
-                let left = (span.len() - place - 1) as u64;
-                self.not_sent.fetch_add(left, Ordering::Relaxed);
-                if !connected {
-                    tokio::time::sleep(UNREACHABLE_PAUSE).await;
-                }
-                return Played::Ended;
-            }
-            history.push((prompt.text.clone(), caller.answer_text().to_string()));
-        }
-        Played::Ended
-    }
-
-    /// The request of a turn: the one encoded once when it has no history, else encoded
-    /// now with its history, its input tokens counted over all of it.
-    fn turn_request(
-        &self,
-        index: usize,
-        prompt: &Prompt,
-        history: &[(String, String)],
-    ) -> Option<Request> {
-        let encoded = self.requests.get(index)?;
-        if history.is_empty() {
-            return Some(encoded.clone());
-        }
-        let payload = self.target.api.encode_turn(&self.target, prompt, history)?;
-        Some(Request {
-            index,
-            payload,
-            check: encoded.check.clone(),
-            input_tokens: self.plan.input_tokens(prompt, history),
-            max_tokens: encoded.max_tokens,
-        })
     }
 
     /// Waits a turn's delay, cut short when the slot is paused or stopped.
@@ -386,5 +250,28 @@ impl SessionSlot {
         self.budget
             .as_ref()
             .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
+    }
+}
+
+impl Pace for SessionSlot {
+    /// A turn after the first waits its delay; every turn waits while the slot is paused
+    /// and takes one from the budget.
+    async fn due(
+        &self,
+        plan: &SessionPlan,
+        index: usize,
+        place: usize,
+    ) -> Result<Option<Instant>, Stop> {
+        if place > 0 {
+            self.wait_delay(plan.turns[index].delay_ms).await;
+        }
+        match self.wait_while_paused().await && self.take_budget() {
+            true => Ok(None),
+            false => Err(Stop),
+        }
+    }
+
+    fn in_flight(&self, busy: bool) {
+        self.shared.busy.store(busy, Ordering::Relaxed);
     }
 }
