@@ -2,7 +2,7 @@
 //! next request as soon as its previous one is answered (all of its answers, for a stream).
 //! Samples go into the slot's own buffer; the profiler cuts windows from those buffers.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -15,6 +15,7 @@ use rand::SeedableRng;
 use super::caller::{Called, Caller};
 use super::client_threads::ClientThreads;
 use super::sequences::{Sequence, SequencePlan};
+use super::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::measure::sample::{Drained, SlotBuffer};
@@ -29,42 +30,14 @@ const CONNECTS_IN_FLIGHT: usize = 256;
 /// Longest new slots wait for each other to connect before they send anyway.
 const GATE_LIMIT: Duration = Duration::from_secs(10);
 
-const ACTIVE: u8 = 0;
-const PAUSED: u8 = 1;
-const STOPPED: u8 = 2;
-
-/// State one slot shares with the profiler.
-#[derive(Debug, Default)]
-pub struct SlotShared {
-    pub buffer: SlotBuffer,
-    state: AtomicU8,
-    /// True while the slot has a request out (or is connecting for one).
-    busy: AtomicBool,
-    /// True once the slot has a connection, false again while it cannot open one.
-    connected: AtomicBool,
-    wake: Notify,
-}
-
-impl SlotShared {
-    fn set_state(&self, state: u8) {
-        self.state.store(state, Ordering::Relaxed);
-        self.wake.notify_one();
-    }
-}
-
-struct Slot {
-    shared: Arc<SlotShared>,
-    task: Option<JoinHandle<()>>,
-}
-
 /// Keeps a chosen number of requests in flight.
 pub struct ClosedLoop {
     /// The servers; slot i sends to server i % n.
     replicas: Arc<Replicas>,
-    slots: Vec<Slot>,
+    slots: SlotSet,
     threads: Arc<ClientThreads>,
     /// When set, the number of requests still allowed to start (request-count and warm-up).
-    budget: Option<Arc<AtomicI64>>,
+    budget: Budget,
     /// Which request of the list goes next, shared by the slots: each request of the list is
     /// sent once before any is sent again (a slot stepping through the list on its own
     /// would send each one as many times in a row as there are slots, which a server's
@@ -80,7 +53,7 @@ impl ClosedLoop {
     pub fn new(replicas: Arc<Replicas>, threads: Arc<ClientThreads>) -> Self {
         ClosedLoop {
             replicas,
-            slots: Vec::new(),
+            slots: SlotSet::default(),
             threads,
             budget: None,
             next_request: Arc::new(AtomicUsize::new(0)),
@@ -96,18 +69,13 @@ impl ClosedLoop {
 
     /// How many of the first `concurrency` slots have a connection.
     pub fn connected_slots(&self, concurrency: usize) -> usize {
-        let connected = |s: &&Slot| s.shared.connected.load(Ordering::Relaxed);
-        self.slots
-            .iter()
-            .take(concurrency)
-            .filter(connected)
-            .count()
+        self.slots.connected_slots(concurrency)
     }
 
     /// Limits the requests started from now on to `count` (None: no limit). Applies to
     /// slots started after the call.
     pub fn set_budget(&mut self, count: Option<u64>) {
-        self.budget = count.map(|c| Arc::new(AtomicI64::new(c as i64)));
+        self.budget = budget(count);
     }
 
     /// Runs exactly `concurrency` slots: starts missing ones, pauses extra ones after
@@ -115,34 +83,12 @@ impl ClosedLoop {
     pub fn set_concurrency(&mut self, concurrency: usize) {
         // Slots started now send only once all of them have connected (or tried to), so
         // that the first ones' requests do not slow the others' connecting.
-        let starting = concurrency.saturating_sub(self.slots.len())
-            + (0..self.slots.len().min(concurrency))
-                .filter(|&i| {
-                    self.slots[i]
-                        .task
-                        .as_ref()
-                        .is_none_or(JoinHandle::is_finished)
-                })
-                .count();
-        let gate = Arc::new(ConnectGate::new(starting));
-        for index in 0..self.slots.len() {
-            let keep = index < concurrency;
-            let slot = &self.slots[index];
-            slot.shared.set_state(if keep { ACTIVE } else { PAUSED });
-            let finished = slot.task.as_ref().is_none_or(JoinHandle::is_finished);
-            if keep && finished {
-                let task = self.spawn(index, slot.shared.clone(), gate.clone());
-                self.slots[index].task = Some(task);
-            }
-        }
-        while self.slots.len() < concurrency {
-            let shared = Arc::new(SlotShared::default());
-            let task = self.spawn(self.slots.len(), shared.clone(), gate.clone());
-            self.slots.push(Slot {
-                shared,
-                task: Some(task),
-            });
-        }
+        let gate = Arc::new(ConnectGate::new(self.slots.starting(concurrency)));
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.resize(concurrency, |index, shared| {
+            self.spawn(index, shared, gate.clone())
+        });
+        self.slots = slots;
     }
 
     fn spawn(
@@ -174,43 +120,28 @@ impl ClosedLoop {
 
     /// Moves every sample finished by `boundary` into `out`.
     pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
-        for slot in &self.slots {
-            slot.shared.buffer.drain_until(boundary, out);
-        }
+        self.slots.drain_until(boundary, out);
     }
 
     /// Samples waiting in the buffers.
     pub fn pending_samples(&self) -> usize {
-        self.slots.iter().map(|s| s.shared.buffer.len()).sum()
+        self.slots.pending_samples()
     }
 
     /// Requests out right now.
     pub fn in_flight(&self) -> u64 {
-        let busy = |s: &&Slot| s.shared.busy.load(Ordering::Relaxed);
-        self.slots.iter().filter(busy).count() as u64
+        self.slots.in_flight()
     }
 
     /// True when no slot task is running (every budgeted request was sent and answered).
     /// Only meaningful while a budget is set: otherwise slots pause instead of ending.
     pub fn all_finished(&self) -> bool {
-        self.slots
-            .iter()
-            .all(|s| s.task.as_ref().is_none_or(JoinHandle::is_finished))
+        self.slots.all_finished()
     }
 
     /// Stops every slot, waiting for in-flight requests up to the request timeout.
     pub async fn stop(&mut self, grace: Duration) {
-        for slot in &self.slots {
-            slot.shared.set_state(STOPPED);
-        }
-        for slot in &mut self.slots {
-            if let Some(task) = slot.task.take() {
-                let abort = task.abort_handle();
-                if tokio::time::timeout(grace, task).await.is_err() {
-                    abort.abort();
-                }
-            }
-        }
+        self.slots.stop(grace).await;
     }
 }
 
@@ -222,7 +153,7 @@ struct SlotTask {
     shared: Arc<SlotShared>,
     target: Arc<Target>,
     requests: Arc<Vec<Request>>,
-    budget: Option<Arc<AtomicI64>>,
+    budget: Budget,
     next_request: Arc<AtomicUsize>,
     connects: Arc<Semaphore>,
     /// Held until every slot started with this one has connected.
@@ -247,15 +178,10 @@ impl SlotTask {
         let mut live: Option<Sequence> = None;
         let mut backoff = Duration::from_millis(1);
         loop {
-            match self.shared.state.load(Ordering::Relaxed) {
-                ACTIVE => {}
-                PAUSED => {
-                    self.shared.wake.notified().await;
-                    continue;
-                }
-                _ => break,
+            if !self.shared.wait_while_paused().await {
+                break;
             }
-            if !self.take_budget() {
+            if !take_budget(&self.budget) {
                 break;
             }
             let (index, step) = match &self.sequences {
@@ -315,12 +241,6 @@ impl SlotTask {
         let unmeasured = SlotBuffer::default();
         let step = Some(step);
         let _ = (caller.call_step(&self.target, request, None, &unmeasured, None, step)).await;
-    }
-
-    fn take_budget(&self) -> bool {
-        self.budget
-            .as_ref()
-            .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
     }
 }
 

@@ -24,5 +24,6 @@ pub mod search;
 pub mod sequences;
 pub mod sessions;
 pub mod shards;
+mod slot_set;
 pub mod timeline;
 mod timer;

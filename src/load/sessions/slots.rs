@@ -4,54 +4,28 @@
 //! session as one ends, cycling through the dataset's sessions as the closed loop cycles
 //! through its requests.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Notify;
 use tokio::task::JoinHandle;
 
 use super::{Pace, SessionPlan, Stop, TurnPlayer};
 use crate::backend::replicas::Replicas;
 use crate::load::caller::{Called, Caller};
 use crate::load::client_threads::ClientThreads;
-use crate::measure::sample::{Drained, SlotBuffer};
+use crate::load::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
+use crate::measure::sample::Drained;
 
 /// How long a slot pauses before its next session when the server refused a connection.
 const UNREACHABLE_PAUSE: Duration = Duration::from_millis(20);
-
-const ACTIVE: u8 = 0;
-const PAUSED: u8 = 1;
-const STOPPED: u8 = 2;
-
-/// State one slot shares with the driver.
-#[derive(Debug, Default)]
-struct SlotShared {
-    buffer: Arc<SlotBuffer>,
-    state: AtomicU8,
-    busy: AtomicBool,
-    connected: AtomicBool,
-    wake: Notify,
-}
-
-impl SlotShared {
-    fn set_state(&self, state: u8) {
-        self.state.store(state, Ordering::Relaxed);
-        self.wake.notify_one();
-    }
-}
-
-struct Slot {
-    shared: Arc<SlotShared>,
-    task: Option<JoinHandle<()>>,
-}
 
 /// Keeps a chosen number of sessions in flight.
 pub struct SessionLoop {
     replicas: Arc<Replicas>,
     threads: Arc<ClientThreads>,
     plan: Arc<SessionPlan>,
-    slots: Vec<Slot>,
+    slots: SlotSet,
     /// Which session goes next, shared by the slots.
     next_session: Arc<AtomicUsize>,
     /// Turns not sent because an earlier turn of their session failed, and the count as
@@ -59,7 +33,7 @@ pub struct SessionLoop {
     not_sent: Arc<AtomicU64>,
     not_sent_mark: u64,
     /// When set, the turns still allowed to start (`--request-count`).
-    budget: Option<Arc<AtomicI64>>,
+    budget: Budget,
 }
 
 impl SessionLoop {
@@ -72,7 +46,7 @@ impl SessionLoop {
             replicas,
             threads,
             plan,
-            slots: Vec::new(),
+            slots: SlotSet::default(),
             next_session: Arc::new(AtomicUsize::new(0)),
             not_sent: Arc::new(AtomicU64::new(0)),
             not_sent_mark: 0,
@@ -82,31 +56,15 @@ impl SessionLoop {
 
     /// Limits the turns started from now on to `count` (None: no limit).
     pub fn set_budget(&mut self, count: Option<u64>) {
-        self.budget = count.map(|c| Arc::new(AtomicI64::new(c as i64)));
+        self.budget = budget(count);
     }
 
     /// Runs exactly `concurrency` session slots: starts missing ones, pauses extra ones
     /// after their current turn (a paused slot goes on with its session when resumed).
     pub fn set_concurrency(&mut self, concurrency: usize) {
-        for index in 0..self.slots.len() {
-            let keep = index < concurrency;
-            self.slots[index]
-                .shared
-                .set_state(if keep { ACTIVE } else { PAUSED });
-            let finished = (self.slots[index].task.as_ref()).is_none_or(JoinHandle::is_finished);
-            if keep && finished {
-                let task = self.spawn(index, self.slots[index].shared.clone());
-                self.slots[index].task = Some(task);
-            }
-        }
-        while self.slots.len() < concurrency {
-            let shared = Arc::new(SlotShared::default());
-            let task = self.spawn(self.slots.len(), shared.clone());
-            self.slots.push(Slot {
-                shared,
-                task: Some(task),
-            });
-        }
+        let mut slots = std::mem::take(&mut self.slots);
+        slots.resize(concurrency, |index, shared| self.spawn(index, shared));
+        self.slots = slots;
     }
 
     fn spawn(&self, index: usize, shared: Arc<SlotShared>) -> JoinHandle<()> {
@@ -131,31 +89,25 @@ impl SessionLoop {
     }
 
     pub fn drain_until(&self, boundary: Instant, out: &mut Drained) {
-        for slot in &self.slots {
-            slot.shared.buffer.drain_until(boundary, out);
-        }
+        self.slots.drain_until(boundary, out);
     }
 
     pub fn pending_samples(&self) -> usize {
-        self.slots.iter().map(|s| s.shared.buffer.len()).sum()
+        self.slots.pending_samples()
     }
 
     /// How many of the first `concurrency` slots have a connection.
     pub fn connected_slots(&self, concurrency: usize) -> usize {
-        let connected = |s: &&Slot| s.shared.connected.load(Ordering::Relaxed);
-        (self.slots.iter().take(concurrency))
-            .filter(connected)
-            .count()
+        self.slots.connected_slots(concurrency)
     }
 
     pub fn in_flight(&self) -> u64 {
-        let busy = |s: &&Slot| s.shared.busy.load(Ordering::Relaxed);
-        self.slots.iter().filter(busy).count() as u64
+        self.slots.in_flight()
     }
 
     /// True when no slot task is running (the budget ran out).
     pub fn all_finished(&self) -> bool {
-        (self.slots.iter()).all(|s| s.task.as_ref().is_none_or(JoinHandle::is_finished))
+        self.slots.all_finished()
     }
 
     /// Turns not sent since the last call.
@@ -168,17 +120,7 @@ impl SessionLoop {
 
     /// Stops every slot, waiting for turns in flight up to `grace`.
     pub async fn stop(&mut self, grace: Duration) {
-        for slot in &self.slots {
-            slot.shared.set_state(STOPPED);
-        }
-        for slot in &mut self.slots {
-            if let Some(task) = slot.task.take() {
-                let abort = task.abort_handle();
-                if tokio::time::timeout(grace, task).await.is_err() {
-                    abort.abort();
-                }
-            }
-        }
+        self.slots.stop(grace).await;
     }
 }
 
@@ -189,7 +131,7 @@ struct SessionSlot {
     shared: Arc<SlotShared>,
     player: TurnPlayer,
     next_session: Arc<AtomicUsize>,
-    budget: Option<Arc<AtomicI64>>,
+    budget: Budget,
 }
 
 impl SessionSlot {
@@ -200,7 +142,7 @@ impl SessionSlot {
         self.shared.connected.store(opened, Ordering::Relaxed);
         let plan = self.player.plan.clone();
         let sessions = plan.len().max(1);
-        while self.wait_while_paused().await {
+        while self.shared.wait_while_paused().await {
             let next = self.next_session.fetch_add(1, Ordering::Relaxed) % sessions;
             let Some(span) = plan.sessions.get(next).cloned() else {
                 break;
@@ -217,40 +159,6 @@ impl SessionSlot {
             }
         }
     }
-
-    /// Waits while the slot is paused; false once it is stopped.
-    async fn wait_while_paused(&self) -> bool {
-        loop {
-            match self.shared.state.load(Ordering::Relaxed) {
-                ACTIVE => return true,
-                PAUSED => self.shared.wake.notified().await,
-                _ => return false,
-            }
-        }
-    }
-
-    /// Waits a turn's delay, cut short when the slot is paused or stopped.
-    async fn wait_delay(&self, delay_ms: Option<f64>) {
-        let Some(ms) = delay_ms.filter(|&ms| ms > 0.0) else {
-            return;
-        };
-        let until = tokio::time::Instant::now() + crate::number::saturating_secs(ms / 1000.0);
-        loop {
-            tokio::select! {
-                _ = tokio::time::sleep_until(until) => return,
-                _ = self.shared.wake.notified() => {}
-            }
-            if self.shared.state.load(Ordering::Relaxed) != ACTIVE {
-                return;
-            }
-        }
-    }
-
-    fn take_budget(&self) -> bool {
-        self.budget
-            .as_ref()
-            .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
-    }
 }
 
 impl Pace for SessionSlot {
@@ -262,10 +170,15 @@ impl Pace for SessionSlot {
         index: usize,
         place: usize,
     ) -> Result<Option<Instant>, Stop> {
-        if place > 0 {
-            self.wait_delay(plan.turns[index].delay_ms).await;
+        if let Some(ms) = plan.turns[index]
+            .delay_ms
+            .filter(|&ms| place > 0 && ms > 0.0)
+        {
+            let wait = crate::number::saturating_secs(ms / 1000.0);
+            let until = tokio::time::Instant::now() + wait;
+            self.shared.sleep_while_active(until).await;
         }
-        match self.wait_while_paused().await && self.take_budget() {
+        match self.shared.wait_while_paused().await && take_budget(&self.budget) {
             true => Ok(None),
             false => Err(Stop),
         }
