@@ -8,7 +8,8 @@ use std::str::FromStr;
 
 use super::kinds::KINDS;
 pub use super::kinds::{
-    Dist, FailMode, LlmTiming, ModelKind, FAIL_CODES, MAX_LLM_TOKENS, MAX_STREAM_RESPONSES,
+    Dist, EngineNames, FailMode, LlmTiming, ModelKind, FAIL_CODES, MAX_LLM_TOKENS,
+    MAX_STREAM_RESPONSES,
 };
 use crate::model::DataType;
 
@@ -378,7 +379,7 @@ const KIND_HELP: [(&str, &str); 11] = [
     ),
     (
         "llm",
-        "OpenAI /v1/chat/completions and /v1/completions, continuous batching of max_batch sequences per engine (instances engines): first event after ttft_ms + prefill_us_per_token x (prompt tokens - cached tokens), then one event of tokens_per_event tokens every itl_ms; output_tokens=N caps the answer (default: the request's max_tokens, 16 without one); prompt tokens are whitespace-separated words, or with tokenizer=PATH the tokens of that Hugging Face tokenizer.json; prefix_cache=TOKENS (default 0: no cache) keeps a prefix cache of that many tokens in blocks of block=N tokens (16), least recently used evicted: cached tokens = the prompt's leading full blocks found there x block, answered in usage.prompt_tokens_details.cached_tokens",
+        "OpenAI /v1/chat/completions and /v1/completions, continuous batching of max_batch sequences per engine (instances engines): first event after ttft_ms + prefill_us_per_token x (prompt tokens - cached tokens), then one event of tokens_per_event tokens every itl_ms; output_tokens=N caps the answer (default: the request's max_tokens, 16 without one); prompt tokens are whitespace-separated words, or with tokenizer=PATH the tokens of that Hugging Face tokenizer.json; prefix_cache=TOKENS (default 0: no cache) keeps a prefix cache of that many tokens in blocks of block=N tokens (16), least recently used evicted: cached tokens = the prompt's leading full blocks found there x block, answered in usage.prompt_tokens_details.cached_tokens; /metrics has the engine's state under vLLM's names (metrics=sglang: SGLang's), with its TTFT, inter-token and end-to-end histograms; each llm model stands for one GPU of the reference server's own power model, not a measurement: gpu_watts_idle + gpu_watts_per_sequence x sequences holding a slot, integrated into its energy, on a DCGM exporter page at /gpu/metrics",
     ),
     (
         "embeddings",
@@ -431,6 +432,8 @@ mod help_tests {
             "prefix_cache=TOKENS (default 0: no cache)",
             "block=N tokens (16)",
             "tokenizer=PATH",
+            "metrics=vllm,gpu_watts_idle=60,gpu_watts_per_sequence=25",
+            "the reference server's own power model, not a measurement",
             "ttft_ms + prefill_us_per_token x (prompt tokens - cached tokens)",
             "instances=1,dims=16,ms=1",
         ] {

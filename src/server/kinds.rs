@@ -104,6 +104,27 @@ pub struct LlmTiming {
     pub block: u32,
     /// Counts prompts with this tokenizer instead of by words.
     pub tokenizer: Option<ServerTokenizer>,
+    /// Whose names the engine's state has on `/metrics`.
+    pub metrics: EngineNames,
+    /// The power model of the GPU the model stands for (see [`super::gpu_power`]).
+    pub gpu_watts_idle: f64,
+    pub gpu_watts_per_sequence: f64,
+}
+
+/// The serving engine whose metric names an `llm` model's `/metrics` families take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineNames {
+    Vllm,
+    Sglang,
+}
+
+impl EngineNames {
+    pub fn name(self) -> &'static str {
+        match self {
+            EngineNames::Vllm => "vllm",
+            EngineNames::Sglang => "sglang",
+        }
+    }
 }
 
 /// The largest prefix cache, in tokens.
@@ -215,6 +236,9 @@ impl ModelKind {
                 prefix_cache: 0,
                 block: DEFAULT_BLOCK,
                 tokenizer: None,
+                metrics: EngineNames::Vllm,
+                gpu_watts_idle: 60.0,
+                gpu_watts_per_sequence: 25.0,
             }),
             "embeddings" => ModelKind::Embeddings { dims: 16, ms: 1.0 },
             "bls" => ModelKind::Bls { calls: Vec::new() },
@@ -384,8 +408,22 @@ fn set_llm(
         "tokenizer" => ServerTokenizer::load(value)
             .map(|tokenizer| t.tokenizer = Some(tokenizer))
             .map_err(|e| bad(&e)),
+        "metrics" => match value {
+            "vllm" => Ok(t.metrics = EngineNames::Vllm),
+            "sglang" => Ok(t.metrics = EngineNames::Sglang),
+            _ => Err(bad("expected vllm or sglang")),
+        },
+        "gpu_watts_idle" => watts(value, bad).map(|w| t.gpu_watts_idle = w),
+        "gpu_watts_per_sequence" => watts(value, bad).map(|w| t.gpu_watts_per_sequence = w),
         _ => return None,
     })
+}
+
+/// A power model's watts: 0 to 10 kW.
+fn watts(value: &str, bad: &dyn Fn(&str) -> String) -> Result<f64, String> {
+    (value.trim().parse::<f64>().ok())
+        .filter(|w| (0.0..=10_000.0).contains(w))
+        .ok_or_else(|| bad("expected watts from 0 to 10000, such as 60 or 12.5"))
 }
 
 /// The `dist` and `spin` options `sleep` and `stream` share.
@@ -487,7 +525,13 @@ impl ModelKind {
                 if let Some(tokenizer) = &t.tokenizer {
                     write!(f, ",tokenizer={}", tokenizer.path())?;
                 }
-                Ok(())
+                write!(
+                    f,
+                    ",metrics={},gpu_watts_idle={},gpu_watts_per_sequence={}",
+                    t.metrics.name(),
+                    t.gpu_watts_idle,
+                    t.gpu_watts_per_sequence
+                )
             }
             ModelKind::Embeddings { dims, ms } => write!(f, ",dims={dims},ms={ms}"),
             ModelKind::Sequence { string_ids: true } => write!(f, ",string_ids=true"),

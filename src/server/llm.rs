@@ -34,7 +34,9 @@ use futures::task::AtomicWaker;
 use tokio::sync::Notify;
 
 use super::def::{LlmTiming, ModelKind};
+use super::engine_timings::EngineTimings;
 use super::error::InferError;
+use super::gpu_power::PowerMeter;
 use super::models::Model;
 use super::prefix_cache::PrefixCache;
 use super::stats::{add, nanos, Compute};
@@ -42,7 +44,7 @@ use super::stats::{add, nanos, Compute};
 #[path = "llm_gauges.rs"]
 mod gauges;
 use gauges::EngineCounts;
-pub use gauges::EngineGauges;
+pub use gauges::{EngineGauges, ModelNumbers};
 
 /// What a request asks of the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +135,8 @@ struct Seq {
     arrival: Instant,
     /// When it took a slot.
     admitted: Instant,
+    /// When its last event came out.
+    last_event: Instant,
 }
 
 impl Drop for Seq {
@@ -182,6 +186,16 @@ struct PoolState {
     free: Vec<u32>,
     /// Per engine, sequences given a slot that the engine has not picked up yet.
     inbox: Vec<Vec<Seq>>,
+    /// The power of the GPU the model stands for, told each change of the slots in use.
+    power: PowerMeter,
+}
+
+impl PoolState {
+    /// Tells the power model how many of the `slots` are in use from `now`.
+    fn count_running(&mut self, now: Instant, slots: u64) {
+        let free: u64 = self.free.iter().map(|&f| u64::from(f)).sum();
+        self.power.set_running(now, slots.saturating_sub(free));
+    }
 }
 
 #[derive(Debug)]
@@ -201,6 +215,7 @@ struct Pool {
     cache: Option<Mutex<PrefixCache>>,
     block: u32,
     counts: EngineCounts,
+    timings: Arc<EngineTimings>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -237,6 +252,8 @@ impl Engines {
             tokens_per_event,
             prefix_cache,
             block,
+            gpu_watts_idle,
+            gpu_watts_per_sequence,
             ..
         } = *timing;
         let engines = def.instances.max(1) as usize;
@@ -250,6 +267,7 @@ impl Engines {
                 waiting: VecDeque::new(),
                 free: vec![def.max_batch.max(1); engines],
                 inbox: (0..engines).map(|_| Vec::new()).collect(),
+                power: PowerMeter::new(gpu_watts_idle, gpu_watts_per_sequence, Instant::now()),
             }),
             wakes: (0..engines).map(|_| Notify::new()).collect(),
             closed: AtomicBool::new(false),
@@ -257,6 +275,7 @@ impl Engines {
             cache: (prefix_cache > 0).then(|| Mutex::new(PrefixCache::new(prefix_cache, block))),
             block,
             counts: EngineCounts::default(),
+            timings: Arc::default(),
         });
         for me in 0..engines {
             runtime.spawn(Engine::new(pool.clone(), me).run());
@@ -278,6 +297,7 @@ impl Engines {
             events: 0,
             arrival: now,
             admitted: now,
+            last_event: now,
         };
         let engine = {
             let mut state = lock(&pool.state);
@@ -289,6 +309,7 @@ impl Engines {
             match best.filter(|&i| state.free[i] > 0) {
                 Some(i) => {
                     state.free[i] -= 1;
+                    state.count_running(now, pool.slots);
                     state.inbox[i].push(seq);
                     Some(i)
                 }
@@ -367,8 +388,12 @@ fn emit(tally: &mut Tally, per_event: u32, seq: &mut Seq) -> Emitted {
 }
 
 /// A finished sequence in the statistics extension: its wait for a slot as the queue time,
-/// from its slot to its last token as compute.
-fn record(model: &Model, seq: &Seq, end: Instant) {
+/// from its slot to its last token as compute; and in the end-to-end histogram.
+fn record(pool: &Pool, seq: &Seq, end: Instant) {
+    let model = &pool.model;
+    pool.timings
+        .e2e
+        .observe(end.saturating_duration_since(seq.arrival));
     let compute = Compute {
         infer_ns: nanos(end.saturating_duration_since(seq.admitted)),
         ..Compute::default()
@@ -488,14 +513,20 @@ impl Engine {
             return;
         };
         self.pool.remember(&std::mem::take(&mut seq.blocks));
-        match emit(&mut self.tally, self.pool.per_event, &mut seq) {
+        let emitted = emit(&mut self.tally, self.pool.per_event, &mut seq);
+        if emitted != Emitted::Gone {
+            let ttft = ready.saturating_duration_since(seq.arrival);
+            self.pool.timings.ttft.observe(ttft);
+            seq.last_event = ready;
+        }
+        match emitted {
             Emitted::More if self.step_end.is_some() => self.joining.push(seq),
             Emitted::More => {
                 self.decoding.push(seq);
                 self.step_end = Some(ready + self.pool.itl);
             }
             Emitted::Done => {
-                record(&self.pool.model, &seq, ready);
+                record(&self.pool, &seq, ready);
                 self.admit(ready, 1);
             }
             Emitted::Gone => self.admit(ready, 1),
@@ -507,11 +538,21 @@ impl Engine {
     fn end_step(&mut self, end: Instant) {
         let (pool, tally) = (&*self.pool, &mut self.tally);
         let mut freed = 0;
+        let gap = |seq: &mut Seq| {
+            pool.timings
+                .itl
+                .observe(end.saturating_duration_since(seq.last_event));
+            seq.last_event = end;
+        };
         self.decoding
             .retain_mut(|seq| match emit(tally, pool.per_event, seq) {
-                Emitted::More => true,
+                Emitted::More => {
+                    gap(seq);
+                    true
+                }
                 Emitted::Done => {
-                    record(&pool.model, seq, end);
+                    gap(seq);
+                    record(pool, seq, end);
                     freed += 1;
                     false
                 }
@@ -543,6 +584,7 @@ impl Engine {
                 None => state.free[self.me] += 1,
             }
         }
+        state.count_running(at, pool.slots);
     }
 
     /// Whether the sequence's reader has gone (counted as cancelled).

@@ -21,6 +21,16 @@ pub(super) struct EngineCounts {
     pub(super) length: AtomicU64,
 }
 
+/// One `llm` model's numbers for `/metrics`: its name, whose names it takes, what the
+/// OpenAI route counted, the engines' state and timings.
+pub struct ModelNumbers {
+    pub name: String,
+    pub names: crate::server::def::EngineNames,
+    pub tokens: crate::server::stats::TokenCounts,
+    pub gauges: EngineGauges,
+    pub timings: std::sync::Arc<crate::server::engine_timings::EngineTimings>,
+}
+
 /// The engines' state now, for `/metrics`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EngineGauges {
@@ -63,6 +73,19 @@ impl Pool {
 }
 
 impl Engines {
+    /// The engines' timing histograms.
+    pub fn timings(&self) -> std::sync::Arc<crate::server::engine_timings::EngineTimings> {
+        self.pool.timings.clone()
+    }
+
+    /// The GPU the model stands for, as the power model has it now.
+    pub fn gpu(&self) -> crate::server::gpu_power::GpuReading {
+        let state = lock(&self.pool.state);
+        state
+            .power
+            .reading(std::time::Instant::now(), self.pool.slots)
+    }
+
     /// The engines' state now and their counts.
     pub fn gauges(&self) -> EngineGauges {
         let pool = &*self.pool;

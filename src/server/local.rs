@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 use super::def::{ModelDef, ModelKind};
 use super::describe;
 use super::error::InferError;
-use super::llm::EngineGauges;
+use super::gpu_power::GpuReading;
+use super::llm::ModelNumbers;
 use super::models::Model;
 use super::served::Served;
 use super::stats::TokenCounts;
@@ -212,18 +213,30 @@ impl LocalServer {
             .collect()
     }
 
-    /// Each `llm` model's token counts and engine gauges, by name (the vLLM families of
-    /// `/metrics`).
-    pub(crate) fn llm_metrics(&self) -> Vec<(String, TokenCounts, EngineGauges)> {
+    /// Each `llm` model's token counts, engine gauges and timings, by name (the engine
+    /// families of `/metrics`).
+    pub(crate) fn llm_metrics(&self) -> Vec<ModelNumbers> {
         (self.inner.models.values())
             .filter_map(|s| {
-                let gauges = s.engines()?.gauges();
-                Some((
-                    s.model.name().to_string(),
-                    s.model.tokens.snapshot(),
-                    gauges,
-                ))
+                let engines = s.engines()?;
+                let ModelKind::Llm(timing) = &s.model.def.kind else {
+                    return None;
+                };
+                Some(ModelNumbers {
+                    name: s.model.name().to_string(),
+                    names: timing.metrics,
+                    tokens: s.model.tokens.snapshot(),
+                    gauges: engines.gauges(),
+                    timings: engines.timings(),
+                })
             })
+            .collect()
+    }
+
+    /// The GPU each `llm` model stands for, by model name (the DCGM page).
+    pub(crate) fn gpu_readings(&self) -> Vec<(String, GpuReading)> {
+        (self.inner.models.values())
+            .filter_map(|s| Some((s.model.name().to_string(), s.engines()?.gpu())))
             .collect()
     }
 

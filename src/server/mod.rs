@@ -19,7 +19,9 @@
 mod bls;
 mod def;
 mod describe;
+mod engine_timings;
 mod error;
+mod gpu_power;
 mod grpc;
 mod http;
 mod kinds;

@@ -4,16 +4,14 @@
 use super::*;
 
 fn timing(output_tokens: Option<u32>) -> LlmTiming {
+    let Some(crate::server::def::ModelKind::Llm(defaults)) =
+        crate::server::def::ModelKind::from_name("llm")
+    else {
+        unreachable!("llm is a kind")
+    };
     LlmTiming {
-        ttft_ms: 20.0,
-        itl_ms: 5.0,
         output_tokens,
-        prefill_us_per_token: 0.0,
-        tokens_per_event: 1,
-        reasoning_tokens: 0,
-        prefix_cache: 0,
-        block: 16,
-        tokenizer: None,
+        ..defaults
     }
 }
 

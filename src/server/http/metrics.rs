@@ -26,6 +26,7 @@ const TEXT: HeaderValue = HeaderValue::from_static("text/plain; version=0.0.4; c
 pub async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let reply = match (req.method(), req.uri().path()) {
         (&Method::GET, "/metrics") => page(&server),
+        (&Method::GET, "/gpu/metrics") => gpu_page(&server),
         (_, path) => no_route(path),
     };
     Ok(reply)
@@ -34,6 +35,14 @@ pub async fn handle(server: LocalServer, req: Request<Incoming>) -> Result<Reply
 /// The metrics page as a reply.
 pub fn page(server: &LocalServer) -> Reply {
     body_reply(StatusCode::OK, Bytes::from(render(server)), TEXT)
+}
+
+/// The DCGM exporter page of the GPUs the `llm` models stand for (see
+/// [`crate::server::gpu_power`]).
+pub fn gpu_page(server: &LocalServer) -> Reply {
+    let mut out = String::with_capacity(2048);
+    crate::server::gpu_power::write_dcgm(&mut out, &server.gpu_readings());
+    body_reply(StatusCode::OK, Bytes::from(out), TEXT)
 }
 
 /// One per-model counter: name, help text and how to read it from the statistics.
