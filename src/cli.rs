@@ -473,6 +473,18 @@ pub struct ProfileArgs {
     /// Milliseconds between scrapes of the metrics page.
     #[arg(long, value_name = "MS", default_value_t = 1000)]
     pub metrics_interval: u64,
+    /// Read an LLM serving engine's own metrics (AIPerf's flag) at every window: per level
+    /// its running and waiting requests, KV-cache usage, prefix-cache hit rate,
+    /// preemptions, token rates and its TTFT, inter-token and end-to-end percentiles. The
+    /// engine is recognised from its names (vLLM, SGLang, TGI, llama.cpp, Triton,
+    /// TensorRT-LLM). Default URL: /metrics on the -u server (--metrics-url's default for
+    /// Triton and TorchServe).
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub server_metrics: Option<String>,
+    /// The engine whose names --server-metrics reads, instead of recognising it: vllm,
+    /// sglang, tgi, llamacpp, triton or trtllm.
+    #[arg(long, value_name = "ENGINE")]
+    pub server_metrics_preset: Option<String>,
     /// Report any metric of the page: NAME[{label="value",...}][:avg|max|rate] (default avg;
     /// the values of all matching series are added). Repeatable; turns scraping on.
     #[arg(long = "metric", value_name = "NAME[:AGG]")]

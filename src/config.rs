@@ -27,7 +27,7 @@ pub use arrival::RequestCancellation;
 pub use data::DataConfig;
 pub use load_section::LoadConfig;
 pub use measure::MeasureConfig;
-pub use metrics::{MetricAggregation, MetricSpec, MetricsConfig};
+pub use metrics::{Engine, MetricAggregation, MetricSpec, MetricsConfig};
 pub use openai::{Endpoint, OpenAiConfig, PromptSource};
 pub use output::OutputConfig;
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};

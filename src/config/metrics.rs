@@ -32,6 +32,44 @@ impl MetricAggregation {
     }
 }
 
+/// The LLM serving engines whose metric names `--server-metrics` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Vllm,
+    Sglang,
+    Tgi,
+    LlamaCpp,
+    Triton,
+    TrtLlm,
+}
+
+impl Engine {
+    pub const ALL: [Engine; 6] = [
+        Engine::Vllm,
+        Engine::Sglang,
+        Engine::Tgi,
+        Engine::LlamaCpp,
+        Engine::Triton,
+        Engine::TrtLlm,
+    ];
+
+    /// The preset's name (`--server-metrics-preset`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Vllm => "vllm",
+            Engine::Sglang => "sglang",
+            Engine::Tgi => "tgi",
+            Engine::LlamaCpp => "llamacpp",
+            Engine::Triton => "triton",
+            Engine::TrtLlm => "trtllm",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Engine> {
+        Engine::ALL.into_iter().find(|e| e.name() == name)
+    }
+}
+
 /// One `--metric`: a series name, optional label values it must have, and an aggregation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MetricSpec {
@@ -90,6 +128,9 @@ pub struct MetricsConfig {
     /// `--collect-metrics`: perf_analyzer's GPU metrics and the server's CPU and memory.
     pub standard: bool,
     pub specs: Vec<MetricSpec>,
+    /// `--server-metrics`: the serving engine's series, of the engine named (`Some`) or
+    /// recognised from the page (`None`).
+    pub engine: Option<Option<Engine>>,
 }
 
 /// The metrics configuration, when `--collect-metrics` or a `--metric` asks for scraping.
@@ -105,7 +146,8 @@ pub fn parse_metrics(args: &ProfileArgs, kind: ServiceKind) -> RunResult<Option<
             })
         })
         .collect::<RunResult<Vec<_>>>()?;
-    let scraping = args.collect_metrics || !specs.is_empty();
+    let engine = engine_preset(args)?;
+    let scraping = args.collect_metrics || !specs.is_empty() || engine.is_some();
     if !scraping {
         // TorchServe's server-side breakdown is read from its metrics page, which
         // --metrics-url names without any scraping asked for.
@@ -122,12 +164,56 @@ pub fn parse_metrics(args: &ProfileArgs, kind: ServiceKind) -> RunResult<Option<
         ));
     }
     Ok(Some(MetricsConfig {
-        url: metrics_url(args, default_metrics_port(kind))?,
+        url: page_url(args, kind)?,
         tls: None,
         interval: Duration::from_millis(args.metrics_interval),
         standard: args.collect_metrics,
         specs,
+        engine,
     }))
+}
+
+/// `--server-metrics` and `--server-metrics-preset`: whether the engine's series are read,
+/// and of which engine.
+fn engine_preset(args: &ProfileArgs) -> RunResult<Option<Option<Engine>>> {
+    let preset = match args.server_metrics_preset.as_deref() {
+        None => None,
+        Some(name) => Some(Engine::from_name(name.trim()).ok_or_else(|| {
+            RunError::bad_option(format!(
+                "--server-metrics-preset '{name}' is not an engine inferperf knows: use vllm, sglang, tgi, llamacpp, triton or trtllm."
+            ))
+        })?),
+    };
+    Ok((args.server_metrics.is_some() || preset.is_some()).then_some(preset))
+}
+
+/// The page scraped: `--server-metrics URL` or `--metrics-url` (one page per run); for an
+/// OpenAI-compatible server read with `--server-metrics` alone, /metrics on its `-u` port,
+/// as AIPerf reads it.
+fn page_url(args: &ProfileArgs, kind: ServiceKind) -> RunResult<String> {
+    let server = args.server_metrics.as_deref().map(str::trim);
+    match (server, args.metrics_url.as_deref()) {
+        (Some(s), Some(m)) if !s.is_empty() && s != m.trim() => Err(RunError::bad_option(
+            "--server-metrics and --metrics-url name two pages; inferperf scrapes one page per run: give one of them.",
+        )),
+        (Some(s), _) if !s.is_empty() => {
+            let with_url = ProfileArgs {
+                metrics_url: Some(s.to_string()),
+                ..args.clone()
+            };
+            metrics_url(&with_url, default_metrics_port(kind))
+        }
+        (Some(_), None) if kind == ServiceKind::OpenAi => {
+            let url = args.first_url().unwrap_or("localhost:8000").trim();
+            let base = url.trim_end_matches('/');
+            let with_url = ProfileArgs {
+                metrics_url: Some(format!("{base}/metrics")),
+                ..args.clone()
+            };
+            metrics_url(&with_url, default_metrics_port(kind))
+        }
+        _ => metrics_url(args, default_metrics_port(kind)),
+    }
 }
 
 /// The metrics port of the server kind: TorchServe's 8082, else Triton's 8002.

@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::backend::transport::page_client::PageClient;
 
+use super::engine_metrics::is_engine_counter;
+pub use crate::config::Engine;
 use crate::config::MetricsConfig;
 pub use crate::config::{MetricAggregation, MetricSpec};
 use crate::prometheus::{self, MetricSample};
@@ -133,18 +135,29 @@ struct Pending {
     last_error: Option<String>,
 }
 
+/// What a scrape keeps of a page: GPU and process series, each `--metric`, and the
+/// engine's series when `--server-metrics` asks for them.
+#[derive(Debug, Clone)]
+struct Tracked {
+    specs: Vec<MetricSpec>,
+    engine: Option<Engine>,
+}
+
 /// The background scraper.
 pub struct MetricsScraper {
     pending: Arc<Mutex<Pending>>,
-    specs: Arc<Vec<MetricSpec>>,
+    tracked: Arc<Tracked>,
+    client: PageClient,
+    url: hyper::Uri,
     task: tokio::task::JoinHandle<()>,
+    /// What to say about the scraping before the run (an engine not recognised).
+    pub notes: Vec<String>,
 }
 
 impl MetricsScraper {
     /// Scrapes once to check the endpoint, then starts scraping every interval. `Err` is
     /// the sentence to print when the endpoint cannot be read.
     pub async fn start(cfg: &MetricsConfig) -> Result<MetricsScraper, String> {
-        let specs = Arc::new(cfg.specs.clone());
         let url: hyper::Uri = cfg
             .url
             .parse()
@@ -152,25 +165,71 @@ impl MetricsScraper {
         let client = PageClient::new(&url, cfg.tls.as_ref()).map_err(|e| {
             format!("Metrics: cannot read {url} ({e}); the report has no server metrics.")
         })?;
-        let first = scrape(&client, &url, &specs).await.map_err(|e| {
-            format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url.")
+        let (at, samples) = fetch(&client, &url).await.map_err(|e| {
+            format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url (or --server-metrics).")
         })?;
+        let mut notes = Vec::new();
+        let engine = match cfg.engine {
+            Some(preset) => preset.or_else(|| Engine::recognise(&samples)),
+            None => None,
+        };
+        if cfg.engine == Some(None) && engine.is_none() {
+            notes.push(format!("Server metrics: {url} has no series of an engine inferperf knows (vllm:, sglang:, tgi_, llamacpp:, trtllm:, nv_inference_); the report has no engine figures. Name the engine with --server-metrics-preset."));
+        }
+        let tracked = Arc::new(Tracked {
+            specs: cfg.specs.clone(),
+            engine,
+        });
+        let first = Scrape {
+            at,
+            values: tracked_values(&samples, &tracked),
+        };
         let pending = Arc::new(Mutex::new(Pending {
             scrapes: vec![first],
             ..Pending::default()
         }));
         let task = tokio::spawn(scrape_loop(
-            client,
-            url,
-            specs.clone(),
+            client.clone(),
+            url.clone(),
+            tracked.clone(),
             pending.clone(),
             cfg.interval,
         ));
         Ok(MetricsScraper {
             pending,
-            specs,
+            tracked,
+            client,
+            url,
             task,
+            notes,
         })
+    }
+
+    /// The engine whose series are read, if any.
+    pub fn engine(&self) -> Option<Engine> {
+        self.tracked.engine
+    }
+
+    /// With an engine's series read: scrapes now, as of `boundary`, so that a window's
+    /// counters end where its requests do (a scrape an interval later would count another
+    /// window's requests in this one).
+    pub async fn scrape_at(&self, boundary: Instant) {
+        if self.tracked.engine.is_none() {
+            return;
+        }
+        let result = scrape(&self.client, &self.url, &self.tracked).await;
+        let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        match result {
+            Ok(mut scrape) => {
+                scrape.at = boundary;
+                let place = pending.scrapes.partition_point(|s| s.at <= boundary);
+                pending.scrapes.insert(place, scrape);
+            }
+            Err(e) => {
+                pending.failed += 1;
+                pending.last_error = Some(e);
+            }
+        }
     }
 
     /// The scrapes taken before `boundary`, as one window's metrics.
@@ -186,7 +245,7 @@ impl MetricsScraper {
         };
         let mut previous = pending.previous.take();
         for scrape in &taken {
-            add_scrape(&mut window, scrape, previous.as_ref(), &self.specs);
+            add_scrape(&mut window, scrape, previous.as_ref(), &self.tracked.specs);
             previous = Some(scrape.clone());
         }
         pending.previous = previous;
@@ -232,12 +291,13 @@ fn is_counter_key(key: &str, specs: &[MetricSpec]) -> bool {
         .iter()
         .any(|(name, how)| *name == key && rate(*how))
         || specs.iter().any(|s| s.text == key && rate(s.how))
+        || is_engine_counter(key)
 }
 
 async fn scrape_loop(
     client: PageClient,
     url: hyper::Uri,
-    specs: Arc<Vec<MetricSpec>>,
+    tracked: Arc<Tracked>,
     pending: Arc<Mutex<Pending>>,
     interval: Duration,
 ) {
@@ -246,7 +306,7 @@ async fn scrape_loop(
     ticker.tick().await;
     loop {
         ticker.tick().await;
-        let result = scrape(&client, &url, &specs).await;
+        let result = scrape(&client, &url, &tracked).await;
         let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
         match result {
             Ok(s) => p.scrapes.push(s),
@@ -262,18 +322,27 @@ async fn scrape_loop(
 async fn scrape(
     client: &PageClient,
     url: &hyper::Uri,
-    specs: &[MetricSpec],
+    tracked: &Tracked,
 ) -> Result<Scrape, String> {
+    let (at, samples) = fetch(client, url).await?;
+    Ok(Scrape {
+        at,
+        values: tracked_values(&samples, tracked),
+    })
+}
+
+/// One GET of the page, parsed, within 2 s.
+async fn fetch(
+    client: &PageClient,
+    url: &hyper::Uri,
+) -> Result<(Instant, Vec<MetricSample>), String> {
     let body = tokio::time::timeout(Duration::from_secs(2), client.get(url))
         .await
         .map_err(|_| "no answer within 2 s".to_string())??;
     let at = Instant::now();
     let text = std::str::from_utf8(&body).map_err(|_| "the page is not UTF-8 text".to_string())?;
     let page = prometheus::parse(text).map_err(|e| format!("not Prometheus text: {e}"))?;
-    Ok(Scrape {
-        at,
-        values: tracked_values(&page.samples, specs),
-    })
+    Ok((at, page.samples))
 }
 
 /// The series the reports use: GPU metrics per uuid, process metrics, and each `--metric`
@@ -288,8 +357,12 @@ fn spec_matches(spec: &MetricSpec, sample: &MetricSample) -> bool {
             .all(|(k, v)| sample.label(k) == Some(v.as_str()))
 }
 
-fn tracked_values(samples: &[MetricSample], specs: &[MetricSpec]) -> BTreeMap<String, f64> {
-    let mut values = BTreeMap::new();
+fn tracked_values(samples: &[MetricSample], tracked: &Tracked) -> BTreeMap<String, f64> {
+    let specs = &tracked.specs;
+    let mut values = match tracked.engine {
+        Some(engine) => engine.values(samples),
+        None => BTreeMap::new(),
+    };
     for s in samples {
         if GPU_METRICS.iter().any(|(name, _)| *name == s.name) {
             let uuid = s.label("gpu_uuid").unwrap_or("gpu");
@@ -319,7 +392,11 @@ mod tests {
             spec("http_requests_total:rate"),
             spec("http_requests_total{code=\"400\"}"),
         ];
-        let values = tracked_values(&page.samples, &specs);
+        let tracked = Tracked {
+            specs,
+            engine: None,
+        };
+        let values = tracked_values(&page.samples, &tracked);
         assert_eq!(values["nv_gpu_utilization|GPU-b2a1"], 0.5);
         assert_eq!(values["nv_gpu_utilization|GPU-c3d4"], 0.25);
         assert_eq!(values["process_cpu_seconds_total"], 12.5);

@@ -4,6 +4,8 @@
 
 pub mod cpu;
 pub mod distribution;
+pub mod engine_figures;
+pub mod engine_metrics;
 pub mod level;
 pub mod metrics;
 pub mod monitors;

@@ -50,6 +50,9 @@ impl Monitors {
                 .ok(),
             None => None,
         };
+        if let Some(scraper) = &metrics {
+            notes.extend(scraper.notes.iter().cloned());
+        }
         StartedMonitors {
             monitors: Monitors {
                 server,
@@ -79,6 +82,7 @@ impl Monitors {
             window.server = reader.mark().await;
         }
         if let Some(scraper) = &self.metrics {
+            scraper.scrape_at(boundary).await;
             window.metrics = Some(scraper.take_until(boundary));
         }
     }

@@ -236,6 +236,9 @@ pub fn level_block(s: &Settings, model: &ModelSpec, r: &LevelResult) -> String {
         let specs = s.metric_specs();
         lines.extend(super::metrics::metrics_lines(recorded, &specs, metrics));
     }
+    if let Some(metrics) = &w.metrics {
+        lines.extend(super::engine::engine_lines(metrics, w));
+    }
     // The split sets one server's figures against every server's latency: not with several.
     if s.servers().len() < 2 {
         lines.extend(server::time_split_line(w));

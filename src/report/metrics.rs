@@ -19,7 +19,10 @@ pub fn metrics_lines(
     specs: &[MetricSpec],
     m: &MetricsWindow,
 ) -> Vec<String> {
-    let mut lines = vec!["  Server Prometheus Metrics: ".to_string()];
+    let mut lines = Vec::new();
+    if settings.standard || !specs.is_empty() {
+        lines.push("  Server Prometheus Metrics: ".to_string());
+    }
     if settings.standard {
         lines.extend(gpu_lines(m));
         lines.extend(process_line(m));

@@ -17,6 +17,7 @@ pub mod answers;
 pub mod compare;
 pub mod console;
 pub mod csv;
+pub mod engine;
 pub mod ensemble_csv;
 pub mod format;
 pub mod html;

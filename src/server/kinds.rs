@@ -409,10 +409,11 @@ fn set_llm(
             .map(|tokenizer| t.tokenizer = Some(tokenizer))
             .map_err(|e| bad(&e)),
         "metrics" => match value {
-            "vllm" => Ok(t.metrics = EngineNames::Vllm),
-            "sglang" => Ok(t.metrics = EngineNames::Sglang),
+            "vllm" => Ok(EngineNames::Vllm),
+            "sglang" => Ok(EngineNames::Sglang),
             _ => Err(bad("expected vllm or sglang")),
-        },
+        }
+        .map(|names| t.metrics = names),
         "gpu_watts_idle" => watts(value, bad).map(|w| t.gpu_watts_idle = w),
         "gpu_watts_per_sequence" => watts(value, bad).map(|w| t.gpu_watts_per_sequence = w),
         _ => return None,

@@ -24,6 +24,7 @@ use crate::config::TlsSettings;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// A keep-alive GET client for one URL's host.
+#[derive(Clone)]
 pub enum PageClient {
     Plain(Client<HttpConnector, Empty<Bytes>>),
     Tls(Client<TlsConnect, Empty<Bytes>>, Arc<TlsClient>),

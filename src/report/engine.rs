@@ -1,0 +1,101 @@
+//! The serving engine's own account of a level (`--server-metrics`), under the level's
+//! client figures: what it was running and queueing, its KV cache and prefix cache, its
+//! token rates and its latency percentiles — and whether its counts of requests and tokens
+//! agree with the client's (a warning past 1%: another client, or requests the engine
+//! counted in another window, or figures one side gets wrong).
+
+use crate::measure::engine_figures::{EngineFigures, GaugeFigures, HistogramFigures};
+use crate::measure::metrics::MetricsWindow;
+use crate::measure::window::WindowStats;
+
+/// How far the engine's and the client's counts may differ before a warning.
+const AGREEMENT: f64 = 0.01;
+
+/// The console lines of the engine's figures of a level (none when it has none).
+pub fn engine_lines(metrics: &MetricsWindow, client: &WindowStats) -> Vec<String> {
+    let Some(f) = EngineFigures::of(metrics) else {
+        return Vec::new();
+    };
+    let mut lines = vec!["  Engine (its own metrics): ".to_string()];
+    let gauges = [
+        ("Requests running", f.running, 1.0, ""),
+        ("Requests waiting", f.waiting, 1.0, ""),
+        ("KV-cache usage", f.kv_usage, 100.0, "%"),
+    ];
+    for (title, gauge, scale, unit) in gauges {
+        if let Some(GaugeFigures { avg, max }) = gauge {
+            lines.push(format!(
+                "    {title}: avg {:.2}{unit}, max {:.2}{unit}",
+                avg * scale,
+                max * scale
+            ));
+        }
+    }
+    if let Some(rate) = f.prefix_hit_rate {
+        lines.push(format!("    Prefix-cache hit rate: {:.1}%", rate * 100.0));
+    }
+    if let Some(n) = f.preemptions {
+        lines.push(format!("    Preemptions: {n:.0}"));
+    }
+    for (title, rate) in [
+        ("Prompt tokens", f.prompt_tokens_per_s),
+        ("Generation tokens", f.generation_tokens_per_s),
+    ] {
+        if let Some(rate) = rate {
+            lines.push(format!(
+                "    {title}: {rate:.1}/s as the engine counted them"
+            ));
+        }
+    }
+    for (title, h) in [
+        ("TTFT", f.ttft),
+        ("Inter-token latency", f.itl),
+        ("Request latency", f.e2e),
+    ] {
+        if let Some(HistogramFigures {
+            p50_ms,
+            p90_ms,
+            p99_ms,
+            ..
+        }) = h
+        {
+            lines.push(format!(
+                "    {title} (its histogram, placed within each bucket): p50 {p50_ms:.2} ms, p90 {p90_ms:.2} ms, p99 {p99_ms:.2} ms"
+            ));
+        }
+    }
+    lines.extend(agreement_lines(&f, client));
+    lines
+}
+
+/// A warning for each count the engine and the client disagree on by more than 1%.
+fn agreement_lines(f: &EngineFigures, client: &WindowStats) -> Vec<String> {
+    let tokens = client.tokens.as_ref();
+    let client_input = tokens.map(|t| match t.usage_input_tokens.count() {
+        0 => t.input_tokens.sum() as f64,
+        _ => t.usage_input_tokens.sum() as f64,
+    });
+    let counts = [
+        ("requests", f.requests, Some(client.ok as f64)),
+        ("prompt tokens", f.prompt_tokens, client_input),
+        (
+            "generation tokens",
+            f.generation_tokens,
+            tokens.map(|t| t.output_tokens.sum() as f64),
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (what, engine, mine) in counts {
+        let (Some(engine), Some(mine)) = (engine, mine) else {
+            continue;
+        };
+        let off = (engine - mine).abs() / mine.max(1.0);
+        if off > AGREEMENT {
+            lines.push(format!(
+                "    [WARNING] The engine counted {engine:.0} {what}, the client {mine:.0} ({:+.1}%): another client, or a count one side gets wrong.",
+                (engine - mine) / mine.max(1.0) * 100.0
+            ));
+        }
+    }
+    lines
+}

@@ -1,0 +1,141 @@
+//! The engine's own account of a level (`--server-metrics`), against the embedded `llm`
+//! engine's truth: at twice its batch in flight, 4 requests running and 4 waiting; its
+//! counts of requests and tokens those the client counted; its TTFT and inter-token
+//! percentiles, from the bucket deltas of its histograms, in the buckets the client's fall
+//! in; and the engine named on the page it came from (vLLM's names, or SGLang's).
+
+use inferperf::measure::engine_figures::EngineFigures;
+use inferperf::measure::engine_metrics::Engine;
+use inferperf::measure::level::LevelResult;
+
+use crate::common;
+
+/// vLLM's TTFT buckets, in ms, up to a second.
+const TTFT_BOUNDS_MS: [f64; 12] = [
+    1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 80.0, 100.0, 250.0, 500.0, 750.0, 1000.0,
+];
+
+fn bucket_of(ms: f64) -> usize {
+    TTFT_BOUNDS_MS.partition_point(|&b| b < ms)
+}
+
+async fn run_at_twice_the_batch(names: &str) -> (LevelResult, EngineFigures) {
+    let model =
+        format!("chat=llm:ttft_ms=20,itl_ms=5,max_batch=4,output_tokens=16,metrics={names}");
+    let server = common::start_server(&[&model]).await;
+    let addr = server.http_addr.to_string();
+    let page = format!("http://{addr}/metrics");
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(dir.path());
+    let extra = [
+        "--concurrency-range",
+        "8",
+        "--synthetic-input-tokens-mean",
+        "40",
+        "--server-metrics",
+        &page,
+        "--metrics-interval",
+        "100",
+        "-p",
+        "1500",
+        "--max-trials",
+        "3",
+    ];
+    let flags = common::chat_flags(&addr, tokenizer.to_str().unwrap(), &extra);
+    let level = common::profile(&flags).await.remove(0);
+    let metrics = level.merged.metrics.clone().expect("the page was scraped");
+    let figures = EngineFigures::of(&metrics).expect("the engine's series were read");
+    (level, figures)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_engine_figures_are_the_embedded_engines_truth() {
+    let (level, f) = run_at_twice_the_batch("vllm").await;
+    let w = &level.merged;
+    assert_eq!(w.error_count(), 0, "{:?}", w.errors);
+    let running = f.running.unwrap();
+    let waiting = f.waiting.unwrap();
+    assert_eq!(running.max, 4.0, "max_batch=4 holds at most 4: {running:?}");
+    assert!(running.avg > 3.5, "{running:?}");
+    assert!((3.0..=4.0).contains(&waiting.avg), "{waiting:?}");
+    assert_eq!(
+        f.kv_usage.unwrap().max,
+        0.0,
+        "no prefix cache, nothing held"
+    );
+    assert_eq!(f.preemptions, Some(0.0));
+    let requests = f.requests.unwrap();
+    let ok = w.ok as f64;
+    assert!(
+        (requests - ok).abs() <= ok * 0.01,
+        "engine {requests}, client {ok}"
+    );
+    let generated = f.generation_tokens.unwrap();
+    assert!(
+        (generated - ok * 16.0).abs() <= ok * 16.0 * 0.01,
+        "{generated}"
+    );
+    let prompt = f.prompt_tokens.unwrap();
+    assert!((prompt - ok * 40.0).abs() <= ok * 40.0 * 0.01, "{prompt}");
+    let client_ttft_ms = w.first_response.percentile(50.0) / 1e6;
+    let engine_ttft = f.ttft.unwrap();
+    assert_eq!(
+        bucket_of(engine_ttft.p50_ms),
+        bucket_of(client_ttft_ms),
+        "engine {engine_ttft:?}, client p50 {client_ttft_ms} ms"
+    );
+    let itl = f.itl.unwrap();
+    assert!(
+        itl.p50_ms <= 10.0,
+        "5-ms steps fall in vLLM's first ITL bucket: {itl:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sglang_names_are_read_as_sglang() {
+    let (level, f) = run_at_twice_the_batch("sglang").await;
+    assert_eq!(f.running.unwrap().max, 4.0);
+    let generated = f.generation_tokens.unwrap();
+    let ok = level.merged.ok as f64;
+    assert!(
+        (generated - ok * 16.0).abs() <= ok * 16.0 * 0.01,
+        "{generated}"
+    );
+    let page = "sglang:num_running_reqs{model_name=\"m\"} 1\n";
+    let samples = inferperf::prometheus::parse(page).unwrap().samples;
+    assert_eq!(Engine::recognise(&samples), Some(Engine::Sglang));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_that_is_not_prometheus_is_one_sentence_and_the_run_goes_on() {
+    let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1,output_tokens=4"]).await;
+    let addr = server.http_addr.to_string();
+    // The OpenAI models list is JSON, not Prometheus text.
+    let page = format!("http://{addr}/v1/models");
+    let args = [
+        "profile",
+        "-m",
+        "chat",
+        "--endpoint-type",
+        "chat",
+        "-u",
+        &addr,
+        "--server-metrics",
+        &page,
+        "--request-count",
+        "5",
+    ];
+    let out = common::run_cli(&args).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let said: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("/v1/models"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stdout}");
+    assert!(said[0].contains("not Prometheus text"), "{stdout}");
+    assert!(
+        stdout.contains("Request count: 5") || stdout.contains("Request Count"),
+        "{stdout}"
+    );
+}
