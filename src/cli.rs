@@ -485,6 +485,11 @@ pub struct ProfileArgs {
     /// sglang, tgi, llamacpp, triton or trtllm.
     #[arg(long, value_name = "ENGINE")]
     pub server_metrics_preset: Option<String>,
+    /// GPU telemetry (AIPerf's flag) at every window: per GPU and level its utilization,
+    /// memory used, power (avg, max), energy, and tokens per joule. A DCGM exporter's page
+    /// (default http://localhost:9400/metrics), or `nvml` to read the NVIDIA driver here.
+    #[arg(long, value_name = "URL|nvml", num_args = 0..=1, default_missing_value = "")]
+    pub gpu_telemetry: Option<String>,
     /// Report any metric of the page: NAME[{label="value",...}][:avg|max|rate] (default avg;
     /// the values of all matching series are added). Repeatable; turns scraping on.
     #[arg(long = "metric", value_name = "NAME[:AGG]")]

@@ -27,7 +27,7 @@ pub use arrival::RequestCancellation;
 pub use data::DataConfig;
 pub use load_section::LoadConfig;
 pub use measure::MeasureConfig;
-pub use metrics::{Engine, MetricAggregation, MetricSpec, MetricsConfig};
+pub use metrics::{Engine, GpuTelemetry, MetricAggregation, MetricSpec, MetricsConfig};
 pub use openai::{Endpoint, OpenAiConfig, PromptSource};
 pub use output::OutputConfig;
 pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
@@ -222,6 +222,7 @@ impl Config {
         let send_slack = bounds::send_slack(args.send_slack)?;
         let grpc_connection_share = parse_connection_share(args.grpc_connection_share, protocol)?;
         let metrics = metrics::parse_metrics(args, service_kind)?;
+        let gpu_telemetry = metrics::parse_gpu_telemetry(args)?;
         let streaming = parse_streaming(args.streaming, protocol, service_kind)?;
         let validation_tolerance = parse_tolerance(args.validation_tolerance)?;
         let llm = parse_llm(args, service_kind, protocol)?;
@@ -312,6 +313,7 @@ impl Config {
                 slo,
                 benchmark_duration: lowered.benchmark_duration,
                 metrics,
+                gpu_telemetry,
             },
             output: OutputConfig {
                 csv_file: args.csv_file.clone(),
@@ -325,7 +327,11 @@ impl Config {
             },
             arguments: Vec::new(),
         };
-        if let Some(metrics) = config.measure.metrics.as_mut() {
+        let dcgm = match config.measure.gpu_telemetry.as_mut() {
+            Some(GpuTelemetry::Dcgm(page)) => Some(page),
+            _ => None,
+        };
+        for metrics in config.measure.metrics.iter_mut().chain(dcgm) {
             if metrics.url.starts_with("https://") {
                 metrics.tls = Some(
                     config

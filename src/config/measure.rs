@@ -28,6 +28,8 @@ pub struct MeasureConfig {
     pub benchmark_duration: Option<Duration>,
     /// Prometheus scraping (`--collect-metrics`, `--metric`), when asked for.
     pub metrics: Option<MetricsConfig>,
+    /// `--gpu-telemetry`, when asked for.
+    pub gpu_telemetry: Option<super::metrics::GpuTelemetry>,
 }
 
 impl MeasureConfig {

@@ -131,6 +131,53 @@ pub struct MetricsConfig {
     /// `--server-metrics`: the serving engine's series, of the engine named (`Some`) or
     /// recognised from the page (`None`).
     pub engine: Option<Option<Engine>>,
+    /// `--gpu-telemetry URL`: the page is a DCGM exporter's, its GPU series kept.
+    pub dcgm: bool,
+}
+
+/// Where `--gpu-telemetry` reads the GPUs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum GpuTelemetry {
+    /// A DCGM exporter's Prometheus page.
+    Dcgm(MetricsConfig),
+    /// The NVIDIA driver's NVML library on this machine, read every `interval`.
+    Nvml { interval: Duration },
+}
+
+/// The DCGM exporter's own default page.
+const DCGM_DEFAULT_URL: &str = "http://localhost:9400/metrics";
+
+/// `--gpu-telemetry [URL|nvml]`, read every `--metrics-interval`.
+pub fn parse_gpu_telemetry(args: &ProfileArgs) -> RunResult<Option<GpuTelemetry>> {
+    let Some(given) = args.gpu_telemetry.as_deref().map(str::trim) else {
+        return Ok(None);
+    };
+    let interval = Duration::from_millis(args.metrics_interval.max(1));
+    if given == "nvml" {
+        return Ok(Some(GpuTelemetry::Nvml { interval }));
+    }
+    let page = match given {
+        "" => DCGM_DEFAULT_URL.to_string(),
+        url => url.to_string(),
+    };
+    let with_page = ProfileArgs {
+        metrics_url: Some(page),
+        ..args.clone()
+    };
+    let url = metrics_url(&with_page, 9400).map_err(|_| {
+        RunError::bad_option(format!(
+            "--gpu-telemetry '{given}' is neither a URL (e.g. localhost:9400/metrics, a DCGM exporter) nor nvml."
+        ))
+    })?;
+    Ok(Some(GpuTelemetry::Dcgm(MetricsConfig {
+        url,
+        tls: None,
+        interval,
+        standard: false,
+        specs: Vec::new(),
+        engine: None,
+        dcgm: true,
+    })))
 }
 
 /// The metrics configuration, when `--collect-metrics` or a `--metric` asks for scraping.
@@ -170,6 +217,7 @@ pub fn parse_metrics(args: &ProfileArgs, kind: ServiceKind) -> RunResult<Option<
         standard: args.collect_metrics,
         specs,
         engine,
+        dcgm: false,
     }))
 }
 

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use crate::backend::transport::page_client::PageClient;
 
 use super::engine_metrics::is_engine_counter;
+use super::gpu_series::{dcgm_values, is_gpu_counter};
+use super::nvml::Nvml;
 pub use crate::config::Engine;
 use crate::config::MetricsConfig;
 pub use crate::config::{MetricAggregation, MetricSpec};
@@ -141,14 +143,40 @@ struct Pending {
 struct Tracked {
     specs: Vec<MetricSpec>,
     engine: Option<Engine>,
+    /// A DCGM exporter's GPU series (`--gpu-telemetry URL`).
+    dcgm: bool,
+}
+
+/// Where the readings come from: a Prometheus page, or NVML.
+enum Source {
+    Page {
+        client: Box<PageClient>,
+        url: hyper::Uri,
+    },
+    Nvml(Nvml),
+}
+
+impl Source {
+    /// One reading, reduced to the tracked series.
+    async fn read(&self, tracked: &Tracked) -> Result<Scrape, String> {
+        match self {
+            Source::Page { client, url } => scrape(client, url, tracked).await,
+            Source::Nvml(nvml) => Ok(Scrape {
+                at: Instant::now(),
+                values: nvml.read(),
+            }),
+        }
+    }
 }
 
 /// The background scraper.
 pub struct MetricsScraper {
     pending: Arc<Mutex<Pending>>,
     tracked: Arc<Tracked>,
-    client: PageClient,
-    url: hyper::Uri,
+    source: Arc<Source>,
+    /// Whether the series are read again at each window's end (counters that must end
+    /// where the window's requests do: an engine's, a GPU's energy).
+    aligned: bool,
     task: tokio::task::JoinHandle<()>,
     /// What to say about the scraping before the run (an engine not recognised).
     pub notes: Vec<String>,
@@ -165,8 +193,9 @@ impl MetricsScraper {
         let client = PageClient::new(&url, cfg.tls.as_ref()).map_err(|e| {
             format!("Metrics: cannot read {url} ({e}); the report has no server metrics.")
         })?;
-        let (at, samples) = fetch(&client, &url).await.map_err(|e| {
-            format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url (or --server-metrics).")
+        let (at, samples) = fetch(&client, &url).await.map_err(|e| match cfg.dcgm {
+            true => format!("GPU telemetry: cannot read {url} ({e}); the report has no GPU figures. Check --gpu-telemetry."),
+            false => format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url (or --server-metrics)."),
         })?;
         let mut notes = Vec::new();
         let engine = match cfg.engine {
@@ -176,33 +205,84 @@ impl MetricsScraper {
         if cfg.engine == Some(None) && engine.is_none() {
             notes.push(format!("Server metrics: {url} has no series of an engine inferperf knows (vllm:, sglang:, tgi_, llamacpp:, trtllm:, nv_inference_); the report has no engine figures. Name the engine with --server-metrics-preset."));
         }
-        let tracked = Arc::new(Tracked {
+        if cfg.dcgm && !samples.iter().any(|s| s.name.starts_with("DCGM_FI_DEV_")) {
+            notes.push(format!("GPU telemetry: {url} has no DCGM_FI_DEV_* series (is it a DCGM exporter's page?); the report has no GPU figures."));
+        }
+        let tracked = Tracked {
             specs: cfg.specs.clone(),
             engine,
-        });
+            dcgm: cfg.dcgm,
+        };
         let first = Scrape {
             at,
             values: tracked_values(&samples, &tracked),
         };
+        let aligned = engine.is_some() || cfg.dcgm;
+        let source = Source::Page {
+            client: Box::new(client),
+            url,
+        };
+        Ok(MetricsScraper::run(
+            first,
+            tracked,
+            source,
+            aligned,
+            cfg.interval,
+            notes,
+        ))
+    }
+
+    /// Reads this machine's GPUs through NVML every `interval` (`--gpu-telemetry nvml`).
+    /// `Err` is the sentence to print when there is none.
+    pub fn start_nvml(interval: Duration) -> Result<MetricsScraper, String> {
+        let nvml = Nvml::open()?;
+        let first = Scrape {
+            at: Instant::now(),
+            values: nvml.read(),
+        };
+        let tracked = Tracked {
+            specs: Vec::new(),
+            engine: None,
+            dcgm: false,
+        };
+        let source = Source::Nvml(nvml);
+        Ok(MetricsScraper::run(
+            first,
+            tracked,
+            source,
+            true,
+            interval,
+            Vec::new(),
+        ))
+    }
+
+    fn run(
+        first: Scrape,
+        tracked: Tracked,
+        source: Source,
+        aligned: bool,
+        interval: Duration,
+        notes: Vec<String>,
+    ) -> MetricsScraper {
+        let (tracked, source) = (Arc::new(tracked), Arc::new(source));
         let pending = Arc::new(Mutex::new(Pending {
             scrapes: vec![first],
             ..Pending::default()
         }));
         let task = tokio::spawn(scrape_loop(
-            client.clone(),
-            url.clone(),
+            source.clone(),
             tracked.clone(),
             pending.clone(),
-            cfg.interval,
+            interval,
         ));
-        Ok(MetricsScraper {
+        MetricsScraper {
             pending,
             tracked,
-            client,
-            url,
+            source,
+            aligned,
             task,
             notes,
-        })
+        }
     }
 
     /// The engine whose series are read, if any.
@@ -210,14 +290,14 @@ impl MetricsScraper {
         self.tracked.engine
     }
 
-    /// With an engine's series read: scrapes now, as of `boundary`, so that a window's
-    /// counters end where its requests do (a scrape an interval later would count another
-    /// window's requests in this one).
+    /// With an engine's or a GPU's counters read: reads now, as of `boundary`, so that a
+    /// window's counters end where its requests do (a reading an interval later would
+    /// count another window's requests, or energy, in this one).
     pub async fn scrape_at(&self, boundary: Instant) {
-        if self.tracked.engine.is_none() {
+        if !self.aligned {
             return;
         }
-        let result = scrape(&self.client, &self.url, &self.tracked).await;
+        let result = self.source.read(&self.tracked).await;
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         match result {
             Ok(mut scrape) => {
@@ -292,11 +372,11 @@ fn is_counter_key(key: &str, specs: &[MetricSpec]) -> bool {
         .any(|(name, how)| *name == key && rate(*how))
         || specs.iter().any(|s| s.text == key && rate(s.how))
         || is_engine_counter(key)
+        || is_gpu_counter(key)
 }
 
 async fn scrape_loop(
-    client: PageClient,
-    url: hyper::Uri,
+    source: Arc<Source>,
     tracked: Arc<Tracked>,
     pending: Arc<Mutex<Pending>>,
     interval: Duration,
@@ -306,7 +386,7 @@ async fn scrape_loop(
     ticker.tick().await;
     loop {
         ticker.tick().await;
-        let result = scrape(&client, &url, &tracked).await;
+        let result = source.read(&tracked).await;
         let mut p = pending.lock().unwrap_or_else(|e| e.into_inner());
         match result {
             Ok(s) => p.scrapes.push(s),
@@ -363,6 +443,9 @@ fn tracked_values(samples: &[MetricSample], tracked: &Tracked) -> BTreeMap<Strin
         Some(engine) => engine.values(samples),
         None => BTreeMap::new(),
     };
+    if tracked.dcgm {
+        values.extend(dcgm_values(samples));
+    }
     for s in samples {
         if GPU_METRICS.iter().any(|(name, _)| *name == s.name) {
             let uuid = s.label("gpu_uuid").unwrap_or("gpu");
@@ -395,6 +478,7 @@ mod tests {
         let tracked = Tracked {
             specs,
             engine: None,
+            dcgm: false,
         };
         let values = tracked_values(&page.samples, &tracked);
         assert_eq!(values["nv_gpu_utilization|GPU-b2a1"], 0.5);

@@ -9,7 +9,7 @@ use super::metrics::MetricsScraper;
 use super::server_stats::ServerStatsReader;
 use super::window::WindowStats;
 use crate::backend::{capabilities, ServerStatistics, Target};
-use crate::config::MeasureConfig;
+use crate::config::{GpuTelemetry, MeasureConfig};
 use crate::model::ModelSpec;
 
 /// The monitors of one run.
@@ -17,6 +17,8 @@ use crate::model::ModelSpec;
 pub struct Monitors {
     server: Option<ServerStatsReader>,
     metrics: Option<MetricsScraper>,
+    /// `--gpu-telemetry`'s readings, added to the window's metrics.
+    gpu: Option<MetricsScraper>,
     cpu_mark: Duration,
 }
 
@@ -50,13 +52,22 @@ impl Monitors {
                 .ok(),
             None => None,
         };
-        if let Some(scraper) = &metrics {
+        let gpu = match &measure.gpu_telemetry {
+            Some(GpuTelemetry::Dcgm(page)) => MetricsScraper::start(page).await,
+            Some(GpuTelemetry::Nvml { interval }) => MetricsScraper::start_nvml(*interval),
+            None => Err(String::new()),
+        };
+        let gpu = gpu
+            .map_err(|why| notes.extend((!why.is_empty()).then_some(why)))
+            .ok();
+        for scraper in metrics.iter().chain(&gpu) {
             notes.extend(scraper.notes.iter().cloned());
         }
         StartedMonitors {
             monitors: Monitors {
                 server,
                 metrics,
+                gpu,
                 cpu_mark: process_cpu_time(),
             },
             notes,
@@ -84,6 +95,14 @@ impl Monitors {
         if let Some(scraper) = &self.metrics {
             scraper.scrape_at(boundary).await;
             window.metrics = Some(scraper.take_until(boundary));
+        }
+        if let Some(scraper) = &self.gpu {
+            scraper.scrape_at(boundary).await;
+            let gpus = scraper.take_until(boundary);
+            window
+                .metrics
+                .get_or_insert_with(Default::default)
+                .merge(&gpus);
         }
     }
 }

@@ -238,6 +238,7 @@ pub fn level_block(s: &Settings, model: &ModelSpec, r: &LevelResult) -> String {
     }
     if let Some(metrics) = &w.metrics {
         lines.extend(super::engine::engine_lines(metrics, w));
+        lines.extend(super::gpu::gpu_lines(metrics, w));
     }
     // The split sets one server's figures against every server's latency: not with several.
     if s.servers().len() < 2 {

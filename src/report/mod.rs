@@ -20,6 +20,7 @@ pub mod csv;
 pub mod engine;
 pub mod ensemble_csv;
 pub mod format;
+pub mod gpu;
 pub mod html;
 pub mod llm;
 pub mod metrics;

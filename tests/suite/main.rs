@@ -20,6 +20,7 @@ mod dynamic_grpc;
 mod engine_metrics;
 mod faults;
 mod fuzz_regressions;
+mod gpu_telemetry;
 mod html_report;
 mod import_circles;
 mod input_data;

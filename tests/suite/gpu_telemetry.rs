@@ -1,0 +1,99 @@
+//! `--gpu-telemetry` against the embedded server's DCGM exporter page, whose power is its
+//! stated model (`gpu_watts_idle` + `gpu_watts_per_sequence` x sequences in a slot): at 4
+//! requests in flight on a batch of 8 the GPU draws 50 + 4 x 20 = 130 W, its energy over
+//! the level is that power over the level's time, and the output tokens per joule follow.
+
+use inferperf::measure::gpu_figures::{gpus, tokens_per_joule};
+use inferperf::measure::gpu_series::GpuField;
+use inferperf::server::{self, ServeOptions};
+
+use crate::common;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn power_energy_and_tokens_per_joule_follow_the_power_model() {
+    let model = "chat=llm:ttft_ms=20,itl_ms=5,max_batch=8,output_tokens=16,gpu_watts_idle=50,gpu_watts_per_sequence=20";
+    let server = server::start(ServeOptions {
+        http_port: 0,
+        grpc_port: 0,
+        metrics_port: Some(0),
+        models: vec![model.parse().unwrap()],
+        ..ServeOptions::default()
+    })
+    .await
+    .unwrap();
+    let addr = server.http_addr.to_string();
+    let page = format!("http://{}/gpu/metrics", server.metrics_addr.unwrap());
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(dir.path());
+    let extra = [
+        "--concurrency-range",
+        "4",
+        "--gpu-telemetry",
+        &page,
+        "--metrics-interval",
+        "100",
+        "-p",
+        "1500",
+        "--max-trials",
+        "3",
+    ];
+    let flags = common::chat_flags(&addr, tokenizer.to_str().unwrap(), &extra);
+    let level = common::profile(&flags).await.remove(0);
+    let metrics = level
+        .merged
+        .metrics
+        .clone()
+        .expect("the DCGM page was scraped");
+    let gpus = gpus(&metrics);
+    assert_eq!(gpus.len(), 1, "{gpus:?}");
+    let gpu = &gpus[0];
+    assert_eq!(gpu.uuid, "GPU-inferperf-0000");
+    let power = gpu.power_watts.unwrap();
+    assert_eq!(power.max, 130.0, "{power:?}");
+    assert!((120.0..=130.0).contains(&power.avg), "{power:?}");
+    // The energy over the level's windows, over their time: the model's mean power.
+    let energy = &metrics.series[&GpuField::EnergyMillijoules.key(&gpu.uuid)];
+    let mean_watts = energy.increase / 1e3 / energy.seconds;
+    assert!((125.0..=130.0).contains(&mean_watts), "{mean_watts} W");
+    assert_eq!(gpu.energy_joules, Some(energy.increase / 1e3));
+    let tokens = level.merged.tokens.as_ref().unwrap().output_tokens.sum() as f64;
+    let per_joule = tokens_per_joule(&gpus, tokens).unwrap();
+    let model_per_joule = tokens / (130.0 * energy.seconds);
+    assert!(
+        (per_joule - model_per_joule).abs() <= model_per_joule * 0.04,
+        "{per_joule} tokens/J, the model's {model_per_joule}"
+    );
+    let utilization = gpu.utilization.unwrap();
+    assert_eq!(utilization.max, 50.0, "4 of 8 slots: {utilization:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nvml_without_a_driver_is_one_sentence_and_the_run_goes_on() {
+    let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1,output_tokens=4"]).await;
+    let addr = server.http_addr.to_string();
+    let args = [
+        "profile",
+        "-m",
+        "chat",
+        "--endpoint-type",
+        "chat",
+        "-u",
+        &addr,
+        "--gpu-telemetry",
+        "nvml",
+        "--request-count",
+        "5",
+    ];
+    let out = common::run_cli(&args).await;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    if std::path::Path::new("/proc/driver/nvidia").exists() {
+        return;
+    }
+    let said: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("GPU telemetry:"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stdout}");
+    assert!(said[0].contains("libnvidia-ml.so.1"), "{stdout}");
+}
