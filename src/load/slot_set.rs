@@ -79,15 +79,6 @@ pub fn take_budget(budget: &Budget) -> bool {
         .is_none_or(|b| b.fetch_sub(1, Ordering::Relaxed) > 0)
 }
 
-/// Takes up to `n` sends from `budget` at once; how many it got (`n` with no budget).
-pub fn take_up_to(budget: &Budget, n: usize) -> usize {
-    let Some(left) = budget else {
-        return n;
-    };
-    let before = left.fetch_sub(n as i64, Ordering::Relaxed);
-    before.clamp(0, n as i64) as usize
-}
-
 struct Slot {
     shared: Arc<SlotShared>,
     task: Option<JoinHandle<()>>,

@@ -14,7 +14,7 @@ use super::{Pace, SessionPlan, Stop, TurnPlayer};
 use crate::backend::replicas::Replicas;
 use crate::load::caller::{Called, Caller};
 use crate::load::client_threads::ClientThreads;
-use crate::load::slot_set::{budget, take_up_to, Budget, SlotSet, SlotShared};
+use crate::load::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
 use crate::measure::sample::Drained;
 
 /// How long a slot pauses before its next session when the server refused a connection.
@@ -147,14 +147,6 @@ impl SessionSlot {
             let Some(span) = plan.sessions.get(next).cloned() else {
                 break;
             };
-            // A session takes its turns from the budget when it starts, so that another
-            // slot's next session does not take the turns this one has left
-            // (`--request-count` is then whole sessions, the last one cut where it runs out).
-            let granted = take_up_to(&self.budget, span.len());
-            if granted == 0 {
-                break;
-            }
-            let span = span.start..span.start + granted;
             match self.player.play(&mut caller, span, &self).await {
                 Err(Stop) => break,
                 Ok(called) => {
@@ -170,7 +162,8 @@ impl SessionSlot {
 }
 
 impl Pace for SessionSlot {
-    /// A turn after the first waits its delay; every turn waits while the slot is paused.
+    /// A turn after the first waits its delay; every turn waits while the slot is paused
+    /// and takes one from the budget.
     async fn due(
         &self,
         plan: &SessionPlan,
@@ -185,7 +178,7 @@ impl Pace for SessionSlot {
             let until = tokio::time::Instant::now() + wait;
             self.shared.sleep_while_active(until).await;
         }
-        match self.shared.wait_while_paused().await {
+        match self.shared.wait_while_paused().await && take_budget(&self.budget) {
             true => Ok(None),
             false => Err(Stop),
         }
