@@ -152,7 +152,12 @@ pub fn parse_gpu_telemetry(args: &ProfileArgs) -> RunResult<Option<GpuTelemetry>
     let Some(given) = args.gpu_telemetry.as_deref().map(str::trim) else {
         return Ok(None);
     };
-    let interval = Duration::from_millis(args.metrics_interval.max(1));
+    if args.metrics_interval == 0 {
+        return Err(RunError::bad_option(
+            "--metrics-interval must be a positive number of milliseconds.",
+        ));
+    }
+    let interval = Duration::from_millis(args.metrics_interval);
     if given == "nvml" {
         return Ok(Some(GpuTelemetry::Nvml { interval }));
     }

@@ -35,6 +35,14 @@ struct TurnTiming {
     history: bool,
 }
 
+impl TurnTiming {
+    /// The wait after the answer before this turn, when it has one.
+    fn delay(&self) -> Option<std::time::Duration> {
+        let ms = self.delay_ms.filter(|&ms| ms > 0.0)?;
+        Some(crate::number::saturating_secs(ms / 1000.0))
+    }
+}
+
 /// The sessions of a run: each entry's prompt and timing, where each session lies, and
 /// what counts a turn's input tokens.
 #[derive(Clone)]

@@ -337,9 +337,9 @@ impl Pace for SessionRun {
             return Ok(Some(self.first_due));
         }
         let turn = plan.turns[index];
-        let due = match (turn.timestamp_ms, turn.delay_ms) {
+        let due = match (turn.timestamp_ms, turn.delay()) {
             (Some(at), _) => self.origin + after_ms(at - self.zero_ms),
-            (None, Some(delay)) => Instant::now() + after_ms(delay),
+            (None, Some(delay)) => Instant::now() + delay,
             (None, None) => return Ok(None),
         };
         if due <= Instant::now() {

@@ -170,11 +170,7 @@ impl Pace for SessionSlot {
         index: usize,
         place: usize,
     ) -> Result<Option<Instant>, Stop> {
-        if let Some(ms) = plan.turns[index]
-            .delay_ms
-            .filter(|&ms| place > 0 && ms > 0.0)
-        {
-            let wait = crate::number::saturating_secs(ms / 1000.0);
+        if let Some(wait) = plan.turns[index].delay().filter(|_| place > 0) {
             let until = tokio::time::Instant::now() + wait;
             self.shared.sleep_while_active(until).await;
         }
