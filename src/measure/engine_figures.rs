@@ -2,18 +2,24 @@
 //! mean and maximum, counters' increase and rate, the prefix-cache hit rate, and the
 //! percentiles of the engine's histograms from the increase of each bucket over the level.
 
+use serde::{Deserialize, Serialize};
+
 use super::engine_metrics::Role;
 use super::metrics::{MetricsWindow, SeriesStats};
+use super::window::WindowStats;
+
+/// How far the engine's and the client's counts may differ before a warning.
+pub const AGREEMENT: f64 = 0.01;
 
 /// A gauge over a level: its mean and its highest reading.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct GaugeFigures {
     pub avg: f64,
     pub max: f64,
 }
 
 /// Percentiles of an engine histogram over a level, in milliseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct HistogramFigures {
     pub count: f64,
     pub p50_ms: f64,
@@ -22,8 +28,11 @@ pub struct HistogramFigures {
 }
 
 /// What the engine did over a level, as its own metrics say.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct EngineFigures {
+    /// The engine whose metrics these are (`vllm`, `sglang`, `tgi`, `llamacpp`, `triton`,
+    /// `trtllm`), as recognised or named with `--server-metrics-preset`.
+    pub engine: Option<String>,
     pub running: Option<GaugeFigures>,
     pub waiting: Option<GaugeFigures>,
     /// KV-cache usage, 0 to 1.
@@ -66,6 +75,7 @@ impl EngineFigures {
             _ => None,
         };
         Some(EngineFigures {
+            engine: window.engine.map(|e| e.name().to_string()),
             running: gauge(Role::Running),
             waiting: gauge(Role::Waiting),
             kv_usage: gauge(Role::KvUsage),
@@ -81,6 +91,55 @@ impl EngineFigures {
             e2e: histogram(window, Role::E2e),
         })
     }
+}
+
+/// A count both the engine and the client keep over a level, and each one's figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountCheck {
+    /// What is counted: `requests`, `prompt tokens` or `generation tokens`.
+    pub what: String,
+    pub engine: f64,
+    pub client: f64,
+}
+
+impl CountCheck {
+    /// The engine's count less the client's, as a share of the client's.
+    pub fn off(&self) -> f64 {
+        (self.engine - self.client) / self.client.max(1.0)
+    }
+
+    /// Whether the two differ by more than [`AGREEMENT`].
+    pub fn disagrees(&self) -> bool {
+        self.off().abs() > AGREEMENT
+    }
+}
+
+/// The counts the engine and the client both kept over a level (the client's input tokens
+/// are the server's usage figures where it gave them, else the client's own count).
+pub fn count_checks(f: &EngineFigures, client: &WindowStats) -> Vec<CountCheck> {
+    let tokens = client.tokens.as_ref();
+    let client_input = tokens.map(|t| match t.usage_input_tokens.count() {
+        0 => t.input_tokens.sum() as f64,
+        _ => t.usage_input_tokens.sum() as f64,
+    });
+    let counts = [
+        ("requests", f.requests, Some(client.ok as f64)),
+        ("prompt tokens", f.prompt_tokens, client_input),
+        (
+            "generation tokens",
+            f.generation_tokens,
+            tokens.map(|t| t.output_tokens.sum() as f64),
+        ),
+    ];
+    (counts.into_iter())
+        .filter_map(|(what, engine, client)| {
+            Some(CountCheck {
+                what: what.to_string(),
+                engine: engine?,
+                client: client?,
+            })
+        })
+        .collect()
 }
 
 /// A histogram's percentiles from its buckets' increases over the window, each placed by

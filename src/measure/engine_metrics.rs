@@ -48,11 +48,11 @@ impl Role {
         }
     }
 
-    fn is_counter(self) -> bool {
+    pub fn is_counter(self) -> bool {
         !matches!(self, Role::Running | Role::Waiting | Role::KvUsage)
     }
 
-    fn is_histogram(self) -> bool {
+    pub fn is_histogram(self) -> bool {
         matches!(self, Role::Ttft | Role::Itl | Role::E2e)
     }
 }
@@ -127,6 +127,11 @@ impl Engine {
             Engine::Triton => TRITON,
             Engine::TrtLlm => TRT_LLM,
         }
+    }
+
+    /// The family name the engine gives a role (the first, where it has two).
+    pub fn family(self, role: Role) -> Option<&'static str> {
+        (self.names().iter()).find_map(|&(r, name)| (r == role).then_some(name))
     }
 
     /// The name prefix that marks the engine's series.
@@ -207,7 +212,8 @@ pub fn is_engine_counter(key: &str) -> bool {
     ROLES.iter().any(|r| r.key() == role && r.is_counter())
 }
 
-const ROLES: [Role; 12] = [
+/// Every role, in the order the figures list them.
+pub const ROLES: [Role; 12] = [
     Role::Running,
     Role::Waiting,
     Role::KvUsage,

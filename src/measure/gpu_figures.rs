@@ -3,12 +3,14 @@
 //! energy it drew over the level (the increase of its energy counter); and the run's
 //! output tokens per joule, over all GPUs and per GPU.
 
+use serde::{Deserialize, Serialize};
+
 use super::engine_figures::GaugeFigures;
 use super::gpu_series::GpuField;
 use super::metrics::{MetricsWindow, SeriesStats};
 
 /// One GPU over a level.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct GpuFigures {
     pub uuid: String,
     /// Percent.
@@ -16,10 +18,46 @@ pub struct GpuFigures {
     pub memory_used_mib: Option<f64>,
     pub power_watts: Option<GaugeFigures>,
     pub energy_joules: Option<f64>,
+    /// The level's output tokens over this GPU's energy.
+    pub output_tokens_per_joule: Option<f64>,
+}
+
+/// The GPUs of a level: each one, their energy in all and the output tokens per joule.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct GpuTelemetry {
+    pub gpus: Vec<GpuFigures>,
+    pub energy_joules: Option<f64>,
+    pub output_tokens_per_joule: Option<f64>,
+}
+
+impl GpuTelemetry {
+    /// The GPUs of a window and the tokens per joule of its `output_tokens`; `None`
+    /// without GPU series.
+    pub fn of(window: &MetricsWindow, output_tokens: f64) -> Option<GpuTelemetry> {
+        let mut gpus = gpus(window);
+        if gpus.is_empty() {
+            return None;
+        }
+        let per_joule = |joules: Option<f64>| {
+            joules
+                .filter(|&j| j > 0.0 && output_tokens > 0.0)
+                .map(|j| output_tokens / j)
+        };
+        for gpu in &mut gpus {
+            gpu.output_tokens_per_joule = per_joule(gpu.energy_joules);
+        }
+        let energy = (gpus.iter().any(|g| g.energy_joules.is_some()))
+            .then(|| gpus.iter().filter_map(|g| g.energy_joules).sum::<f64>());
+        Some(GpuTelemetry {
+            gpus,
+            energy_joules: energy,
+            output_tokens_per_joule: per_joule(energy),
+        })
+    }
 }
 
 /// Every GPU of a window, in UUID order (none when it has no GPU series).
-pub fn gpus(window: &MetricsWindow) -> Vec<GpuFigures> {
+fn gpus(window: &MetricsWindow) -> Vec<GpuFigures> {
     let mut uuids: Vec<&str> = (window.series.keys())
         .filter_map(|k| Some(k.strip_prefix("gpu:")?.split_once('|')?.1))
         .collect();
@@ -39,6 +77,7 @@ pub fn gpus(window: &MetricsWindow) -> Vec<GpuFigures> {
                 energy_joules: series(GpuField::EnergyMillijoules)
                     .filter(|s| s.seconds > 0.0)
                     .map(|s| s.increase / 1e3),
+                output_tokens_per_joule: None,
             }
         })
         .collect()
@@ -49,12 +88,6 @@ fn gauge(s: &SeriesStats) -> Option<GaugeFigures> {
         avg: s.sum / s.count as f64,
         max: s.max,
     })
-}
-
-/// Output tokens per joule over the GPUs' whole energy (`None` without any).
-pub fn tokens_per_joule(gpus: &[GpuFigures], output_tokens: f64) -> Option<f64> {
-    let energy: f64 = gpus.iter().filter_map(|g| g.energy_joules).sum();
-    (energy > 0.0).then(|| output_tokens / energy)
 }
 
 #[cfg(test)]
@@ -105,7 +138,13 @@ mod tests {
         assert_eq!(gpus[0].energy_joules, Some(320.0));
         assert_eq!(gpus[1].memory_used_mib, Some(2000.0));
         assert_eq!(gpus[1].utilization, None);
-        assert_eq!(tokens_per_joule(&gpus, 880.0), Some(2.0));
-        assert_eq!(tokens_per_joule(&[], 880.0), None);
+        let telemetry = GpuTelemetry::of(&window, 880.0).unwrap();
+        assert_eq!(telemetry.energy_joules, Some(440.0));
+        assert_eq!(telemetry.output_tokens_per_joule, Some(2.0));
+        assert_eq!(
+            telemetry.gpus[1].output_tokens_per_joule,
+            Some(880.0 / 120.0)
+        );
+        assert_eq!(GpuTelemetry::of(&MetricsWindow::default(), 880.0), None);
     }
 }

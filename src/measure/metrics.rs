@@ -98,6 +98,8 @@ pub struct MetricsWindow {
     pub failed_scrapes: u64,
     /// Why the last scrape failed, if one did.
     pub last_error: Option<String>,
+    /// The engine whose series the `engine:` keys hold (`--server-metrics`).
+    pub engine: Option<Engine>,
 }
 
 impl MetricsWindow {
@@ -107,6 +109,7 @@ impl MetricsWindow {
         }
         self.scrapes += other.scrapes;
         self.failed_scrapes += other.failed_scrapes;
+        self.engine = self.engine.or(other.engine);
         if other.last_error.is_some() {
             self.last_error.clone_from(&other.last_error);
         }
@@ -321,6 +324,7 @@ impl MetricsScraper {
             scrapes: taken.len() as u64,
             failed_scrapes: std::mem::take(&mut pending.failed),
             last_error: pending.last_error.take(),
+            engine: self.tracked.engine,
             ..MetricsWindow::default()
         };
         let mut previous = pending.previous.take();

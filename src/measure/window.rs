@@ -357,10 +357,14 @@ impl WindowStats {
         self.per_second(self.sequences_ended as f64)
     }
 
+    /// Output tokens of successful requests (0 for a tensor model).
+    pub fn output_token_count(&self) -> f64 {
+        self.tokens.as_ref().map_or(0, |t| t.output_tokens.sum()) as f64
+    }
+
     /// Output tokens of successful requests per second.
     pub fn token_throughput(&self) -> f64 {
-        let tokens = self.tokens.as_ref().map_or(0, |t| t.output_tokens.sum());
-        self.per_second(tokens as f64)
+        self.per_second(self.output_token_count())
     }
 
     /// Successful requests within every `--slo` limit, per second.

@@ -13,6 +13,7 @@ use crate::model::ModelSpec;
 use crate::results::Settings;
 
 use super::answers::{responses_cell, stream_time_cell, CSV_STREAM_PERCENTILES};
+use super::engine::server_figures;
 
 use super::metrics::{gpu_cell, number, GPU_TITLES};
 
@@ -82,11 +83,15 @@ enum Column {
     ResponsesPerRequest,
     /// Requests cancelled on purpose (`--request-cancellation-rate`).
     Cancelled,
+    /// An engine or GPU figure (`--server-metrics`, `--gpu-telemetry`; index into the
+    /// level's [`server_figures`]).
+    ServerFigure(usize),
 }
 
 impl Column {
-    fn title(self, settings: &Settings, mode_column: &str) -> String {
+    fn title(self, settings: &Settings, mode_column: &str, named: &[String]) -> String {
         match self {
+            Column::ServerFigure(i) => named.get(i).cloned().unwrap_or_default(),
             Column::Level => mode_column.to_string(),
             Column::Throughput => "Inferences/Second".to_string(),
             Column::ResponseThroughput => "Response Throughput".to_string(),
@@ -126,6 +131,9 @@ impl Column {
             Column::InterResponse(p) => stream_time_cell(&w.inter_response, p),
             Column::ResponsesPerRequest => responses_cell(w),
             Column::Cancelled => w.cancelled.to_string(),
+            Column::ServerFigure(i) => (server_figures(w).get(i))
+                .and_then(|f| f.value)
+                .map_or(String::new(), number),
         }
     }
 }
@@ -175,6 +183,8 @@ struct Available {
     streaming: bool,
     /// Cancellation was asked, or some level has cancelled requests (the last column).
     cancelled: bool,
+    /// The engine and GPU figures of the level that has the most (columns after the rest).
+    server_figures: usize,
 }
 
 impl Available {
@@ -191,6 +201,7 @@ impl Available {
             streaming: settings.streaming,
             cancelled: settings.request_cancellation.is_some()
                 || results.iter().any(|r| r.merged.cancelled > 0),
+            server_figures: server_figure_titles(results).len(),
         }
     }
 }
@@ -225,7 +236,20 @@ fn columns(settings: &Settings, available: Available) -> Vec<Column> {
     if available.cancelled {
         columns.push(Column::Cancelled);
     }
+    columns.extend((0..available.server_figures).map(Column::ServerFigure));
     columns
+}
+
+/// The titles of the engine and GPU figures, with their units, from the level that has the
+/// most (every level of a run scrapes the same pages).
+fn server_figure_titles(results: &[LevelResult]) -> Vec<String> {
+    (results.iter())
+        .map(|r| server_figures(&r.merged))
+        .max_by_key(Vec::len)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| format!("{} ({})", f.name, f.unit))
+        .collect()
 }
 
 /// perf_analyzer's `--verbose-csv` columns, then one per `--metric`.
@@ -248,17 +272,24 @@ fn verbose_columns(settings: &Settings) -> Vec<Column> {
 /// `Concurrency,Inferences/Second,Client Send,Client Recv,p50 latency,p90 latency,p95 latency,p99 latency`.
 pub fn csv_header(settings: &Settings, model: &ModelSpec, results: &[LevelResult]) -> String {
     let available = Available::of(settings, model, results);
+    let named = server_figure_titles(results);
     header_for(
         settings,
         &columns(settings, available),
         mode_column(results),
+        &named,
     )
 }
 
-fn header_for(settings: &Settings, columns: &[Column], mode_column: &str) -> String {
+fn header_for(
+    settings: &Settings,
+    columns: &[Column],
+    mode_column: &str,
+    named: &[String],
+) -> String {
     let titles: Vec<String> = columns
         .iter()
-        .map(|c| csv_field(c.title(settings, mode_column)))
+        .map(|c| csv_field(c.title(settings, mode_column, named)))
         .collect();
     titles.join(",")
 }

@@ -43,7 +43,12 @@ fn header_with_percentile_75_goes_between_p50_and_p90() {
 }
 
 fn header(settings: &Settings, mode: &str) -> String {
-    header_for(settings, &columns(settings, Available::default()), mode)
+    header_for(
+        settings,
+        &columns(settings, Available::default()),
+        mode,
+        &[],
+    )
 }
 
 fn level_with_server(cache: bool) -> LevelResult {

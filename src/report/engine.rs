@@ -4,12 +4,116 @@
 //! agree with the client's (a warning past 1%: another client, or requests the engine
 //! counted in another window, or figures one side gets wrong).
 
-use crate::measure::engine_figures::{EngineFigures, GaugeFigures, HistogramFigures};
+use crate::measure::engine_figures::{count_checks, EngineFigures, GaugeFigures, HistogramFigures};
+use crate::measure::gpu_figures::GpuTelemetry;
 use crate::measure::metrics::MetricsWindow;
 use crate::measure::window::WindowStats;
 
-/// How far the engine's and the client's counts may differ before a warning.
-const AGREEMENT: f64 = 0.01;
+use super::gpu::gpu_figures;
+
+/// One engine or GPU figure of a level, named with its unit, for the tables (CSV, the
+/// AIPerf export, the HTML report).
+#[derive(Debug, Clone, PartialEq)]
+pub struct NamedFigure {
+    pub name: String,
+    pub unit: &'static str,
+    pub value: Option<f64>,
+}
+
+/// The engine's figures of a level, always the same names in the same order (a figure the
+/// engine does not export has no value).
+pub fn engine_figures(f: &EngineFigures) -> Vec<NamedFigure> {
+    let figure = |name: &str, unit, value| NamedFigure {
+        name: name.to_string(),
+        unit,
+        value,
+    };
+    let percent = |v: Option<f64>| v.map(|v| v * 100.0);
+    let avg = |g: Option<GaugeFigures>, scale: f64| g.map(|g| g.avg * scale);
+    let max = |g: Option<GaugeFigures>, scale: f64| g.map(|g| g.max * scale);
+    let mut all = vec![
+        figure(
+            "Engine Requests Running Avg",
+            "requests",
+            avg(f.running, 1.0),
+        ),
+        figure(
+            "Engine Requests Running Max",
+            "requests",
+            max(f.running, 1.0),
+        ),
+        figure(
+            "Engine Requests Waiting Avg",
+            "requests",
+            avg(f.waiting, 1.0),
+        ),
+        figure(
+            "Engine Requests Waiting Max",
+            "requests",
+            max(f.waiting, 1.0),
+        ),
+        figure("Engine KV Cache Usage Avg", "%", avg(f.kv_usage, 100.0)),
+        figure("Engine KV Cache Usage Max", "%", max(f.kv_usage, 100.0)),
+    ];
+    all.extend([
+        figure(
+            "Engine Prefix Cache Hit Rate",
+            "%",
+            percent(f.prefix_hit_rate),
+        ),
+        figure("Engine Preemptions", "requests", f.preemptions),
+        figure("Engine Prompt Tokens/s", "tokens/s", f.prompt_tokens_per_s),
+        figure(
+            "Engine Generation Tokens/s",
+            "tokens/s",
+            f.generation_tokens_per_s,
+        ),
+    ]);
+    for (names, h) in [
+        (
+            ["Engine TTFT p50", "Engine TTFT p90", "Engine TTFT p99"],
+            f.ttft,
+        ),
+        (
+            ["Engine ITL p50", "Engine ITL p90", "Engine ITL p99"],
+            f.itl,
+        ),
+        (
+            [
+                "Engine Request Latency p50",
+                "Engine Request Latency p90",
+                "Engine Request Latency p99",
+            ],
+            f.e2e,
+        ),
+    ] {
+        let values = [
+            h.map(|h| h.p50_ms),
+            h.map(|h| h.p90_ms),
+            h.map(|h| h.p99_ms),
+        ];
+        all.extend(
+            names
+                .into_iter()
+                .zip(values)
+                .map(|(n, v)| figure(n, "ms", v)),
+        );
+    }
+    all
+}
+
+/// The engine's and the GPUs' figures of a window for the tables (none without
+/// `--server-metrics` or `--gpu-telemetry`).
+pub fn server_figures(w: &WindowStats) -> Vec<NamedFigure> {
+    let Some(metrics) = &w.metrics else {
+        return Vec::new();
+    };
+    let mut all = EngineFigures::of(metrics).map_or_else(Vec::new, |f| engine_figures(&f));
+    if let Some(t) = GpuTelemetry::of(metrics, w.output_token_count()) {
+        all.extend(gpu_figures(&t));
+    }
+    all
+}
 
 /// The console lines of the engine's figures of a level (none when it has none).
 pub fn engine_lines(metrics: &MetricsWindow, client: &WindowStats) -> Vec<String> {
@@ -68,34 +172,25 @@ pub fn engine_lines(metrics: &MetricsWindow, client: &WindowStats) -> Vec<String
     lines
 }
 
-/// A warning for each count the engine and the client disagree on by more than 1%.
+/// The counts the engine and the client both keep, side by side, then a warning for each
+/// they disagree on by more than 1%.
 fn agreement_lines(f: &EngineFigures, client: &WindowStats) -> Vec<String> {
-    let tokens = client.tokens.as_ref();
-    let client_input = tokens.map(|t| match t.usage_input_tokens.count() {
-        0 => t.input_tokens.sum() as f64,
-        _ => t.usage_input_tokens.sum() as f64,
-    });
-    let counts = [
-        ("requests", f.requests, Some(client.ok as f64)),
-        ("prompt tokens", f.prompt_tokens, client_input),
-        (
-            "generation tokens",
-            f.generation_tokens,
-            tokens.map(|t| t.output_tokens.sum() as f64),
-        ),
-    ];
-    let mut lines = Vec::new();
-    for (what, engine, mine) in counts {
-        let (Some(engine), Some(mine)) = (engine, mine) else {
-            continue;
-        };
-        let off = (engine - mine).abs() / mine.max(1.0);
-        if off > AGREEMENT {
-            lines.push(format!(
-                "    [WARNING] The engine counted {engine:.0} {what}, the client {mine:.0} ({:+.1}%): another client, or a count one side gets wrong.",
-                (engine - mine) / mine.max(1.0) * 100.0
-            ));
-        }
+    let checks = count_checks(f, client);
+    if checks.is_empty() {
+        return Vec::new();
     }
+    let counts: Vec<String> = (checks.iter())
+        .map(|c| format!("{:.0} {} (client {:.0})", c.engine, c.what, c.client))
+        .collect();
+    let mut lines = vec![format!("    Counted by the engine: {}", counts.join(", "))];
+    lines.extend(checks.iter().filter(|c| c.disagrees()).map(|c| {
+        format!(
+            "    [WARNING] The engine counted {:.0} {}, the client {:.0} ({:+.1}%): another client, or a count one side gets wrong.",
+            c.engine,
+            c.what,
+            c.client,
+            c.off() * 100.0
+        )
+    }));
     lines
 }

@@ -8,6 +8,8 @@ use super::schema::*;
 use crate::backend::ErrorKind;
 use crate::config::LoadLevel;
 use crate::measure::distribution::Distribution;
+use crate::measure::engine_figures::{count_checks, EngineFigures};
+use crate::measure::gpu_figures::GpuTelemetry;
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::metrics::MetricsWindow;
 use crate::measure::server_stats::{ModelCounters, ServerWindow, Timed};
@@ -92,6 +94,9 @@ pub fn window_record(w: &WindowStats, start: Instant, percentiles: &[f64]) -> Wi
         },
         server: w.server.as_ref().map(server_record),
         metrics: w.metrics.as_ref().map(metrics_record),
+        engine: w.metrics.as_ref().and_then(|m| engine_record(m, w)),
+        gpu_telemetry: (w.metrics.as_ref())
+            .and_then(|m| GpuTelemetry::of(m, w.output_token_count())),
         tokens: w
             .tokens
             .as_deref()
@@ -226,6 +231,13 @@ fn counters_record(m: &ModelCounters) -> CountersRecord {
         cache_hit: timed(m.cache_hit),
         cache_miss: timed(m.cache_miss),
     }
+}
+
+/// The engine's figures of a window, with its counts beside the client's.
+fn engine_record(m: &MetricsWindow, w: &WindowStats) -> Option<EngineRecord> {
+    let figures = EngineFigures::of(m)?;
+    let counts = count_checks(&figures, w);
+    Some(EngineRecord { figures, counts })
 }
 
 fn metrics_record(m: &MetricsWindow) -> MetricsRecord {

@@ -12,6 +12,7 @@ use super::schema::*;
 use crate::backend::api::torchserve::metrics::AnswerCounts;
 use crate::backend::{ErrorKind, Malformation};
 use crate::measure::distribution::Distribution;
+use crate::measure::engine_metrics::Engine;
 use crate::measure::metrics::{MetricsWindow, SeriesStats};
 use crate::measure::replica::ReplicaWindow;
 use crate::measure::sample::ErrorNote;
@@ -46,7 +47,7 @@ pub fn window_stats(
     w.send_lag = distribution(&record.send_lag, "send_lag")?;
     restore_client(&mut w, &record.client);
     w.server = record.server.as_ref().map(server_window);
-    w.metrics = record.metrics.as_ref().map(metrics_window);
+    w.metrics = (record.metrics.as_ref()).map(|m| metrics_window(m, record.engine.as_ref()));
     w.tokens = match &record.tokens {
         Some(t) => Some(Box::new(token_stats(t)?)),
         None => None,
@@ -180,7 +181,9 @@ fn counters(c: &CountersRecord) -> ModelCounters {
     }
 }
 
-fn metrics_window(m: &MetricsRecord) -> MetricsWindow {
+/// A window's metrics read back; the engine they came from is in the window's engine
+/// record.
+fn metrics_window(m: &MetricsRecord, engine: Option<&EngineRecord>) -> MetricsWindow {
     let series: BTreeMap<String, SeriesStats> = m
         .series
         .iter()
@@ -201,6 +204,7 @@ fn metrics_window(m: &MetricsRecord) -> MetricsWindow {
         scrapes: m.scrapes,
         failed_scrapes: m.failed_scrapes,
         last_error: m.last_error.clone(),
+        engine: (engine.and_then(|e| e.figures.engine.as_deref())).and_then(Engine::from_name),
     }
 }
 

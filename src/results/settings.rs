@@ -9,9 +9,9 @@ use crate::backend::capabilities;
 use crate::config::shard::ShardPlan;
 use crate::config::shm::SharedMemory;
 use crate::config::{
-    ApiSettings, DataConfig, InputData, LoadConfig, LoadMode, MeasureConfig, MeasurementMode,
-    MetricsConfig, OpenAiConfig, OutputConfig, PromptSource, Protocol, TargetConfig, TensorFormat,
-    TimelineKind, TlsSettings,
+    ApiSettings, DataConfig, GpuTelemetry, InputData, LoadConfig, LoadMode, MeasureConfig,
+    MeasurementMode, MetricsConfig, OpenAiConfig, OutputConfig, PromptSource, Protocol,
+    TargetConfig, TensorFormat, TimelineKind, TlsSettings,
 };
 
 /// The settings of a run, from the sections of its configuration and its command line:
@@ -91,6 +91,10 @@ pub fn settings(
         latency_threshold_ms: measure.latency_threshold_ms,
         slo: measure.slo.iter().map(ToString::to_string).collect(),
         metrics: measure.metrics.as_ref().map(metrics),
+        gpu_telemetry: measure.gpu_telemetry.as_ref().map(|g| match g {
+            GpuTelemetry::Dcgm(m) => without_userinfo(&m.url),
+            GpuTelemetry::Nvml { .. } => "nvml".to_string(),
+        }),
         reported_percentiles: measure.reported_percentiles(),
         benchmark_duration_ms: measure.benchmark_duration.map(|d| d.as_millis() as u64),
         // The output section, and the command line as given.

@@ -1,5 +1,6 @@
 """inferperf against NVIDIA Triton 2.51 (PyTriton) over HTTP and gRPC."""
 
+import json
 import re
 import urllib.error
 import urllib.request
@@ -7,7 +8,7 @@ import urllib.request
 import numpy as np
 import pytest
 
-from e2e_lib import add_sub, assert_profiled, levels_text, note, run_inferperf
+from e2e_lib import ARTIFACTS, add_sub, assert_profiled, levels_text, note, run_inferperf
 
 PROTOCOLS = ("http", "grpc")
 # Short windows: these tests check that inferperf works against the real server; the
@@ -143,6 +144,50 @@ def test_server_block_from_statistics(triton, inferperf_bin, protocol):
         assert 9_500 <= row["Server Compute Infer"] <= 20_000, run.show()
     server_line = next(l for l in run.stdout.splitlines() if "Avg request latency" in l)
     note(f"triton   server block {protocol}: {server_line.strip()}")
+
+
+def test_triton_engine_metrics_from_its_own_page(triton, inferperf_bin):
+    """--server-metrics on Triton's own /metrics page: the engine is recognised from its
+    nv_ names, and per level the requests Triton counted (nv_inference_request_success) are
+    the client's, within the requests in flight at the windows' ends; its queue gauge
+    (nv_inference_pending_request_count) is read; the figures reach the console, the CSV and
+    results.json; and Triton's statistics extension holds the whole run's truth."""
+    results = ARTIFACTS / "triton-engine-metrics.json"
+    results.unlink(missing_ok=True)
+    before = triton.stats("sleep10")
+    run = run_inferperf(
+        [
+            "-m", "sleep10",
+            "-u", triton.http,
+            "-H", f"triton-access-token: {triton.token}",
+            "--server-metrics", f"http://127.0.0.1:{triton.metrics_port}/metrics",
+            "--metrics-interval", "250",
+            "--results-file", results,
+            *QUICK,
+        ],
+        "triton-engine-metrics",
+    )
+    delta = triton.stats("sleep10") - before
+    assert_profiled(run, [1, 2])
+    assert run.stdout.count("Engine (its own metrics)") == 2, run.show()
+    assert run.stdout.count("Counted by the engine: ") == 2, run.show()
+    file = json.loads(results.read_text())
+    engine_total = 0
+    for level in file["levels"]:
+        merged = level["merged"]
+        engine = merged["engine"]
+        requests = next(c for c in engine["counts"] if c["what"] == "requests")
+        assert requests["client"] == merged["ok"], engine
+        # The windows' ends cut requests in flight: at most the concurrency per window.
+        c = level["load"]["concurrency"]
+        assert abs(requests["engine"] - requests["client"]) <= c * len(level["merged_windows"]), engine
+        assert engine["waiting"] is not None and engine["waiting"]["avg"] >= 0, engine
+        engine_total += requests["engine"]
+    assert 0 < engine_total <= delta.success, (engine_total, delta.success)
+    for row in run.rows:
+        assert "Engine Requests Waiting Avg (requests)" in row, run.show()
+    note(f"triton   engine metrics: Triton counted {engine_total:.0f} requests in the measured windows, "
+         f"{delta.success} over the whole run (statistics extension)")
 
 
 def test_every_answer_of_a_decoupled_model_is_measured(triton, inferperf_bin):

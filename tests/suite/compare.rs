@@ -301,3 +301,56 @@ async fn a_slower_model_fails_the_p50_gate() {
     // Hover shows the numbers.
     assert!(page.contains("<title>B: slow.json, concurrency 2: "));
 }
+
+/// Two LLM servers, one generating twice as fast: the page draws both runs' Pareto curves
+/// (output tokens/s against tokens/s per user) over each other, a colour per run, and the
+/// faster one lies further right at every level.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn llm_runs_have_their_pareto_curves_overlaid() {
+    let tmp = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(tmp.path());
+    let mut files = Vec::new();
+    for (name, itl) in [("fast", 2), ("slow", 4)] {
+        let model = format!("chat=llm:ttft_ms=5,itl_ms={itl},output_tokens=16");
+        let server = common::start_server(&[&model]).await;
+        let addr = server.http_addr.to_string();
+        let path = tmp.path().join(format!("{name}.json"));
+        let extra = [
+            "--concurrency-range",
+            "1:2",
+            "-p",
+            "500",
+            "--max-trials",
+            "3",
+            "--results-file",
+            path.to_str().unwrap(),
+        ];
+        let flags = common::chat_flags(&addr, tokenizer.to_str().unwrap(), &extra);
+        common::profile_with_reports(&flags).await;
+        files.push(path);
+    }
+    let page_path = tmp.path().join("llm.html");
+    let output = compare(&[
+        files[0].to_str().unwrap(),
+        files[1].to_str().unwrap(),
+        "-o",
+        page_path.to_str().unwrap(),
+    ])
+    .await;
+    assert!(output.status.code().is_some_and(|c| c <= 1), "{output:?}");
+    let page = std::fs::read_to_string(&page_path).unwrap();
+    assert_well_formed(&page);
+    let pareto = chart(&page, "Output tokens/s against tokens/s per user");
+    assert_eq!(line_colors(pareto).len(), 2, "a curve per run");
+    let per_user = |file: &PathBuf| -> Vec<f64> {
+        let file = inferperf::results::read(file).unwrap();
+        (file.levels.iter())
+            .map(|l| l.merged.tokens.as_ref().unwrap().per_user_throughput.mean)
+            .collect()
+    };
+    let (fast, slow) = (per_user(&files[0]), per_user(&files[1]));
+    assert!(
+        fast.iter().zip(&slow).all(|(f, s)| f > s),
+        "{fast:?} {slow:?}"
+    );
+}

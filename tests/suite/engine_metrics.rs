@@ -7,6 +7,7 @@
 use inferperf::measure::engine_figures::EngineFigures;
 use inferperf::measure::engine_metrics::Engine;
 use inferperf::measure::level::LevelResult;
+use inferperf::results::{self, ResultsFile};
 
 use crate::common;
 
@@ -19,7 +20,21 @@ fn bucket_of(ms: f64) -> usize {
     TTFT_BOUNDS_MS.partition_point(|&b| b < ms)
 }
 
-async fn run_at_twice_the_batch(names: &str) -> (LevelResult, EngineFigures) {
+/// What a run at twice the batch left.
+struct Run {
+    level: LevelResult,
+    figures: EngineFigures,
+    file: ResultsFile,
+    /// AIPerf's `server_metrics_export.json` and `.csv` of the level.
+    server_json: serde_json::Value,
+    server_csv: String,
+    /// The `-f` CSV.
+    levels_csv: String,
+}
+
+/// A level at 8 in flight on a batch of 4, its engine figures, and the results file the run
+/// wrote (checked against the schema).
+async fn run_at_twice_the_batch(names: &str) -> Run {
     let model =
         format!("chat=llm:ttft_ms=20,itl_ms=5,max_batch=4,output_tokens=16,metrics={names}");
     let server = common::start_server(&[&model]).await;
@@ -27,7 +42,16 @@ async fn run_at_twice_the_batch(names: &str) -> (LevelResult, EngineFigures) {
     let page = format!("http://{addr}/metrics");
     let dir = tempfile::tempdir().unwrap();
     let tokenizer = common::word_tokenizer(dir.path());
+    let results = dir.path().join("results.json");
+    let artifacts = dir.path().join("artifacts");
+    let csv = dir.path().join("levels.csv");
     let extra = [
+        "-f",
+        csv.to_str().unwrap(),
+        "--results-file",
+        results.to_str().unwrap(),
+        "--artifact-dir",
+        artifacts.to_str().unwrap(),
         "--concurrency-range",
         "8",
         "--synthetic-input-tokens-mean",
@@ -42,15 +66,32 @@ async fn run_at_twice_the_batch(names: &str) -> (LevelResult, EngineFigures) {
         "3",
     ];
     let flags = common::chat_flags(&addr, tokenizer.to_str().unwrap(), &extra);
-    let level = common::profile(&flags).await.remove(0);
+    let level = common::profile_with_reports(&flags).await.remove(0);
     let metrics = level.merged.metrics.clone().expect("the page was scraped");
     let figures = EngineFigures::of(&metrics).expect("the engine's series were read");
-    (level, figures)
+    common::assert_valid(&results);
+    let folder = artifacts.join("chat-openai-chat-concurrency8");
+    let read = |name: &str| std::fs::read_to_string(folder.join(name)).unwrap();
+    Run {
+        level,
+        figures,
+        file: results::read(&results).unwrap(),
+        server_json: serde_json::from_str(&read("server_metrics_export.json")).unwrap(),
+        server_csv: read("server_metrics_export.csv"),
+        levels_csv: std::fs::read_to_string(&csv).unwrap(),
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engine_figures_are_the_embedded_engines_truth() {
-    let (level, f) = run_at_twice_the_batch("vllm").await;
+    let Run {
+        level,
+        figures: f,
+        file,
+        server_json,
+        server_csv,
+        levels_csv,
+    } = run_at_twice_the_batch("vllm").await;
     let w = &level.merged;
     assert_eq!(w.error_count(), 0, "{:?}", w.errors);
     let running = f.running.unwrap();
@@ -89,11 +130,58 @@ async fn the_engine_figures_are_the_embedded_engines_truth() {
         itl.p50_ms <= 10.0,
         "5-ms steps fall in vLLM's first ITL bucket: {itl:?}"
     );
+    // The results file holds the same figures and both sides' counts.
+    let record = file.levels[0]
+        .merged
+        .engine
+        .clone()
+        .expect("an engine record");
+    assert_eq!(record.figures, f);
+    let requests = record.counts.iter().find(|c| c.what == "requests").unwrap();
+    assert_eq!(
+        (requests.engine, requests.client),
+        (f.requests.unwrap(), ok)
+    );
+    assert_eq!(record.counts.len(), 3, "{:?}", record.counts);
+    assert!(file.levels[0].windows.iter().all(|w| w.engine.is_some()));
+    assert_eq!(record.figures.engine.as_deref(), Some("vllm"));
+    // AIPerf's server metrics export names the series as vLLM does.
+    let metrics = &server_json["metrics"];
+    let running = &metrics["vllm:num_requests_running"]["series"][0]["stats"];
+    assert_eq!(running["max"], 4.0, "{server_json}");
+    let ttft = &metrics["vllm:time_to_first_token_seconds"];
+    assert_eq!(ttft["type"], "histogram");
+    let p50 = ttft["series"][0]["stats"]["p50_estimate"].as_f64().unwrap();
+    assert!((p50 * 1e3 - engine_ttft.p50_ms).abs() < 1e-6, "{ttft}");
+    assert!(
+        server_csv.contains(",gauge,vllm:num_requests_waiting,"),
+        "{server_csv}"
+    );
+    // The -f CSV has a column per engine figure.
+    let mut lines = levels_csv.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let column = header
+        .iter()
+        .position(|h| *h == "Engine Requests Waiting Max (requests)")
+        .unwrap_or_else(|| panic!("{levels_csv}"));
+    let max_waiting: f64 = row[column].parse().unwrap();
+    assert_eq!(max_waiting, waiting.max, "{levels_csv}");
+    // The HTML report draws the section and the Pareto point.
+    let page = inferperf::report::html::render(&file);
+    assert!(page.contains("What the server was doing"));
+    assert!(page.contains("Engine Requests Waiting Avg"));
+    assert!(page.contains("Output tokens/s against tokens/s per user"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sglang_names_are_read_as_sglang() {
-    let (level, f) = run_at_twice_the_batch("sglang").await;
+    let Run {
+        level,
+        figures: f,
+        server_json,
+        ..
+    } = run_at_twice_the_batch("sglang").await;
     assert_eq!(f.running.unwrap().max, 4.0);
     let generated = f.generation_tokens.unwrap();
     let ok = level.merged.ok as f64;
@@ -101,6 +189,8 @@ async fn sglang_names_are_read_as_sglang() {
         (generated - ok * 16.0).abs() <= ok * 16.0 * 0.01,
         "{generated}"
     );
+    let running = &server_json["metrics"]["sglang:num_running_reqs"]["series"][0]["stats"];
+    assert_eq!(running["max"], 4.0, "{server_json}");
     let page = "sglang:num_running_reqs{model_name=\"m\"} 1\n";
     let samples = inferperf::prometheus::parse(page).unwrap().samples;
     assert_eq!(Engine::recognise(&samples), Some(Engine::Sglang));

@@ -4,7 +4,7 @@
 //! the level is that power over the level's time (less for the moments the client holds
 //! fewer in flight), and the output tokens per joule follow.
 
-use inferperf::measure::gpu_figures::{gpus, tokens_per_joule};
+use inferperf::measure::gpu_figures::GpuTelemetry;
 use inferperf::measure::gpu_series::GpuField;
 use inferperf::server::{self, ServeOptions};
 
@@ -26,7 +26,10 @@ async fn power_energy_and_tokens_per_joule_follow_the_power_model() {
     let page = format!("http://{}/gpu/metrics", server.metrics_addr.unwrap());
     let dir = tempfile::tempdir().unwrap();
     let tokenizer = common::word_tokenizer(dir.path());
+    let artifacts = dir.path().join("artifacts");
     let extra = [
+        "--artifact-dir",
+        artifacts.to_str().unwrap(),
         "--concurrency-range",
         "4",
         "--gpu-telemetry",
@@ -39,19 +42,21 @@ async fn power_energy_and_tokens_per_joule_follow_the_power_model() {
         "3",
     ];
     let flags = common::chat_flags(&addr, tokenizer.to_str().unwrap(), &extra);
-    let level = common::profile(&flags).await.remove(0);
+    let level = common::profile_with_reports(&flags).await.remove(0);
     let metrics = level
         .merged
         .metrics
         .clone()
         .expect("the DCGM page was scraped");
-    let gpus = gpus(&metrics);
+    let w = &level.merged;
+    let tokens = w.tokens.as_ref().unwrap().output_tokens.sum() as f64;
+    let telemetry = GpuTelemetry::of(&metrics, tokens).unwrap();
+    let gpus = &telemetry.gpus;
     assert_eq!(gpus.len(), 1, "{gpus:?}");
     let gpu = &gpus[0];
     assert_eq!(gpu.uuid, "GPU-inferperf-0000");
     // The sequences in a slot, on average: fewer than 4 only for the client's own time
     // between an answer and the next send (longer on a busy machine).
-    let w = &level.merged;
     let in_flight = (w.throughput() * w.mean_latency_us() / 1e6).min(4.0);
     let model_watts = 50.0 + 20.0 * in_flight;
     let power = gpu.power_watts.unwrap();
@@ -65,13 +70,28 @@ async fn power_energy_and_tokens_per_joule_follow_the_power_model() {
         "{mean_watts} W, the model's {model_watts} W at {in_flight:.2} in flight"
     );
     assert_eq!(gpu.energy_joules, Some(energy.increase / 1e3));
-    let tokens = w.tokens.as_ref().unwrap().output_tokens.sum() as f64;
-    let per_joule = tokens_per_joule(&gpus, tokens).unwrap();
+    let per_joule = telemetry.output_tokens_per_joule.unwrap();
+    assert_eq!(gpu.output_tokens_per_joule, Some(per_joule), "one GPU");
     let model_per_joule = tokens / (model_watts * energy.seconds);
     assert!(
         (per_joule - model_per_joule).abs() <= model_per_joule * 0.1,
         "{per_joule} tokens/J, the model's {model_per_joule}"
     );
+    // AIPerf's export: its power-efficiency metrics and the GPU under `telemetry_data`.
+    let path = artifacts.join("chat-openai-chat-concurrency4/profile_export_aiperf.json");
+    let export: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let exported = export["nvidia_output_tokens_per_joule"]["avg"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (exported - per_joule).abs() < 1e-9,
+        "{exported} vs {per_joule}"
+    );
+    let exported_gpu =
+        &export["telemetry_data"]["endpoints"][&page[7..page.len() - 8]]["gpus"]["gpu_0"];
+    assert_eq!(exported_gpu["gpu_uuid"], "GPU-inferperf-0000", "{export}");
+    assert_eq!(exported_gpu["metrics"]["nvidia_power_usage"]["max"], 130.0);
     let utilization = gpu.utilization.unwrap();
     assert_eq!(utilization.max, 50.0, "4 of 8 slots: {utilization:?}");
 }

@@ -46,6 +46,7 @@ pub fn page(runs: &[Run], comparison: &Comparison, fail_on: Option<&str>) -> Str
     body.push_str(&differences(runs, &labels));
     body.push_str(&verdicts(&labels, comparison));
     body.push_str(&overlay::curves(&drawn));
+    body.push_str(&overlay::pareto(&drawn));
     body.push_str(&overlay::distributions(&drawn));
     super::page(&title, &body, runs.first().map(|r| &r.file))
 }

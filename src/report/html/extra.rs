@@ -111,13 +111,15 @@ pub fn health(file: &ResultsFile) -> String {
     out
 }
 
-/// A table of the server metrics per level (average, else rate, else max of each series).
+/// A table of the server metrics per level (average, else rate, else max of each series);
+/// the engine's and the GPUs' series by meaning have their own section.
 fn metrics(file: &ResultsFile) -> String {
     let names: BTreeSet<&String> = file
         .levels
         .iter()
         .filter_map(|l| l.merged.metrics.as_ref())
         .flat_map(|m| m.series.keys())
+        .filter(|k| !k.starts_with("engine:") && !k.starts_with("gpu:"))
         .collect();
     if names.is_empty() {
         return String::new();
@@ -153,7 +155,8 @@ fn in_ms(d: &DistributionRecord, p: f64) -> Option<f64> {
     Some(if d.unit == "ns" { ms(v) } else { v })
 }
 
-/// TTFT, ITL and tokens/s against the load, for runs with a `tokens` record.
+/// TTFT, ITL and tokens/s against the load and the Pareto curve, for runs with a `tokens`
+/// record.
 pub fn llm(file: &ResultsFile) -> String {
     if !file.levels.iter().any(|l| l.merged.tokens.is_some()) {
         return String::new();
@@ -213,6 +216,7 @@ pub fn llm(file: &ResultsFile) -> String {
             ),
         )],
     ));
+    out.push_str(&super::server::pareto(file));
     out.push_str("</div>");
     out
 }

@@ -5,7 +5,9 @@
 //! The page: the settings, a table per level, the throughput–latency curve (knee marked),
 //! each level's percentile plot on HdrHistogram's log axis, where the time went per level,
 //! each level's windows over time, the per-second timeline of a `--ramp` / `--load-steps`
-//! run, server metrics and client health, and for LLM runs TTFT, ITL and tokens/s. Every
+//! run, server metrics and client health, what the engine and the GPUs were doing (their own
+//! metrics per level and per window), and for LLM runs TTFT, ITL and tokens/s against the
+//! load and the Pareto curve of output tokens/s against tokens/s per user. Every
 //! mark carries an SVG `<title>`, so hovering shows its numbers.
 //!
 //! `inferperf compare … -o FILE.html` writes a second kind of page from the same parts: the
@@ -18,6 +20,7 @@ mod compare;
 mod curve;
 mod extra;
 mod overlay;
+mod server;
 mod svg;
 pub mod sweep;
 mod tables;
@@ -94,6 +97,7 @@ fn run_section(file: &ResultsFile) -> String {
         }
         s.push_str("</div>");
         s.push_str(&extra::health(file));
+        s.push_str(&server::server(file));
         s.push_str(&extra::llm(file));
         s.push_str(&turns::turns(file));
     }

@@ -1,6 +1,7 @@
 //! The charts of `inferperf compare -o`: several runs drawn over each other, a colour per
 //! run — latency against throughput (p50 solid, p99 dashed), throughput and latency against
-//! the load, and each load's latency percentile distribution on HdrHistogram's 1/(1−p)
+//! the load, the runs' Pareto curves (output tokens/s against tokens/s per user), and each
+//! load's latency percentile distribution on HdrHistogram's 1/(1−p)
 //! axis. The points and axes are the single-run report's ([`super::curve`],
 //! [`super::extra`]); only the colouring by run is added here.
 
@@ -9,6 +10,7 @@ use std::mem::discriminant;
 
 use super::curve::{curve_points, latency_chart, percentile_chart, percentile_points};
 use super::extra::{load_chart, per_level};
+use super::server::{pareto_points, PARETO_TITLE, PARETO_X, PARETO_Y};
 use super::svg::{esc, Chart, Line, Points, Series};
 use super::{load_axis, load_name, load_x, ms, pct};
 use crate::report::compare::same_load;
@@ -155,6 +157,38 @@ pub fn curves(runs: &[Drawn<'_>]) -> String {
         );
     }
     out
+}
+
+/// The runs' Pareto curves over each other (output tokens/s against tokens/s per user; per
+/// GPU dashed where a run's telemetry counted its GPUs); nothing when no run has tokens.
+pub fn pareto(runs: &[Drawn<'_>]) -> String {
+    let mut series = Vec::new();
+    for run in runs {
+        let prefix = format!("{}, ", run.label);
+        for (per_gpu, dashed) in [(false, false), (true, true)] {
+            let points = pareto_points(run.file, per_gpu, &prefix);
+            if !points.is_empty() {
+                series.push(Series {
+                    name: run.label.to_string(),
+                    style: style(run, dashed),
+                    points,
+                });
+            }
+        }
+    }
+    if series.is_empty() {
+        return String::new();
+    }
+    let mut c = load_chart(PARETO_TITLE, PARETO_X, PARETO_Y, &series);
+    legend(&mut c, &runs.iter().collect::<Vec<_>>(), false);
+    if series.iter().any(|s| s.style.dashed) {
+        c.legend_line("all GPUs", NEUTRAL, false);
+        c.legend_line("per GPU", NEUTRAL, true);
+    }
+    format!(
+        "<h2>Output tokens/s against tokens/s per user</h2><p>The curve serving setups are compared on: further up and to the right is better. A colour per run.</p><div class=\"charts\">{}</div>",
+        c.finish()
+    )
 }
 
 /// A chart against the load with the overlay's legend.

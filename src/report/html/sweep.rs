@@ -2,12 +2,15 @@
 //! the table of settings by load level (each linking to its own report.html, a failed one
 //! with its sentence and the server's last lines) and the curves of every setting overlaid,
 //! one series per setting in the same colour on every chart: throughput and latency
-//! p50/p99 against the load, and p99 against throughput.
+//! p50/p99 against the load, p99 against throughput, and for LLM runs output tokens/s
+//! against tokens/s per user.
 
 use std::fmt::Write;
 use std::path::Path;
 
-use super::svg::{esc, Chart, Points, XAxis, COLORS};
+use super::extra::load_chart;
+use super::server::{pareto_points, PARETO_TITLE, PARETO_X, PARETO_Y};
+use super::svg::{esc, Chart, Line, Points, Series, XAxis, COLORS};
 use super::STYLE;
 use crate::report::sweep::{figures, load_title, row_sentence, LevelFigures, SweepRow};
 use crate::results::LevelLoad;
@@ -187,7 +190,27 @@ fn charts(rows: &[SweepRow]) -> String {
         |level| Some(level.merged.throughput),
         |f| f.p99,
     ));
+    out.push_str(&pareto(rows));
     out
+}
+
+/// Output tokens/s against tokens/s per user, a curve per setting (LLM runs only).
+fn pareto(rows: &[SweepRow]) -> String {
+    let series: Vec<Series> = (rows.iter().enumerate())
+        .filter_map(|(i, row)| {
+            let file = row.results.as_ref().filter(|_| !row.end.failed())?;
+            let points = pareto_points(file, false, &format!("{}, ", row.label));
+            (!points.is_empty()).then(|| Series {
+                name: row.label.clone(),
+                style: Line::solid(COLORS[i % COLORS.len()]),
+                points,
+            })
+        })
+        .collect();
+    if series.is_empty() {
+        return String::new();
+    }
+    load_chart(PARETO_TITLE, PARETO_X, PARETO_Y, &series).finish()
 }
 
 /// One chart: a series per setting of `y` against `x`, each point's tooltip naming the

@@ -10,6 +10,7 @@ use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::window::WindowStats;
 use crate::results::{LoadSettings, Settings};
 
+use super::aiperf_telemetry;
 use super::json::{object, Json};
 use super::{csv_row, iso_utc, Figure, Stats, LLM_PERCENTILES};
 
@@ -349,6 +350,8 @@ fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
             per_second(isl),
         ));
     }
+    let power = aiperf_telemetry::power_metrics(w).into_iter();
+    metrics.extend(power.map(|(tag, header, unit, value)| metric(tag, header, unit, value)));
     metrics
 }
 
@@ -486,6 +489,9 @@ pub fn json(settings: &Settings, r: &LevelResult, labels: &RunLabels) -> Json {
         }
     }
     pairs.extend(rest.into_iter().map(|(tag, v)| (tag.to_string(), v)));
+    if let Some(t) = aiperf_telemetry::telemetry_data(settings, w) {
+        pairs.push(("telemetry_data".into(), t));
+    }
     Json::Object(pairs)
 }
 

@@ -2,8 +2,9 @@
 //! run starts; each level gets its own folder, named as GenAI-Perf names it
 //! (`<model>-openai-<endpoint>-concurrency<N>` or `…-request_rate<R>`), written as soon as
 //! the level is measured so that an interrupted or failed run keeps the levels it finished.
-//! A folder holds GenAI-Perf's CSV and JSON, AIPerf's CSV and JSON, and perf_analyzer's
-//! `profile_export.json`.
+//! A folder holds GenAI-Perf's CSV and JSON, AIPerf's CSV and JSON (and with
+//! `--server-metrics` AIPerf's `server_metrics_export.json` and `.csv`), and
+//! perf_analyzer's `profile_export.json`.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -15,7 +16,7 @@ use crate::measure::request_log::WallClock;
 use crate::results::{LoadSettings, Settings};
 
 use super::aiperf::RunLabels;
-use super::{aiperf, genai_perf, model_folder_name, python_float};
+use super::{aiperf, aiperf_telemetry, genai_perf, model_folder_name, python_float};
 use crate::report::profile_export::{write_profile_export, RequestInputs};
 use crate::report::{Entry, Measured, Origin, Reporter, Run, Sent};
 
@@ -71,7 +72,18 @@ impl Artifacts {
                 aiperf::json(settings, r, &self.labels).pretty(),
             ),
         ];
-        for (name, text) in texts {
+        let server = [
+            (
+                "server_metrics_export.json",
+                aiperf_telemetry::server_metrics_json(settings, w).map(|j| j.pretty()),
+            ),
+            (
+                "server_metrics_export.csv",
+                aiperf_telemetry::server_metrics_csv(settings, w),
+            ),
+        ];
+        let server = server.into_iter().filter_map(|(n, t)| Some((n, t?)));
+        for (name, text) in texts.into_iter().chain(server) {
             let path = folder.join(name);
             std::fs::write(&path, text).map_err(|e| write_error(&path, &e))?;
         }

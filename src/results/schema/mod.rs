@@ -11,6 +11,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use crate::measure::engine_figures::{CountCheck, EngineFigures};
+use crate::measure::gpu_figures::GpuTelemetry;
+
 mod settings;
 
 pub use settings::*;
@@ -168,6 +171,14 @@ pub struct WindowRecord {
     pub client: ClientRecord,
     pub server: Option<ServerRecord>,
     pub metrics: Option<MetricsRecord>,
+    /// What the serving engine did over the window by its own metrics (`--server-metrics`;
+    /// absent without), computed from `metrics`' `engine:` series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub engine: Option<EngineRecord>,
+    /// The GPUs over the window (`--gpu-telemetry`; absent without), computed from
+    /// `metrics`' `gpu:` series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_telemetry: Option<GpuTelemetry>,
     pub tokens: Option<TokensRecord>,
     /// A multi-turn sessions run's figures by turn number (absent for other runs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,6 +370,14 @@ pub struct MetricsRecord {
     pub failed_scrapes: u64,
     pub last_error: Option<String>,
     pub series: BTreeMap<String, SeriesRecord>,
+}
+
+/// The engine's figures of a window and its counts beside the client's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EngineRecord {
+    #[serde(flatten)]
+    pub figures: EngineFigures,
+    pub counts: Vec<CountCheck>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -51,6 +51,9 @@ pub struct Settings {
     pub send_slack_us: u64,
     pub grpc_connection_share: usize,
     pub metrics: Option<MetricsSettings>,
+    /// `--gpu-telemetry`: the DCGM exporter's URL, or `nvml`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_telemetry: Option<String>,
     pub llm: Option<LlmSettings>,
     /// The percentiles the console and CSV report, ascending.
     pub reported_percentiles: Vec<f64>,

@@ -104,6 +104,16 @@ pub async fn profile(args: &[&str]) -> Vec<LevelResult> {
     outcome.results
 }
 
+/// Profiles in-process with the run's reports (`--results-file`, `--artifact-dir`, …)
+/// written, and returns every level's result.
+pub async fn profile_with_reports(args: &[&str]) -> Vec<LevelResult> {
+    let cfg = config(args);
+    let outcome = inferperf::commands::profile::profile(&cfg, Arc::new(Interrupt::default()))
+        .await
+        .expect("the run completes");
+    outcome.results
+}
+
 /// Runs the real binary with these arguments.
 pub async fn run_cli(args: &[&str]) -> Output {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_inferperf"))
