@@ -185,7 +185,7 @@ fn agreement_lines(f: &EngineFigures, client: &WindowStats) -> Vec<String> {
     let mut lines = vec![format!("    Counted by the engine: {}", counts.join(", "))];
     lines.extend(checks.iter().filter(|c| c.disagrees()).map(|c| {
         format!(
-            "    [WARNING] The engine counted {:.0} {}, the client {:.0} ({:+.1}%): another client, or a count one side gets wrong.",
+            "    [WARNING] The engine counted {:.0} {}, the client {:.0} ({:+.1}%): requests in flight at the windows' ends count on one side only; beyond them, another client or a count one side gets wrong.",
             c.engine,
             c.what,
             c.client,

@@ -86,6 +86,9 @@ pub struct LlmTiming {
     pub ttft_ms: f64,
     /// One decode step: every sequence in the batch gets its next event.
     pub itl_ms: f64,
+    /// A step lasts this many microseconds more per sequence in the batch (a bigger batch
+    /// decodes slower, as on a GPU; 0: every step `itl_ms` whatever the batch holds).
+    pub itl_us_per_sequence: f64,
     /// The answer's natural length (it stops there unless `ignore_eos`); `None`: it runs
     /// to the request's `max_tokens`, or 16 without one.
     pub output_tokens: Option<u32>,
@@ -229,6 +232,7 @@ impl ModelKind {
             "llm" => ModelKind::Llm(LlmTiming {
                 ttft_ms: 20.0,
                 itl_ms: 5.0,
+                itl_us_per_sequence: 0.0,
                 output_tokens: None,
                 prefill_us_per_token: 0.0,
                 tokens_per_event: 1,
@@ -270,7 +274,7 @@ impl ModelKind {
     pub fn own_options(&self) -> &'static str {
         match self {
             ModelKind::Llm(_) => {
-                ", ttft_ms, itl_ms, output_tokens, prefill_us_per_token, tokens_per_event, reasoning_tokens, prefix_cache, block, tokenizer"
+                ", ttft_ms, itl_ms, itl_us_per_sequence, output_tokens, prefill_us_per_token, tokens_per_event, reasoning_tokens, prefix_cache, block, tokenizer"
             }
             ModelKind::Embeddings { .. } => ", dims, ms",
             ModelKind::Fail { .. } => ", rate, mode, code",
@@ -397,6 +401,10 @@ fn set_llm(
             })
             .map(|v| t.itl_ms = v),
         "output_tokens" => whole(value, 1, MAX_LLM_TOKENS, bad).map(|n| t.output_tokens = Some(n)),
+        "itl_us_per_sequence" => (value.parse::<f64>().ok())
+            .filter(|v| *v == 0.0 || (0.001..=1_000_000.0).contains(v))
+            .map(|v| t.itl_us_per_sequence = v)
+            .ok_or_else(|| bad("expected microseconds ≥ 0, such as 200 or 0.5")),
         "prefill_us_per_token" => (value.parse::<f64>().ok())
             .filter(|v| *v == 0.0 || (0.001..=1_000_000.0).contains(v))
             .map(|v| t.prefill_us_per_token = v)
@@ -509,6 +517,9 @@ impl ModelKind {
             }
             ModelKind::Llm(t) => {
                 write!(f, ",ttft_ms={},itl_ms={}", t.ttft_ms, t.itl_ms)?;
+                if t.itl_us_per_sequence > 0.0 {
+                    write!(f, ",itl_us_per_sequence={}", t.itl_us_per_sequence)?;
+                }
                 if let Some(n) = t.output_tokens {
                     write!(f, ",output_tokens={n}")?;
                 }

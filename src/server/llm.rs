@@ -12,7 +12,8 @@
 //! the prompt's leading blocks found in the cache when the request takes its slot are its
 //! cached tokens, and its prefill runs for `ttft_ms` + `prefill_us_per_token` × (prompt
 //! tokens − cached tokens); at the prefill's end its blocks go into the cache. Steps run back to back while
-//! any sequence decodes, each `itl_ms` long whatever the batch holds, and each gives every
+//! any sequence decodes, each `itl_ms` + `itl_us_per_sequence` × the sequences in the batch
+//! long (fixed as the step starts), and each gives every
 //! sequence in the batch its next event of `tokens_per_event` tokens. A sequence leaves
 //! with its last token, freeing its slot at that instant.
 //!
@@ -204,6 +205,8 @@ struct Pool {
     ttft: Duration,
     prefill_ns_per_token: f64,
     itl: Duration,
+    /// A step's extra length per sequence in the batch.
+    itl_ns_per_sequence: f64,
     per_event: u32,
     state: Mutex<PoolState>,
     /// One per engine: a sequence is in its inbox, or the pool closed.
@@ -216,6 +219,14 @@ struct Pool {
     block: u32,
     counts: EngineCounts,
     timings: Arc<EngineTimings>,
+}
+
+impl Pool {
+    /// How long a decode step of `batch` sequences lasts.
+    fn step(&self, batch: usize) -> Duration {
+        let extra = self.itl_ns_per_sequence * batch as f64;
+        self.itl + Duration::from_nanos(extra.round() as u64)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -248,6 +259,7 @@ impl Engines {
         let LlmTiming {
             ttft_ms,
             itl_ms,
+            itl_us_per_sequence,
             prefill_us_per_token,
             tokens_per_event,
             prefix_cache,
@@ -262,6 +274,7 @@ impl Engines {
             ttft: crate::number::saturating_secs(ttft_ms / 1e3),
             prefill_ns_per_token: prefill_us_per_token * 1e3,
             itl: crate::number::saturating_secs(itl_ms / 1e3),
+            itl_ns_per_sequence: itl_us_per_sequence * 1e3,
             per_event: tokens_per_event.max(1),
             state: Mutex::new(PoolState {
                 waiting: VecDeque::new(),
@@ -523,7 +536,7 @@ impl Engine {
             Emitted::More if self.step_end.is_some() => self.joining.push(seq),
             Emitted::More => {
                 self.decoding.push(seq);
-                self.step_end = Some(ready + self.pool.itl);
+                self.step_end = Some(ready + self.pool.step(1));
             }
             Emitted::Done => {
                 record(&self.pool, &seq, ready);
@@ -562,7 +575,8 @@ impl Engine {
                 }
             });
         self.decoding.append(&mut self.joining);
-        self.step_end = (!self.decoding.is_empty()).then(|| end + self.pool.itl);
+        let batch = self.decoding.len();
+        self.step_end = (batch > 0).then(|| end + self.pool.step(batch));
         if freed > 0 {
             self.admit(end, freed);
         }

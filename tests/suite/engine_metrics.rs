@@ -229,3 +229,34 @@ async fn a_page_that_is_not_prometheus_is_one_sentence_and_the_run_goes_on() {
         "{stdout}"
     );
 }
+
+/// `itl_us_per_sequence`: a step lasts `itl_ms` + that much per sequence in the batch, so
+/// the client's inter-token latency is 2 + 1 × 1 = 3 ms alone and 2 + 4 × 1 = 6 ms with
+/// the batch of 4 full — and the Pareto trade-off appears: more tokens per second in all,
+/// fewer per user.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fuller_batch_decodes_slower_per_user() {
+    let model = "chat=llm:ttft_ms=5,itl_ms=2,itl_us_per_sequence=1000,max_batch=4,output_tokens=48";
+    let server = common::start_server(&[model]).await;
+    let addr = server.http_addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(dir.path());
+    let extra = [
+        "--concurrency-range",
+        "1:4:3",
+        "-p",
+        "1000",
+        "--max-trials",
+        "3",
+    ];
+    let flags = common::chat_flags(&addr, tokenizer.to_str().unwrap(), &extra);
+    let levels = common::profile(&flags).await;
+    let itl_ms = |l: &LevelResult| l.merged.tokens.as_ref().unwrap().inter_token.mean() / 1e6;
+    let (alone, full) = (itl_ms(&levels[0]), itl_ms(&levels[1]));
+    assert!((2.9..3.6).contains(&alone), "alone: {alone} ms");
+    // Below 6 ms only for the moments a sequence is in prefill, out of the batch.
+    assert!((5.4..6.6).contains(&full), "a batch of 4: {full} ms");
+    let per_user = |l: &LevelResult| l.merged.tokens.as_ref().unwrap().per_user_milli.mean();
+    assert!(per_user(&levels[0]) > per_user(&levels[1]) * 1.5);
+    assert!(levels[1].merged.token_throughput() > levels[0].merged.token_throughput() * 2.0);
+}

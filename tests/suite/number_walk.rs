@@ -159,6 +159,7 @@ const NUMBERS: &[(&str, &str, Context, &str)] = &[
     ("serve", "metrics-port", Context::Serve, "--metrics-port {}"),
     ("serve", "model", Context::Serve, "--model m=llm:ttft_ms={}"),
     ("serve", "model", Context::Serve, "--model m=llm:itl_ms={}"),
+    ("serve", "model", Context::Serve, "--model m=llm:itl_us_per_sequence={}"),
     ("serve", "model", Context::Serve, "--model m=llm:output_tokens={}"),
     ("serve", "model", Context::Serve, "--model m=llm:prefill_us_per_token={}"),
     ("serve", "model", Context::Serve, "--model m=llm:tokens_per_event={}"),

@@ -79,7 +79,7 @@ fn disagreements(file: &ResultsFile) -> String {
         for c in checks.filter(|c| c.disagrees()) {
             let _ = write!(
                 out,
-                "<div class=\"warn\">{}: the engine counted {} {}, the client {} ({:+.1}%): another client, or a count one side gets wrong.</div>",
+                "<div class=\"warn\">{}: the engine counted {} {}, the client {} ({:+.1}%): requests in flight at the windows' ends count on one side only; beyond them, another client or a count one side gets wrong.</div>",
                 esc(&load_name(l)),
                 num(c.engine),
                 esc(&c.what),
