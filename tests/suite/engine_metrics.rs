@@ -1,6 +1,7 @@
 //! The engine's own account of a level (`--server-metrics`), against the embedded `llm`
-//! engine's truth: at twice its batch in flight, 4 requests running and 4 waiting; its
-//! counts of requests and tokens those the client counted; its TTFT and inter-token
+//! engine's truth: at twice its batch in flight, 4 requests running and 4 waiting; its full
+//! prefix cache read as 100% KV usage;
+//! its counts of requests and tokens those the client counted; its TTFT and inter-token
 //! percentiles, from the bucket deltas of its histograms, in the buckets the client's fall
 //! in; and the engine named on the page it came from (vLLM's names, or SGLang's).
 
@@ -36,7 +37,7 @@ struct Run {
 /// wrote (checked against the schema).
 async fn run_at_twice_the_batch(names: &str) -> Run {
     let model =
-        format!("chat=llm:ttft_ms=20,itl_ms=5,max_batch=4,output_tokens=16,metrics={names}");
+        format!("chat=llm:ttft_ms=20,itl_ms=5,max_batch=4,output_tokens=16,prefix_cache=320,metrics={names}");
     let server = common::start_server(&[&model]).await;
     let addr = server.http_addr.to_string();
     let page = format!("http://{addr}/metrics");
@@ -99,11 +100,14 @@ async fn the_engine_figures_are_the_embedded_engines_truth() {
     assert_eq!(running.max, 4.0, "max_batch=4 holds at most 4: {running:?}");
     assert!(running.avg > 3.5, "{running:?}");
     assert!((3.0..=4.0).contains(&waiting.avg), "{waiting:?}");
-    assert_eq!(
-        f.kv_usage.unwrap().max,
-        0.0,
-        "no prefix cache, nothing held"
-    );
+    // A 320-token cache in 16-token blocks holds 20 blocks; each new 40-token prompt puts
+    // its 2 full blocks in, so the cache is full after the first 10 requests and stays
+    // full: the engine's KV usage reads 100% from then on (the last window wholly).
+    let kv = f.kv_usage.unwrap();
+    assert_eq!(kv.max, 1.0, "{kv:?}");
+    let last = file.levels[0].windows.last().unwrap();
+    let last_kv = last.engine.as_ref().unwrap().figures.kv_usage.unwrap();
+    assert_eq!((last_kv.avg, last_kv.max), (1.0, 1.0), "{last_kv:?}");
     assert_eq!(f.preemptions, Some(0.0));
     let requests = f.requests.unwrap();
     let ok = w.ok as f64;
