@@ -13,7 +13,7 @@ use crate::model::ModelSpec;
 use crate::results::Settings;
 
 use super::answers::{responses_cell, stream_time_cell, CSV_STREAM_PERCENTILES};
-use super::engine::server_figures;
+use super::server_figures::server_figures;
 
 use super::metrics::{gpu_cell, number, GPU_TITLES};
 

@@ -32,6 +32,7 @@ mod reports;
 pub mod results_file;
 pub mod search;
 pub mod server;
+pub mod server_figures;
 pub mod sweep;
 pub mod timeline;
 

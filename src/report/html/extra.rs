@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::svg::{esc, extent, num, Chart, Line, Points, Series, XAxis, COLORS};
+use super::svg::{esc, load_chart, num, Line, Points, Series, COLORS};
 use super::{load_axis, load_name, load_x, ms, pct};
 use crate::results::{DistributionRecord, ResultsFile};
 
@@ -27,22 +27,6 @@ pub fn per_level(
             ))
         })
         .collect()
-}
-
-/// A figure against the load (x labelled `x_label`, over the points' loads), the series
-/// drawn.
-pub fn load_chart(title: &str, x_label: &str, y: &str, series: &[Series<'_>]) -> Chart {
-    let (x0, x1, y_max) = extent(series).unwrap_or((0.0, 1.0, 0.0));
-    let mut c = Chart::new(title, x_label, y, XAxis::Linear, (x0, x1), y_max);
-    if series
-        .iter()
-        .flat_map(|s| &s.points)
-        .all(|p| p.0.fract() == 0.0)
-    {
-        c.whole_x();
-    }
-    c.draw(series);
-    c
 }
 
 fn chart(file: &ResultsFile, title: &str, y: &str, series: Vec<(String, Points)>) -> String {

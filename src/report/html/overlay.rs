@@ -9,9 +9,9 @@ use std::fmt::Write;
 use std::mem::discriminant;
 
 use super::curve::{curve_points, latency_chart, percentile_chart, percentile_points};
-use super::extra::{load_chart, per_level};
+use super::extra::per_level;
 use super::server::{pareto_points, PARETO_TITLE, PARETO_X, PARETO_Y};
-use super::svg::{esc, Chart, Line, Points, Series};
+use super::svg::{esc, load_chart, Chart, Line, Points, Series};
 use super::{load_axis, load_name, load_x, ms, pct};
 use crate::report::compare::same_load;
 use crate::results::{LevelLoad, LevelRecord, ResultsFile};

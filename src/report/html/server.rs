@@ -7,13 +7,11 @@
 
 use std::fmt::Write;
 
-use super::extra::load_chart;
 use super::load_name;
-use super::svg::{esc, num, Line, Points, Series, COLORS};
+use super::svg::{esc, load_chart, num, Line, Points, Series, COLORS};
 use crate::measure::engine_figures::EngineFigures;
 use crate::measure::gpu_figures::GpuTelemetry;
-use crate::report::engine::{engine_figures, NamedFigure};
-use crate::report::gpu::gpu_figures;
+use crate::report::server_figures::{engine_figures, gpu_figures, NamedFigure};
 use crate::results::{LevelRecord, ResultsFile, WindowRecord};
 
 /// The engine and GPU figures of a window record, for the table.

@@ -168,6 +168,22 @@ fn nice_step(span: f64, ticks: f64) -> f64 {
     nice * mag
 }
 
+/// A line chart of the series from their points' extent, x labelled `x_label` (a load,
+/// a time, a rate), ticked at whole numbers when every x is one.
+pub fn load_chart(title: &str, x_label: &str, y: &str, series: &[Series<'_>]) -> Chart {
+    let (x0, x1, y_max) = extent(series).unwrap_or((0.0, 1.0, 0.0));
+    let mut c = Chart::new(title, x_label, y, XAxis::Linear, (x0, x1), y_max);
+    if series
+        .iter()
+        .flat_map(|s| &s.points)
+        .all(|p| p.0.fract() == 0.0)
+    {
+        c.whole_x();
+    }
+    c.draw(series);
+    c
+}
+
 /// The percentile axis position of `p` (percent).
 pub fn percentile_pos(p: f64) -> f64 {
     let q = (1.0 - p / 100.0).max(1e-7);

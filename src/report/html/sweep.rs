@@ -8,9 +8,8 @@
 use std::fmt::Write;
 use std::path::Path;
 
-use super::extra::load_chart;
 use super::server::{pareto_points, PARETO_TITLE, PARETO_X, PARETO_Y};
-use super::svg::{esc, Chart, Line, Points, Series, XAxis, COLORS};
+use super::svg::{esc, load_chart, Chart, Line, Points, Series, XAxis, COLORS};
 use super::STYLE;
 use crate::report::sweep::{figures, load_title, row_sentence, LevelFigures, SweepRow};
 use crate::results::LevelLoad;
