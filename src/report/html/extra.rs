@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
-use super::svg::{esc, load_chart, num, Line, Points, Series, COLORS};
+use super::svg::{colored, esc, load_chart, num, Points};
 use super::{load_axis, load_name, load_x, ms, pct};
 use crate::results::{DistributionRecord, ResultsFile};
 
@@ -30,16 +30,7 @@ pub fn per_level(
 }
 
 fn chart(file: &ResultsFile, title: &str, y: &str, series: Vec<(String, Points)>) -> String {
-    let series: Vec<Series> = series
-        .into_iter()
-        .enumerate()
-        .map(|(k, (name, points))| Series {
-            name,
-            style: Line::solid(COLORS[k % COLORS.len()]),
-            points,
-        })
-        .collect();
-    load_chart(title, load_axis(file), y, &series).finish()
+    load_chart(title, load_axis(file), y, &colored(series)).finish()
 }
 
 /// Client health per level and the warnings, then server metrics when collected.

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::load_name;
-use super::svg::{esc, load_chart, num, Line, Points, Series, COLORS};
+use super::svg::{colored, esc, load_chart, num, Points};
 use crate::measure::engine_figures::EngineFigures;
 use crate::measure::gpu_figures::GpuTelemetry;
 use crate::report::server_figures::{engine_figures, gpu_figures, NamedFigure};
@@ -136,15 +136,7 @@ fn per_window(file: &ResultsFile, f: impl Fn(&WindowRecord) -> Option<f64>, unit
 /// A chart over the run's time from named series (empty ones left out; no chart without
 /// any point).
 fn timeline_chart(title: &str, y: &str, series: Vec<(String, Points)>) -> String {
-    let series: Vec<Series> = (series.into_iter())
-        .filter(|(_, p)| !p.is_empty())
-        .enumerate()
-        .map(|(k, (name, points))| Series {
-            name,
-            style: Line::solid(COLORS[k % COLORS.len()]),
-            points,
-        })
-        .collect();
+    let series = colored(series.into_iter().filter(|(_, p)| !p.is_empty()).collect());
     if series.is_empty() {
         return String::new();
     }
@@ -287,18 +279,11 @@ pub fn pareto(file: &ResultsFile) -> String {
     if all.is_empty() {
         return String::new();
     }
-    let mut series = vec![Series {
-        name: "all GPUs".into(),
-        style: Line::solid(COLORS[0]),
-        points: all,
-    }];
+    let mut named = vec![("all GPUs".to_string(), all)];
     let per_gpu = pareto_points(file, true, "");
     if !per_gpu.is_empty() {
-        series.push(Series {
-            name: "per GPU".into(),
-            style: Line::solid(COLORS[1]),
-            points: per_gpu,
-        });
+        named.push(("per GPU".to_string(), per_gpu));
     }
+    let series = colored(named);
     load_chart(PARETO_TITLE, PARETO_X, PARETO_Y, &series).finish()
 }

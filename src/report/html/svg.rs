@@ -184,6 +184,17 @@ pub fn load_chart(title: &str, x_label: &str, y: &str, series: &[Series<'_>]) ->
     c
 }
 
+/// Named point lists as series drawn in solid lines, one colour each in order.
+pub fn colored(series: Vec<(String, Points)>) -> Vec<Series<'static>> {
+    (series.into_iter().enumerate())
+        .map(|(k, (name, points))| Series {
+            name,
+            style: Line::solid(COLORS[k % COLORS.len()]),
+            points,
+        })
+        .collect()
+}
+
 /// The percentile axis position of `p` (percent).
 pub fn percentile_pos(p: f64) -> f64 {
     let q = (1.0 - p / 100.0).max(1e-7);
