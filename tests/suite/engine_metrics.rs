@@ -260,7 +260,16 @@ async fn a_fuller_batch_decodes_slower_per_user() {
     assert!((2.9..3.6).contains(&alone), "alone: {alone} ms");
     // Below 6 ms only for the moments a sequence is in prefill, out of the batch.
     assert!((5.4..6.6).contains(&full), "a batch of 4: {full} ms");
+    // Per user, 1 / ITL: 333 tokens/s alone, 167 in the batch of 4.
     let per_user = |l: &LevelResult| l.merged.tokens.as_ref().unwrap().per_user_milli.mean();
-    assert!(per_user(&levels[0]) > per_user(&levels[1]) * 1.5);
-    assert!(levels[1].merged.token_throughput() > levels[0].merged.token_throughput() * 2.0);
+    let (alone_user, full_user) = (per_user(&levels[0]), per_user(&levels[1]));
+    assert!(alone_user > full_user * 1.6, "{alone_user} vs {full_user}");
+    // In all, a request takes 5 + 47 × 3 = 146 ms alone and 5 + 47 × 6 = 287 ms in the
+    // batch, so 4 in flight make 4 × 146 / 287 = 2.03 times the tokens per second — less
+    // for the moments a sequence spends in prefill, so the check leaves room below.
+    let ratio = levels[1].merged.token_throughput() / levels[0].merged.token_throughput();
+    assert!(
+        (1.7..2.3).contains(&ratio),
+        "4 in flight make {ratio} times the tokens/s"
+    );
 }
