@@ -100,6 +100,11 @@ pub struct CountCheck {
     pub what: String,
     pub engine: f64,
     pub client: f64,
+    /// How far apart the requests in flight at the level's two ends can put the two: the
+    /// engine counts a token when it makes it, the client when its request ends, so a
+    /// request under way at the start or the end is on one side only.
+    #[serde(default)]
+    pub in_flight: f64,
 }
 
 impl CountCheck {
@@ -108,35 +113,48 @@ impl CountCheck {
         (self.engine - self.client) / self.client.max(1.0)
     }
 
-    /// Whether the two differ by more than [`AGREEMENT`].
+    /// Whether the two differ by more than [`AGREEMENT`] beyond what the requests in
+    /// flight at the ends account for.
     pub fn disagrees(&self) -> bool {
-        self.off().abs() > AGREEMENT
+        (self.engine - self.client).abs() > AGREEMENT * self.client.max(1.0) + self.in_flight
     }
 }
 
 /// The counts the engine and the client both kept over a level (the client's input tokens
-/// are the server's usage figures where it gave them, else the client's own count).
+/// are the server's usage figures where it gave them, else the client's own count). A
+/// token count may differ by the most requests the engine held at once (running and
+/// waiting) times the client's mean count per request; a request is counted by both when
+/// it ends.
 pub fn count_checks(f: &EngineFigures, client: &WindowStats) -> Vec<CountCheck> {
     let tokens = client.tokens.as_ref();
     let client_input = tokens.map(|t| match t.usage_input_tokens.count() {
         0 => t.input_tokens.sum() as f64,
         _ => t.usage_input_tokens.sum() as f64,
     });
+    let held = [f.running, f.waiting]
+        .iter()
+        .flatten()
+        .map(|g| g.max)
+        .sum::<f64>();
+    let per_request = |count: f64| held * count / (client.ok.max(1) as f64);
     let counts = [
-        ("requests", f.requests, Some(client.ok as f64)),
-        ("prompt tokens", f.prompt_tokens, client_input),
+        ("requests", f.requests, Some(client.ok as f64), false),
+        ("prompt tokens", f.prompt_tokens, client_input, true),
         (
             "generation tokens",
             f.generation_tokens,
             tokens.map(|t| t.output_tokens.sum() as f64),
+            true,
         ),
     ];
     (counts.into_iter())
-        .filter_map(|(what, engine, client)| {
+        .filter_map(|(what, engine, client, per_token)| {
+            let client = client?;
             Some(CountCheck {
                 what: what.to_string(),
                 engine: engine?,
-                client: client?,
+                client,
+                in_flight: if per_token { per_request(client) } else { 0.0 },
             })
         })
         .collect()

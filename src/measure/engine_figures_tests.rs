@@ -40,3 +40,42 @@ fn a_level_has_gauges_rates_a_hit_rate_and_histogram_percentiles() {
     assert_eq!(figures.itl, None);
     assert_eq!(EngineFigures::of(&MetricsWindow::default()), None);
 }
+
+#[test]
+fn token_counts_may_differ_by_the_requests_the_engine_held_at_once() {
+    let gauge = |max| Some(GaugeFigures { avg: max, max });
+    let figures = EngineFigures {
+        running: gauge(4.0),
+        waiting: gauge(4.0),
+        requests: Some(101.0),
+        generation_tokens: Some(1700.0),
+        ..EngineFigures::default()
+    };
+    // 100 requests of 16 tokens ended in the level.
+    let mut client = WindowStats::new(1);
+    client.ok = 100;
+    let mut tokens = super::super::tokens::TokenStats::default();
+    (0..100).for_each(|_| tokens.output_tokens.record(16));
+    client.tokens = Some(Box::new(tokens));
+    let checks = count_checks(&figures, &client);
+    let by = |what: &str| checks.iter().find(|c| c.what == what).unwrap().clone();
+    // 8 held at once, 16 tokens each: 128 tokens may be on one side only.
+    let generated = by("generation tokens");
+    assert_eq!((generated.client, generated.in_flight), (1600.0, 128.0));
+    assert!(!generated.disagrees(), "100 apart, within 16 + 128");
+    let requests = by("requests");
+    assert_eq!(requests.in_flight, 0.0);
+    assert!(!requests.disagrees(), "1 apart: 1%");
+    let more = |engine| CountCheck {
+        engine,
+        ..generated.clone()
+    };
+    assert!(!more(1744.0).disagrees());
+    assert!(more(1745.0).disagrees(), "145 apart, beyond 144");
+    assert!(more(1455.0).disagrees());
+    assert_eq!(
+        checks.len(),
+        2,
+        "no prompt tokens counted by the engine: {checks:?}"
+    );
+}

@@ -7,6 +7,7 @@
 use crate::measure::engine_figures::{count_checks, EngineFigures, GaugeFigures, HistogramFigures};
 use crate::measure::metrics::MetricsWindow;
 use crate::measure::window::WindowStats;
+use crate::report::server_figures::disagreement;
 
 /// The console lines of the engine's figures of a level (none when it has none).
 pub fn engine_lines(metrics: &MetricsWindow, client: &WindowStats) -> Vec<String> {
@@ -66,7 +67,7 @@ pub fn engine_lines(metrics: &MetricsWindow, client: &WindowStats) -> Vec<String
 }
 
 /// The counts the engine and the client both keep, side by side, then a warning for each
-/// they disagree on by more than 1%.
+/// they disagree on beyond what the requests in flight account for.
 fn agreement_lines(f: &EngineFigures, client: &WindowStats) -> Vec<String> {
     let checks = count_checks(f, client);
     if checks.is_empty() {
@@ -76,14 +77,9 @@ fn agreement_lines(f: &EngineFigures, client: &WindowStats) -> Vec<String> {
         .map(|c| format!("{:.0} {} (client {:.0})", c.engine, c.what, c.client))
         .collect();
     let mut lines = vec![format!("    Counted by the engine: {}", counts.join(", "))];
-    lines.extend(checks.iter().filter(|c| c.disagrees()).map(|c| {
-        format!(
-            "    [WARNING] The engine counted {:.0} {}, the client {:.0} ({:+.1}%): requests in flight at the windows' ends count on one side only; beyond them, another client or a count one side gets wrong.",
-            c.engine,
-            c.what,
-            c.client,
-            c.off() * 100.0
-        )
-    }));
+    lines.extend(
+        (checks.iter().filter(|c| c.disagrees()))
+            .map(|c| format!("    [WARNING] {}", disagreement(c))),
+    );
     lines
 }

@@ -2,7 +2,7 @@
 //! order, for the reports that tabulate them (the `-f` CSV's columns, the HTML report's
 //! table); the console and the AIPerf exports write their own layouts.
 
-use crate::measure::engine_figures::{EngineFigures, GaugeFigures};
+use crate::measure::engine_figures::{CountCheck, EngineFigures, GaugeFigures};
 use crate::measure::gpu_figures::GpuTelemetry;
 use crate::measure::window::WindowStats;
 
@@ -137,4 +137,17 @@ pub fn gpu_figures(t: &GpuTelemetry) -> Vec<NamedFigure> {
         per_joule,
     ));
     all
+}
+
+/// What a count the engine and the client disagree on says, for the console's warning and
+/// the HTML report's.
+pub fn disagreement(c: &CountCheck) -> String {
+    format!(
+        "The engine counted {:.0} {}, the client {:.0} ({:+.1}%), more apart than 1% and the {:.0} the requests in flight at the level's ends account for: another client used the server, or one side counts wrongly.",
+        c.engine,
+        c.what,
+        c.client,
+        c.off() * 100.0,
+        c.in_flight
+    )
 }

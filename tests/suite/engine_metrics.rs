@@ -9,6 +9,13 @@ use inferperf::measure::engine_figures::EngineFigures;
 use inferperf::measure::engine_metrics::Engine;
 use inferperf::measure::level::LevelResult;
 use inferperf::results::{self, ResultsFile};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use hyper::Method;
+use serde_json::json;
+
+use crate::server_util::Http;
 
 use crate::common;
 
@@ -83,6 +90,36 @@ async fn run_at_twice_the_batch(names: &str) -> Run {
     }
 }
 
+/// The engine's counts are the client's: requests within 1%, tokens within 1% and the
+/// tokens of the requests in flight at the level's ends (8 held at once: 8 × 16 generated,
+/// 8 × `prompt` prompt tokens at most), and no report warns.
+fn assert_counts_agree(file: &ResultsFile, prompt: f64) {
+    let record = file.levels[0]
+        .merged
+        .engine
+        .as_ref()
+        .expect("an engine record");
+    for c in &record.counts {
+        let per_request = if c.what == "generation tokens" {
+            16.0
+        } else {
+            prompt
+        };
+        let held = if c.what == "requests" {
+            0.0
+        } else {
+            8.0 * per_request
+        };
+        assert!((held * 0.75..=held * 1.25).contains(&c.in_flight), "{c:?}");
+        assert!(!c.disagrees(), "{c:?}");
+    }
+    let page = inferperf::report::html::render(file);
+    assert!(
+        !page.contains("The engine counted"),
+        "a warning on a run alone"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_engine_figures_are_the_embedded_engines_truth() {
     let Run {
@@ -99,7 +136,9 @@ async fn the_engine_figures_are_the_embedded_engines_truth() {
     let waiting = f.waiting.unwrap();
     assert_eq!(running.max, 4.0, "max_batch=4 holds at most 4: {running:?}");
     assert!(running.avg > 3.5, "{running:?}");
-    assert!((3.0..=4.0).contains(&waiting.avg), "{waiting:?}");
+    // 4 waiting, a little more on a busy machine: the client's next request can arrive
+    // before the engine has let go of the one it just answered.
+    assert!((3.0..=4.25).contains(&waiting.avg), "{waiting:?}");
     // A 320-token cache in 16-token blocks holds 20 blocks; each new 40-token prompt puts
     // its 2 full blocks in, so the cache is full after the first 10 requests and stays
     // full: the engine's KV usage reads 100% from then on (the last window wholly).
@@ -115,13 +154,7 @@ async fn the_engine_figures_are_the_embedded_engines_truth() {
         (requests - ok).abs() <= ok * 0.01,
         "engine {requests}, client {ok}"
     );
-    let generated = f.generation_tokens.unwrap();
-    assert!(
-        (generated - ok * 16.0).abs() <= ok * 16.0 * 0.01,
-        "{generated}"
-    );
-    let prompt = f.prompt_tokens.unwrap();
-    assert!((prompt - ok * 40.0).abs() <= ok * 40.0 * 0.01, "{prompt}");
+    assert_counts_agree(&file, 40.0);
     let client_ttft_ms = w.first_response.percentile(50.0) / 1e6;
     let engine_ttft = f.ttft.unwrap();
     assert_eq!(
@@ -184,15 +217,12 @@ async fn sglang_names_are_read_as_sglang() {
         level,
         figures: f,
         server_json,
+        file,
         ..
     } = run_at_twice_the_batch("sglang").await;
     assert_eq!(f.running.unwrap().max, 4.0);
-    let generated = f.generation_tokens.unwrap();
-    let ok = level.merged.ok as f64;
-    assert!(
-        (generated - ok * 16.0).abs() <= ok * 16.0 * 0.01,
-        "{generated}"
-    );
+    assert!(level.merged.ok > 0);
+    assert_counts_agree(&file, 40.0);
     let running = &server_json["metrics"]["sglang:num_running_reqs"]["series"][0]["stats"];
     assert_eq!(running["max"], 4.0, "{server_json}");
     let page = "sglang:num_running_reqs{model_name=\"m\"} 1\n";
@@ -271,5 +301,47 @@ async fn a_fuller_batch_decodes_slower_per_user() {
     assert!(
         (1.7..2.3).contains(&ratio),
         "4 in flight make {ratio} times the tokens/s"
+    );
+}
+
+/// Another client on the server while the level runs: the engine counts its requests too,
+/// twice the client's, and the console says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_client_on_the_server_is_a_warning() {
+    let model = "chat=llm:ttft_ms=5,itl_ms=2,max_batch=8,output_tokens=16,metrics=vllm";
+    let server = common::start_server(&[model]).await;
+    let addr = server.http_addr.to_string();
+    let page = format!("http://{addr}/metrics");
+    let stop = Arc::new(AtomicBool::new(false));
+    let other = tokio::spawn({
+        let (http, stop) = (Http::new(server.http_addr), stop.clone());
+        async move {
+            let body = json!({"model": "chat", "max_tokens": 16,
+                "messages": [{"role": "user", "content": "one two three"}]});
+            while !stop.load(Ordering::Relaxed) {
+                let path = "/v1/chat/completions";
+                let answer = (http.send(Method::POST, path, body.to_string().into(), None)).await;
+                assert!(answer.status.is_success(), "{}", answer.status);
+            }
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(dir.path());
+    let extra = ["--server-metrics", &page, "-p", "500", "--max-trials", "3"];
+    let out = common::run_cli(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
+    stop.store(true, Ordering::Relaxed);
+    other.await.unwrap();
+    let stdout = common::stdout(&out);
+    let warning = (stdout.lines())
+        .find(|l| l.contains("[WARNING] The engine counted") && l.contains(" requests, the client"))
+        .unwrap_or_else(|| panic!("{stdout}\n{}", common::stderr(&out)));
+    assert!(
+        warning.contains("another client used the server"),
+        "{warning}"
     );
 }

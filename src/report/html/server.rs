@@ -11,7 +11,7 @@ use super::load_name;
 use super::svg::{colored, esc, load_chart, num, Points};
 use crate::measure::engine_figures::EngineFigures;
 use crate::measure::gpu_figures::GpuTelemetry;
-use crate::report::server_figures::{engine_figures, gpu_figures, NamedFigure};
+use crate::report::server_figures::{disagreement, engine_figures, gpu_figures, NamedFigure};
 use crate::results::{LevelRecord, ResultsFile, WindowRecord};
 
 /// The engine and GPU figures of a window record, for the table.
@@ -69,7 +69,8 @@ fn failed_scrapes(file: &ResultsFile) -> String {
     out
 }
 
-/// A warning per level and count the engine and the client disagree on by more than 1%.
+/// A warning per level and count the engine and the client disagree on (see
+/// `CountCheck::disagrees`).
 fn disagreements(file: &ResultsFile) -> String {
     let mut out = String::new();
     for l in &file.levels {
@@ -77,12 +78,9 @@ fn disagreements(file: &ResultsFile) -> String {
         for c in checks.filter(|c| c.disagrees()) {
             let _ = write!(
                 out,
-                "<div class=\"warn\">{}: the engine counted {} {}, the client {} ({:+.1}%): requests in flight at the windows' ends count on one side only; beyond them, another client or a count one side gets wrong.</div>",
+                "<div class=\"warn\">{}: {}</div>",
                 esc(&load_name(l)),
-                num(c.engine),
-                esc(&c.what),
-                num(c.client),
-                c.off() * 100.0
+                esc(&disagreement(c))
             );
         }
     }
