@@ -1,6 +1,7 @@
 //! The engine's and the GPUs' figures of a level as named values with units, in a fixed
 //! order, for the reports that tabulate them (the `-f` CSV's columns, the HTML report's
-//! table); the console and the AIPerf exports write their own layouts.
+//! table); the console and the AIPerf exports write their own layouts. Also the one sentence
+//! both the console and the HTML report give a count the engine and the client disagree on.
 
 use crate::measure::engine_figures::{CountCheck, EngineFigures, GaugeFigures};
 use crate::measure::gpu_figures::GpuTelemetry;
@@ -142,12 +143,15 @@ pub fn gpu_figures(t: &GpuTelemetry) -> Vec<NamedFigure> {
 /// What a count the engine and the client disagree on says, for the console's warning and
 /// the HTML report's.
 pub fn disagreement(c: &CountCheck) -> String {
+    let allowance = match c.in_flight {
+        0.0 => "1%".to_string(),
+        n => format!("1% and the {n:.0} the requests in flight at the level's ends account for"),
+    };
     format!(
-        "The engine counted {:.0} {}, the client {:.0} ({:+.1}%), more apart than 1% and the {:.0} the requests in flight at the level's ends account for: another client used the server, or one side counts wrongly.",
+        "The engine counted {:.0} {}, the client {:.0} ({:+.1}%), more apart than {allowance}: another client used the server, or one side counts wrongly.",
         c.engine,
         c.what,
         c.client,
         c.off() * 100.0,
-        c.in_flight
     )
 }
