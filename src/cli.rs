@@ -7,6 +7,8 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod aiperf;
+mod aiperf_load;
+mod dialect;
 mod merge;
 mod openai;
 mod request_options;
@@ -16,7 +18,9 @@ mod sessions;
 mod sweep;
 mod tls;
 mod workload;
-pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP};
+pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP, AIPERF_PROFILE_FLAGS};
+pub use aiperf_load::AiperfLoadArgs;
+pub use dialect::{dialect_of, is_aiperf_only, Dialect};
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use openai::OpenAiArgs;
 pub use request_options::RequestOptionArgs;
@@ -266,14 +270,12 @@ pub struct ProfileArgs {
     /// AIPerf).
     #[arg(long, value_name = "DIST")]
     pub request_distribution: Option<String>,
-    /// Seed of the Poisson schedule (the same seed gives the same schedule).
-    #[arg(
-        long,
-        visible_alias = "random-seed",
-        value_name = "N",
-        default_value_t = 0
-    )]
-    pub seed: u64,
+    /// Seed of everything drawn at random: the Poisson and gamma schedules, synthetic
+    /// prompts and their lengths, cancellations (the same seed gives the same run). Default
+    /// 0; on an AIPerf command line (see docs/aiperf.md) AIPerf's default: a seed drawn from
+    /// the system's entropy, printed in the settings so the run can be repeated.
+    #[arg(long, visible_alias = "random-seed", value_name = "N")]
+    pub seed: Option<u64>,
     /// Open loop from a file of gaps between requests, in microseconds, one per line, looped.
     #[arg(long, value_name = "FILE")]
     pub request_intervals: Option<std::path::PathBuf>,
@@ -582,6 +584,11 @@ pub struct ProfileArgs {
     /// Last: its help heading covers the flags after it.
     #[command(flatten)]
     pub aiperf: AiperfArgs,
+    #[command(flatten)]
+    pub aiperf_load: AiperfLoadArgs,
+    /// Whose command line this is (not a flag: read from the line by [`parse_command_line`]).
+    #[arg(skip)]
+    pub dialect: Dialect,
 }
 
 impl ProfileArgs {
@@ -605,6 +612,24 @@ pub fn normalize_args(mut args: Vec<String>) -> Vec<String> {
         aiperf::rewrite_aliases(&mut args[2..]);
     }
     args
+}
+
+/// Parses a whole command line (program name first, as [`normalize_args`] leaves it), and
+/// notes whose command line a `profile` one is ([`Dialect`]): every parse of a command line
+/// that is run goes through here, so that a rerun from a results file reads it alike.
+pub fn parse_command_line<T: Into<String>>(
+    args: impl IntoIterator<Item = T>,
+) -> Result<Cli, clap::Error> {
+    let args: Vec<String> = args.into_iter().map(Into::into).collect();
+    let mut cli = Cli::try_parse_from(&args)?;
+    if let Command::Profile(profile) = &mut cli.command {
+        let after = args
+            .iter()
+            .position(|a| a == "profile")
+            .map_or(1, |i| i + 1);
+        profile.dialect = dialect_of(&args[after.min(args.len())..]);
+    }
+    Ok(cli)
 }
 
 /// The names of the subcommands, as the `Command` enum declares them.

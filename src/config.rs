@@ -41,9 +41,11 @@ pub mod shm;
 mod slo;
 mod timeline;
 mod tls;
+mod warm_up;
 pub mod workload;
 pub use request_options::TritonCApiSettings;
 pub use tls::{TlsFile, TlsFlags, TlsSettings};
+pub use warm_up::{WarmUp, WarmUpShape};
 
 use std::path::PathBuf;
 
@@ -149,6 +151,9 @@ pub struct Config {
     /// The command line after the program's name, header values hidden: what the results
     /// file records so that `inferperf merge` can rebuild the run's settings.
     pub arguments: Vec<String>,
+    /// Whose command line it is: AIPerf's defaults filled in what it left out, or
+    /// perf_analyzer's (see `cli::Dialect`).
+    pub dialect: crate::cli::Dialect,
 }
 
 use crate::cli::ProfileArgs;
@@ -229,6 +234,7 @@ impl Config {
         let workload = parse_workload(args, service_kind, &load)?;
         let (sessions, session_concurrency) = sessions::parse(args, service_kind, llm.as_ref())?;
         sessions::apply_concurrency(session_concurrency, args, &load, &mut concurrency)?;
+        let warm_up = warm_up::parse(args, &load, &concurrency)?;
         let tfserving = tfserving::parse(args, service_kind)?;
         let trace_settings =
             request_options::parse_trace_settings(&args.pa, protocol, service_kind)?;
@@ -291,11 +297,13 @@ impl Config {
                 mode: load,
                 concurrency,
                 max_concurrency: args.max_concurrency.filter(|&n| n > 0),
-                seed: args.seed,
+                seed: args.seed.unwrap_or(0),
                 client_threads,
                 send_slack,
                 warmup_request_count,
+                warm_up,
                 request_count: (args.request_count > 0).then_some(args.request_count),
+                session_count: args.sessions.conversation_num.filter(|&n| n > 0),
                 binary_search: args.binary_search,
                 async_mode: args.async_mode,
                 shard: shard::parse_shard(args)?,
@@ -312,6 +320,7 @@ impl Config {
                 latency_threshold_ms,
                 slo,
                 benchmark_duration: lowered.benchmark_duration,
+                benchmark_grace: lowered.benchmark_grace,
                 metrics,
                 gpu_telemetry,
             },
@@ -326,6 +335,7 @@ impl Config {
                 progress: !args.no_progress,
             },
             arguments: Vec::new(),
+            dialect: args.dialect.clone(),
         };
         let dcgm = match config.measure.gpu_telemetry.as_mut() {
             Some(GpuTelemetry::Dcgm(page)) => Some(page),
@@ -390,7 +400,9 @@ impl Config {
         };
         match &self.load.mode {
             LoadMode::Concurrency => self.check_count_concurrency(count),
-            LoadMode::RequestRate { range, .. } => check_count_rate(count, range),
+            LoadMode::RequestRate { range, .. } => {
+                check_count_rate(count, range, self.dialect.is_aiperf())
+            }
             LoadMode::Intervals { .. } => Ok(()),
             LoadMode::FixedSchedule => Err(RunError::bad_option(
                 "--request-count does not apply to --fixed-schedule, which sends every input-data entry once: drop --request-count.",
@@ -426,7 +438,8 @@ impl Config {
                 "--request-count needs a single concurrency value: pass --concurrency-range N alone.",
             ));
         }
-        if count < self.load.concurrency.start as u64 {
+        // AIPerf sends its count whatever the concurrency (10 requests at --concurrency 100).
+        if count < self.load.concurrency.start as u64 && !self.dialect.is_aiperf() {
             return Err(RunError::bad_option(format!(
                 "--request-count {count} is smaller than the concurrency {}: ask for at least as many requests as are in flight.",
                 self.load.concurrency.start
@@ -437,13 +450,13 @@ impl Config {
 }
 
 /// perf_analyzer's rules for `--request-count` with `--request-rate-range`.
-fn check_count_rate(count: u64, range: &RateRange) -> RunResult<()> {
+fn check_count_rate(count: u64, range: &RateRange, aiperf: bool) -> RunResult<()> {
     if range.end != range.start {
         return Err(RunError::bad_option(
             "--request-count needs a single request rate: pass --request-rate-range R alone.",
         ));
     }
-    if (count as f64) < range.start.floor() {
+    if (count as f64) < range.start.floor() && !aiperf {
         return Err(RunError::bad_option(format!(
             "--request-count {count} is smaller than the request rate {}: ask for at least a second's worth of requests.",
             format_rate(range.start)

@@ -7,7 +7,6 @@
 use std::collections::BTreeMap;
 
 use bytes::Bytes;
-use clap::Parser;
 use prost::Message;
 
 use crate::backend::api::kserve::answer;
@@ -16,7 +15,7 @@ use crate::backend::memo::CheckedAnswers;
 use crate::backend::transport::h2::MessageReader;
 use crate::backend::transport::http1;
 use crate::backend::{AnswerCheck, Payload, Request};
-use crate::cli::{clap_sentence, normalize_args, top_help, Cli, Command};
+use crate::cli::{clap_sentence, normalize_args, top_help, Command};
 use crate::config::sweep::{Ports, SweepPlan};
 use crate::config::Config;
 use crate::data::{entry, json_file};
@@ -230,7 +229,7 @@ pub fn flags(data: &[u8]) {
     if crate::cli::refuse_aiperf_only(&args).is_some() {
         return;
     }
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match crate::cli::parse_command_line(args.iter().cloned()) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = clap_sentence(&e, &args);

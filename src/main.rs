@@ -4,8 +4,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-use inferperf::cli::{clap_sentence, normalize_args, refuse_aiperf_only, top_help, Cli, Command};
+use inferperf::cli::{clap_sentence, normalize_args, refuse_aiperf_only, top_help, Command};
 use inferperf::commands;
 use inferperf::error::{RunError, EXIT_BAD_OPTION};
 
@@ -29,7 +28,7 @@ fn main() -> ExitCode {
         eprintln!("error: {sentence}");
         return exit(EXIT_BAD_OPTION);
     }
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match inferperf::cli::parse_command_line(args.iter().cloned()) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
             eprintln!("error: {}", clap_sentence(&e, &args));

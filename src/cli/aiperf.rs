@@ -70,6 +70,11 @@ pub struct AiperfArgs {
     /// waited for (AIPerf's --benchmark-grace-period is not supported).
     #[arg(long, value_name = "SECONDS")]
     pub benchmark_duration: Option<f64>,
+    /// AIPerf's: a trace whose first record has a timestamp (with an explicit trace
+    /// --custom-dataset-type) is not replayed at its timestamps but sent as the load flags
+    /// say, as any other input file.
+    #[arg(long)]
+    pub no_fixed_schedule: bool,
     /// With chat: send the answer's length as max_tokens rather than max_completion_tokens
     /// (AIPerf's flag; for servers that predate max_completion_tokens). Completions always
     /// send max_tokens.
@@ -139,7 +144,7 @@ pub const AIPERF_ALIASES: &[(&str, &str)] = &[
     ("num-dataset-entries", "--num-prompts"),
     ("output-artifact-dir", "--artifact-dir"),
     ("num-warmup-requests", "--warmup-request-count"),
-    ("model-names", "-m"),
+    ("model-names", "--model"),
 ];
 
 /// The help paragraph that lists [`AIPERF_ALIASES`] and the AIPerf names inferperf reads

@@ -57,9 +57,10 @@ pub struct OpenAiArgs {
     /// With --prompt-source file: a JSON Lines file, one prompt per line as {"text": "..."}.
     #[arg(long, value_name = "FILE")]
     pub input_file: Option<std::path::PathBuf>,
-    /// Distinct synthetic prompts, sent in turn.
-    #[arg(long, value_name = "N", default_value_t = 100)]
-    pub num_prompts: usize,
+    /// Distinct synthetic prompts, sent in turn (default 100; on an AIPerf command line
+    /// AIPerf's default: --conversation-num, else --request-count, else 100).
+    #[arg(long, value_name = "N")]
+    pub num_prompts: Option<usize>,
     /// Write GenAI-Perf's and AIPerf's exports per level into this directory, with
     /// perf_analyzer's profile_export.json.
     #[arg(long, value_name = "DIR")]

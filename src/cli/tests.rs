@@ -230,7 +230,8 @@ fn aiperf_flags_take_several_values_after_one_flag() {
     assert_eq!(p.url, ["a:1", "b:2"]);
     assert_eq!(p.headers, ["x: 1", "y: 2"]);
     assert_eq!(p.llm.extra_inputs, ["t:1", "u:2"]);
-    assert_eq!(p.model_name, "n");
+    // AIPerf's --model-names is its --model: the model's name, read as -m later.
+    assert_eq!(p.local_models, ["n"]);
 }
 
 #[test]

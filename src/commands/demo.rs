@@ -7,10 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::Parser;
-
 use super::profile;
-use crate::cli::{Cli, Command, DemoArgs};
+use crate::cli::{Command, DemoArgs};
 use crate::config::Config;
 use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::{Interrupt, Profiler};
@@ -348,7 +346,8 @@ fn scenario_config(s: &Scenario, server: &RunningServer, args: &DemoArgs) -> Run
 
 /// Parses and validates profile flags as the command line would.
 pub fn profile_config(flags: &[&str]) -> RunResult<Config> {
-    let cli = Cli::try_parse_from(flags).map_err(|e| RunError::bad_option(e.to_string()))?;
+    let cli = crate::cli::parse_command_line(flags.iter().copied())
+        .map_err(|e| RunError::bad_option(e.to_string()))?;
     match cli.command {
         Command::Profile(args) => Config::from_args(&args),
         _ => Err(RunError::bad_option("expected profile flags")),

@@ -6,9 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
-
-use crate::cli::{clap_sentence, normalize_args, Cli, Command, MergeArgs};
+use crate::cli::{clap_sentence, normalize_args, Command, MergeArgs};
 use crate::config::{Config, RESULTS_FILE_NAME};
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::model::ModelSpec;
@@ -128,7 +126,7 @@ fn merged_config(shard: &Shard, kept: &[String], args: &MergeArgs) -> RunResult<
     let mut line = vec!["inferperf".to_string()];
     line.extend(kept.iter().cloned());
     let line = normalize_args(line);
-    let cli = Cli::try_parse_from(&line).map_err(|e| {
+    let cli = crate::cli::parse_command_line(line.iter().cloned()).map_err(|e| {
         refuse(format!(
             "its command line (settings.arguments) does not parse: {}",
             clap_sentence(&e, &line).trim_end_matches(" see inferperf --help.")

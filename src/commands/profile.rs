@@ -145,14 +145,16 @@ pub fn plan(cfg: &Config) -> Plan<'_> {
 /// The results file's settings of a run: each section of its configuration records its
 /// part, with the command line.
 pub fn recorded_settings(cfg: &Config) -> Settings {
-    results::settings(
+    let mut settings = results::settings(
         &cfg.target,
         &cfg.data,
         &cfg.load,
         &cfg.measure,
         &cfg.output,
         &cfg.arguments,
-    )
+    );
+    settings.command_line = Some(results::command_line_record(&cfg.dialect));
+    settings
 }
 
 /// Runs `step` (resolving, discovery) unless Ctrl-C comes first: a stalled server must not
@@ -271,13 +273,16 @@ async fn run_prepared(
         .sweep(|level| live.suspend(|| reports.level(level)))
         .await;
     live.finish();
+    let error = outcome
+        .error
+        .or_else(|| nothing_succeeded(&outcome.results));
     let end = RunEnd {
         interrupted: interrupt.is_raised(),
-        error: outcome.error.as_ref(),
+        error: error.as_ref(),
         timeline_total: None,
     };
     reports.finish(end, Measured::Levels(&outcome.results))?;
-    if let Some(error) = outcome.error {
+    if let Some(error) = error {
         return Err(error);
     }
     if outcome.results.is_empty() {
@@ -291,6 +296,32 @@ async fn run_prepared(
         exit_code: if unstable { EXIT_UNSTABLE } else { EXIT_OK },
         results: outcome.results,
     })
+}
+
+/// A run whose every request failed measured nothing of the server: it ends in an error
+/// (exit 99) that names the failures, its reports written all the same.
+fn nothing_succeeded(results: &[LevelResult]) -> Option<RunError> {
+    let windows = results.iter().flat_map(|r| r.windows.iter());
+    let mut failures = std::collections::BTreeMap::new();
+    let mut succeeded = 0;
+    for window in windows {
+        succeeded += window.ok;
+        for (kind, count) in &window.errors {
+            *failures.entry(kind.to_string()).or_insert(0u64) += count;
+        }
+    }
+    let failed: u64 = failures.values().sum();
+    if succeeded > 0 || failed == 0 {
+        return None;
+    }
+    let kinds: Vec<String> = failures
+        .iter()
+        .map(|(kind, n)| format!("{n} {kind}"))
+        .collect();
+    Some(RunError::failed(format!(
+        "No request succeeded: all {failed} failed ({}); the reports show them, and the server's answers say why.",
+        kinds.join(", ")
+    )))
 }
 
 pub(super) fn is_limit(result: &LevelResult) -> bool {

@@ -132,7 +132,7 @@ pub(super) fn parse_cancellation(args: &ProfileArgs) -> RunResult<Option<Request
     Ok((percent > 0.0).then(|| RequestCancellation {
         percent,
         delay: crate::number::saturating_secs(seconds),
-        seed: args.seed,
+        seed: args.seed.unwrap_or(0),
     }))
 }
 

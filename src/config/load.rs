@@ -181,9 +181,9 @@ impl Config {
                 "--periodic-concurrency-range counts the answers of streamed requests: add -i grpc --streaming.",
             ));
         }
-        if self.load.request_count.is_some() || self.load.warmup_request_count > 0 {
+        if self.load.request_count.is_some() || self.load.warm_up.is_some() {
             return Err(RunError::bad_option(
-                "--periodic-concurrency-range starts its own requests and measures them all in one window: drop --request-count and --warmup-request-count.",
+                "--periodic-concurrency-range starts its own requests and measures them all in one window: drop --request-count and the warm-up flags.",
             ));
         }
         Ok(())
@@ -198,6 +198,7 @@ impl Config {
             ("-l", self.measure.latency_threshold_ms.is_some()),
             ("--request-count", self.load.request_count.is_some()),
             ("--warmup-request-count", self.load.warmup_request_count > 0),
+            ("--warmup-duration", self.load.warm_up.is_some()),
         ];
         if let Some((flag, _)) = conflicts.iter().find(|c| c.1) {
             return Err(RunError::bad_option(format!(

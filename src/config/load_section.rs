@@ -26,8 +26,12 @@ pub struct LoadConfig {
     /// How late an open-loop send may go to share a wake-up (`--send-slack`).
     pub send_slack: Duration,
     pub warmup_request_count: u64,
+    /// The warm-up before the first level, when one is asked.
+    pub warm_up: Option<super::warm_up::WarmUp>,
     /// `--request-count`: exactly this many requests in one window.
     pub request_count: Option<u64>,
+    /// AIPerf's `--conversation-num`: this many sessions, each played whole, in one window.
+    pub session_count: Option<u64>,
     /// `--binary-search`: bisect the range instead of walking it.
     pub binary_search: bool,
     /// `--async` was given (reported in the settings; the driver is always asynchronous).

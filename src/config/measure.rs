@@ -26,6 +26,9 @@ pub struct MeasureConfig {
     /// AIPerf's `--benchmark-duration`: each level is one window of this length, without
     /// stability check.
     pub benchmark_duration: Option<Duration>,
+    /// AIPerf's `--benchmark-grace-period`: after `benchmark_duration`, how long the answers
+    /// still due are waited for and counted (`None`: every one, at most the request timeout).
+    pub benchmark_grace: Option<Duration>,
     /// Prometheus scraping (`--collect-metrics`, `--metric`), when asked for.
     pub metrics: Option<MetricsConfig>,
     /// `--gpu-telemetry`, when asked for.

@@ -9,6 +9,8 @@ use crate::error::{RunError, RunResult};
 
 /// Largest mean prompt or answer length accepted (a prompt of a million words is a mistake).
 const MAX_TOKENS_MEAN: u32 = 1_000_000;
+/// Distinct synthetic prompts unless told otherwise.
+pub const DEFAULT_PROMPTS: usize = 100;
 /// Most distinct synthetic prompts.
 const MAX_PROMPTS: usize = 100_000;
 
@@ -116,7 +118,7 @@ impl OpenAiConfig {
             output_deterministic: args.output_tokens_mean_deterministic,
             extra_inputs: parse_extra_inputs(&args.extra_inputs)?,
             prompt_source,
-            num_prompts: parse_num_prompts(args.num_prompts)?,
+            num_prompts: parse_num_prompts(args.num_prompts.unwrap_or(DEFAULT_PROMPTS))?,
             artifact_dir: args.artifact_dir.clone(),
             tokenizer: args.tokenizer.clone(),
             tokenizer_revision: args.tokenizer_revision.clone(),
@@ -278,7 +280,7 @@ mod tests {
             endpoint: Some("v1/chat/completions".into()),
             synthetic_input_tokens_mean: 200,
             prompt_source: "synthetic".into(),
-            num_prompts: 100,
+            num_prompts: Some(100),
             ..OpenAiArgs::default()
         }
     }

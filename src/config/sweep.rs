@@ -8,8 +8,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Parser;
-
 use super::{parse_protocol, Config, Protocol, ServiceKind};
 use crate::cli::{clap_sentence, Cli, Command, ProfileArgs, SweepArgs};
 use crate::error::{RunError, RunResult};
@@ -434,7 +432,7 @@ fn parse_profile_flags(flags: &[String]) -> RunResult<ProfileArgs> {
         .into_iter()
         .map(String::from)
         .chain(flags.iter().cloned());
-    match Cli::try_parse_from(argv) {
+    match crate::cli::parse_command_line(argv) {
         Ok(Cli {
             command: Command::Profile(args),
         }) => Ok(*args),

@@ -172,6 +172,26 @@ impl Driver {
         }
     }
 
+    /// A request budget and AIPerf's session budget (`--conversation-num`,
+    /// `--num-warmup-sessions`): the sessions driver starts at most `sessions` sessions, each
+    /// played whole, and at most `requests` turns; the other drivers send single requests,
+    /// each a session of one turn, so the smaller count is their budget.
+    pub fn set_budgets(&mut self, requests: Option<u64>, sessions: Option<u64>) {
+        match self {
+            Driver::Sessions(driver) => {
+                driver.set_budget(requests);
+                driver.set_session_budget(sessions);
+            }
+            _ => {
+                let smaller = match (requests, sessions) {
+                    (Some(r), Some(s)) => Some(r.min(s)),
+                    (r, s) => r.or(s),
+                };
+                self.set_budget(smaller);
+            }
+        }
+    }
+
     /// Before the first level: the open loop's `--max-concurrency` connections are opened
     /// (see [`OpenLoop::open_pools`]); what to say about it, when there is something to say.
     pub async fn open_pools(&mut self) -> Option<String> {
@@ -216,9 +236,8 @@ impl Driver {
         }
     }
 
-    /// Stops sending and waits (up to `limit`) until every request in flight is answered,
-    /// so that a backlog left by a heavier level does not weigh on a lighter one.
-    pub async fn settle(&mut self, limit: std::time::Duration) {
+    /// Sends nothing more; the requests in flight go on.
+    pub fn stop_sending(&mut self) {
         match self {
             Driver::Open { driver, .. } => driver.halt(),
             Driver::Closed(closed) => closed.set_concurrency(0),
@@ -226,6 +245,12 @@ impl Driver {
             Driver::ScheduledSessions(_) => {}
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
+    }
+
+    /// Stops sending and waits (up to `limit`) until every request in flight is answered,
+    /// so that a backlog left by a heavier level does not weigh on a lighter one.
+    pub async fn settle(&mut self, limit: std::time::Duration) {
+        self.stop_sending();
         let started = Instant::now();
         while self.in_flight() > 0 && started.elapsed() < limit {
             tokio::time::sleep(std::time::Duration::from_millis(2)).await;

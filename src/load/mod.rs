@@ -27,3 +27,4 @@ pub mod shards;
 mod slot_set;
 pub mod timeline;
 mod timer;
+pub mod warm_up;

@@ -73,6 +73,11 @@ pub struct Profiler<'a> {
     pending_notes: Vec<String>,
     /// The run's tokenizer, counting answers as they are folded into windows.
     counting: Option<AnswerCounting>,
+    /// The servers, the sessions and the sequences the run plays: the warm-up's own driver
+    /// plays them too.
+    replicas: Arc<Replicas>,
+    sessions: Option<Arc<super::sessions::SessionPlan>>,
+    sequences: Option<Arc<super::sequences::SequencePlan>>,
 }
 
 impl<'a> Profiler<'a> {
@@ -92,11 +97,16 @@ impl<'a> Profiler<'a> {
         }
         let counting = AnswerCounting::for_run(&plan, &dataset);
         // Refused in the preparation when the load mode cannot play them.
-        let sessions = super::sessions::SessionPlan::for_run(plan.load, &dataset).unwrap_or(None);
+        let sessions = super::sessions::SessionPlan::for_run(plan.load, &dataset)
+            .unwrap_or(None)
+            .map(Arc::new);
         Profiler {
             plan,
             replica_count: replicas.len(),
-            driver: Driver::new(plan.load, replicas, sessions.map(Arc::new)),
+            driver: Driver::new(plan.load, replicas.clone(), sessions.clone()),
+            replicas,
+            sessions,
+            sequences: None,
             target,
             dataset,
             rule,
@@ -116,7 +126,8 @@ impl<'a> Profiler<'a> {
 
     /// Plays sequences of `plan` on a sequence model.
     pub fn with_sequences(mut self, plan: Option<Arc<super::sequences::SequencePlan>>) -> Self {
-        self.driver.set_sequences(plan);
+        self.driver.set_sequences(plan.clone());
+        self.sequences = plan;
         self
     }
 
@@ -196,50 +207,36 @@ impl<'a> Profiler<'a> {
         Ok(())
     }
 
-    /// Sends `--warmup-request-count` requests at the first level and forgets them.
+    /// The warm-up, when one is asked: sent by a driver of its own and forgotten (see
+    /// [`super::warm_up`]); what it sent is noted on the first level.
     async fn warm_up(&mut self) -> RunResult<()> {
-        let count = self.plan.load.warmup_request_count;
-        let Some(first) = self.plan.load.levels().next() else {
+        let Some(warm_up) = &self.plan.load.warm_up else {
             return Ok(());
         };
-        if count == 0 || single_window(self.plan.load) {
-            return Ok(());
-        }
-        if let Some(closed) = self.driver.closed_loop() {
-            closed.set_budget(Some(count));
-        }
-        self.driver.apply(self.plan.load, &self.dataset, first)?;
-        let started = Instant::now();
-        let cap = self.target.peer.timeout * 2 + self.plan.measure.measurement_interval;
-        while self.driver.pending_samples() < count as usize
-            && started.elapsed() < cap
-            && !self.interrupt.is_raised()
-        {
-            tokio::time::sleep(POLL).await;
-        }
-        if let Some(closed) = self.driver.closed_loop() {
-            while !closed.all_finished() && !self.interrupt.is_raised() {
-                tokio::time::sleep(POLL).await;
-            }
-            closed.set_budget(None);
-        }
-        self.driver
-            .drain_until(Instant::now(), &mut Drained::default());
+        let run = super::warm_up::WarmUpRun {
+            load: self.plan.load,
+            warm_up,
+            replicas: self.replicas.clone(),
+            dataset: &self.dataset,
+            sessions: self.sessions.clone(),
+            sequences: self.sequences.clone(),
+            timeout: self.target.peer.timeout,
+        };
+        let note = run.run(&self.interrupt).await?;
+        self.pending_notes.push(note);
         Ok(())
     }
 
     async fn measure_level(&mut self, level: LoadLevel) -> RunResult<LevelResult> {
-        if let Some(count) = self.plan.load.request_count {
-            let count = self
-                .plan
-                .load
-                .shard
-                .as_ref()
-                .map_or(count, |s| s.count_share(count));
-            return self.measure_until_done(level, Some(count)).await;
+        let load = self.plan.load;
+        if load.request_count.is_some() || load.session_count.is_some() {
+            let share = |count: u64| load.shard.as_ref().map_or(count, |s| s.count_share(count));
+            self.driver
+                .set_budgets(load.request_count.map(share), load.session_count.map(share));
+            return self.measure_until_done(level).await;
         }
         if single_window(self.plan.load) {
-            return self.measure_until_done(level, None).await;
+            return self.measure_until_done(level).await;
         }
         if let Some(duration) = self.plan.measure.benchmark_duration {
             return self.measure_for(level, duration).await;
@@ -416,15 +413,12 @@ impl<'a> Profiler<'a> {
         ))
     }
 
-    /// A finite load in one window from the first send to the last answer: exactly
-    /// `--request-count` requests (closed loop), or the whole `--fixed-schedule`.
-    async fn measure_until_done(
-        &mut self,
-        level: LoadLevel,
-        budget: Option<u64>,
-    ) -> RunResult<LevelResult> {
-        self.driver.set_budget(budget);
+    /// A finite load in one window from the first send to the last answer: the budgets the
+    /// driver was given (`--request-count`, `--conversation-num`), or the whole
+    /// `--fixed-schedule`.
+    async fn measure_until_done(&mut self, level: LoadLevel) -> RunResult<LevelResult> {
         let start = Instant::now();
+        self.driver.stamp_counters(&mut WindowStats::new(1));
         self.request_log = self.wall_clock.map(RequestLog::new);
         self.monitors.restart(start).await;
         self.driver.apply(self.plan.load, &self.dataset, level)?;
@@ -433,7 +427,7 @@ impl<'a> Profiler<'a> {
             tokio::time::sleep(POLL).await;
             self.fold(Instant::now(), &mut window);
         }
-        self.driver.set_budget(None);
+        self.driver.set_budgets(None, None);
         let boundary = Instant::now();
         self.cut_window(start, boundary, &mut window);
         self.monitors.stamp(&mut window, boundary).await;
@@ -483,11 +477,35 @@ impl<'a> Profiler<'a> {
             self.interrupt.sleep((end - now).min(FOLD_EVERY)).await;
             self.fold(Instant::now(), &mut window);
         }
+        self.await_grace(&mut window).await;
         let boundary = Instant::now();
         self.cut_window(start, boundary, &mut window);
         self.monitors.stamp(&mut window, boundary).await;
         self.check_reachable(&window)?;
         Ok(self.single_window_result(level, window))
+    }
+
+    /// AIPerf's `--benchmark-grace-period`: no send after the duration, and the answers
+    /// still due counted until the last arrives or the grace ends (at most the request
+    /// timeout); those not in by then are left out.
+    async fn await_grace(&mut self, window: &mut WindowStats) {
+        self.driver.stop_sending();
+        let timeout = self.target.peer.timeout;
+        let grace = self
+            .plan
+            .measure
+            .benchmark_grace
+            .unwrap_or(timeout)
+            .min(timeout);
+        let until = Instant::now() + grace;
+        while self.driver.in_flight() > 0 && !self.interrupt.is_raised() {
+            let now = Instant::now();
+            if now >= until {
+                break;
+            }
+            self.interrupt.sleep((until - now).min(POLL)).await;
+            self.fold(Instant::now(), window);
+        }
     }
 
     /// Waits for the end of a window — its length in time mode; enough finished requests in
@@ -539,7 +557,7 @@ impl<'a> Profiler<'a> {
     /// Closes `window` at `boundary`: its last requests, its length and the send counters.
     fn cut_window(&mut self, start: Instant, boundary: Instant, window: &mut WindowStats) {
         self.fold(boundary, window);
-        let single = self.plan.load.request_count.is_some() || single_window(self.plan.load);
+        let single = finite(self.plan.load);
         window.duration = match single {
             // A finite run's window spans the first send to the last answer.
             true => window.span().unwrap_or(boundary - start),
@@ -559,7 +577,7 @@ impl<'a> Profiler<'a> {
 
     /// The most windows a level may take: `-r`, or one for a run of one window.
     fn max_windows(&self) -> u32 {
-        let single = self.plan.load.request_count.is_some() || single_window(self.plan.load);
+        let single = finite(self.plan.load);
         if single || self.plan.measure.benchmark_duration.is_some() {
             1
         } else {
@@ -590,6 +608,12 @@ pub fn stop_grace(target: &Target, interrupt: &Interrupt) -> Duration {
     } else {
         target.peer.timeout + Duration::from_secs(1)
     }
+}
+
+/// Whether each level is one finite window from the first send to the last answer: a count
+/// of requests or sessions, a fixed schedule replayed once, or the sets of a periodic run.
+fn finite(load: &LoadConfig) -> bool {
+    load.request_count.is_some() || load.session_count.is_some() || single_window(load)
 }
 
 /// Whether the run is one finite window from the first send to the last answer: a fixed

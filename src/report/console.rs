@@ -44,6 +44,7 @@ pub fn settings_block(s: &Settings) -> String {
         ));
     }
     lines.extend(load_limit(s));
+    lines.extend(command_line_line(s));
     lines.extend(search_settings(s));
     lines.extend(super::replicas::settings_line(s));
     // The client is asynchronous whatever --sync/--async say (see --help).
@@ -54,6 +55,15 @@ pub fn settings_block(s: &Settings) -> String {
     }
     lines.push(String::new());
     join_lines(&lines)
+}
+
+/// Whose defaults filled in what the command line left out, on an AIPerf line.
+fn command_line_line(s: &Settings) -> Option<String> {
+    let record = s.command_line.as_ref().filter(|c| c.is_aiperf())?;
+    let because = record.because.as_deref().unwrap_or("an AIPerf flag");
+    Some(format!(
+        "  Command line: AIPerf's (it names {because}, which only AIPerf has): AIPerf 0.13's defaults apply"
+    ))
 }
 
 /// The search and the SLO, when given.

@@ -38,5 +38,5 @@ pub use recorded::ResultsPath;
 pub use recorder::{MergedOrigin, Recorder, RunEnd};
 pub use restore::{error_kind, model_spec, window_stats};
 pub use schema::*;
-pub use settings::{settings, without_userinfo};
+pub use settings::{command_line_record, settings, without_userinfo};
 pub use writer::{check_writable, replace_file, write_file};

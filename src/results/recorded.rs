@@ -126,10 +126,9 @@ fn extra_input(field: &str) -> Option<(String, serde_json::Value)> {
 /// The settings a run of `inferperf profile ARGS` records (for tests).
 #[cfg(test)]
 pub(crate) fn test_settings(args: &[&str]) -> Settings {
-    use clap::Parser;
     let mut argv = vec!["inferperf", "profile"];
     argv.extend_from_slice(args);
-    let cli = crate::cli::Cli::try_parse_from(argv).expect("the flags parse");
+    let cli = crate::cli::parse_command_line(argv).expect("the flags parse");
     let crate::cli::Command::Profile(args) = cli.command else {
         unreachable!("the profile subcommand was given");
     };

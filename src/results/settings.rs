@@ -101,6 +101,21 @@ pub fn settings(
         csv_files: output.csv_paths().iter().map(|p| display(p)).collect(),
         outputs: outputs_record(output),
         arguments: arguments.to_vec(),
+        command_line: None,
+    }
+}
+
+/// The record of whose command line a run's was.
+pub fn command_line_record(dialect: &crate::cli::Dialect) -> CommandLineRecord {
+    match dialect {
+        crate::cli::Dialect::Aiperf { because } => CommandLineRecord {
+            tool: "aiperf".into(),
+            because: Some(because.clone()),
+        },
+        crate::cli::Dialect::PerfAnalyzer => CommandLineRecord {
+            tool: "perf_analyzer".into(),
+            because: None,
+        },
     }
 }
 

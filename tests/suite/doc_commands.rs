@@ -109,7 +109,7 @@ fn check(words: &[String], scratch: &Path) -> Result<(), String> {
     if let Some(sentence) = refuse_aiperf_only(&args) {
         return Err(sentence);
     }
-    let cli = match Cli::try_parse_from(&args) {
+    let cli = match inferperf::cli::parse_command_line(args.iter().cloned()) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => return Err(clap_sentence(&e, &args)),
         Err(_) => return Ok(()), // --help, --version

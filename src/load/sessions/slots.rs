@@ -34,6 +34,9 @@ pub struct SessionLoop {
     not_sent_mark: u64,
     /// When set, the turns still allowed to start (`--request-count`).
     budget: Budget,
+    /// When set, the sessions still allowed to start (AIPerf's `--conversation-num`,
+    /// `--num-warmup-sessions`): a session started plays all its turns.
+    session_budget: Budget,
 }
 
 impl SessionLoop {
@@ -51,7 +54,13 @@ impl SessionLoop {
             not_sent: Arc::new(AtomicU64::new(0)),
             not_sent_mark: 0,
             budget: None,
+            session_budget: None,
         }
+    }
+
+    /// Limits the sessions started from now on to `count` (None: no limit).
+    pub fn set_session_budget(&mut self, count: Option<u64>) {
+        self.session_budget = budget(count);
     }
 
     /// Limits the turns started from now on to `count` (None: no limit).
@@ -83,6 +92,7 @@ impl SessionLoop {
             shared,
             next_session: self.next_session.clone(),
             budget: self.budget.clone(),
+            session_budget: self.session_budget.clone(),
         };
         let lane = server.target.lane(index / count) * count + replica as usize;
         self.threads.handle(lane).spawn(slot.run())
@@ -132,6 +142,7 @@ struct SessionSlot {
     player: TurnPlayer,
     next_session: Arc<AtomicUsize>,
     budget: Budget,
+    session_budget: Budget,
 }
 
 impl SessionSlot {
@@ -142,7 +153,7 @@ impl SessionSlot {
         self.shared.connected.store(opened, Ordering::Relaxed);
         let plan = self.player.plan.clone();
         let sessions = plan.len().max(1);
-        while self.shared.wait_while_paused().await {
+        while self.shared.wait_while_paused().await && take_budget(&self.session_budget) {
             let next = self.next_session.fetch_add(1, Ordering::Relaxed) % sessions;
             let Some(span) = plan.sessions.get(next).cloned() else {
                 break;

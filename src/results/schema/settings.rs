@@ -74,6 +74,10 @@ pub struct Settings {
     /// what `inferperf merge` rebuilds the run's settings from.
     #[serde(default)]
     pub arguments: Vec<String>,
+    /// Whose command line the run's was, and so whose defaults filled in what it left out
+    /// (absent in files written before it: perf_analyzer's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_line: Option<CommandLineRecord>,
     /// `--benchmark-duration` in ms: each level is one window this long (absent without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benchmark_duration_ms: Option<u64>,
@@ -161,6 +165,22 @@ pub struct ShardRecord {
 pub struct CancellationRecord {
     pub rate_percent: f64,
     pub delay_s: f64,
+}
+
+/// Whose command line a run's was: `aiperf` when it named a flag only AIPerf has and none
+/// only perf_analyzer has (`because`: the first such flag), else `perf_analyzer`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommandLineRecord {
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub because: Option<String>,
+}
+
+impl CommandLineRecord {
+    /// Whether AIPerf's defaults applied.
+    pub fn is_aiperf(&self) -> bool {
+        self.tool == "aiperf"
+    }
 }
 
 /// The load the run applied, by mode.

@@ -81,7 +81,7 @@ pub fn url(server: &RunningServer, protocol: &str) -> String {
 pub fn config(args: &[&str]) -> Config {
     let mut all = vec!["inferperf".to_string()];
     all.extend(args.iter().map(|s| s.to_string()));
-    let cli = Cli::try_parse_from(normalize_args(all)).expect("flags parse");
+    let cli = inferperf::cli::parse_command_line(normalize_args(all)).expect("flags parse");
     let Command::Profile(p) = cli.command else {
         panic!("expected the profile command");
     };

@@ -399,10 +399,10 @@ fn aiperf_names_of_existing_flags_are_taken() {
 fn an_aiperf_flag_inferperf_lacks_is_refused_by_name() {
     let sentence = |args: &[&str]| refuse_aiperf_only(&line(args));
     for flag in [
-        "--benchmark-grace-period",
+        "--zmq-host",
         "--stream",
-        "--warmup-arrival-pattern",
-        "--api-key",
+        "--record-processor-service-count",
+        "--wandb-project",
     ] {
         let text = sentence(&["-m", "m", flag, "5"]).expect(flag);
         assert!(

@@ -6,10 +6,15 @@
 //! `-m NAME`. What has no perf_analyzer form (`--benchmark-duration`, the request's path
 //! and its max-tokens field) is returned beside the rewritten flags.
 
+mod defaults;
+
 use std::time::Duration;
 
 use crate::cli::{AiperfArgs, ProfileArgs};
 use crate::error::{RunError, RunResult};
+
+/// AIPerf's wait for the answers still due when `--benchmark-duration` ends.
+const DEFAULT_BENCHMARK_GRACE: Duration = Duration::from_secs(30);
 
 /// How requests to an OpenAI-compatible server are addressed and shaped beyond the
 /// endpoint's defaults.
@@ -29,13 +34,18 @@ pub(super) struct Lowered {
     pub args: ProfileArgs,
     pub wire: OpenAiWire,
     pub benchmark_duration: Option<Duration>,
+    /// `--benchmark-grace-period` (AIPerf's default 30 s; `None`: every answer).
+    pub benchmark_grace: Option<Duration>,
 }
 
 /// Rewrites AIPerf's flags into perf_analyzer's; a combination that means two things is
 /// a bad option.
 pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
     let mut args = given.clone();
-    let aiperf = &given.aiperf;
+    if given.dialect.is_aiperf() {
+        defaults::apply(&mut args)?;
+    }
+    let aiperf = &args.aiperf.clone();
     refuse_config_file(&args)?;
     lower_model(&mut args)?;
     imply_openai(&mut args, aiperf)?;
@@ -60,10 +70,20 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
             "--benchmark-duration and --request-count both bound the measurement: give one.",
         ));
     }
+    let benchmark_grace = match (&args.aiperf_load.benchmark_grace_period, benchmark_duration) {
+        (Some(_), None) => {
+            return Err(RunError::bad_option(
+                "--benchmark-grace-period is the wait after a --benchmark-duration run's last send: add --benchmark-duration SECONDS, or drop it.",
+            ))
+        }
+        (Some(text), Some(_)) => super::warm_up::grace_period(text, "--benchmark-grace-period")?,
+        (None, _) => Some(DEFAULT_BENCHMARK_GRACE),
+    };
     Ok(Lowered {
         args,
         wire,
         benchmark_duration,
+        benchmark_grace,
     })
 }
 
@@ -302,5 +322,4 @@ pub(super) fn refuse_without_openai(aiperf: &AiperfArgs) -> RunResult<()> {
 }
 
 #[cfg(test)]
-#[path = "aiperf_tests.rs"]
 mod tests;
