@@ -8,6 +8,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod aiperf;
 mod aiperf_load;
+mod aiperf_server;
 mod dialect;
 mod merge;
 mod openai;
@@ -16,10 +17,12 @@ mod sentences;
 mod sequence;
 mod sessions;
 mod sweep;
+mod sweep_lists;
 mod tls;
 mod workload;
 pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP, AIPERF_PROFILE_FLAGS};
 pub use aiperf_load::AiperfLoadArgs;
+pub use aiperf_server::AiperfServerArgs;
 pub use dialect::{dialect_of, is_aiperf_only, Dialect};
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use openai::OpenAiArgs;
@@ -28,6 +31,7 @@ pub use sentences::{clap_sentence, top_help};
 pub use sequence::SequenceArgs;
 pub use sessions::SessionArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
+pub use sweep_lists::{expand as expand_sweep, Sweep, Variation};
 pub use tls::TlsArgs;
 pub use workload::WorkloadArgs;
 
@@ -489,9 +493,10 @@ pub struct ProfileArgs {
     pub server_metrics_preset: Option<String>,
     /// GPU telemetry (AIPerf's flag) at every window: per GPU and level its utilization,
     /// memory used, power (avg, max), energy, and tokens per joule. A DCGM exporter's page
-    /// (default http://localhost:9400/metrics), or `nvml` to read the NVIDIA driver here.
-    #[arg(long, value_name = "URL|nvml", num_args = 0..=1, default_missing_value = "")]
-    pub gpu_telemetry: Option<String>,
+    /// (default http://localhost:9400/metrics), or `nvml` (AIPerf's `pynvml`) to read the
+    /// NVIDIA driver here; AIPerf's `dashboard` keyword is the default page.
+    #[arg(long, value_name = "URL|nvml", num_args = 0..)]
+    pub gpu_telemetry: Option<Vec<String>>,
     /// Report any metric of the page: NAME[{label="value",...}][:avg|max|rate] (default avg;
     /// the values of all matching series are added). Repeatable; turns scraping on.
     #[arg(long = "metric", value_name = "NAME[:AGG]")]
@@ -586,6 +591,8 @@ pub struct ProfileArgs {
     pub aiperf: AiperfArgs,
     #[command(flatten)]
     pub aiperf_load: AiperfLoadArgs,
+    #[command(flatten)]
+    pub aiperf_server: AiperfServerArgs,
     /// Whose command line this is (not a flag: read from the line by [`parse_command_line`]).
     #[arg(skip)]
     pub dialect: Dialect,

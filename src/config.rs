@@ -37,11 +37,13 @@ pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
 pub use request_options::{GrpcCompression, ParameterValue, RequestParameter};
 pub use target::TargetConfig;
 pub mod sequence;
+mod server_hooks;
 pub mod shm;
 mod slo;
 mod timeline;
 mod tls;
 mod warm_up;
+pub use server_hooks::{ControlCall, Probe, Readiness, ServerHooks};
 pub mod workload;
 pub use request_options::TritonCApiSettings;
 pub use tls::{TlsFile, TlsFlags, TlsSettings};
@@ -282,6 +284,7 @@ impl Config {
                 validation_tolerance,
                 server_in_process: false,
                 cancellation: arrival::parse_cancellation(args)?,
+                hooks: server_hooks::parse(&args.aiperf_server)?,
             },
             data: DataConfig {
                 batch_size,
@@ -333,6 +336,7 @@ impl Config {
                 verbose: args.verbose,
                 verbose_csv: args.verbose_csv,
                 progress: !args.no_progress,
+                dashboard_asked: args.aiperf.ui_type.as_deref().map(str::trim) == Some("dashboard"),
             },
             arguments: Vec::new(),
             dialect: args.dialect.clone(),
@@ -352,6 +356,8 @@ impl Config {
                 );
             }
         }
+        aiperf::default_artifact_dir(&mut config);
+        config.check_hooks()?;
         config.check_request_count()?;
         config.check_benchmark_duration()?;
         config.check_request_parameters()?;
@@ -365,6 +371,16 @@ impl Config {
         config.check_sequence_ids()?;
         config.shard_outputs();
         Ok(config)
+    }
+
+    /// The control calls are HTTP calls on an OpenAI-compatible server.
+    fn check_hooks(&self) -> RunResult<()> {
+        if self.target.hooks.any() && self.target.service_kind() != ServiceKind::OpenAi {
+            return Err(RunError::bad_option(
+                "--wait-for-model-timeout, --reset-kv-cache and --server-profiler call an OpenAI-compatible server: add --endpoint-type (or --service-kind openai).",
+            ));
+        }
+        Ok(())
     }
 
     /// Several URLs need servers reached over the network, and a load the replicas can share.

@@ -28,6 +28,16 @@ fn main() -> ExitCode {
         eprintln!("error: {sentence}");
         return exit(EXIT_BAD_OPTION);
     }
+    if args.get(1).is_some_and(|a| a == "profile") {
+        match inferperf::cli::expand_sweep(&args[2..]) {
+            Ok(None) => {}
+            Ok(Some(sweep)) => return block_on(commands::profile::variations::run(&sweep)),
+            Err(sentence) => {
+                eprintln!("error: {sentence}");
+                return exit(EXIT_BAD_OPTION);
+            }
+        }
+    }
     let cli = match inferperf::cli::parse_command_line(args.iter().cloned()) {
         Ok(cli) => cli,
         Err(e) if e.use_stderr() => {
@@ -39,6 +49,11 @@ fn main() -> ExitCode {
             return exit(0);
         }
     };
+    block_on(run(cli.command, given))
+}
+
+/// Runs a command's future on a multi-threaded runtime; its exit code.
+fn block_on(command: impl std::future::Future<Output = Result<i32, RunError>>) -> ExitCode {
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -46,8 +61,7 @@ fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => return fail(RunError::failed(format!("Cannot start the runtime: {e}."))),
     };
-    let result = runtime.block_on(run(cli.command, given));
-    match result {
+    match runtime.block_on(command) {
         Ok(code) => exit(code),
         Err(e) => fail(e),
     }

@@ -147,6 +147,16 @@ fn trim_mantissa(text: &str) -> String {
     }
 }
 
+/// Python's `repr` of a float, as GenAI-Perf puts a request rate in a folder name: `10.0`,
+/// `2.5`, `0.1`.
+pub fn python_float(value: f64) -> String {
+    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e16 {
+        format!("{value:.1}")
+    } else {
+        format!("{value}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ pub mod cancel;
 mod capabilities;
 pub mod check;
 mod discovery;
+pub mod hooks;
 pub mod memo;
 pub mod open_inference;
 pub mod outcome;

@@ -35,4 +35,25 @@ pub struct AiperfLoadArgs {
     /// requests still unanswered then are cancelled and left out.
     #[arg(long, value_name = "SECONDS")]
     pub benchmark_grace_period: Option<String>,
+    /// AIPerf's: how comma-separated lists make a sweep's runs: grid (every combination,
+    /// the default) or zip (the lists paired by position).
+    #[arg(long, value_name = "TYPE")]
+    pub sweep_type: Option<String>,
+    /// AIPerf's: every run of a sweep takes the same seed (--random-seed, else 42) instead
+    /// of the seed plus its index.
+    #[arg(long)]
+    pub parameter_sweep_same_seed: bool,
+    /// AIPerf's: every run of a sweep takes the seed plus its index (the default).
+    #[arg(long)]
+    pub no_parameter_sweep_same_seed: bool,
+    /// AIPerf's: seconds of pause between two runs of a sweep (default 0).
+    #[arg(long, value_name = "SECONDS")]
+    pub parameter_sweep_cooldown_seconds: Option<f64>,
+    /// AIPerf's: how a sweep's runs and repeated runs nest: repeated or independent. With
+    /// one run per value (no --num-profile-runs) both are the same.
+    #[arg(long, value_name = "MODE")]
+    pub parameter_sweep_mode: Option<String>,
+    /// AIPerf's: no table of the runs at the end of a sweep.
+    #[arg(long)]
+    pub no_sweep_table: bool,
 }

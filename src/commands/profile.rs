@@ -6,6 +6,7 @@
 
 mod sent;
 mod token_counter;
+pub mod variations;
 
 use std::sync::Arc;
 
@@ -83,7 +84,10 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
         None => None,
     };
     let targets = replicas::resolve_all(&cfg.target, RequestShape::of(&cfg.data)).await?;
-    let model = replicas::discover_all(&targets).await?;
+    let model = match cfg.target.hooks.readiness {
+        Some(readiness) => discover_when_ready(&targets, readiness).await?,
+        None => replicas::discover_all(&targets).await?,
+    };
     let model =
         (model.with_bls_calls(cfg.target.bls_composing_models())).map_err(RunError::bad_option)?;
     let prompts = match cfg.target.llm() {
@@ -127,6 +131,30 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
         replicas: Arc::new(replicas),
         sequences,
     })
+}
+
+/// AIPerf's `--wait-for-model-timeout`: the pre-flight check (the model listed, one short
+/// request answered) tried every interval until it passes or the timeout is spent; then
+/// its last sentence, said to be after the wait.
+async fn discover_when_ready(
+    targets: &[Arc<Target>],
+    readiness: crate::config::Readiness,
+) -> RunResult<ModelSpec> {
+    let started = std::time::Instant::now();
+    loop {
+        let error = match replicas::discover_all(targets).await {
+            Ok(model) => return Ok(model),
+            Err(error) => error,
+        };
+        let left = readiness.timeout.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(RunError::failed(format!(
+                "The model was not ready within --wait-for-model-timeout {:.0} s; the last check said: {error}",
+                readiness.timeout.as_secs_f64()
+            )));
+        }
+        tokio::time::sleep(readiness.interval.min(left)).await;
+    }
 }
 
 /// What the load box runs the levels under: the load and measure sections, with what the
@@ -260,8 +288,13 @@ async fn run_prepared(
     if cfg.load.mode.timeline().is_some() {
         return follow_timeline(cfg, prepared, interrupt, reports).await;
     }
+    if let Some(reset) = &cfg.target.hooks.reset_kv_cache {
+        crate::backend::hooks::post(&prepared.target, reset, "--reset-kv-cache").await?;
+    }
     let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
-    let mut profiler = profiler.with_coordinator(coordinator);
+    let mut profiler = profiler
+        .with_coordinator(coordinator)
+        .with_server_profiler(cfg.target.hooks.profiler.clone());
     for note in notes {
         println!("{note}");
     }

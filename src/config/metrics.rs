@@ -149,20 +149,22 @@ const DCGM_DEFAULT_URL: &str = "http://localhost:9400/metrics";
 
 /// `--gpu-telemetry [URL|nvml]`, read every `--metrics-interval`.
 pub fn parse_gpu_telemetry(args: &ProfileArgs) -> RunResult<Option<GpuTelemetry>> {
-    let Some(given) = args.gpu_telemetry.as_deref().map(str::trim) else {
+    let Some(items) = &args.gpu_telemetry else {
         return Ok(None);
     };
+    let given = one_gpu_source(items)?;
+    let given = given.as_str();
     if args.metrics_interval == 0 {
         return Err(RunError::bad_option(
             "--metrics-interval must be a positive number of milliseconds.",
         ));
     }
     let interval = Duration::from_millis(args.metrics_interval);
-    if given == "nvml" {
+    if matches!(given, "nvml" | "pynvml") {
         return Ok(Some(GpuTelemetry::Nvml { interval }));
     }
     let page = match given {
-        "" => DCGM_DEFAULT_URL.to_string(),
+        "" | "dashboard" => DCGM_DEFAULT_URL.to_string(),
         url => url.to_string(),
     };
     let with_page = ProfileArgs {
@@ -183,6 +185,31 @@ pub fn parse_gpu_telemetry(args: &ProfileArgs) -> RunResult<Option<GpuTelemetry>
         engine: None,
         dcgm: true,
     })))
+}
+
+/// The one source of `--gpu-telemetry`'s items (space- or comma-separated, as AIPerf takes
+/// them): a DCGM page, `nvml`/`pynvml`, or nothing for the default page; AIPerf's
+/// `dashboard` (its live view's telemetry) adds nothing here.
+fn one_gpu_source(items: &[String]) -> RunResult<String> {
+    let mut sources: Vec<&str> = items
+        .iter()
+        .flat_map(|item| item.split(','))
+        .map(str::trim)
+        .filter(|item| !item.is_empty() && *item != "dashboard")
+        .collect();
+    sources.dedup();
+    if let Some(amd) = sources.iter().find(|s| s.eq_ignore_ascii_case("amdsmi")) {
+        return Err(RunError::bad_option(format!(
+            "--gpu-telemetry {amd} reads AMD GPUs through AMD SMI, which inferperf does not read: give a DCGM exporter's URL or nvml."
+        )));
+    }
+    match sources.as_slice() {
+        [] => Ok(String::new()),
+        [one] => Ok(one.to_string()),
+        [first, second, ..] => Err(RunError::bad_option(format!(
+            "--gpu-telemetry gives several sources ({first}, {second}, ...): inferperf reads one DCGM page or nvml per run; give one."
+        ))),
+    }
 }
 
 /// The metrics configuration, when `--collect-metrics` or a `--metric` asks for scraping.

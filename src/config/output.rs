@@ -31,6 +31,8 @@ pub struct OutputConfig {
     pub verbose_csv: bool,
     /// Live progress on standard error when it is a terminal (off with `--no-progress`).
     pub progress: bool,
+    /// AIPerf's `--ui-type dashboard` was asked for.
+    pub dashboard_asked: bool,
 }
 
 impl OutputConfig {
@@ -56,6 +58,39 @@ impl OutputConfig {
         }
         paths
     }
+}
+
+impl super::Config {
+    /// The outputs of one run of a sweep (AIPerf's comma-separated lists): the artifacts in
+    /// `artifacts/<folder>` (AIPerf's layout, `artifacts` being the sweep's folder), the
+    /// report folder `--report-dir DIR/<folder>`, and the files of `-f`, `--results-file`
+    /// and `--profile-export-file` named with `-<folder>` before their extension.
+    pub fn for_variation(&mut self, artifacts: Option<&Path>, folder: &str) {
+        if let (Some(llm), Some(base)) = (self.target.llm_mut(), artifacts) {
+            llm.artifact_dir = Some(base.join(folder));
+        }
+        let output = &mut self.output;
+        output.report_dir = output.report_dir.as_ref().map(|d| d.join(folder));
+        for file in [
+            &mut output.csv_file,
+            &mut output.results_file,
+            &mut output.profile_export_file,
+            &mut output.per_url_csv,
+        ] {
+            *file = file.as_deref().map(|path| suffixed(path, folder));
+        }
+    }
+}
+
+/// `out.csv` as `out-<suffix>.csv`.
+fn suffixed(path: &Path, suffix: &str) -> PathBuf {
+    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+    let name = match (stem, path.extension()) {
+        (Some(stem), Some(ext)) => format!("{stem}-{suffix}.{}", ext.to_string_lossy()),
+        (Some(stem), None) => format!("{stem}-{suffix}"),
+        (None, _) => suffix.to_string(),
+    };
+    path.with_file_name(name)
 }
 
 /// `--report-dir` and `--results-file`: each a non-empty path, and not both (each names

@@ -54,6 +54,9 @@ pub struct TargetConfig {
     pub server_in_process: bool,
     /// `--request-cancellation-rate` and `--request-cancellation-delay`, when given.
     pub cancellation: Option<super::RequestCancellation>,
+    /// AIPerf's control calls around the run (wait for the model, KV-cache reset, the
+    /// engine's profiler).
+    pub hooks: super::ServerHooks,
 }
 
 impl TargetConfig {
@@ -66,6 +69,14 @@ impl TargetConfig {
     pub fn llm(&self) -> Option<&OpenAiConfig> {
         match &self.api {
             ApiSettings::OpenAi(openai) => Some(&openai.llm),
+            _ => None,
+        }
+    }
+
+    /// The OpenAI settings, to be changed (a sweep's run writes its own artifact folder).
+    pub fn llm_mut(&mut self) -> Option<&mut OpenAiConfig> {
+        match &mut self.api {
+            ApiSettings::OpenAi(openai) => Some(&mut openai.llm),
             _ => None,
         }
     }

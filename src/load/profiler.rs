@@ -14,9 +14,9 @@ use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::search::Search;
 use super::shards::Coordinator;
 use crate::backend::replicas::Replicas;
-use crate::backend::{ErrorKind, Target};
+use crate::backend::{hooks, ErrorKind, Target};
 use crate::config::shard::ShardPlan;
-use crate::config::{LoadConfig, LoadLevel, LoadMode, MeasurementMode};
+use crate::config::{ControlCall, LoadConfig, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
 use crate::error::{RunError, RunResult};
 use crate::measure::distribution::Compaction;
@@ -78,6 +78,9 @@ pub struct Profiler<'a> {
     replicas: Arc<Replicas>,
     sessions: Option<Arc<super::sessions::SessionPlan>>,
     sequences: Option<Arc<super::sequences::SequencePlan>>,
+    /// AIPerf's `--server-profiler`: the engine's profiler started after the warm-up and
+    /// stopped once the levels are measured.
+    server_profiler: Option<(ControlCall, ControlCall)>,
 }
 
 impl<'a> Profiler<'a> {
@@ -107,6 +110,7 @@ impl<'a> Profiler<'a> {
             replicas,
             sessions,
             sequences: None,
+            server_profiler: None,
             target,
             dataset,
             rule,
@@ -128,6 +132,12 @@ impl<'a> Profiler<'a> {
     pub fn with_sequences(mut self, plan: Option<Arc<super::sequences::SequencePlan>>) -> Self {
         self.driver.set_sequences(plan.clone());
         self.sequences = plan;
+        self
+    }
+
+    /// Starts the engine's profiler before the first level and stops it after the last.
+    pub fn with_server_profiler(mut self, calls: Option<(ControlCall, ControlCall)>) -> Self {
+        self.server_profiler = calls;
         self
     }
 
@@ -159,6 +169,12 @@ impl<'a> Profiler<'a> {
         self.driver
             .stop(stop_grace(&self.target, &self.interrupt))
             .await;
+        if let Some((_, stop)) = &self.server_profiler {
+            let stopped = hooks::post(&self.target, stop, "--server-profiler").await;
+            if let Err(error) = stopped {
+                eprintln!("Warning: the engine's profiler may still run: {error}");
+            }
+        }
         outcome
     }
 
@@ -171,6 +187,9 @@ impl<'a> Profiler<'a> {
             self.pending_notes.push(note);
         }
         self.warm_up().await?;
+        if let Some((start, _)) = &self.server_profiler {
+            hooks::post(&self.target, start, "--server-profiler").await?;
+        }
         let late = self.coordinator.first_window(&self.interrupt).await?;
         self.pending_notes.extend(late);
         let mut search = Search::of(self.plan.load);

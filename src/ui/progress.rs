@@ -111,7 +111,14 @@ impl Live {
     /// The line of a run of `plan`: drawn when standard error is a terminal and progress
     /// is on (`output`); otherwise a line that does nothing.
     pub fn for_stderr(output: &OutputConfig, plan: &Plan) -> Live {
-        Live::new(plan, output.progress && std::io::stderr().is_terminal())
+        let terminal = std::io::stderr().is_terminal();
+        if output.dashboard_asked && output.progress {
+            eprintln!("--ui-type dashboard: inferperf has no live dashboard yet; it shows its progress line instead{}.", match terminal {
+                true => "",
+                false => " (on a terminal)",
+            });
+        }
+        Live::new(plan, output.progress && terminal)
     }
 
     /// A line that draws when `enabled`.

@@ -7,11 +7,45 @@
 //! and its max-tokens field) is returned beside the rewritten flags.
 
 mod defaults;
+mod url_path;
 
 use std::time::Duration;
 
 use crate::cli::{AiperfArgs, ProfileArgs};
 use crate::error::{RunError, RunResult};
+
+/// AIPerf's artifact folder when an AIPerf line names none (AIPerf always writes one):
+/// `artifacts/<model>-openai-<endpoint type>-<stimulus>`, the stimulus `concurrency<N>`,
+/// `request_rate<R>`, `concurrency<N>-request_rate<R>` (a rate with a cap) or
+/// `fixed_schedule`.
+pub(super) fn default_artifact_dir(config: &mut super::Config) {
+    if !config.dialect.is_aiperf() {
+        return;
+    }
+    let load = &config.load;
+    let stimulus = match &load.mode {
+        super::LoadMode::FixedSchedule => "fixed_schedule".to_string(),
+        super::LoadMode::RequestRate { range, .. } => {
+            let rate = format!("request_rate{}", crate::number::python_float(range.start));
+            match load.max_concurrency {
+                Some(cap) => format!("concurrency{cap}-{rate}"),
+                None => rate,
+            }
+        }
+        _ => format!(
+            "concurrency{}",
+            load.session_concurrency.unwrap_or(load.concurrency.start)
+        ),
+    };
+    let model = config.target.model_name.replace('/', "_");
+    let Some(llm) = config.target.llm_mut() else {
+        return;
+    };
+    if llm.artifact_dir.is_none() {
+        let name = format!("{model}-openai-{}-{stimulus}", llm.endpoint.kind_name());
+        llm.artifact_dir = Some(std::path::Path::new("artifacts").join(name));
+    }
+}
 
 /// AIPerf's wait for the answers still due when `--benchmark-duration` ends.
 const DEFAULT_BENCHMARK_GRACE: Duration = Duration::from_secs(30);
@@ -49,7 +83,17 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
     refuse_config_file(&args)?;
     lower_model(&mut args)?;
     imply_openai(&mut args, aiperf)?;
-    let wire = lower_endpoint(&mut args, aiperf)?;
+    let url_path = url_path::take(&mut args)?;
+    let mut wire = lower_endpoint(&mut args, aiperf)?;
+    if let Some(prefix) = url_path {
+        let Some(endpoint) = args.llm.endpoint.clone() else {
+            return Err(RunError::bad_option(format!(
+                "--url with a path ({prefix}) is for OpenAI-compatible servers: give host:port alone, or add --endpoint-type."
+            )));
+        };
+        let path = wire.path.take().unwrap_or(endpoint);
+        wire.path = Some(url_path::join(&prefix, &path));
+    }
     lower_load(&mut args, aiperf)?;
     args.slo.extend(goodput_conditions(&aiperf.goodput)?);
     match aiperf.ui_type.as_deref().map(str::trim) {

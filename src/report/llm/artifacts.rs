@@ -120,7 +120,12 @@ impl Reporter for Artifacts {
         if self.error.is_some() {
             return;
         }
-        let folder = self.dir.join(level_folder_name(run.settings(), r.level));
+        // AIPerf writes its one level's files in the folder itself; GenAI-Perf a folder per level.
+        let aiperf = (run.settings().command_line.as_ref()).is_some_and(|c| c.is_aiperf());
+        let folder = match aiperf {
+            true => self.dir.clone(),
+            false => self.dir.join(level_folder_name(run.settings(), r.level)),
+        };
         if let Err(error) = self.write_files(run.settings(), &folder, r) {
             self.error = Some(error);
         }

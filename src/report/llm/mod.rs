@@ -17,6 +17,7 @@ pub mod turns;
 
 use crate::measure::distribution::Distribution;
 use crate::measure::window::WindowStats;
+pub use crate::number::python_float;
 
 /// The percentiles GenAI-Perf and AIPerf report, ascending. The merged windows the exports
 /// read are never compacted, so every one is at hand; a caller that compacts windows and
@@ -218,16 +219,6 @@ pub fn csv_row<S: AsRef<str>>(fields: &[S]) -> String {
         })
         .collect();
     format!("{}\r\n", cells.join(","))
-}
-
-/// Python's `repr` of a float, as GenAI-Perf puts a request rate in a folder name: `10.0`,
-/// `2.5`, `0.1`.
-pub fn python_float(value: f64) -> String {
-    if value.is_finite() && value.fract() == 0.0 && value.abs() < 1e16 {
-        format!("{value:.1}")
-    } else {
-        format!("{value}")
-    }
 }
 
 /// Nanoseconds since the epoch as an ISO 8601 date and time in UTC, without a zone, as

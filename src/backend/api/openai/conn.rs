@@ -292,15 +292,36 @@ async fn check_listed(io: &mut Http1Stream, target: &Target) -> RunResult<()> {
     )))
 }
 
-/// One request of one output token: the endpoint must exist and take the model.
+/// Fields of `--extra-inputs` that bound the answer's length: beside them the probe asks
+/// for the run's own length, never one token (a server refuses `min_tokens` above
+/// `max_tokens`).
+const LENGTH_FIELDS: &[&str] = &[
+    "min_tokens",
+    "max_tokens",
+    "max_completion_tokens",
+    "max_output_tokens",
+    "max_new_tokens",
+    "ignore_eos",
+];
+
+/// One short request, as the run would send it (its extra inputs, its model): the endpoint
+/// must exist and take the model. It asks for one output token unless the extra inputs
+/// bound the length themselves; then it asks for the run's own length.
 async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunResult<()> {
     let mut quiet = adapter.clone();
     quiet.streaming = false;
     quiet.llm.output_deterministic = false;
+    let extra = &adapter.llm.extra_inputs;
+    let bounded = extra
+        .iter()
+        .any(|(key, _)| LENGTH_FIELDS.contains(&key.as_str()));
     let prompt = Prompt {
         text: "Hello".into(),
         input_tokens: 1,
-        max_tokens: Some(1),
+        max_tokens: match bounded {
+            true => adapter.llm.output_tokens_mean,
+            false => Some(1),
+        },
         body: None,
         system: None,
         messages: None,
