@@ -7,7 +7,9 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod aiperf;
+mod aiperf_flags;
 mod aiperf_load;
+mod aiperf_runtime;
 mod aiperf_server;
 mod dialect;
 mod merge;
@@ -20,8 +22,10 @@ mod sweep;
 mod sweep_lists;
 mod tls;
 mod workload;
-pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP, AIPERF_PROFILE_FLAGS};
+pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_ALIASES, AIPERF_HELP};
+pub use aiperf_flags::{aiperf_flag, AiperfFlag, Taken, AIPERF_FLAGS};
 pub use aiperf_load::AiperfLoadArgs;
+pub use aiperf_runtime::AiperfRuntimeArgs;
 pub use aiperf_server::AiperfServerArgs;
 pub use dialect::{dialect_of, is_aiperf_only, Dialect};
 pub use merge::{MergeArgs, MERGE_HELP};
@@ -593,6 +597,8 @@ pub struct ProfileArgs {
     pub aiperf_load: AiperfLoadArgs,
     #[command(flatten)]
     pub aiperf_server: AiperfServerArgs,
+    #[command(flatten)]
+    pub aiperf_runtime: AiperfRuntimeArgs,
     /// Whose command line this is (not a flag: read from the line by [`parse_command_line`]).
     #[arg(skip)]
     pub dialect: Dialect,

@@ -285,6 +285,7 @@ impl Config {
                 server_in_process: false,
                 cancellation: arrival::parse_cancellation(args)?,
                 hooks: server_hooks::parse(&args.aiperf_server)?,
+                connection_per_request: lowered.runtime.connection_per_request,
             },
             data: DataConfig {
                 batch_size,
@@ -337,6 +338,8 @@ impl Config {
                 verbose_csv: args.verbose_csv,
                 progress: !args.no_progress,
                 dashboard_asked: args.aiperf.ui_type.as_deref().map(str::trim) == Some("dashboard"),
+                aiperf_export_prefix: lowered.runtime.export_prefix.clone(),
+                summary_only: lowered.runtime.summary_only,
             },
             arguments: Vec::new(),
             dialect: args.dialect.clone(),
@@ -357,6 +360,9 @@ impl Config {
             }
         }
         aiperf::default_artifact_dir(&mut config);
+        if args.aiperf_runtime.auto_plot && config.output.report_dir.is_none() {
+            config.output.report_dir = config.target.llm().and_then(|l| l.artifact_dir.clone());
+        }
         config.check_hooks()?;
         config.check_request_count()?;
         config.check_benchmark_duration()?;

@@ -34,6 +34,8 @@ pub struct Target {
     pub triton: Option<Arc<InProcessTriton>>,
     /// The requests to cancel on purpose (`--request-cancellation-rate`), if any.
     pub cancel: Option<Arc<super::cancel::CancelPlan>>,
+    /// AIPerf's `--connection-reuse-strategy never`: each request on a new connection.
+    pub connection_per_request: bool,
 }
 
 /// What the adapters know of the requests before the dataset is built, handed down from
@@ -89,6 +91,7 @@ impl Target {
             triton: None,
             cancel: (cfg.cancellation.as_ref())
                 .map(|c| Arc::new(super::cancel::CancelPlan::new(c))),
+            connection_per_request: cfg.connection_per_request,
         };
         if start_in_process(cfg, &mut target).await? {
             target.peer.headers.clear();

@@ -6,7 +6,7 @@
 //! that only perf_analyzer has; otherwise it is perf_analyzer's. The flag that decided is
 //! kept, so the console can say which rule applied and why.
 
-use super::aiperf::AIPERF_PROFILE_FLAGS;
+use super::aiperf_flags::aiperf_flag;
 
 /// Which tool's meaning a command line has where it is silent.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -145,7 +145,7 @@ pub fn dialect_of(args: &[String]) -> Dialect {
 
 /// Whether `name` is a long flag of AIPerf 0.13's that perf_analyzer does not have.
 pub fn is_aiperf_only(name: &str) -> bool {
-    AIPERF_PROFILE_FLAGS.contains(&name) && !SHARED_LONG.contains(&name)
+    aiperf_flag(name).is_some() && !SHARED_LONG.contains(&name)
 }
 
 #[cfg(test)]

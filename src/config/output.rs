@@ -33,6 +33,10 @@ pub struct OutputConfig {
     pub progress: bool,
     /// AIPerf's `--ui-type dashboard` was asked for.
     pub dashboard_asked: bool,
+    /// AIPerf's `--profile-export-prefix`: the base name of its files.
+    pub aiperf_export_prefix: Option<String>,
+    /// AIPerf's `--export-level summary`: no per-request file.
+    pub summary_only: bool,
 }
 
 impl OutputConfig {

@@ -57,6 +57,8 @@ pub struct TargetConfig {
     /// AIPerf's control calls around the run (wait for the model, KV-cache reset, the
     /// engine's profiler).
     pub hooks: super::ServerHooks,
+    /// AIPerf's `--connection-reuse-strategy never`: a new connection for every request.
+    pub connection_per_request: bool,
 }
 
 impl TargetConfig {

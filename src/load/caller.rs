@@ -169,6 +169,9 @@ impl Caller {
         };
         match exchanged {
             Ok(()) => {
+                if target.connection_per_request {
+                    self.connection = None;
+                }
                 let sample = Sample::answered(scheduled, &ex)
                     .of_request(request.index)
                     .of_replica(self.replica)

@@ -168,6 +168,8 @@ fn outputs_record(output: &OutputConfig) -> OutputsRecord {
         results_file: output.results_file.as_deref().map(display),
         per_url_csv: output.per_url_csv.as_deref().map(display),
         profile_export_file: output.profile_export_file.as_deref().map(display),
+        aiperf_export_prefix: output.aiperf_export_prefix.clone(),
+        summary_only: output.summary_only,
     }
 }
 

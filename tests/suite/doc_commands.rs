@@ -109,12 +109,27 @@ fn check(words: &[String], scratch: &Path) -> Result<(), String> {
     if let Some(sentence) = refuse_aiperf_only(&args) {
         return Err(sentence);
     }
+    // AIPerf's comma-separated sweep: each of its runs is checked.
+    if args.get(1).is_some_and(|a| a == "profile") {
+        if let Some(sweep) = inferperf::cli::expand_sweep(&args[2..])? {
+            for variation in sweep.variations {
+                let line = args[..2].iter().cloned().chain(variation.args);
+                check_line(&line.collect::<Vec<_>>())?;
+            }
+            return Ok(());
+        }
+    }
+    check_line(&args)
+}
+
+/// [`check`] of a line with no sweep in it.
+fn check_line(args: &[String]) -> Result<(), String> {
     let cli = match inferperf::cli::parse_command_line(args.iter().cloned()) {
         Ok(cli) => cli,
-        Err(e) if e.use_stderr() => return Err(clap_sentence(&e, &args)),
+        Err(e) if e.use_stderr() => return Err(clap_sentence(&e, args)),
         Err(_) => return Ok(()), // --help, --version
     };
-    whole_flags(&args)?;
+    whole_flags(args)?;
     check_command(cli.command)
 }
 

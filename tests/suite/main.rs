@@ -7,6 +7,7 @@ mod fault_proxy;
 mod server_util;
 
 mod aiperf_cli;
+mod aiperf_flags;
 mod bad_inputs;
 mod bls;
 mod cancellation;

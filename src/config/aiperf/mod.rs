@@ -7,6 +7,7 @@
 //! and its max-tokens field) is returned beside the rewritten flags.
 
 mod defaults;
+mod runtime;
 mod url_path;
 
 use std::time::Duration;
@@ -70,6 +71,8 @@ pub(super) struct Lowered {
     pub benchmark_duration: Option<Duration>,
     /// `--benchmark-grace-period` (AIPerf's default 30 s; `None`: every answer).
     pub benchmark_grace: Option<Duration>,
+    /// AIPerf's runtime and output flags without a perf_analyzer form.
+    pub runtime: runtime::Runtime,
 }
 
 /// Rewrites AIPerf's flags into perf_analyzer's; a combination that means two things is
@@ -80,6 +83,7 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
         defaults::apply(&mut args)?;
     }
     let aiperf = &args.aiperf.clone();
+    let runtime = runtime::lower(&mut args)?;
     refuse_config_file(&args)?;
     lower_model(&mut args)?;
     imply_openai(&mut args, aiperf)?;
@@ -128,6 +132,7 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
         wire,
         benchmark_duration,
         benchmark_grace,
+        runtime,
     })
 }
 

@@ -57,18 +57,23 @@ impl Artifacts {
     fn write_files(&self, settings: &Settings, folder: &Path, r: &LevelResult) -> RunResult<()> {
         std::fs::create_dir_all(folder).map_err(|e| write_error(folder, &e))?;
         let w = &r.merged;
+        let outputs = &settings.outputs;
+        let aiperf_name = |ending: &str| match &outputs.aiperf_export_prefix {
+            Some(prefix) => format!("{prefix}.{ending}"),
+            None => format!("profile_export_aiperf.{ending}"),
+        };
         let texts = [
             (
-                "profile_export_genai_perf.csv",
+                "profile_export_genai_perf.csv".to_string(),
                 genai_perf::csv(settings, w),
             ),
             (
-                "profile_export_genai_perf.json",
+                "profile_export_genai_perf.json".to_string(),
                 genai_perf::json(settings, r.level, w).pretty(),
             ),
-            ("profile_export_aiperf.csv", aiperf::csv(settings, w)),
+            (aiperf_name("csv"), aiperf::csv(settings, w)),
             (
-                "profile_export_aiperf.json",
+                aiperf_name("json"),
                 aiperf::json(settings, r, &self.labels).pretty(),
             ),
         ];
@@ -82,10 +87,14 @@ impl Artifacts {
                 aiperf_telemetry::server_metrics_csv(settings, w),
             ),
         ];
-        let server = server.into_iter().filter_map(|(n, t)| Some((n, t?)));
+        let server = (server.into_iter()).filter_map(|(n, t)| Some((n.to_string(), t?)));
         for (name, text) in texts.into_iter().chain(server) {
             let path = folder.join(name);
             std::fs::write(&path, text).map_err(|e| write_error(&path, &e))?;
+        }
+        // `--export-level summary`: the summaries alone.
+        if outputs.summary_only {
+            return Ok(());
         }
         let path = folder.join("profile_export.json");
         let write = || -> std::io::Result<()> {

@@ -119,6 +119,12 @@ pub struct OutputsRecord {
     /// `--profile-export-file`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_export_file: Option<String>,
+    /// AIPerf's `--profile-export-prefix`: the base name of its files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aiperf_export_prefix: Option<String>,
+    /// AIPerf's `--export-level summary`: no per-request file among the artifacts.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summary_only: bool,
 }
 
 impl OutputsRecord {
