@@ -92,34 +92,34 @@ pub struct AiperfArgs {
     /// turns off its progress line (--no-progress), the others change nothing.
     #[arg(long = "ui-type", visible_alias = "ui", value_name = "UI")]
     pub ui_type: Option<String>,
-    /// Accepted for AIPerf: inferperf scrapes no server metrics unless --collect-metrics
-    /// or --metric asks.
+    /// AIPerf's: do not read the server's metrics page (an AIPerf command line reads
+    /// /metrics on the -u server by default, as AIPerf does).
     #[arg(long)]
     pub no_server_metrics: bool,
-    /// Accepted for AIPerf: inferperf reads GPU figures only with --collect-metrics.
+    /// AIPerf's: no GPU telemetry (inferperf reads it only with --gpu-telemetry).
     #[arg(long)]
     pub no_gpu_telemetry: bool,
 }
 
-/// `--concurrency N`: one whole number; AIPerf's comma-separated sweep is pointed to
-/// perf_analyzer's range.
+/// The sentence for a comma-separated list where one run's value is read: `inferperf
+/// profile` makes a run per value before parsing (see `cli::sweep_lists`).
+const ONE_VALUE: &str =
+    "a comma-separated list is AIPerf's sweep, a run per value; each run takes one value";
+
+/// `--concurrency N`: one whole number (a list was made into runs before).
 fn one_concurrency(text: &str) -> Result<u32, String> {
     if text.contains(',') {
-        return Err(
-            "a comma-separated sweep is AIPerf's form, which inferperf does not take: sweep with --concurrency-range START:END:STEP".into(),
-        );
+        return Err(ONE_VALUE.into());
     }
     text.trim()
         .parse()
         .map_err(|_| "not a whole number of requests in flight".into())
 }
 
-/// `--request-rate R`: one number; a sweep is pointed to `--request-rate-range`.
+/// `--request-rate R`: one number (a list was made into runs before).
 fn one_rate(text: &str) -> Result<f64, String> {
     if text.contains(',') {
-        return Err(
-            "a comma-separated sweep is AIPerf's form, which inferperf does not take: sweep with --request-rate-range START:END:STEP".into(),
-        );
+        return Err(ONE_VALUE.into());
     }
     text.trim()
         .parse()
@@ -150,8 +150,12 @@ pub const AIPERF_ALIASES: &[(&str, &str)] = &[
 /// The help paragraph that lists [`AIPERF_ALIASES`] and the AIPerf names inferperf reads
 /// with perf_analyzer's meaning.
 pub const AIPERF_HELP: &str = "\
-AIPerf 0.13's command line: `aiperf profile ...` runs as `inferperf profile ...` for an LLM \
-run. AIPerf's names also taken: --model/--model-names (as -m; --model NAME=KIND[:OPTS] stays \
+AIPerf 0.13's command line: `aiperf profile ...` runs as `inferperf profile ...` and means \
+what it means in AIPerf. A command line is AIPerf's when it names a flag only AIPerf has and \
+none only perf_analyzer has; then what it leaves out takes AIPerf's defaults (the chat \
+endpoint, 10 requests without a bound, AIPerf's seed, prompts and artifact folder, a \
+timestamped trace replayed at its timestamps) and comma-separated lists (--concurrency 1,2,4) \
+are a sweep, a whole run per value. AIPerf's names also taken: --model/--model-names (as -m; --model NAME=KIND[:OPTS] stays \
 a --service-kind local model), --url (as -u, with or without http://; default localhost:8000 \
 in both), --header (-H), --request-count/--num-requests, --random-seed (--seed), \
 --request-timeout-seconds (--request-timeout), --verbose (-v), --isl and \
@@ -163,9 +167,9 @@ several values after one flag, and --extra-inputs a JSON object too, as in AIPer
 two tools give a name two meanings inferperf follows perf_analyzer: -f is the CSV report (not \
 AIPerf's --config; a .yaml path is refused), -b the batch size, --profile-export-file \
 perf_analyzer's per-request export; --request-count is exactly N requests in one window \
-(AIPerf's meaning too). AIPerf's comma-separated sweeps (--concurrency 10,20) are not \
-taken: use --concurrency-range. Any other AIPerf flag is refused by name (exit 3), never \
-ignored; inferperf exits 3 on a bad option where perf_analyzer exits 99.";
+(AIPerf's meaning too). docs/aiperf.md lists every AIPerf flag, taken or refused and why; a \
+refused one is refused by name (exit 3), never ignored; inferperf exits 3 on a bad option \
+where perf_analyzer exits 99.";
 
 /// Rewrites AIPerf's other names ([`AIPERF_ALIASES`]) to inferperf's, `--isl 8` and
 /// `--isl=8` alike; a `--` ends the options, as for clap.

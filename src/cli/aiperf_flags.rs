@@ -259,7 +259,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["network-latency-mean"], Refused("inferperf does not subtract a network delay from its figures; it reports each request's HTTP phases instead.")),
     flag(&["network-latency-ping-interval"], Refused("inferperf does not ping the server for a network delay; it reports each request's HTTP phases instead.")),
     // GPU telemetry
-    flag(&["gpu-telemetry"], Differently("one source per run: a DCGM exporter's page or NVML (pynvml); AMD SMI, CSV files and several pages are refused.")),
+    flag(&["gpu-telemetry"], Differently("read only when asked (AIPerf tries DCGM on localhost:9400 and 9401 unasked), from one source per run: a DCGM exporter's page or NVML (pynvml); AMD SMI, CSV files and several pages are refused.")),
     flag(&["no-gpu-telemetry"], Same),
     // UI
     flag(&["ui-type", "ui"], Differently("dashboard shows inferperf's progress line until its live dashboard lands; simple and none as in AIPerf.")),

@@ -17,7 +17,7 @@ struct ListFlag {
 }
 
 /// The sweepable flags, in AIPerf's nesting order (outermost first).
-const LIST_FLAGS: &[ListFlag] = &[
+static LIST_FLAGS: &[ListFlag] = &[
     ListFlag {
         names: &[
             "isl",

@@ -31,6 +31,10 @@ const TRACE_TYPES: &[&str] = &[
 /// Fills in AIPerf's defaults where the flags are silent.
 pub(super) fn apply(args: &mut ProfileArgs) -> RunResult<()> {
     default_endpoint(args);
+    // AIPerf reads the server's /metrics unless told not to (quietly off when it has none).
+    if !args.aiperf.no_server_metrics && args.server_metrics.is_none() {
+        args.server_metrics = Some(String::new());
+    }
     auto_fixed_schedule(args)?;
     default_request_count(args);
     if args.seed.is_none() {

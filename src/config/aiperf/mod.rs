@@ -15,6 +15,26 @@ use std::time::Duration;
 use crate::cli::{AiperfArgs, ProfileArgs};
 use crate::error::{RunError, RunResult};
 
+/// A flag and its `--no-` opposite together mean nothing: refused, as AIPerf refuses them.
+fn refuse_both_ways(args: &ProfileArgs) -> RunResult<()> {
+    let pairs = [
+        (
+            args.gpu_telemetry.is_some() && args.aiperf.no_gpu_telemetry,
+            "--gpu-telemetry and --no-gpu-telemetry",
+        ),
+        (
+            args.server_metrics.is_some() && args.aiperf.no_server_metrics,
+            "--server-metrics and --no-server-metrics",
+        ),
+    ];
+    match pairs.iter().find(|(both, _)| *both) {
+        Some((_, flags)) => Err(RunError::bad_option(format!(
+            "{flags} say opposite things: give one."
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// AIPerf's artifact folder when an AIPerf line names none (AIPerf always writes one):
 /// `artifacts/<model>-openai-<endpoint type>-<stimulus>`, the stimulus `concurrency<N>`,
 /// `request_rate<R>`, `concurrency<N>-request_rate<R>` (a rate with a cap) or
@@ -84,6 +104,7 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
     }
     let aiperf = &args.aiperf.clone();
     let runtime = runtime::lower(&mut args)?;
+    refuse_both_ways(&args)?;
     refuse_config_file(&args)?;
     lower_model(&mut args)?;
     imply_openai(&mut args, aiperf)?;

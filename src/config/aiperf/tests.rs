@@ -407,17 +407,14 @@ fn an_aiperf_flag_inferperf_lacks_is_refused_by_name() {
         let text = sentence(&["-m", "m", flag, "5"]).expect(flag);
         assert!(
             text.starts_with(&format!(
-                "{flag} is an AIPerf flag inferperf does not have yet: "
+                "{flag} is AIPerf's, and inferperf does not take it: "
             )),
             "{text}"
         );
     }
     // With a value attached, and after flags inferperf has.
-    let text = sentence(&["--concurrency", "2", "--public-dataset=sharegpt"]).unwrap();
-    assert!(
-        text.starts_with("--public-dataset is an AIPerf flag"),
-        "{text}"
-    );
+    let text = sentence(&["--concurrency", "2", "--accuracy-tasks=mmlu"]).unwrap();
+    assert!(text.starts_with("--accuracy-tasks is AIPerf's"), "{text}");
     // The flags inferperf has, under AIPerf's names too, pass; so does a value after --.
     let fine = [
         "--concurrency",

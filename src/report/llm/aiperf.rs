@@ -647,11 +647,7 @@ fn phase_type(settings: &Settings, level: LoadLevel) -> &'static str {
 fn error_summary(w: &WindowStats) -> Json {
     let mut errors = errors_by_kind(w);
     if w.cancelled > 0 {
-        let details = object([
-            ("code", Json::from(499u64)),
-            ("type", Json::from("RequestCancellationError")),
-            ("message", Json::from("Request cancelled after being sent")),
-        ]);
+        let details = error_details(&crate::backend::ErrorKind::Cancelled, None);
         errors.push(object([
             ("error_details", details),
             ("count", Json::from(w.cancelled)),
@@ -667,23 +663,33 @@ fn errors_by_kind(w: &WindowStats) -> Vec<Json> {
         .iter()
         .filter(|(_, &n)| n > 0)
         .map(|(kind, &count)| {
-            let mut details = Vec::new();
-            if let crate::backend::ErrorKind::HttpStatus(code) = kind {
-                details.push(("code", Json::from(*code as u64)));
-            }
-            details.push(("type", Json::from(kind.to_string())));
-            let message = w
-                .notes
-                .iter()
-                .find(|n| n.kind == *kind)
-                .map_or_else(|| kind.to_string(), |n| n.text.clone());
-            details.push(("message", Json::from(message)));
-            object([
-                ("error_details", object(details)),
-                ("count", Json::from(count)),
-            ])
+            let message = w.notes.iter().find(|n| n.kind == *kind);
+            let details = error_details(kind, message.map(|n| n.text.clone()));
+            object([("error_details", details), ("count", Json::from(count))])
         });
     errors.collect()
+}
+
+/// AIPerf's details of an error: the HTTP code when there is one (499 for a request
+/// cancelled on purpose, as AIPerf codes it), its type and the first message.
+pub(super) fn error_details(kind: &crate::backend::ErrorKind, message: Option<String>) -> Json {
+    use crate::backend::ErrorKind;
+    let mut details = Vec::new();
+    match kind {
+        ErrorKind::HttpStatus(code) => details.push(("code", Json::from(*code as u64))),
+        ErrorKind::Cancelled => details.push(("code", Json::from(499u64))),
+        _ => {}
+    }
+    let (kind_name, default) = match kind {
+        ErrorKind::Cancelled => (
+            "RequestCancellationError".to_string(),
+            "Request cancelled after being sent".to_string(),
+        ),
+        other => (other.to_string(), other.to_string()),
+    };
+    details.push(("type", Json::from(kind_name)));
+    details.push(("message", Json::from(message.unwrap_or(default))));
+    object(details)
 }
 
 #[cfg(test)]

@@ -16,7 +16,9 @@ use crate::measure::request_log::WallClock;
 use crate::results::{LoadSettings, Settings};
 
 use super::aiperf::RunLabels;
-use super::{aiperf, aiperf_telemetry, genai_perf, model_folder_name, python_float};
+use super::{
+    aiperf, aiperf_records, aiperf_telemetry, genai_perf, model_folder_name, python_float,
+};
 use crate::report::profile_export::{write_profile_export, RequestInputs};
 use crate::report::{Entry, Measured, Origin, Reporter, Run, Sent};
 
@@ -95,6 +97,24 @@ impl Artifacts {
         // `--export-level summary`: the summaries alone.
         if outputs.summary_only {
             return Ok(());
+        }
+        // AIPerf's layout: its per-request records too.
+        if settings
+            .command_line
+            .as_ref()
+            .is_some_and(|c| c.is_aiperf())
+        {
+            let name = match &outputs.aiperf_export_prefix {
+                Some(prefix) => format!("{prefix}.jsonl"),
+                None => "profile_export.jsonl".to_string(),
+            };
+            let path = folder.join(name);
+            let write = || -> std::io::Result<()> {
+                let mut out = BufWriter::new(File::create(&path)?);
+                aiperf_records::write_records(&mut out, settings, r)?;
+                out.flush()
+            };
+            write().map_err(|e| write_error(&path, &e))?;
         }
         let path = folder.join("profile_export.json");
         let write = || -> std::io::Result<()> {
