@@ -128,12 +128,12 @@ async fn request_rate_and_request_count_are_one_open_loop_measurement() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_aiperf_flag_inferperf_lacks_exits_3_with_its_name() {
+async fn an_aiperf_flag_inferperf_refuses_exits_3_with_its_name_and_reason() {
     for (flag, value) in [
-        ("--benchmark-grace-period", "5"),
+        ("--zmq-host", "127.0.0.1"),
         // A prefix of --streaming: clap alone would have taken it for that flag.
         ("--stream", "otel"),
-        ("--public-dataset", "sharegpt"),
+        ("--search-recipe", "pareto-sweep"),
     ] {
         let args = [
             "profile",
@@ -149,7 +149,7 @@ async fn an_aiperf_flag_inferperf_lacks_exits_3_with_its_name() {
         let out = common::run_cli(&args).await;
         let stderr = common::stderr(&out);
         assert_eq!(out.status.code(), Some(3), "{flag}: {stderr}");
-        let expected = format!("error: {flag} is an AIPerf flag inferperf does not have yet: ");
+        let expected = format!("error: {flag} is AIPerf's, and inferperf does not take it: ");
         assert!(stderr.starts_with(&expected), "{stderr}");
         assert_eq!(
             stderr.trim_end().lines().count(),
