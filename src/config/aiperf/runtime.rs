@@ -121,7 +121,7 @@ fn export_summary_only(level: Option<&str>) -> RunResult<bool> {
 
 /// AIPerf's prefix: the file name alone (a folder part is dropped, as AIPerf drops it), its
 /// known endings taken off.
-fn prefix_name(path: &PathBuf) -> String {
+fn prefix_name(path: &std::path::Path) -> String {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
