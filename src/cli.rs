@@ -9,6 +9,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 mod aiperf;
 mod aiperf_flags;
 mod aiperf_load;
+mod aiperf_load_modes;
 mod aiperf_runtime;
 mod aiperf_server;
 mod dialect;
@@ -25,6 +26,7 @@ mod workload;
 pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_ALIASES, AIPERF_HELP};
 pub use aiperf_flags::{aiperf_flag, AiperfFlag, Taken, AIPERF_FLAGS};
 pub use aiperf_load::AiperfLoadArgs;
+pub use aiperf_load_modes::AiperfLoadModeArgs;
 pub use aiperf_runtime::AiperfRuntimeArgs;
 pub use aiperf_server::AiperfServerArgs;
 pub use dialect::{dialect_of, is_aiperf_only, Dialect};
@@ -595,6 +597,8 @@ pub struct ProfileArgs {
     pub aiperf: AiperfArgs,
     #[command(flatten)]
     pub aiperf_load: AiperfLoadArgs,
+    #[command(flatten)]
+    pub aiperf_modes: AiperfLoadModeArgs,
     #[command(flatten)]
     pub aiperf_server: AiperfServerArgs,
     #[command(flatten)]

@@ -7,12 +7,14 @@ mod arrival;
 pub mod bounds;
 mod data;
 mod load;
+mod load_modes;
 mod load_section;
 mod measure;
 mod metrics;
 mod openai;
 mod output;
 mod parse;
+pub mod rate_series;
 mod request_options;
 pub mod sessions;
 pub mod shard;
@@ -25,6 +27,7 @@ pub use aiperf::OpenAiWire;
 pub use api::{ApiSettings, DynamicGrpcSettings, KserveSettings, LocalSettings, OpenAiSettings};
 pub use arrival::RequestCancellation;
 pub use data::DataConfig;
+pub use load_modes::{LoadModes, PhaseShape, Prefill, UserCentric};
 pub use load_section::LoadConfig;
 pub use measure::MeasureConfig;
 pub use metrics::{Engine, GpuTelemetry, MetricAggregation, MetricSpec, MetricsConfig};
@@ -313,6 +316,7 @@ impl Config {
                 shard: shard::parse_shard(args)?,
                 sequence: sequence::parse(&args.sequence)?,
                 session_concurrency,
+                modes: LoadModes::default(),
             },
             measure: MeasureConfig {
                 measurement_mode,
@@ -359,6 +363,7 @@ impl Config {
                 );
             }
         }
+        load_modes::apply(&mut config, args)?;
         aiperf::default_artifact_dir(&mut config);
         if args.aiperf_runtime.auto_plot && config.output.report_dir.is_none() {
             config.output.report_dir = config.target.llm().and_then(|l| l.artifact_dir.clone());

@@ -42,6 +42,9 @@ pub struct LoadConfig {
     pub sequence: SequenceConfig,
     /// `--session-concurrency`: sessions in flight (also the concurrency range's one value).
     pub session_concurrency: Option<u32>,
+    /// AIPerf's shapes of the measured load: ramps, prefill limit, rate series, user-centric
+    /// rate, slices and failure threshold (see `config::load_modes`).
+    pub modes: super::load_modes::LoadModes,
 }
 
 impl LoadConfig {

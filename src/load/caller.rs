@@ -4,8 +4,10 @@
 //! wrong, or a cancellation (`--request-cancellation-rate`) — in the slot's buffer. The closed loop, the open loop and the periodic loop only
 //! decide when.
 
+use std::sync::Arc;
 use std::time::Instant;
 
+use super::gate::{CallGates, Held};
 use crate::backend::{
     AnswerText, Api, Connection, Deadline, ErrorKind, Exchange, Failure, Request, Target,
 };
@@ -34,6 +36,9 @@ pub struct Caller {
     /// The text of the slot's current answer, counted later by the driver: kept only for
     /// an API that answers with text (OpenAI's); tensor answers carry none to keep.
     text: Option<AnswerText>,
+    /// AIPerf's limits on the requests out (`--prefill-concurrency`, a ramped in-flight
+    /// cap), shared by the driver's callers; `None` without such a flag.
+    gates: Option<Arc<CallGates>>,
 }
 
 impl Caller {
@@ -45,7 +50,13 @@ impl Caller {
             deadline: Deadline::new(target.peer.timeout),
             gaps: Vec::new(),
             text: matches!(target.api, Api::OpenAi(_)).then(AnswerText::default),
+            gates: None,
         }
+    }
+
+    /// The same caller, each request passing `gates` (none: no limit).
+    pub fn with_gates(self, gates: Option<Arc<CallGates>>) -> Caller {
+        Caller { gates, ..self }
     }
 
     /// The same caller, marking its samples as sent to `-u` server number `replica`.
@@ -131,6 +142,32 @@ impl Caller {
             None => request,
         };
         let (sequence_id, end) = step.map_or((0, false), |s| (s.id, s.end));
+        // AIPerf's limits: a place until the last answer, and one until the first (both
+        // given back when this call ends, at the latest).
+        let gates = self.gates.as_deref();
+        let _in_flight = match gates.and_then(|g| g.requests.as_ref()) {
+            Some(gate) => Some(Held::enter(gate).await),
+            None => None,
+        };
+        let prefill = match gates.and_then(|g| g.prefill.as_ref()) {
+            Some(gate) => Some(Held::enter(gate).await),
+            None => None,
+        };
+        let first_answer;
+        let watch = match &prefill {
+            Some(held) => {
+                first_answer = move |n: u32| {
+                    if n == 1 {
+                        held.leave();
+                    }
+                    if let Some(watch) = watch {
+                        watch(n);
+                    }
+                };
+                Some(&first_answer as &(dyn Fn(u32) + Sync))
+            }
+            None => watch,
+        };
         let opened = Connection::reuse_or_open(&mut self.connection, target, self.slot).await;
         let (conn, opening) = match opened {
             Ok(opened) => opened,

@@ -14,6 +14,7 @@ use rand::SeedableRng;
 
 use super::caller::{Called, Caller};
 use super::client_threads::ClientThreads;
+use super::gate::CallGates;
 use super::sequences::{Sequence, SequencePlan};
 use super::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
 use crate::backend::replicas::Replicas;
@@ -47,6 +48,8 @@ pub struct ClosedLoop {
     connects: Arc<Semaphore>,
     /// The sequences a sequence model's slots play, one at a time each.
     sequences: Option<Arc<SequencePlan>>,
+    /// AIPerf's limits its slots' requests pass (`--prefill-concurrency`).
+    gates: Option<Arc<CallGates>>,
 }
 
 impl ClosedLoop {
@@ -59,7 +62,17 @@ impl ClosedLoop {
             next_request: Arc::new(AtomicUsize::new(0)),
             connects: Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT)),
             sequences: None,
+            gates: None,
         }
+    }
+
+    /// Makes the requests of every slot started from now on pass `gates`.
+    pub fn set_gates(&mut self, gates: Option<Arc<CallGates>>) {
+        self.gates = gates;
+    }
+
+    pub fn gates(&self) -> Option<&Arc<CallGates>> {
+        self.gates.as_ref()
     }
 
     /// Makes every slot started from now on play sequences of `plan`.
@@ -111,6 +124,7 @@ impl ClosedLoop {
             gate,
             holder: index,
             sequences: self.sequences.clone(),
+            gates: self.gates.clone(),
         };
         // The server's own lanes, interleaved with the other servers' (with one server:
         // the lane of `index`).
@@ -161,11 +175,14 @@ struct SlotTask {
     /// The slot's place among all slots: which sequence holder it is.
     holder: usize,
     sequences: Option<Arc<SequencePlan>>,
+    gates: Option<Arc<CallGates>>,
 }
 
 impl SlotTask {
     async fn run(self) {
-        let mut caller = Caller::new(self.index, &self.target).for_replica(self.replica);
+        let mut caller = Caller::new(self.index, &self.target)
+            .for_replica(self.replica)
+            .with_gates(self.gates.clone());
         if let Ok(_permit) = self.connects.acquire().await {
             let opened = caller.open(&self.target).await;
             self.shared.connected.store(opened, Ordering::Relaxed);

@@ -10,10 +10,11 @@ use std::time::Instant;
 use super::client_threads::ClientThreads;
 use super::closed_loop::ClosedLoop;
 use super::curve::RateCurve;
+use super::gate::CallGates;
 use super::open_loop::OpenLoop;
 use super::periodic::PeriodicLoop;
 use super::schedule::Schedule;
-use super::sessions::{ScheduledSessions, SessionLoop, SessionPlan};
+use super::sessions::{ScheduledSessions, SessionLoop, SessionPlan, UserCentricLoop};
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
@@ -50,6 +51,8 @@ pub enum Driver {
     Sessions(SessionLoop),
     /// Sessions at their trace's timestamps (`--fixed-schedule`).
     ScheduledSessions(ScheduledSessions),
+    /// AIPerf's users sharing a rate (`--user-centric-rate`).
+    UserCentric(UserCentricLoop),
 }
 
 impl Driver {
@@ -61,7 +64,40 @@ impl Driver {
         replicas: Arc<Replicas>,
         sessions: Option<Arc<SessionPlan>>,
     ) -> Driver {
+        // A rate's in-flight cap that `--concurrency-ramp-duration` raises from 1.
+        let ramp = load.modes.run.concurrency_ramp.is_some();
+        let open = load.mode.is_open_loop() && load.modes.user_centric.is_none();
+        let ramped_cap = load.max_concurrency.filter(|_| ramp && open);
+        let gates = CallGates::for_load(&load.modes, ramped_cap);
+        let mut driver = Driver::build(load, replicas, sessions);
+        match &mut driver {
+            Driver::Closed(d) => d.set_gates(gates),
+            Driver::Open { driver, .. } => driver.set_gates(gates),
+            Driver::Sessions(d) => d.set_gates(gates),
+            Driver::ScheduledSessions(d) => d.set_gates(gates),
+            Driver::UserCentric(d) => {
+                d.set_gates(gates);
+                d.set_cap(load.max_concurrency, ramp);
+            }
+            Driver::Periodic(_) => {}
+        }
+        driver
+    }
+
+    fn build(
+        load: &LoadConfig,
+        replicas: Arc<Replicas>,
+        sessions: Option<Arc<SessionPlan>>,
+    ) -> Driver {
         let threads = ClientThreads::start(load.client_threads);
+        if let (Some(plan), Some(users)) = (&sessions, load.modes.user_centric) {
+            return Driver::UserCentric(UserCentricLoop::new(
+                replicas,
+                threads,
+                plan.clone(),
+                users,
+            ));
+        }
         if let Some(plan) = sessions {
             if load.mode == LoadMode::FixedSchedule {
                 return Driver::ScheduledSessions(ScheduledSessions::new(replicas, threads, plan));
@@ -94,7 +130,7 @@ impl Driver {
         match self {
             Driver::Closed(closed) => closed.set_sequences(plan),
             Driver::Open { driver, .. } => driver.set_sequences(plan),
-            Driver::Periodic(_) | Driver::Sessions(_) | Driver::ScheduledSessions(_) => {}
+            _ => {}
         }
     }
 
@@ -117,6 +153,10 @@ impl Driver {
             }
             (Driver::ScheduledSessions(sessions), LoadLevel::Rate(_)) => {
                 sessions.start();
+                Ok(())
+            }
+            (Driver::UserCentric(users), LoadLevel::Rate(_)) => {
+                users.start();
                 Ok(())
             }
             (Driver::Open { driver, .. }, LoadLevel::Rate(rate)) => {
@@ -152,7 +192,7 @@ impl Driver {
                     .map_or(0.0, |p| p.value_at(Default::default()));
                 closed.set_concurrency(first as usize);
             }
-            Driver::Periodic(_) | Driver::Sessions(_) | Driver::ScheduledSessions(_) => {
+            _ => {
                 return Err(RunError::failed(
                     "internal: periodic concurrency and sessions have no load plan",
                 ))
@@ -168,6 +208,7 @@ impl Driver {
             Driver::Closed(closed) => closed.set_budget(count),
             Driver::Open { driver, .. } => driver.set_budget(count),
             Driver::Sessions(sessions) => sessions.set_budget(count),
+            Driver::UserCentric(users) => users.set_budgets(count, None),
             Driver::Periodic(_) | Driver::ScheduledSessions(_) => {}
         }
     }
@@ -182,6 +223,7 @@ impl Driver {
                 driver.set_budget(requests);
                 driver.set_session_budget(sessions);
             }
+            Driver::UserCentric(users) => users.set_budgets(requests, sessions),
             _ => {
                 let smaller = match (requests, sessions) {
                     (Some(r), Some(s)) => Some(r.min(s)),
@@ -225,6 +267,39 @@ impl Driver {
         }
     }
 
+    /// A ramp's step of the concurrency (`--concurrency-ramp-duration`): the slots of a
+    /// closed loop or of sessions, or the in-flight cap of a rate or of users.
+    pub fn ramp_concurrency(&mut self, concurrency: u32) {
+        match self {
+            Driver::UserCentric(users) => users.raise_cap(concurrency),
+            Driver::Open { driver, .. } => {
+                if let Some(gate) = driver.gates().and_then(|g| g.requests.as_ref()) {
+                    gate.raise_to(concurrency as usize);
+                }
+            }
+            _ => self.set_concurrency(concurrency as usize),
+        }
+    }
+
+    /// A ramp's step of `--prefill-concurrency`.
+    pub fn raise_prefill(&mut self, limit: u32) {
+        if let Some(gate) = self.gates().and_then(|g| g.prefill.as_ref()) {
+            gate.raise_to(limit as usize);
+        }
+    }
+
+    /// The limits the driver's requests pass, if any.
+    pub fn gates(&self) -> Option<&Arc<CallGates>> {
+        match self {
+            Driver::Closed(d) => d.gates(),
+            Driver::Open { driver, .. } => driver.gates(),
+            Driver::Sessions(d) => d.gates(),
+            Driver::ScheduledSessions(d) => d.gates(),
+            Driver::UserCentric(d) => d.gates(),
+            Driver::Periodic(_) => None,
+        }
+    }
+
     /// Requests sent and not answered yet.
     pub fn in_flight(&self) -> u64 {
         match self {
@@ -233,6 +308,7 @@ impl Driver {
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::in_flight),
             Driver::Sessions(d) => d.in_flight(),
             Driver::ScheduledSessions(d) => d.in_flight(),
+            Driver::UserCentric(d) => d.in_flight(),
         }
     }
 
@@ -243,6 +319,7 @@ impl Driver {
             Driver::Closed(closed) => closed.set_concurrency(0),
             Driver::Sessions(sessions) => sessions.set_concurrency(0),
             Driver::ScheduledSessions(_) => {}
+            Driver::UserCentric(users) => users.stop_sending(),
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
     }
@@ -263,6 +340,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.drain_until(boundary, out),
             Driver::Sessions(d) => d.drain_until(boundary, out),
             Driver::ScheduledSessions(d) => d.drain_until(boundary, out),
+            Driver::UserCentric(d) => d.drain_until(boundary, out),
             Driver::Periodic(p) => {
                 if let Some(run) = &p.running {
                     run.drain_until(boundary, out);
@@ -300,6 +378,7 @@ impl Driver {
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::pending_samples),
             Driver::Sessions(d) => d.pending_samples(),
             Driver::ScheduledSessions(d) => d.pending_samples(),
+            Driver::UserCentric(d) => d.pending_samples(),
         }
     }
 
@@ -310,6 +389,7 @@ impl Driver {
             Driver::Closed(d) => d.all_finished(),
             Driver::Sessions(d) => d.all_finished(),
             Driver::ScheduledSessions(d) => d.all_finished(),
+            Driver::UserCentric(d) => d.all_finished(),
             Driver::Open { driver, .. } => driver.schedule_done() && driver.in_flight() == 0,
             Driver::Periodic(p) => p.running.as_ref().is_none_or(PeriodicLoop::finished),
         }
@@ -331,6 +411,7 @@ impl Driver {
         let not_sent = match self {
             Driver::Sessions(sessions) => Some(sessions.take_not_sent()),
             Driver::ScheduledSessions(sessions) => Some(sessions.take_not_sent()),
+            Driver::UserCentric(users) => Some(users.take_not_sent()),
             _ => None,
         };
         if let Some(not_sent) = not_sent {
@@ -370,6 +451,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.stop().await,
             Driver::Sessions(d) => d.stop(grace).await,
             Driver::ScheduledSessions(d) => d.stop(grace).await,
+            Driver::UserCentric(d) => d.stop(grace).await,
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
     }
@@ -389,6 +471,9 @@ fn schedule_for(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<Sc
 }
 
 fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
+    if let Some(shaped) = super::ramps::shaped_schedule(load, rate) {
+        return Ok(shaped);
+    }
     Ok(match &load.mode {
         LoadMode::RequestRate {
             distribution: Distribution::Constant,

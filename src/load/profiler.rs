@@ -11,6 +11,7 @@ use super::driver::Driver;
 pub use super::interrupt::Interrupt;
 use super::plan::Plan;
 use super::progress::{LevelStart, Place, Progress, WindowDone};
+use super::ramps::LevelRamps;
 use super::search::Search;
 use super::shards::Coordinator;
 use crate::backend::replicas::Replicas;
@@ -24,6 +25,7 @@ use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::monitors::Monitors;
 use crate::measure::request_log::{RequestLog, WallClock};
 use crate::measure::sample::Drained;
+use crate::measure::slices::Slices;
 use crate::measure::stability::{merge_last, StabilityRule, Verdict, STABILITY_WINDOWS};
 use crate::measure::window::WindowStats;
 
@@ -35,6 +37,9 @@ pub(crate) const FOLD_EVERY: Duration = Duration::from_millis(100);
 
 /// What the requests in flight get to finish once the run is interrupted.
 pub const INTERRUPTED_GRACE: Duration = Duration::from_millis(200);
+
+#[path = "profiler_shapes.rs"]
+mod shapes;
 
 /// What a sweep measured, and the error that cut it short, if any.
 #[derive(Debug, Default)]
@@ -81,6 +86,11 @@ pub struct Profiler<'a> {
     /// AIPerf's `--server-profiler`: the engine's profiler started after the warm-up and
     /// stopped once the levels are measured.
     server_profiler: Option<(ControlCall, ControlCall)>,
+    /// AIPerf's ramps of the level being measured, its slices, and the sentence of a
+    /// `--failed-request-threshold` that stopped the run.
+    ramps: Option<LevelRamps>,
+    slices: Option<Slices>,
+    failed_stop: Option<String>,
 }
 
 impl<'a> Profiler<'a> {
@@ -125,6 +135,9 @@ impl<'a> Profiler<'a> {
             coordinator: Arc::new(Coordinator::alone()),
             pending_notes: Vec::new(),
             counting,
+            ramps: None,
+            slices: None,
+            failed_stop: None,
         }
     }
 
@@ -166,9 +179,11 @@ impl<'a> Profiler<'a> {
         if let Err(e) = self.sweep_levels(&mut on_level, &mut outcome.results).await {
             outcome.error = Some(e);
         }
-        self.driver
-            .stop(stop_grace(&self.target, &self.interrupt))
-            .await;
+        let grace = match self.failed_stop {
+            Some(_) => INTERRUPTED_GRACE,
+            None => stop_grace(&self.target, &self.interrupt),
+        };
+        self.driver.stop(grace).await;
         if let Some((_, stop)) = &self.server_profiler {
             let stopped = hooks::post(&self.target, stop, "--server-profiler").await;
             if let Err(error) = stopped {
@@ -222,6 +237,9 @@ impl<'a> Profiler<'a> {
                 window.compact(&reported);
             }
             results.push(result);
+            if let Some(why) = &self.failed_stop {
+                return Err(RunError::failed(why.clone()));
+            }
         }
         Ok(())
     }
@@ -329,6 +347,7 @@ impl<'a> Profiler<'a> {
             end,
             notes: self.level_notes(level),
             requests: self.request_log.take(),
+            slices: Default::default(),
         })
     }
 
@@ -440,11 +459,16 @@ impl<'a> Profiler<'a> {
         self.driver.stamp_counters(&mut WindowStats::new(1));
         self.request_log = self.wall_clock.map(RequestLog::new);
         self.monitors.restart(start).await;
-        self.driver.apply(self.plan.load, &self.dataset, level)?;
+        self.apply_level(level)?;
+        self.start_shapes(start);
         let mut window = self.plan.window(self.replica_count);
         while !self.driver.finished() && !self.interrupt.is_raised() {
             tokio::time::sleep(POLL).await;
+            self.follow_ramps();
             self.fold(Instant::now(), &mut window);
+            if self.over_failure_threshold(level, &window) {
+                break;
+            }
         }
         self.driver.set_budgets(None, None);
         let boundary = Instant::now();
@@ -456,17 +480,27 @@ impl<'a> Profiler<'a> {
 
     /// The result of a level measured in one window (ended early when interrupted).
     fn single_window_result(&mut self, level: LoadLevel, window: WindowStats) -> LevelResult {
-        let end = match self.interrupt.is_raised() {
+        let end = match self.interrupt.is_raised() || self.failed_stop.is_some() {
             true => LevelEnd::Interrupted,
             false => LevelEnd::SingleWindow,
         };
+        let last = window.bounds.map_or_else(Instant::now, |b| b.1);
+        let slices = self
+            .slices
+            .take()
+            .map_or_else(Default::default, |s| s.finish(last));
+        let mut notes = self.level_notes(level);
+        notes.extend(self.plan.load.modes.notes.iter().cloned());
+        notes.extend(self.failed_stop.iter().cloned());
+        self.ramps = None;
         LevelResult {
             level,
             merged: merge_last(std::slice::from_ref(&window), self.plan.batch_size),
             windows: vec![window],
             end,
-            notes: self.level_notes(level),
+            notes,
             requests: self.request_log.take(),
+            slices,
         }
     }
 
@@ -477,8 +511,9 @@ impl<'a> Profiler<'a> {
         level: LoadLevel,
         duration: Duration,
     ) -> RunResult<LevelResult> {
-        self.driver.apply(self.plan.load, &self.dataset, level)?;
-        let slots = self.slots_of(level);
+        self.apply_level(level)?;
+        let first = self.ramps.as_ref().map_or(level, |r| r.first_level(level));
+        let slots = self.slots_of(first);
         let connecting = self.await_slots(slots).await;
         self.pending_notes.extend(connecting);
         let start = Instant::now();
@@ -486,6 +521,7 @@ impl<'a> Profiler<'a> {
         self.driver.drain_until(start, &mut Drained::default());
         self.driver.stamp_counters(&mut WindowStats::new(1));
         self.monitors.restart(start).await;
+        self.start_shapes(start);
         let mut window = self.plan.window(self.replica_count);
         let end = start + duration;
         loop {
@@ -493,10 +529,17 @@ impl<'a> Profiler<'a> {
             if now >= end || self.interrupt.is_raised() {
                 break;
             }
-            self.interrupt.sleep((end - now).min(FOLD_EVERY)).await;
+            let step = self.follow_ramps().map_or(FOLD_EVERY, |at| at - now);
+            let wait = (end - now).min(FOLD_EVERY).min(step.max(POLL));
+            self.interrupt.sleep(wait).await;
             self.fold(Instant::now(), &mut window);
+            if self.over_failure_threshold(level, &window) {
+                break;
+            }
         }
-        self.await_grace(&mut window).await;
+        if self.failed_stop.is_none() {
+            self.await_grace(&mut window).await;
+        }
         let boundary = Instant::now();
         self.cut_window(start, boundary, &mut window);
         self.monitors.stamp(&mut window, boundary).await;
@@ -570,6 +613,9 @@ impl<'a> Profiler<'a> {
             .fold_until(until, window, &mut self.scratch, self.counting.as_ref());
         if let Some(log) = &mut self.request_log {
             log.add_drained(&self.scratch);
+        }
+        if let Some(slices) = &mut self.slices {
+            slices.add_drained(&self.scratch);
         }
     }
 

@@ -43,7 +43,13 @@ impl WarmUpRun<'_> {
         let mut driver = Driver::new(&load, self.replicas.clone(), self.sessions.clone());
         driver.set_sequences(self.sequences.clone());
         driver.set_budgets(self.warm_up.requests, self.warm_up.sessions);
-        driver.apply(&load, self.dataset, level)?;
+        // AIPerf's warm-up ramps (its own, else the run's), from the warm-up's start.
+        let mut ramps = super::ramps::LevelRamps::of(&load, level);
+        let first = ramps.as_ref().map_or(level, |r| r.first_level(level));
+        driver.apply(&load, self.dataset, first)?;
+        if let Some(ramps) = &mut ramps {
+            ramps.start();
+        }
         let mut tally = WindowStats::new(1);
         let mut scratch = Drained::default();
         let deadline = self.warm_up.duration.map(|d| started + d);
@@ -52,6 +58,9 @@ impl WarmUpRun<'_> {
                 break;
             }
             tokio::time::sleep(POLL).await;
+            if let Some(ramps) = &mut ramps {
+                ramps.follow(&mut driver);
+            }
             driver.fold_until(Instant::now(), &mut tally, &mut scratch, None);
         }
         let grace = match interrupt.is_raised() {
@@ -67,6 +76,7 @@ impl WarmUpRun<'_> {
     /// The run's load section with the warm-up's shape, and the level it applies.
     fn warm_up_load(&self) -> (LoadConfig, LoadLevel) {
         let mut load = self.load.clone();
+        load.modes = self.load.modes.for_warm_up();
         // Sessions are kept in flight, not sent at a rate.
         let shape = match (self.warm_up.shape, &self.sessions) {
             (WarmUpShape::Rate { cap, .. }, Some(_)) => WarmUpShape::Concurrency(cap.unwrap_or(1)),

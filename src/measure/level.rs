@@ -36,6 +36,9 @@ pub struct LevelResult {
     /// Every request of the level, when a per-request export was asked for
     /// (`--artifact-dir`); the profiler drops it once the level has been handed on.
     pub requests: Option<RequestLog>,
+    /// AIPerf's `--slice-duration`: the measurement dealt into slices, in order (else
+    /// empty).
+    pub slices: super::slices::SliceSet,
 }
 
 impl LevelResult {

@@ -16,6 +16,7 @@ pub mod replica;
 pub mod request_log;
 pub mod sample;
 pub mod server_stats;
+pub mod slices;
 pub mod slo;
 pub mod stability;
 pub mod timeline;

@@ -424,7 +424,7 @@ fn end_line(s: &Settings, r: &LevelResult) -> Option<String> {
         LevelEnd::OverLatencyLimit => Some(over_limit_line(s, r)),
         LevelEnd::MissedSlo => Some(format!("  SLO missed: {}.", slo_text(s))),
         LevelEnd::Interrupted => Some(
-            "  [WARNING] Interrupted: these numbers come from the windows finished before Ctrl-C."
+            "  [WARNING] Stopped early (Ctrl-C, or --failed-request-threshold): these numbers come from what was measured until then."
                 .to_string(),
         ),
     }

@@ -219,6 +219,7 @@ fn test_level(level: LoadLevel, latencies_us: &[u64], secs: f64, end: LevelEnd) 
         end,
         notes: Vec::new(),
         requests: None,
+        slices: Default::default(),
     }
 }
 

@@ -39,6 +39,7 @@ fn logged_level() -> LevelResult {
         end: LevelEnd::Stable,
         notes: Vec::new(),
         requests: Some(log),
+        slices: Default::default(),
     }
 }
 

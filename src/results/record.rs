@@ -346,6 +346,10 @@ pub fn level_record(settings: &Settings, r: &LevelResult, start: Instant) -> Lev
             .collect(),
         merged_windows: (first_merged..r.windows.len()).collect(),
         merged: window_with_replicas(&r.merged, urls, start, &percentiles),
+        slice_s: (!r.slices.is_empty()).then_some(r.slices.width.as_secs_f64()),
+        slices: (r.slices.windows.iter())
+            .map(|w| window_record(w, start, &percentiles))
+            .collect(),
     }
 }
 
@@ -415,7 +419,7 @@ fn why(settings: &Settings, r: &LevelResult) -> String {
         }
         LevelEnd::MissedSlo => missed_slo(settings, r),
         LevelEnd::Interrupted => format!(
-            "Interrupted (Ctrl-C) after {} window{}: the figures are those measured until then.",
+            "Stopped early (Ctrl-C, or --failed-request-threshold: see the notes) after {} window{}: the figures are those measured until then.",
             r.windows.len(),
             if r.windows.len() == 1 { "" } else { "s" }
         ),

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::Parser;
+
 use inferperf::cli::{clap_sentence, normalize_args, refuse_aiperf_only, top_help, Cli, Command};
 
 mod extract;

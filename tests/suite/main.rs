@@ -8,6 +8,7 @@ mod server_util;
 
 mod aiperf_cli;
 mod aiperf_flags;
+mod aiperf_load;
 mod bad_inputs;
 mod bls;
 mod cancellation;

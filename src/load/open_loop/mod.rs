@@ -132,6 +132,19 @@ impl OpenLoop {
         Some((connected, asked, started.elapsed()))
     }
 
+    /// Makes every request pass `gates` (called before the first connection is made).
+    pub fn set_gates(&mut self, gates: Option<Arc<super::gate::CallGates>>) {
+        if let Some(gates) = gates {
+            for pool in &self.pools {
+                let _ = pool.gates.set(gates.clone());
+            }
+        }
+    }
+
+    pub fn gates(&self) -> Option<&Arc<super::gate::CallGates>> {
+        self.pools.first().and_then(|pool| pool.gates.get())
+    }
+
     /// Makes every send from the next schedule on a step of one of the live sequences.
     pub fn set_sequences(&mut self, plan: Option<Arc<SequencePlan>>) {
         self.sequences = plan;

@@ -6,7 +6,7 @@
 //! sequence to come free (`--serial-sequences`) waits for an answer on the same thread.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
@@ -17,6 +17,7 @@ use super::counters::{OpenLoopCounters, ENDING_WAIT};
 use crate::backend::replicas::{Replica, Replicas};
 use crate::load::caller::Caller;
 use crate::load::client_threads::{set_next_due, share_wakeups};
+use crate::load::gate::CallGates;
 use crate::load::schedule::Schedule;
 use crate::load::sequences::{Sequence, SequencePlan};
 use crate::load::timer::PreciseTimer;
@@ -89,6 +90,8 @@ pub(super) struct ThreadPool {
     freed: Notify,
     /// Told when the thread woke after its sender's next send fell due.
     poke: Arc<Notify>,
+    /// AIPerf's limits the requests pass (`--prefill-concurrency`, a ramped cap).
+    pub(super) gates: OnceLock<Arc<CallGates>>,
 }
 
 impl ThreadPool {
@@ -100,6 +103,7 @@ impl ThreadPool {
             servers: Mutex::new((0..servers).map(|_| ServerPool::default()).collect()),
             freed: Notify::new(),
             poke: Arc::default(),
+            gates: OnceLock::new(),
         }
     }
 
@@ -140,7 +144,9 @@ impl ThreadPool {
         pool.opened += 1;
         counters.workers.fetch_add(1, Ordering::Relaxed);
         Some(Worker {
-            caller: Caller::new(slot, &replica.target).for_replica(server as u16),
+            caller: Caller::new(slot, &replica.target)
+                .for_replica(server as u16)
+                .with_gates(self.gates.get().cloned()),
             server: replica,
             buffer: buffers.add(),
         })

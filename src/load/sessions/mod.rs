@@ -8,6 +8,7 @@
 
 pub mod scheduled;
 pub mod slots;
+pub mod user_centric;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,6 +26,7 @@ use crate::measure::sample::SlotBuffer;
 
 pub use scheduled::ScheduledSessions;
 pub use slots::SessionLoop;
+pub use user_centric::UserCentricLoop;
 
 /// When a turn goes, as its entry says: at a trace's timestamp, or a wait after the answer
 /// to the turn before; and whether it carries its session's history.
@@ -59,10 +61,16 @@ impl SessionPlan {
     /// timestamps (`--fixed-schedule`); any other load mode is refused.
     pub fn for_run(load: &LoadConfig, dataset: &Dataset) -> RunResult<Option<SessionPlan>> {
         let has_turns = dataset.entries.iter().any(|e| e.turn.is_some());
+        if !has_turns && load.modes.user_centric.is_some() {
+            return Err(RunError::bad_option(
+                "--user-centric-rate plays multi-turn sessions and the dataset has none: give --conversation-turn-mean 2 or more.",
+            ));
+        }
         if !has_turns && load.session_concurrency.is_none() {
             return Ok(None);
         }
-        if !matches!(load.mode, LoadMode::Concurrency | LoadMode::FixedSchedule) {
+        let played = matches!(load.mode, LoadMode::Concurrency | LoadMode::FixedSchedule);
+        if !played && load.modes.user_centric.is_none() {
             return Err(RunError::bad_option(
                 "The dataset holds multi-turn sessions, which are played N at a time or at their timestamps: use --session-concurrency N (or --concurrency-range), or --fixed-schedule, instead of the request-rate or timeline flags.",
             ));

@@ -12,7 +12,7 @@
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::task::{AbortHandle, JoinHandle};
@@ -21,6 +21,7 @@ use super::{Pace, SessionPlan, Stop, TurnPlayer};
 use crate::backend::replicas::Replicas;
 use crate::load::caller::Caller;
 use crate::load::client_threads::ClientThreads;
+use crate::load::gate::CallGates;
 use crate::load::timer::{lower_timer_slack, PreciseTimer};
 use crate::measure::sample::{Drained, SlotBuffer, SlotBuffers};
 
@@ -49,6 +50,8 @@ struct Shared {
     tasks: Mutex<Vec<AbortHandle>>,
     /// Connections opened so far (each a slot number of its own).
     opened: AtomicUsize,
+    /// AIPerf's limits the turns pass (`--prefill-concurrency`), set before the start.
+    gates: OnceLock<Arc<CallGates>>,
 }
 
 /// Plays every session once at its trace's times.
@@ -81,6 +84,17 @@ impl ScheduledSessions {
             starters: Vec::new(),
             not_sent_mark: 0,
         }
+    }
+
+    /// Makes every turn pass `gates` (called before the first connection is made).
+    pub fn set_gates(&mut self, gates: Option<Arc<CallGates>>) {
+        if let Some(gates) = gates {
+            let _ = self.shared.gates.set(gates);
+        }
+    }
+
+    pub fn gates(&self) -> Option<&Arc<CallGates>> {
+        self.shared.gates.get()
     }
 
     /// Before the first send: each thread's first connections, so that opening them is not
@@ -194,7 +208,9 @@ fn new_line(shared: &Shared, replicas: &Replicas, server: usize) -> Line {
     let (replica, chosen) = replicas.for_index(server);
     let slot = shared.opened.fetch_add(1, Ordering::Relaxed);
     Line {
-        caller: Caller::new(slot, &chosen.target).for_replica(replica),
+        caller: Caller::new(slot, &chosen.target)
+            .for_replica(replica)
+            .with_gates(shared.gates.get().cloned()),
         buffer: shared.buffers.add(),
     }
 }

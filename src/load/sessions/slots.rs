@@ -14,6 +14,7 @@ use super::{Pace, SessionPlan, Stop, TurnPlayer};
 use crate::backend::replicas::Replicas;
 use crate::load::caller::{Called, Caller};
 use crate::load::client_threads::ClientThreads;
+use crate::load::gate::CallGates;
 use crate::load::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
 use crate::measure::sample::Drained;
 
@@ -37,6 +38,8 @@ pub struct SessionLoop {
     /// When set, the sessions still allowed to start (AIPerf's `--conversation-num`,
     /// `--num-warmup-sessions`): a session started plays all its turns.
     session_budget: Budget,
+    /// AIPerf's limits the turns pass (`--prefill-concurrency`).
+    gates: Option<Arc<CallGates>>,
 }
 
 impl SessionLoop {
@@ -55,7 +58,17 @@ impl SessionLoop {
             not_sent_mark: 0,
             budget: None,
             session_budget: None,
+            gates: None,
         }
+    }
+
+    /// Makes the turns of every slot started from now on pass `gates`.
+    pub fn set_gates(&mut self, gates: Option<Arc<CallGates>>) {
+        self.gates = gates;
+    }
+
+    pub fn gates(&self) -> Option<&Arc<CallGates>> {
+        self.gates.as_ref()
     }
 
     /// Limits the sessions started from now on to `count` (None: no limit).
@@ -93,6 +106,7 @@ impl SessionLoop {
             next_session: self.next_session.clone(),
             budget: self.budget.clone(),
             session_budget: self.session_budget.clone(),
+            gates: self.gates.clone(),
         };
         let lane = server.target.lane(index / count) * count + replica as usize;
         self.threads.handle(lane).spawn(slot.run())
@@ -143,12 +157,15 @@ struct SessionSlot {
     next_session: Arc<AtomicUsize>,
     budget: Budget,
     session_budget: Budget,
+    gates: Option<Arc<CallGates>>,
 }
 
 impl SessionSlot {
     async fn run(self) {
         let target = self.player.target.clone();
-        let mut caller = Caller::new(self.index, &target).for_replica(self.replica);
+        let mut caller = Caller::new(self.index, &target)
+            .for_replica(self.replica)
+            .with_gates(self.gates.clone());
         let opened = caller.open(&target).await;
         self.shared.connected.store(opened, Ordering::Relaxed);
         let plan = self.player.plan.clone();

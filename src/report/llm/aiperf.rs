@@ -20,15 +20,15 @@ const SCHEMA_VERSION: &str = "1.4";
 const AIPERF_VERSION: &str = "0.13.0";
 
 /// The statistics columns of the CSV's first block, after `Metric`.
-const CSV_STATS: [&str; 14] = [
+pub(super) const CSV_STATS: [&str; 14] = [
     "avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std",
 ];
 
 /// A per-request metric: AIPerf's tag, header and unit, and the inferperf figure behind it.
-struct RequestMetric {
-    tag: &'static str,
-    header: &'static str,
-    unit: &'static str,
+pub(super) struct RequestMetric {
+    pub(super) tag: &'static str,
+    pub(super) header: &'static str,
+    pub(super) unit: &'static str,
     figure: Figure,
     /// The runs that have it.
     runs: Runs,
@@ -227,17 +227,17 @@ const REQUEST_METRICS: [RequestMetric; 23] = [
 ];
 
 /// A metric of the whole level, one value.
-struct LevelMetric {
-    tag: &'static str,
-    header: &'static str,
-    unit: &'static str,
-    value: f64,
+pub(super) struct LevelMetric {
+    pub(super) tag: &'static str,
+    pub(super) header: &'static str,
+    pub(super) unit: &'static str,
+    pub(super) value: f64,
 }
 
 /// The level metrics of `w`, in the order AIPerf's JSON lists them. Durations and
 /// throughputs are those of the measured windows (AIPerf's run is one window from the first
 /// send to the last answer).
-fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
+pub(super) fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
     let tokens = w.tokens.as_deref();
     let isl = tokens.map_or(0.0, |t| t.input_tokens.sum() as f64);
     let osl = tokens.map_or(0.0, |t| t.output_tokens.sum() as f64);
@@ -356,7 +356,7 @@ fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
 }
 
 /// The per-request metrics with values in `w` (the streaming ones only when streaming).
-fn request_rows<'w>(
+pub(super) fn request_rows<'w>(
     settings: &Settings,
     w: &'w WindowStats,
 ) -> Vec<(&'static RequestMetric, Stats<'w>)> {
@@ -411,7 +411,7 @@ pub fn csv(settings: &Settings, w: &WindowStats) -> String {
 }
 
 /// One statistic by its CSV column name.
-fn stat_value(stats: &Stats<'_>, stat: &str) -> f64 {
+pub(super) fn stat_value(stats: &Stats<'_>, stat: &str) -> f64 {
     match stat {
         "avg" => stats.avg(),
         "min" => stats.min(),
@@ -515,7 +515,7 @@ const HEADLINE_ORDER: [&str; 16] = [
     "good_request_count",
 ];
 
-fn distribution_json(unit: &str, stats: &Stats<'_>) -> Json {
+pub(super) fn distribution_json(unit: &str, stats: &Stats<'_>) -> Json {
     let mut pairs = vec![
         ("unit".to_string(), Json::from(unit)),
         ("avg".to_string(), Json::from(stats.avg())),
@@ -533,7 +533,7 @@ fn distribution_json(unit: &str, stats: &Stats<'_>) -> Json {
 
 /// The run's settings under AIPerf's section names (`models`, `endpoint`, `datasets`,
 /// `phases`, `artifacts`); only what inferperf has.
-fn input_config(
+pub(super) fn input_config(
     settings: &Settings,
     level: LoadLevel,
     labels: &RunLabels,

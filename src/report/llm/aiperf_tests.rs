@@ -151,6 +151,7 @@ fn the_json_has_aiperfs_sections_and_metric_fields() {
         end: LevelEnd::Stable,
         notes: Vec::new(),
         requests: Some(log),
+        slices: Default::default(),
     };
     let text = json(&settings, &level, &labels()).pretty();
     let value: serde_json::Value = serde_json::from_str(&text).unwrap();

@@ -3,7 +3,8 @@
 //! (`<model>-openai-<endpoint>-concurrency<N>` or `…-request_rate<R>`), written as soon as
 //! the level is measured so that an interrupted or failed run keeps the levels it finished.
 //! A folder holds GenAI-Perf's CSV and JSON, AIPerf's CSV and JSON (and with
-//! `--server-metrics` AIPerf's `server_metrics_export.json` and `.csv`), and
+//! `--server-metrics` AIPerf's `server_metrics_export.json` and `.csv`, with
+//! `--slice-duration` AIPerf's `profile_export_aiperf_timeslices.csv` and `.json`), and
 //! perf_analyzer's `profile_export.json`.
 
 use std::fs::File;
@@ -18,6 +19,7 @@ use crate::results::{LoadSettings, Settings};
 use super::aiperf::RunLabels;
 use super::{
     aiperf, aiperf_records, aiperf_telemetry, genai_perf, model_folder_name, python_float,
+    timeslices,
 };
 use crate::report::profile_export::{write_profile_export, RequestInputs};
 use crate::report::{Entry, Measured, Origin, Reporter, Run, Sent};
@@ -90,7 +92,22 @@ impl Artifacts {
             ),
         ];
         let server = (server.into_iter()).filter_map(|(n, t)| Some((n.to_string(), t?)));
-        for (name, text) in texts.into_iter().chain(server) {
+        // AIPerf's `--slice-duration` files, when the level was sliced.
+        let slices_name = |ending: &str| match &outputs.aiperf_export_prefix {
+            Some(prefix) => format!("{prefix}_timeslices.{ending}"),
+            None => format!("profile_export_aiperf_timeslices.{ending}"),
+        };
+        let sliced = (!r.slices.is_empty()).then(|| {
+            [
+                (slices_name("csv"), timeslices::csv(settings, r)),
+                (
+                    slices_name("json"),
+                    timeslices::json(settings, r, &self.labels).pretty(),
+                ),
+            ]
+        });
+        let all = (texts.into_iter().chain(server)).chain(sliced.into_iter().flatten());
+        for (name, text) in all {
             let path = folder.join(name);
             std::fs::write(&path, text).map_err(|e| write_error(&path, &e))?;
         }

@@ -19,6 +19,7 @@ fn level(level: LoadLevel) -> LevelResult {
         end: LevelEnd::Stable,
         notes: Vec::new(),
         requests: None,
+        slices: Default::default(),
     }
 }
 

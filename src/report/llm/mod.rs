@@ -14,6 +14,7 @@ pub mod console;
 pub mod genai_perf;
 pub mod json;
 pub mod payloads;
+pub mod timeslices;
 pub mod turns;
 
 use crate::measure::distribution::Distribution;

@@ -253,6 +253,7 @@ fn merge_level(
         end: judged.end,
         notes,
         requests: None,
+        slices: Default::default(),
     })
 }
 

@@ -108,6 +108,11 @@ pub struct LevelRecord {
     /// Indices in `windows` of the windows merged into `merged`.
     pub merged_windows: Vec<usize>,
     pub merged: WindowRecord,
+    /// AIPerf's `--slice-duration`, s, and the measurement's slices, in order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slice_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub slices: Vec<WindowRecord>,
 }
 
 /// The load of a level: `{"concurrency": 4}` or `{"request_rate": 250.0}`.

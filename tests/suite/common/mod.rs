@@ -5,8 +5,8 @@
 use std::process::Output;
 use std::sync::Arc;
 
-use clap::Parser;
-use inferperf::cli::{normalize_args, Cli, Command};
+
+use inferperf::cli::{normalize_args, Command};
 use inferperf::config::Config;
 use inferperf::load::profiler::Interrupt;
 use inferperf::measure::level::LevelResult;
