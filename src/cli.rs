@@ -7,6 +7,7 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod aiperf;
+mod media;
 mod merge;
 mod openai;
 mod request_options;
@@ -17,6 +18,7 @@ mod sweep;
 mod tls;
 mod workload;
 pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP};
+pub use media::MediaArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use openai::OpenAiArgs;
 pub use request_options::RequestOptionArgs;
@@ -579,6 +581,8 @@ pub struct ProfileArgs {
     pub pa: RequestOptionArgs,
     #[command(flatten)]
     pub sessions: SessionArgs,
+    #[command(flatten)]
+    pub media: MediaArgs,
     /// Last: its help heading covers the flags after it.
     #[command(flatten)]
     pub aiperf: AiperfArgs,
