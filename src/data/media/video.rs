@@ -35,6 +35,13 @@ pub fn make_videos(settings: &VideoSettings, seed: u64, count: usize) -> RunResu
         return Ok(Vec::new());
     }
     check_ffmpeg()?;
+    // Encoding takes a while (about a second per video of VGA size): say what is going on.
+    eprintln!(
+        "Encoding {count} synthetic videos ({}x{}, {} frames each) with ffmpeg...",
+        settings.width,
+        settings.height,
+        settings.frames()
+    );
     let (mut frames, mut audio) = (
         derive(seed, "dataset.video.noise"),
         derive(seed, "dataset.video.audio"),
