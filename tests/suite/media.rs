@@ -152,7 +152,8 @@ async fn videos_cost_their_frames_when_ffmpeg_is_there() {
     let dir = tempfile::tempdir().unwrap();
     let tokenizer = common::word_tokenizer(dir.path());
     let tokenizer = tokenizer.to_str().unwrap();
-    // AIPerf's effective 1 s at 4 fps: 4 frames of 2x1 patches; an audio track costs nothing.
+    // AIPerf's effective 1 s at 4 fps: 4 frames of 2x1 patches; an audio track (here mono
+    // 24-bit noise in Opus, as AIPerf's tutorial asks) costs nothing.
     let webm = [
         "--num-prompts",
         "3",
@@ -162,6 +163,10 @@ async fn videos_cost_their_frames_when_ffmpeg_is_there() {
         "32",
         "--video-audio-num-channels",
         "1",
+        "--video-audio-codec",
+        "libopus",
+        "--video-audio-depth",
+        "24",
     ];
     let level = run(&addr, tokenizer, "5", "3", &webm).await;
     assert_eq!(counted(&level), (3 * (5 + 4 * 2), 3 * 5));

@@ -96,7 +96,20 @@ pub fn wav(signal: &[f64], rate: u32, depth: u16, channels: u16) -> RunResult<Ve
         .map_err(failed)?;
     }
     writer.finalize().map_err(failed)?;
-    Ok(out.into_inner())
+    let mut bytes = out.into_inner();
+    mono_is_centre(&mut bytes, channels);
+    Ok(bytes)
+}
+
+/// hound writes 24- and 32-bit files with the extensible header, whose channel mask says
+/// front-left for one channel; a mono file's is front-centre (ffmpeg's libopus refuses a
+/// lone front-left channel).
+fn mono_is_centre(wav: &mut [u8], channels: u16) {
+    const EXTENSIBLE: [u8; 2] = 0xfffe_u16.to_le_bytes();
+    const MASK_AT: std::ops::Range<usize> = 40..44;
+    if channels == 1 && wav.get(20..22) == Some(&EXTENSIBLE[..]) && wav.len() >= MASK_AT.end {
+        wav[MASK_AT].copy_from_slice(&4u32.to_le_bytes());
+    }
 }
 
 /// An MP3 file (LAME's defaults for the rate and channels) of the noise at 16 bits.

@@ -140,6 +140,9 @@ fn wav_clips_have_the_asked_header_and_aiperfs_sample_values() {
                 (16_000, depth, channels)
             );
             assert_eq!(reader.duration(), 8_000, "0.5 s at 16 kHz");
+            if depth > 16 && channels == 1 {
+                assert_eq!(bytes[40..44], 4u32.to_le_bytes(), "mono is front-centre");
+            }
         }
     }
     // AIPerf's writer: 8 bits store the high byte of a 16-bit value, 24 bits a 24-bit value
