@@ -13,6 +13,7 @@ mod aiperf_load_modes;
 mod aiperf_runtime;
 mod aiperf_server;
 mod dialect;
+mod media;
 mod merge;
 mod openai;
 mod request_options;
@@ -30,6 +31,7 @@ pub use aiperf_load_modes::AiperfLoadModeArgs;
 pub use aiperf_runtime::AiperfRuntimeArgs;
 pub use aiperf_server::AiperfServerArgs;
 pub use dialect::{dialect_of, is_aiperf_only, Dialect};
+pub use media::MediaArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use openai::OpenAiArgs;
 pub use request_options::RequestOptionArgs;
@@ -592,6 +594,8 @@ pub struct ProfileArgs {
     pub pa: RequestOptionArgs,
     #[command(flatten)]
     pub sessions: SessionArgs,
+    #[command(flatten)]
+    pub media: MediaArgs,
     /// Last: its help heading covers the flags after it.
     #[command(flatten)]
     pub aiperf: AiperfArgs,

@@ -10,6 +10,7 @@ mod load;
 mod load_modes;
 mod load_section;
 mod measure;
+pub mod media;
 mod metrics;
 mod openai;
 mod output;
@@ -238,6 +239,7 @@ impl Config {
         let llm = parse_llm(args, service_kind, protocol)?;
         let workload = parse_workload(args, service_kind, &load)?;
         let (sessions, session_concurrency) = sessions::parse(args, service_kind, llm.as_ref())?;
+        let media = media::parse(&args.media, service_kind, llm.as_ref(), &input_data)?;
         sessions::apply_concurrency(session_concurrency, args, &load, &mut concurrency)?;
         let warm_up = warm_up::parse(args, &load, &concurrency)?;
         let tfserving = tfserving::parse(args, service_kind)?;
@@ -299,6 +301,7 @@ impl Config {
                 input_datatypes,
                 workload,
                 sessions,
+                media,
             },
             load: LoadConfig {
                 mode: load,

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use super::media::MediaConfig;
 use super::sessions::SessionData;
 use super::workload::WorkloadConfig;
 use super::InputData;
@@ -25,4 +26,6 @@ pub struct DataConfig {
     /// Multi-turn chat sessions: synthetic ones to make, and the waits between turns
     /// (`None`: no session flag was given).
     pub sessions: Option<SessionData>,
+    /// AIPerf's synthetic images, audio and videos for each synthetic prompt.
+    pub media: MediaConfig,
 }

@@ -67,6 +67,8 @@ pub struct Prompt {
     /// Chat messages given by a trace (`messages`), sent in place of the text's one user
     /// message; `text` then holds their contents, for counting.
     pub messages: Option<std::sync::Arc<serde_json::Value>>,
+    /// AIPerf's synthetic images, audio and videos sent with the text (`None`: text only).
+    pub media: Option<std::sync::Arc<super::media::Media>>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends

@@ -7,6 +7,7 @@ pub mod directory;
 pub mod entry;
 pub mod generate;
 pub mod json_file;
+pub mod media;
 pub mod message_generator;
 pub mod prompt_maker;
 pub mod prompts;
@@ -152,6 +153,7 @@ fn prompt_entries(
     if let Some(tokens) = data.workload.system_prompt_tokens {
         prompts::add_system_prompt(&mut entries, tokens, llm, seed, counter)?;
     }
+    media::attach(&mut entries, &data.media, seed)?;
     Ok(entries)
 }
 

@@ -28,6 +28,7 @@ mod kinds;
 mod limits;
 mod llm;
 mod local;
+mod media_tokens;
 mod models;
 mod openai_wire;
 mod prefix_cache;

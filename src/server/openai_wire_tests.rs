@@ -29,7 +29,7 @@ fn plan(api: Api, body: Value, output_tokens: Option<u32>) -> Result<Plan, Strin
 fn prompt_tokens_are_words_of_every_message_or_prompt() {
     let chat = json!({"model": "m", "messages": [
         {"role": "system", "content": "you are  terse"},
-        {"role": "user", "content": [{"type": "text", "text": "two words"}, {"type": "image_url"}]},
+        {"role": "user", "content": [{"type": "text", "text": "two words"}, {"type": "input_file"}]},
         {"role": "assistant", "content": null},
     ]});
     assert_eq!(plan(Api::Chat, chat, None).unwrap().prompt_tokens, 5);

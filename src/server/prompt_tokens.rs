@@ -2,7 +2,8 @@
 //! whitespace-separated word, or — with an `llm` model's `tokenizer=PATH` — with a Hugging
 //! Face `tokenizer.json`, encoded as a load tester's client counts (no special tokens, no
 //! chat template), so that the server's `usage` is the client's truth. Token ids given as
-//! numbers count one each. Besides the count, a prompt's token units can be gathered for
+//! numbers count one each, and media parts (images, audio, video) by the cost model of
+//! [`super::media_tokens`]. Besides the count, a prompt's token units can be gathered for
 //! the prefix cache ([`super::prefix_cache`]): the token ids, or each word's hash.
 
 use std::fmt;
@@ -134,16 +135,31 @@ impl<'a> PromptReader<'a> {
         }
     }
 
-    /// A chat message's content: a string, or a list of parts whose `text` counts.
+    /// A chat message's content: a string, or a list of parts whose `text` counts and whose
+    /// media count by [`super::media_tokens`]'s model.
     pub fn content(&mut self, content: &Value) -> Result<(), String> {
         match content {
             Value::Null => Ok(()),
             Value::String(s) => self.text(s),
-            Value::Array(parts) => (parts.iter())
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .try_for_each(|t| self.text(t)),
+            Value::Array(parts) => parts.iter().try_for_each(|p| self.part(p)),
             _ => Err("a message's content must be a string or a list of content parts".into()),
         }
+    }
+
+    /// One content part: its text, or a medium's tokens (other parts count nothing).
+    fn part(&mut self, part: &Value) -> Result<(), String> {
+        if let Some(text) = part.get("text").and_then(Value::as_str) {
+            return self.text(text);
+        }
+        if let Some(cost) = super::media_tokens::part_cost(part)? {
+            self.count += cost.tokens;
+            if let Some(units) = &mut self.units {
+                // The medium's tokens as units named by its content: the same image again
+                // is a prefix the cache can hold.
+                units.extend((0..cost.tokens).map(|i| cost.content.wrapping_add(i)));
+            }
+        }
+        Ok(())
     }
 
     /// A Responses `input`: a string, or a list of items, each a string or a message whose
@@ -194,6 +210,31 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn media_parts_count_by_the_cost_model_with_units_named_by_their_bytes() {
+        let mut png = Vec::new();
+        image::RgbImage::new(64, 32)
+            .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+            .unwrap();
+        use base64::Engine as _;
+        let url = format!(
+            "data:image/png;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(&png)
+        );
+        let image = json!({"type": "image_url", "image_url": {"url": url}});
+        let content = json!([{"type": "text", "text": "a b c"}, image, image]);
+        let mut r = PromptReader::new(None, true);
+        r.content(&content).unwrap();
+        assert_eq!(
+            r.count(),
+            3 + 2 * 2,
+            "three words and two images of 2 patches"
+        );
+        let units = r.into_units();
+        assert_eq!(units.len(), 7);
+        assert_eq!(units[3..5], units[5..7], "the same image, the same units");
+    }
+
+    #[test]
     fn words_count_as_before_and_gather_their_hashes() {
         let mut r = PromptReader::new(None, false);
         r.content(&json!([{"type": "text", "text": "a b"}, {"type": "image"}]))
@@ -208,6 +249,11 @@ mod tests {
         assert_eq!(units[0], units[2]);
         assert_ne!(units[0], units[1]);
         let mut bad = PromptReader::new(None, true);
+        let image = json!({"type": "image_url", "image_url": {"url": "https://x/a.png"}});
+        assert!(
+            bad.content(&json!([image])).is_err(),
+            "a medium the server cannot read"
+        );
         assert!(bad.prompt(&json!({"no": 1})).is_err());
         assert!(bad.content(&json!(3)).is_err());
         assert!(bad.input(&json!(3)).is_err());

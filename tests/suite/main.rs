@@ -34,6 +34,7 @@ mod llm_bad_answers;
 mod llm_cache_truth;
 mod llm_tokens;
 mod llm_workloads;
+mod media;
 mod merge;
 mod number_walk;
 mod number_walk_files;

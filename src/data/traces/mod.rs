@@ -170,6 +170,7 @@ fn prompt(
         body,
         system: None,
         messages: messages.map(std::sync::Arc::new),
+        media: None,
     })
 }
 

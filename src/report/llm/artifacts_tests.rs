@@ -31,6 +31,7 @@ fn dataset() -> Dataset {
         body: None,
         system: None,
         messages: None,
+        media: None,
     };
     Dataset {
         tokenizer: None,

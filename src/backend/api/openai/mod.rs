@@ -6,6 +6,7 @@
 //! server-sent events ([`events`]) or in one piece, and counts its tokens.
 
 pub mod conn;
+pub mod content;
 pub mod events;
 pub mod tokenize;
 
@@ -95,8 +96,11 @@ impl OpenAi {
                 };
                 body.insert("prompt".into(), text.into());
             }
-            Endpoint::Embeddings | Endpoint::Responses => {
+            Endpoint::Embeddings => {
                 body.insert("input".into(), prompt.text.as_str().into());
+            }
+            Endpoint::Responses => {
+                body.insert("input".into(), content::responses_input(prompt));
             }
         }
         if self.llm.endpoint.generates() {
@@ -171,7 +175,8 @@ fn chat_messages(prompt: &Prompt, history: &[(String, String)]) -> Vec<Value> {
         messages.push(json!({"role": "user", "content": asked}));
         messages.push(json!({"role": "assistant", "content": answered}));
     }
-    messages.push(json!({"role": "user", "content": prompt.text}));
+    let content = content::content_parts(prompt, content::Parts::Chat);
+    messages.push(json!({"role": "user", "content": content}));
     messages
 }
 
@@ -248,6 +253,7 @@ mod tests {
             body: None,
             system: None,
             messages: None,
+            media: None,
         }
     }
 
