@@ -25,7 +25,7 @@ pub use sequence::SequenceArgs;
 pub use sessions::SessionArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
 pub use tls::TlsArgs;
-pub use workload::WorkloadArgs;
+pub use workload::{DatasetArgs, WorkloadArgs};
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.

@@ -413,9 +413,9 @@ fn an_aiperf_flag_inferperf_lacks_is_refused_by_name() {
         );
     }
     // With a value attached, and after flags inferperf has.
-    let text = sentence(&["--concurrency", "2", "--public-dataset=sharegpt"]).unwrap();
+    let text = sentence(&["--concurrency", "2", "--hf-weka-dataset=org/x"]).unwrap();
     assert!(
-        text.starts_with("--public-dataset is an AIPerf flag"),
+        text.starts_with("--hf-weka-dataset is an AIPerf flag"),
         "{text}"
     );
     // The flags inferperf has, under AIPerf's names too, pass; so does a value after --.

@@ -11,6 +11,16 @@ use crate::error::{RunError, RunResult};
 const MAX_TOKENS_MEAN: u32 = 1_000_000;
 /// Most distinct synthetic prompts.
 const MAX_PROMPTS: usize = 100_000;
+/// AIPerf's prompt length and number of entries when none is given.
+const DEFAULT_INPUT_TOKENS: u32 = 550;
+const DEFAULT_ENTRIES: usize = 100;
+
+/// AIPerf's number of dataset entries when `--num-dataset-entries` is not given:
+/// `--conversation-num`, else `--request-count`, else 100 (at most [`MAX_PROMPTS`]).
+pub fn default_entries(conversations: Option<u64>, request_count: u64) -> usize {
+    let derived = conversations.or((request_count > 0).then_some(request_count));
+    derived.map_or(DEFAULT_ENTRIES, |n| n.min(MAX_PROMPTS as u64) as usize)
+}
 
 /// The OpenAI APIs inferperf speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +111,8 @@ impl OpenAiConfig {
         Ok(OpenAiConfig {
             endpoint,
             input_tokens_mean: bounded(
-                args.synthetic_input_tokens_mean,
+                args.synthetic_input_tokens_mean
+                    .unwrap_or(DEFAULT_INPUT_TOKENS),
                 "--synthetic-input-tokens-mean",
             )?,
             input_tokens_stddev: stddev(
@@ -116,7 +127,7 @@ impl OpenAiConfig {
             output_deterministic: args.output_tokens_mean_deterministic,
             extra_inputs: parse_extra_inputs(&args.extra_inputs)?,
             prompt_source,
-            num_prompts: parse_num_prompts(args.num_prompts)?,
+            num_prompts: parse_num_prompts(args.num_prompts.unwrap_or(DEFAULT_ENTRIES))?,
             artifact_dir: args.artifact_dir.clone(),
             tokenizer: args.tokenizer.clone(),
             tokenizer_revision: args.tokenizer_revision.clone(),
@@ -276,9 +287,9 @@ mod tests {
     fn args() -> OpenAiArgs {
         OpenAiArgs {
             endpoint: Some("v1/chat/completions".into()),
-            synthetic_input_tokens_mean: 200,
+            synthetic_input_tokens_mean: Some(200),
             prompt_source: "synthetic".into(),
-            num_prompts: 100,
+            num_prompts: Some(100),
             ..OpenAiArgs::default()
         }
     }
@@ -313,7 +324,7 @@ mod tests {
             ),
             (|a| a.endpoint = None, "needs --endpoint"),
             (
-                |a| a.synthetic_input_tokens_mean = 0,
+                |a| a.synthetic_input_tokens_mean = Some(0),
                 "--synthetic-input-tokens-mean 0",
             ),
             (

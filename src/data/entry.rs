@@ -67,6 +67,9 @@ pub struct Prompt {
     /// Chat messages given by a trace (`messages`), sent in place of the text's one user
     /// message; `text` then holds their contents, for counting.
     pub messages: Option<std::sync::Arc<serde_json::Value>>,
+    /// What the prompt carries beyond its text (AIPerf's datasets: more texts, media,
+    /// tools, extra fields, a context message).
+    pub parts: Option<std::sync::Arc<super::parts::Parts>>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends

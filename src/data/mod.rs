@@ -6,10 +6,13 @@
 pub mod directory;
 pub mod entry;
 pub mod generate;
+pub mod hub;
 pub mod json_file;
 pub mod message_generator;
+pub mod parts;
 pub mod prompt_maker;
 pub mod prompts;
+pub mod public;
 pub mod sessions;
 pub mod shape;
 pub mod tokenizer;

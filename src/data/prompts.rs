@@ -174,6 +174,7 @@ fn read_texts(
             body: None,
             system: None,
             messages: None,
+            parts: None,
         };
         entries.push(entry(prompt, format!("{shown} line {}", number + 1)));
     }
@@ -212,6 +213,7 @@ fn read_payloads(path: &Path, counter: &dyn TokenCount) -> RunResult<Vec<Entry>>
                 body: Some(body.to_string()),
                 system: None,
                 messages: None,
+                parts: None,
                 text,
             };
             Ok(entry(prompt, format!("{shown} data[{i}]")))

@@ -49,6 +49,7 @@ pub fn synthetic(
                 body: None,
                 system: None,
                 messages: None,
+                parts: None,
             };
             let mut turn_entry = entry(
                 prompt,
@@ -232,6 +233,7 @@ mod tests {
             body: None,
             system: Some("be brief".into()),
             messages: None,
+            parts: None,
         };
         let history = vec![("hi".to_string(), "hello there".to_string())];
         assert_eq!(

@@ -133,7 +133,7 @@ async fn an_aiperf_flag_inferperf_lacks_exits_3_with_its_name() {
         ("--benchmark-grace-period", "5"),
         // A prefix of --streaming: clap alone would have taken it for that flag.
         ("--stream", "otel"),
-        ("--public-dataset", "sharegpt"),
+        ("--hf-weka-dataset", "org/traces"),
     ] {
         let args = [
             "profile",

@@ -70,6 +70,7 @@ mod tests {
             body: None,
             system: None,
             messages: None,
+            parts: None,
         };
         let given = Prompt {
             body: Some("{\"model\":\"x\",\"messages\":[]}".into()),

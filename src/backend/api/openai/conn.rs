@@ -304,6 +304,7 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
         body: None,
         system: None,
         messages: None,
+        parts: None,
     };
     let body = quiet.body(&target.model, &prompt).to_string();
     let request = quiet.frame(target, body.as_bytes());

@@ -7,6 +7,7 @@
 
 pub mod conn;
 pub mod events;
+mod parts;
 pub mod tokenize;
 
 use serde_json::{json, Map, Value};
@@ -105,6 +106,7 @@ impl OpenAi {
         for (key, value) in &self.llm.extra_inputs {
             body.insert(key.clone(), value.clone());
         }
+        parts::apply(&mut body, self.llm.endpoint, prompt);
         Value::Object(body)
     }
 
@@ -248,6 +250,7 @@ mod tests {
             body: None,
             system: None,
             messages: None,
+            parts: None,
         }
     }
 
