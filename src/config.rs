@@ -467,6 +467,15 @@ fn parse_workload(
             "The LLM workload flags (--custom-dataset-type, --prefix-prompt-length, --shared-system-prompt-length, --fixed-schedule-*-offset, --replay-speedup, --max-context-length) apply to OpenAI-compatible servers: add --service-kind openai (or AIPerf's --endpoint-type).",
         ));
     }
+    let reordered = matches!(
+        workload.dataset.sampling,
+        Some(datasets::Sampling::Random | datasets::Sampling::Shuffle)
+    );
+    if reordered && *load == LoadMode::FixedSchedule {
+        return Err(RunError::bad_option(
+            "--dataset-sampling-strategy random or shuffle reorders conversations, and --fixed-schedule sends each once at its timestamp: drop one of them.",
+        ));
+    }
     let slice = &workload.slice;
     if let Some(flag) = slice.first_flag().filter(|_| workload.file.is_none()) {
         return Err(RunError::bad_option(format!(

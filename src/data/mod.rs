@@ -8,6 +8,7 @@ pub mod entry;
 pub mod generate;
 pub mod hub;
 pub mod json_file;
+pub mod lengths;
 pub mod message_generator;
 pub mod parts;
 pub mod prompt_maker;
@@ -15,6 +16,7 @@ pub mod prompts;
 pub mod public;
 pub mod sessions;
 pub mod shape;
+pub mod shaping;
 pub mod tokenizer;
 pub mod torchserve;
 pub mod traces;
@@ -129,14 +131,15 @@ fn prompt_entries(
     counter: &dyn tokenizer::TokenCount,
 ) -> RunResult<Vec<Entry>> {
     let asked = data.sessions.as_ref();
-    let synthetic_prompts = matches!(llm.prompt_source, crate::config::PromptSource::Synthetic)
+    let synthetic_prompts = file.is_none()
+        && matches!(llm.prompt_source, crate::config::PromptSource::Synthetic)
         && !matches!(
             data.input_data,
             InputData::Json(_) | InputData::Directory(_)
         );
     let mut entries = match asked.and_then(|s| s.synthetic.as_ref().map(|n| (n, &s.delay))) {
         Some((synthetic, delay)) if synthetic_prompts => {
-            sessions::synthetic(synthetic, delay, llm, seed, counter)?
+            sessions::synthetic(synthetic, delay, llm, &data.workload.dataset, seed, counter)?
         }
         _ => match file {
             Some(file) => traces::entries(file, &data.workload, llm, seed, counter)?,
@@ -155,7 +158,12 @@ fn prompt_entries(
     if let Some(tokens) = data.workload.system_prompt_tokens {
         prompts::add_system_prompt(&mut entries, tokens, llm, seed, counter)?;
     }
-    Ok(entries)
+    let origin = match file.map(|f| f.format) {
+        _ if synthetic_prompts => shaping::Origin::Synthetic,
+        Some(crate::config::workload::FileFormat::RandomPool) => shaping::Origin::Pool,
+        _ => shaping::Origin::Dataset,
+    };
+    shaping::apply(entries, &data.workload.dataset, llm, seed, counter, origin)
 }
 
 /// A shard's part of the data: every N-th entry from its index (generated data, a single

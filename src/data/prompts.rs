@@ -105,7 +105,7 @@ fn synthetic(
     seed: u64,
     counter: &dyn TokenCount,
 ) -> RunResult<Vec<Entry>> {
-    let mut maker = PromptMaker::new(llm, seed, counter);
+    let mut maker = PromptMaker::new(llm, seed, counter).shaped(&workload.dataset);
     let prefixes = match workload.prefixes {
         Some(p) => (0..p.count)
             .map(|_| maker.text_of(p.tokens))

@@ -13,6 +13,7 @@ mod cancellation;
 mod checked_answers;
 mod client;
 mod compare;
+mod datasets;
 mod datatypes;
 mod demo;
 mod doc_commands;

@@ -288,7 +288,7 @@ pub fn entries(
     let block = workload
         .block_size
         .unwrap_or(file.format.default_block_size());
-    let mut maker = PromptMaker::new(llm, seed, counter);
+    let mut maker = PromptMaker::new(llm, seed, counter).with_corpus(workload.dataset.corpus);
     let mut texts = blocks::BlockTexts::new(block);
     let mut entries = Vec::with_capacity(file.records.len());
     for record in &file.records {
