@@ -157,6 +157,18 @@ impl DatasetSettings {
     }
 }
 
+/// The rows AIPerf reads of a streamed public dataset: the request count, else the number
+/// of dataset entries (given, else the conversations, else 100).
+pub fn streamed_rows(profile: &ProfileArgs) -> usize {
+    if profile.request_count > 0 {
+        return profile.request_count.min(usize::MAX as u64) as usize;
+    }
+    match profile.llm.num_prompts {
+        Some(n) => n,
+        None => super::openai::default_entries(profile.sessions.conversation_num, 0),
+    }
+}
+
 /// The rules between AIPerf's dataset flags and the other flags of a run.
 pub fn check(workload: &super::workload::WorkloadConfig, profile: &ProfileArgs) -> RunResult<()> {
     let d = &workload.dataset;

@@ -60,12 +60,23 @@ pub struct PublicDataset {
     pub shape: Shape,
 }
 
+impl PublicDataset {
+    /// Whether AIPerf streams the dataset, reading only the rows a run needs (its large
+    /// ones): inferperf then reads the split's files in order until it has them.
+    pub fn streamed(&self) -> bool {
+        matches!(self.name, "vision_arena" | "llava_onevision")
+    }
+}
+
 /// `--public-dataset` and `--hf-subset`, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicChoice {
     pub dataset: PublicDataset,
     /// `--hf-subset`, in place of the dataset's own.
     pub subset: Option<String>,
+    /// The rows a streamed dataset is read to (AIPerf's cap: the request count, else the
+    /// number of dataset entries).
+    pub rows: usize,
 }
 
 const fn hub(repo: &'static str, split: &'static str, subset: Option<&'static str>) -> Source {
@@ -211,6 +222,9 @@ pub const PUBLIC_DATASETS: &[PublicDataset] = &[
     },
 ];
 
+/// AIPerf's number of dataset entries when nothing says how many.
+const DEFAULT_ROWS: usize = 100;
+
 /// AIPerf's names inferperf does not send, each with why.
 const REFUSED: &[(&str, &str)] = &[
     ("librispeech", AUDIO),
@@ -247,6 +261,7 @@ pub fn parse(name: Option<&str>, subset: Option<&str>) -> RunResult<Option<Publi
         return Ok(Some(PublicChoice {
             dataset: *dataset,
             subset: subset.map(|s| s.trim().to_string()),
+            rows: DEFAULT_ROWS,
         }));
     }
     if let Some((_, why)) = REFUSED.iter().find(|(n, _)| *n == key) {

@@ -41,6 +41,7 @@ mod pa_options;
 mod profile;
 mod profile_export;
 mod progress;
+mod public_datasets;
 mod rate;
 mod replicas;
 mod responses;

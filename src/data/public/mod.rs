@@ -56,7 +56,8 @@ pub fn read(choice: &PublicChoice) -> RunResult<TraceFile> {
                 id: repo,
                 revision: "main",
             };
-            let (folder, rows) = split_rows(&repo, split, subset)?;
+            let wanted = dataset.streamed().then_some(choice.rows);
+            let (folder, rows) = split_rows(&repo, split, subset, wanted)?;
             (folder, columns::records(dataset, &rows)?)
         }
     };
@@ -89,11 +90,13 @@ fn read_text(path: &Path) -> RunResult<String> {
         .map_err(|e| RunError::failed(format!("Cannot read {}: {e}.", path.display())))
 }
 
-/// The rows of a split (of a subset), from every data file that holds it.
+/// The rows of a split (of a subset), from every data file that holds it — or from the
+/// first files, until `wanted` rows are read.
 fn split_rows(
     repo: &DatasetRepo,
     split: &str,
     subset: Option<&str>,
+    wanted: Option<usize>,
 ) -> RunResult<(PathBuf, Vec<Map<String, Value>>)> {
     let Some(files) = repo.files()? else {
         return Err(repo.not_cached(&format!("the {split} split")));
@@ -113,6 +116,9 @@ fn split_rows(
     let mut all = Vec::new();
     let mut first = None;
     for file in &chosen {
+        if wanted.is_some_and(|w| all.len() >= w) {
+            break;
+        }
         let path = repo.file(file)?;
         all.extend(rows::read_rows(&path, &format!("{file} of {}", repo.id))?);
         first.get_or_insert(path);
