@@ -41,7 +41,7 @@ pub use sessions::SessionArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
 pub use sweep_lists::{expand as expand_sweep, Sweep, Variation};
 pub use tls::TlsArgs;
-pub use workload::WorkloadArgs;
+pub use workload::{DatasetArgs, WorkloadArgs};
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.

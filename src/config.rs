@@ -40,6 +40,8 @@ use parse::*;
 pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
 pub use request_options::{GrpcCompression, ParameterValue, RequestParameter};
 pub use target::TargetConfig;
+pub mod datasets;
+pub mod public_datasets;
 pub mod sequence;
 mod server_hooks;
 pub mod shm;
@@ -502,10 +504,19 @@ fn parse_workload(
     kind: ServiceKind,
     load: &LoadMode,
 ) -> RunResult<workload::WorkloadConfig> {
-    let workload = workload::WorkloadConfig::parse(&args.workload, args.llm.input_file.as_ref())?;
+    let workload = workload::WorkloadConfig::parse(args)?;
     if workload.given() && kind != ServiceKind::OpenAi {
         return Err(RunError::bad_option(
             "The LLM workload flags (--custom-dataset-type, --prefix-prompt-length, --shared-system-prompt-length, --fixed-schedule-*-offset, --replay-speedup, --max-context-length) apply to OpenAI-compatible servers: add --service-kind openai (or AIPerf's --endpoint-type).",
+        ));
+    }
+    let reordered = matches!(
+        workload.dataset.sampling,
+        Some(datasets::Sampling::Random | datasets::Sampling::Shuffle)
+    );
+    if reordered && *load == LoadMode::FixedSchedule {
+        return Err(RunError::bad_option(
+            "--dataset-sampling-strategy random or shuffle reorders conversations, and --fixed-schedule sends each once at its timestamp: drop one of them.",
         ));
     }
     let slice = &workload.slice;
@@ -542,7 +553,11 @@ fn parse_llm(
             "--service-kind openai sends one prompt per request: drop -b (or use -b 1).",
         ));
     }
-    let llm = OpenAiConfig::parse(&args.llm)?;
+    let mut llm = OpenAiConfig::parse(&args.llm)?;
+    if args.llm.num_prompts.is_none() {
+        llm.num_prompts =
+            openai::default_entries(args.sessions.conversation_num, args.request_count);
+    }
     if args.streaming && !llm.endpoint.generates() {
         return Err(RunError::bad_option(
             "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.",

@@ -30,9 +30,9 @@ pub struct OpenAiArgs {
     /// Tokens per synthetic prompt, on average: each prompt's message content is made of
     /// exactly the drawn number of tokens as the run's tokenizer counts them (a chat
     /// template's tokens are not among them; the server's own prompt count is reported
-    /// beside when it sends usage).
-    #[arg(long, value_name = "N", default_value_t = 550)]
-    pub synthetic_input_tokens_mean: u32,
+    /// beside when it sends usage). Default 550.
+    #[arg(long, value_name = "N")]
+    pub synthetic_input_tokens_mean: Option<u32>,
     /// Standard deviation of the tokens per synthetic prompt.
     #[arg(long, value_name = "N", default_value_t = 0.0)]
     pub synthetic_input_tokens_stddev: f64,
@@ -57,8 +57,9 @@ pub struct OpenAiArgs {
     /// With --prompt-source file: a JSON Lines file, one prompt per line as {"text": "..."}.
     #[arg(long, value_name = "FILE")]
     pub input_file: Option<std::path::PathBuf>,
-    /// Distinct synthetic prompts, sent in turn (default 100; on an AIPerf command line
-    /// AIPerf's default: --conversation-num, else --request-count, else 100).
+    /// Distinct synthetic prompts (conversations), sent in turn. Default as AIPerf's
+    /// --num-dataset-entries: --conversation-num if given, else --request-count if given,
+    /// else 100.
     #[arg(long, value_name = "N")]
     pub num_prompts: Option<usize>,
     /// Write GenAI-Perf's and AIPerf's exports per level into this directory, with

@@ -5,17 +5,24 @@
 
 use clap::Args;
 
+#[path = "datasets.rs"]
+mod datasets;
+pub use datasets::DatasetArgs;
+
 /// The workload flags of an LLM run.
 #[derive(Debug, Clone, Args, Default)]
 #[command(next_help_heading = "LLM workloads (AIPerf's flags)")]
 pub struct WorkloadArgs {
-    /// The format of --input-file, as AIPerf names it: single_turn (a line per request:
-    /// text or texts, optional output_length, timestamp or delay in ms), multi_turn (a line
-    /// per session: session_id and its turns), mooncake_trace (a line per request:
-    /// timestamp in ms, input_length and hash_ids, or text_input, messages or payload;
-    /// optional output_length), sharegpt (ShareGPT's JSON: a list of conversations of
-    /// from/value turns, each human→gpt pair a turn) or inputs_json (AIPerf's inputs.json,
-    /// replayed as sent). Without it, --input-file is a JSON Lines file of {"text": ...}.
+    /// The format of --input-file, as AIPerf names it (dashes or underscores): single_turn
+    /// (a line per request: text or texts, optional images, output_length, extra, timestamp
+    /// or delay in ms), multi_turn (a line per session: session_id and its turns),
+    /// mooncake_trace (a line per request: timestamp in ms, input_length and hash_ids, or
+    /// text_input, messages or payload), random_pool (a file or folder of pools drawn from
+    /// at random), raw_payload (a line per whole request body, sent as it is; a folder: a
+    /// session per file), bailian_trace, burst_gpt_trace (CSV), sagemaker_data_capture,
+    /// speed_bench_* (SPEED-Bench's JSON Lines), inputs_json (AIPerf's inputs.json) or
+    /// sharegpt (ShareGPT's JSON). docs/llm-workloads.md describes each. Without it,
+    /// --input-file is a JSON Lines file of {"text": ...}.
     #[arg(long, value_name = "TYPE")]
     pub custom_dataset_type: Option<String>,
     /// Tokens per hash id of a trace's hash_ids: requests that share leading ids share those
@@ -61,4 +68,6 @@ pub struct WorkloadArgs {
     /// and counted, not sent (AIPerf's name).
     #[arg(long, value_name = "TOKENS")]
     pub max_context_length: Option<u32>,
+    #[command(flatten)]
+    pub datasets: DatasetArgs,
 }

@@ -79,10 +79,7 @@ impl Prepared {
 /// Resolves the servers, reads the model (the same from each) and encodes the requests.
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     // The whole input file is read and checked before anything is sent.
-    let file = match &cfg.data.workload.file {
-        Some((path, format)) => Some(traces::read(path, *format, cfg.data.workload.block_size)?),
-        None => None,
-    };
+    let file = traces::load(&cfg.data.workload, cfg.load.seed)?;
     let targets = replicas::resolve_all(&cfg.target, RequestShape::of(&cfg.data)).await?;
     let model = match cfg.target.hooks.readiness {
         Some(readiness) => discover_when_ready(&targets, readiness).await?,

@@ -13,6 +13,16 @@ const MAX_TOKENS_MEAN: u32 = 1_000_000;
 pub const DEFAULT_PROMPTS: usize = 100;
 /// Most distinct synthetic prompts.
 const MAX_PROMPTS: usize = 100_000;
+/// AIPerf's prompt length and number of entries when none is given.
+const DEFAULT_INPUT_TOKENS: u32 = 550;
+const DEFAULT_ENTRIES: usize = 100;
+
+/// AIPerf's number of dataset entries when `--num-dataset-entries` is not given:
+/// `--conversation-num`, else `--request-count`, else 100 (at most [`MAX_PROMPTS`]).
+pub fn default_entries(conversations: Option<u64>, request_count: u64) -> usize {
+    let derived = conversations.or((request_count > 0).then_some(request_count));
+    derived.map_or(DEFAULT_ENTRIES, |n| n.min(MAX_PROMPTS as u64) as usize)
+}
 
 /// The OpenAI APIs inferperf speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,7 +113,8 @@ impl OpenAiConfig {
         Ok(OpenAiConfig {
             endpoint,
             input_tokens_mean: bounded(
-                args.synthetic_input_tokens_mean,
+                args.synthetic_input_tokens_mean
+                    .unwrap_or(DEFAULT_INPUT_TOKENS),
                 "--synthetic-input-tokens-mean",
             )?,
             input_tokens_stddev: stddev(
@@ -278,7 +289,7 @@ mod tests {
     fn args() -> OpenAiArgs {
         OpenAiArgs {
             endpoint: Some("v1/chat/completions".into()),
-            synthetic_input_tokens_mean: 200,
+            synthetic_input_tokens_mean: Some(200),
             prompt_source: "synthetic".into(),
             num_prompts: Some(100),
             ..OpenAiArgs::default()
@@ -315,7 +326,7 @@ mod tests {
             ),
             (|a| a.endpoint = None, "needs --endpoint"),
             (
-                |a| a.synthetic_input_tokens_mean = 0,
+                |a| a.synthetic_input_tokens_mean = Some(0),
                 "--synthetic-input-tokens-mean 0",
             ),
             (

@@ -4,7 +4,8 @@
 
 use std::path::PathBuf;
 
-use crate::cli::WorkloadArgs;
+use super::datasets::DatasetSettings;
+use crate::cli::{ProfileArgs, WorkloadArgs};
 use crate::error::{RunError, RunResult};
 
 /// Largest prefix, system prompt or block, in tokens.
@@ -23,15 +24,75 @@ pub enum FileFormat {
     MooncakeTrace,
     ShareGpt,
     InputsJson,
+    RandomPool,
+    RawPayload,
+    BailianTrace,
+    BurstGptTrace,
+    SagemakerDataCapture,
+    /// SPEED-Bench's JSON Lines; the name says which category, if one.
+    SpeedBench(&'static str),
 }
 
+/// AIPerf's SPEED-Bench types: all rows of a split, or one category's.
+const SPEED_BENCH: [&str; 27] = [
+    "speed_bench_qualitative",
+    "speed_bench_coding",
+    "speed_bench_humanities",
+    "speed_bench_math",
+    "speed_bench_multilingual",
+    "speed_bench_qa",
+    "speed_bench_rag",
+    "speed_bench_reasoning",
+    "speed_bench_roleplay",
+    "speed_bench_stem",
+    "speed_bench_summarization",
+    "speed_bench_writing",
+    "speed_bench_throughput_1k",
+    "speed_bench_throughput_2k",
+    "speed_bench_throughput_8k",
+    "speed_bench_throughput_16k",
+    "speed_bench_throughput_32k",
+    "speed_bench_throughput_1k_low_entropy",
+    "speed_bench_throughput_1k_mixed",
+    "speed_bench_throughput_1k_high_entropy",
+    "speed_bench_throughput_2k_low_entropy",
+    "speed_bench_throughput_2k_mixed",
+    "speed_bench_throughput_2k_high_entropy",
+    "speed_bench_throughput_8k_low_entropy",
+    "speed_bench_throughput_8k_mixed",
+    "speed_bench_throughput_8k_high_entropy",
+    "speed_bench_throughput_16k_low_entropy",
+];
+
+/// The rest of AIPerf's SPEED-Bench tiers (kept apart so the list above stays short).
+const SPEED_BENCH_MORE: [&str; 5] = [
+    "speed_bench_throughput_16k_mixed",
+    "speed_bench_throughput_16k_high_entropy",
+    "speed_bench_throughput_32k_low_entropy",
+    "speed_bench_throughput_32k_mixed",
+    "speed_bench_throughput_32k_high_entropy",
+];
+
+/// AIPerf's formats inferperf does not read, each with why.
+const REFUSED_FORMATS: [(&str, &str); 4] = [
+    ("baseten_trace", "is a Parquet or Arrow IPC export replayed with Baseten's open-loop timing model, which inferperf does not read: convert it to mooncake_trace lines (timestamp, text_input, output_length)"),
+    ("dag_jsonl", "runs conversations that fork and spawn child sessions, which inferperf's sessions do not model: flatten it to multi_turn"),
+    ("tracelab", "rebuilds agentic sessions with concurrent subagents from gzipped TraceLab rounds, which inferperf's sessions do not model: convert it to mooncake_trace lines"),
+    ("weka_trace", "replays agentic sessions whose subagents run as concurrent child sessions, which inferperf's sessions do not model: convert it to mooncake_trace lines"),
+];
+
 impl FileFormat {
-    pub const ALL: [FileFormat; 5] = [
+    pub const ALL: [FileFormat; 10] = [
         FileFormat::SingleTurn,
         FileFormat::MultiTurn,
         FileFormat::MooncakeTrace,
         FileFormat::ShareGpt,
         FileFormat::InputsJson,
+        FileFormat::RandomPool,
+        FileFormat::RawPayload,
+        FileFormat::BailianTrace,
+        FileFormat::BurstGptTrace,
+        FileFormat::SagemakerDataCapture,
     ];
 
     /// AIPerf's name of the format.
@@ -42,12 +103,46 @@ impl FileFormat {
             FileFormat::MooncakeTrace => "mooncake_trace",
             FileFormat::ShareGpt => "sharegpt",
             FileFormat::InputsJson => "inputs_json",
+            FileFormat::RandomPool => "random_pool",
+            FileFormat::RawPayload => "raw_payload",
+            FileFormat::BailianTrace => "bailian_trace",
+            FileFormat::BurstGptTrace => "burst_gpt_trace",
+            FileFormat::SagemakerDataCapture => "sagemaker_data_capture",
+            FileFormat::SpeedBench(name) => name,
         }
     }
 
-    /// Tokens per hash id when `--isl-block-size` is not given: AIPerf's loader's default.
+    /// Tokens per hash id when `--isl-block-size` is not given: AIPerf's loader's default
+    /// (16 for Bailian's traces, 512 for the others).
     pub fn default_block_size(self) -> u32 {
-        512
+        match self {
+            FileFormat::BailianTrace => 16,
+            _ => 512,
+        }
+    }
+
+    /// Whether `--input-file` may be a folder (random_pool's pools, raw_payload's
+    /// sessions, SageMaker's capture files).
+    pub fn reads_folders(self) -> bool {
+        matches!(
+            self,
+            FileFormat::RandomPool | FileFormat::RawPayload | FileFormat::SagemakerDataCapture
+        )
+    }
+
+    /// The SPEED-Bench category a type keeps (`None`: every row of the split).
+    pub fn speed_bench_category(self) -> Option<&'static str> {
+        let FileFormat::SpeedBench(name) = self else {
+            return None;
+        };
+        let rest = name.trim_start_matches("speed_bench_");
+        if rest == "qualitative" {
+            return None;
+        }
+        match rest.strip_prefix("throughput_") {
+            Some(tier) => tier.split_once("k_").map(|(_, category)| category),
+            None => Some(rest),
+        }
     }
 }
 
@@ -77,11 +172,15 @@ pub struct WorkloadConfig {
     pub prefixes: Option<SharedPrefixes>,
     pub system_prompt_tokens: Option<u32>,
     pub slice: TraceSlice,
+    /// AIPerf's dataset and prompt flags (public datasets, sampling, system prompt, ...).
+    pub dataset: DatasetSettings,
 }
 
 impl WorkloadConfig {
-    /// Reads the workload flags; `input_file` is `--input-file`.
-    pub fn parse(args: &WorkloadArgs, input_file: Option<&PathBuf>) -> RunResult<WorkloadConfig> {
+    /// Reads the workload flags of a `profile` command line.
+    pub fn parse(profile: &ProfileArgs) -> RunResult<WorkloadConfig> {
+        let args = &profile.workload;
+        let input_file = profile.llm.input_file.as_ref();
         let format = args
             .custom_dataset_type
             .as_deref()
@@ -97,12 +196,14 @@ impl WorkloadConfig {
             }
             (None, _) => None,
         };
-        if input_file.is_some() && args.prefix_prompt_length.is_some_and(|n| n > 0) {
+        let dataset = DatasetSettings::parse(&args.datasets, profile.sessions.conversation_num)?;
+        let from_elsewhere = input_file.is_some() || dataset.public.is_some();
+        if from_elsewhere && args.prefix_prompt_length.is_some_and(|n| n > 0) {
             return Err(RunError::bad_option(
-                "--prefix-prompt-length puts shared prefixes before synthetic prompts: drop --input-file, or drop the prefix flags.",
+                "--prefix-prompt-length puts shared prefixes before synthetic prompts: drop --input-file (or --public-dataset), or drop the prefix flags.",
             ));
         }
-        Ok(WorkloadConfig {
+        let workload = WorkloadConfig {
             file,
             block_size: tokens(args.isl_block_size, "--isl-block-size")?,
             prefixes: prefixes(args)?,
@@ -111,7 +212,10 @@ impl WorkloadConfig {
                 "--shared-system-prompt-length",
             )?,
             slice: slice(args)?,
-        })
+            dataset,
+        };
+        super::datasets::check(&workload, profile)?;
+        Ok(workload)
     }
 
     /// Whether any flag of this section was given (they apply to OpenAI runs only).
@@ -147,17 +251,27 @@ impl Default for TraceSlice {
 }
 
 fn parse_format(text: &str) -> RunResult<FileFormat> {
-    let text = text.trim();
-    FileFormat::ALL
-        .into_iter()
-        .find(|f| f.name() == text)
-        .ok_or_else(|| {
-            let names: Vec<&str> = FileFormat::ALL.iter().map(|f| f.name()).collect();
-            RunError::bad_option(format!(
-                "--custom-dataset-type '{text}' is not a format inferperf reads: use {}.",
-                names.join(", ")
-            ))
-        })
+    let key = text.trim().replace('-', "_");
+    if let Some(format) = FileFormat::ALL.into_iter().find(|f| f.name() == key) {
+        return Ok(format);
+    }
+    if let Some(name) = SPEED_BENCH
+        .iter()
+        .chain(&SPEED_BENCH_MORE)
+        .find(|n| **n == key)
+    {
+        return Ok(FileFormat::SpeedBench(name));
+    }
+    if let Some((name, why)) = REFUSED_FORMATS.iter().find(|(n, _)| *n == key) {
+        return Err(RunError::bad_option(format!(
+            "--custom-dataset-type {name} {why}."
+        )));
+    }
+    let names: Vec<&str> = FileFormat::ALL.iter().map(|f| f.name()).collect();
+    Err(RunError::bad_option(format!(
+        "--custom-dataset-type '{text}' is not a format inferperf reads: use {}, or speed_bench_*.",
+        names.join(", ")
+    )))
 }
 
 fn tokens(value: Option<u32>, flag: &str) -> RunResult<Option<u32>> {

@@ -69,6 +69,9 @@ pub struct Prompt {
     pub messages: Option<std::sync::Arc<serde_json::Value>>,
     /// AIPerf's synthetic images, audio and videos sent with the text (`None`: text only).
     pub media: Option<std::sync::Arc<super::media::Media>>,
+    /// What the prompt carries beyond its text (AIPerf's datasets: more texts, media,
+    /// tools, extra fields, a context message).
+    pub parts: Option<std::sync::Arc<super::parts::Parts>>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends

@@ -6,13 +6,18 @@
 pub mod directory;
 pub mod entry;
 pub mod generate;
+pub mod hub;
 pub mod json_file;
 pub mod media;
+pub mod lengths;
 pub mod message_generator;
+pub mod parts;
 pub mod prompt_maker;
 pub mod prompts;
+pub mod public;
 pub mod sessions;
 pub mod shape;
+pub mod shaping;
 pub mod tokenizer;
 pub mod torchserve;
 pub mod traces;
@@ -127,14 +132,15 @@ fn prompt_entries(
     counter: &dyn tokenizer::TokenCount,
 ) -> RunResult<Vec<Entry>> {
     let asked = data.sessions.as_ref();
-    let synthetic_prompts = matches!(llm.prompt_source, crate::config::PromptSource::Synthetic)
+    let synthetic_prompts = file.is_none()
+        && matches!(llm.prompt_source, crate::config::PromptSource::Synthetic)
         && !matches!(
             data.input_data,
             InputData::Json(_) | InputData::Directory(_)
         );
     let mut entries = match asked.and_then(|s| s.synthetic.as_ref().map(|n| (n, &s.delay))) {
         Some((synthetic, delay)) if synthetic_prompts => {
-            sessions::synthetic(synthetic, delay, llm, seed, counter)?
+            sessions::synthetic(synthetic, delay, llm, &data.workload.dataset, seed, counter)?
         }
         _ => match file {
             Some(file) => traces::entries(file, &data.workload, llm, seed, counter)?,
@@ -153,6 +159,12 @@ fn prompt_entries(
     if let Some(tokens) = data.workload.system_prompt_tokens {
         prompts::add_system_prompt(&mut entries, tokens, llm, seed, counter)?;
     }
+    let origin = match file.map(|f| f.format) {
+        _ if synthetic_prompts => shaping::Origin::Synthetic,
+        Some(crate::config::workload::FileFormat::RandomPool) => shaping::Origin::Pool,
+        _ => shaping::Origin::Dataset,
+    };
+    let mut entries = shaping::apply(entries, &data.workload.dataset, llm, seed, counter, origin)?;
     media::attach(&mut entries, &data.media, seed)?;
     Ok(entries)
 }

@@ -7,7 +7,9 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Normal};
 
+use super::lengths::{corpus_words, LengthDraw};
 use super::tokenizer::{CounterInfo, TokenCount};
+use crate::config::datasets::{Corpus, DatasetSettings};
 use crate::config::OpenAiConfig;
 use crate::error::{RunError, RunResult};
 
@@ -26,6 +28,10 @@ pub struct PromptMaker<'a> {
     counter: &'a dyn TokenCount,
     made: usize,
     inexact: usize,
+    /// `--seq-dist` or `--random-range-ratio`, when given.
+    lengths: Option<LengthDraw>,
+    /// The answer's length drawn with the last input length, not yet asked for.
+    pending_answer: Option<Option<u32>>,
 }
 
 impl<'a> PromptMaker<'a> {
@@ -39,6 +45,26 @@ impl<'a> PromptMaker<'a> {
             counter,
             made: 0,
             inexact: 0,
+            lengths: None,
+            pending_answer: None,
+        }
+    }
+
+    /// Makes texts of `--prompt-corpus`'s words.
+    pub fn with_corpus(mut self, corpus: Corpus) -> Self {
+        if corpus != Corpus::Sonnet {
+            self.vocabulary = corpus_words(corpus, &mut self.rng);
+        }
+        self
+    }
+
+    /// Makes texts of `--prompt-corpus`'s words, of lengths drawn as `--seq-dist` or
+    /// `--random-range-ratio` asks.
+    pub fn shaped(self, settings: &DatasetSettings) -> Self {
+        let lengths = LengthDraw::of(settings, self.llm);
+        PromptMaker {
+            lengths,
+            ..self.with_corpus(settings.corpus)
         }
     }
 
@@ -109,8 +135,14 @@ impl<'a> PromptMaker<'a> {
         Ok(text)
     }
 
-    /// A prompt length drawn from `--synthetic-input-tokens-mean`/`-stddev`.
+    /// A prompt length drawn from `--synthetic-input-tokens-mean`/`-stddev` (or with its
+    /// answer's, from `--seq-dist` or `--random-range-ratio`).
     pub fn draw_input(&mut self) -> u32 {
+        if let Some(lengths) = &self.lengths {
+            let (input, answer) = lengths.draw(&mut self.rng);
+            self.pending_answer = Some(answer);
+            return input;
+        }
         draw(
             &mut self.rng,
             self.llm.input_tokens_mean,
@@ -123,9 +155,13 @@ impl<'a> PromptMaker<'a> {
         self.rng.random_range(0..k)
     }
 
-    /// The answer's length to ask for, drawn from `--output-tokens-mean`/`-stddev`.
+    /// The answer's length to ask for, drawn from `--output-tokens-mean`/`-stddev` (or the
+    /// one drawn with the last input length).
     pub fn max_tokens(&mut self) -> Option<u32> {
-        max_tokens(&mut self.rng, self.llm)
+        match self.pending_answer.take() {
+            Some(answer) => answer,
+            None => max_tokens(&mut self.rng, self.llm),
+        }
     }
 
     /// The tokens of a text, as the run's tokenizer counts them.

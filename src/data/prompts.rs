@@ -105,7 +105,7 @@ fn synthetic(
     seed: u64,
     counter: &dyn TokenCount,
 ) -> RunResult<Vec<Entry>> {
-    let mut maker = PromptMaker::new(llm, seed, counter);
+    let mut maker = PromptMaker::new(llm, seed, counter).shaped(&workload.dataset);
     let prefixes = match workload.prefixes {
         Some(p) => (0..p.count)
             .map(|_| maker.text_of(p.tokens))
@@ -175,6 +175,7 @@ fn read_texts(
             system: None,
             messages: None,
             media: None,
+            parts: None,
         };
         entries.push(entry(prompt, format!("{shown} line {}", number + 1)));
     }
@@ -214,6 +215,7 @@ fn read_payloads(path: &Path, counter: &dyn TokenCount) -> RunResult<Vec<Entry>>
                 system: None,
                 messages: None,
                 media: None,
+                parts: None,
                 text,
             };
             Ok(entry(prompt, format!("{shown} data[{i}]")))

@@ -12,9 +12,11 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Normal};
 
 use super::entry::{Entry, Prompt, Turn};
+use super::lengths::{corpus_words, LengthDraw};
 use super::prompt_maker::{draw, exact_text, max_tokens, vocabulary};
 use super::prompts::entry;
 use super::tokenizer::TokenCount;
+use crate::config::datasets::{Corpus, DatasetSettings};
 use crate::config::sessions::{SyntheticSessions, TurnDelay};
 use crate::config::OpenAiConfig;
 use crate::error::RunResult;
@@ -29,27 +31,42 @@ pub fn synthetic(
     sessions: &SyntheticSessions,
     delay: &TurnDelay,
     llm: &OpenAiConfig,
+    shape: &DatasetSettings,
     seed: u64,
     counter: &dyn TokenCount,
 ) -> RunResult<Vec<Entry>> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut delays = SmallRng::seed_from_u64(seed ^ DELAY_SEED);
-    let words = vocabulary(&mut rng);
+    let words = match shape.corpus {
+        Corpus::Sonnet => vocabulary(&mut rng),
+        other => corpus_words(other, &mut rng),
+    };
+    let lengths = LengthDraw::of(shape, llm);
     let mut entries = Vec::new();
     for session in 0..sessions.count {
         let turns = draw(&mut rng, sessions.turns_mean, sessions.turns_stddev);
         for number in 0..turns {
-            let tokens = draw(&mut rng, llm.input_tokens_mean, llm.input_tokens_stddev);
+            let (tokens, answer) = match &lengths {
+                Some(lengths) => {
+                    let (tokens, answer) = lengths.draw(&mut rng);
+                    (tokens, Some(answer))
+                }
+                None => (
+                    draw(&mut rng, llm.input_tokens_mean, llm.input_tokens_stddev),
+                    None,
+                ),
+            };
             let leading = entries.len();
             let (text, counted) = exact_text(counter, &mut rng, &words, leading, tokens)?;
             let prompt = Prompt {
                 text,
                 input_tokens: counted,
-                max_tokens: max_tokens(&mut rng, llm),
+                max_tokens: answer.unwrap_or_else(|| max_tokens(&mut rng, llm)),
                 body: None,
                 system: None,
                 messages: None,
                 media: None,
+                parts: None,
             };
             let mut turn_entry = entry(
                 prompt,
@@ -116,15 +133,23 @@ pub fn spans(entries: &[Entry]) -> Vec<Range<usize>> {
 /// message, each earlier prompt and answer, then the prompt — contents joined by spaces,
 /// as a request body's messages are counted.
 pub fn conversation_text(prompt: &Prompt, history: &[(String, String)]) -> String {
-    let mut parts: Vec<&str> = Vec::with_capacity(history.len() * 2 + 2);
+    let mut parts: Vec<&str> = Vec::with_capacity(history.len() * 2 + 3);
+    let more = prompt.parts.as_deref();
     if let Some(system) = &prompt.system {
         parts.push(system);
+    }
+    if let Some(context) = more.and_then(|p| p.user_context.as_deref()) {
+        parts.push(context);
     }
     for (asked, answered) in history {
         parts.push(asked);
         parts.push(answered);
     }
     parts.push(&prompt.text);
+    parts.extend(
+        more.into_iter()
+            .flat_map(|p| p.texts.iter().map(String::as_str)),
+    );
     parts.join(" ")
 }
 
@@ -165,7 +190,15 @@ mod tests {
             turns_mean: 3,
             turns_stddev: 0.0,
         };
-        let entries = synthetic(&asked, &DELAY, &llm(), 7, counter.as_ref()).unwrap();
+        let entries = synthetic(
+            &asked,
+            &DELAY,
+            &llm(),
+            &DatasetSettings::default(),
+            7,
+            counter.as_ref(),
+        )
+        .unwrap();
         assert_eq!(entries.len(), 12);
         let found = spans(&entries);
         assert_eq!(found, vec![0..3, 3..6, 6..9, 9..12]);
@@ -183,14 +216,30 @@ mod tests {
                 assert_eq!(counter.count(&prompt.text).unwrap(), 20);
             }
         }
-        let again = synthetic(&asked, &DELAY, &llm(), 7, counter.as_ref()).unwrap();
+        let again = synthetic(
+            &asked,
+            &DELAY,
+            &llm(),
+            &DatasetSettings::default(),
+            7,
+            counter.as_ref(),
+        )
+        .unwrap();
         assert_eq!(again, entries, "a seed gives the same sessions");
         let varied = SyntheticSessions {
             count: 50,
             turns_mean: 3,
             turns_stddev: 2.0,
         };
-        let entries = synthetic(&varied, &DELAY, &llm(), 1, counter.as_ref()).unwrap();
+        let entries = synthetic(
+            &varied,
+            &DELAY,
+            &llm(),
+            &DatasetSettings::default(),
+            1,
+            counter.as_ref(),
+        )
+        .unwrap();
         let lengths: Vec<usize> = spans(&entries).iter().map(|s| s.len()).collect();
         assert_eq!(lengths.len(), 50);
         assert!(lengths.iter().all(|&n| n >= 1));
@@ -209,7 +258,15 @@ mod tests {
             mean_ms: 0.0,
             ..DELAY
         };
-        let mut entries = synthetic(&asked, &none, &llm(), 3, counter.as_ref()).unwrap();
+        let mut entries = synthetic(
+            &asked,
+            &none,
+            &llm(),
+            &DatasetSettings::default(),
+            3,
+            counter.as_ref(),
+        )
+        .unwrap();
         assert_eq!(entries[1].turn.unwrap().delay_ms, Some(0.0));
         entries[1].turn.as_mut().unwrap().delay_ms = None;
         entries[3].turn.as_mut().unwrap().delay_ms = Some(7.0);
@@ -234,6 +291,7 @@ mod tests {
             system: Some("be brief".into()),
             messages: None,
             media: None,
+            parts: None,
         };
         let history = vec![("hi".to_string(), "hello there".to_string())];
         assert_eq!(

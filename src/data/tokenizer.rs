@@ -182,7 +182,7 @@ fn read_tokenizer(file: &Path) -> RunResult<tokenizers::Tokenizer> {
 }
 
 /// The hub caches to look in: `HF_HUB_CACHE`, else `HF_HOME/hub`, else the default folder.
-fn hub_cache() -> hf_hub::Cache {
+pub(crate) fn hub_cache() -> hf_hub::Cache {
     match std::env::var_os("HF_HUB_CACHE") {
         Some(dir) => hf_hub::Cache::new(PathBuf::from(dir)),
         None => hf_hub::Cache::from_env(),
@@ -190,7 +190,7 @@ fn hub_cache() -> hf_hub::Cache {
 }
 
 /// Whether `HF_HUB_OFFLINE` forbids reaching the hub.
-fn offline() -> bool {
+pub(crate) fn offline() -> bool {
     std::env::var("HF_HUB_OFFLINE").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"))
 }
 

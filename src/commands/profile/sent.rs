@@ -71,6 +71,7 @@ mod tests {
             system: None,
             messages: None,
             media: None,
+            parts: None,
         };
         let given = Prompt {
             body: Some("{\"model\":\"x\",\"messages\":[]}".into()),

@@ -3,8 +3,6 @@
 //! client threads, AIPerf's transport and URL strategy (each has one value), connection
 //! reuse, and which AIPerf files are written under which name.
 
-use std::path::PathBuf;
-
 use crate::cli::ProfileArgs;
 use crate::error::{RunError, RunResult};
 
@@ -70,7 +68,7 @@ pub(super) fn lower(args: &mut ProfileArgs) -> RunResult<Runtime> {
     Ok(Runtime {
         connection_per_request,
         summary_only: export_summary_only(flags.export_level.as_deref())?,
-        export_prefix: flags.profile_export_prefix.as_ref().map(prefix_name),
+        export_prefix: flags.profile_export_prefix.as_deref().map(prefix_name),
     })
 }
 
@@ -148,8 +146,8 @@ mod tests {
 
     #[test]
     fn a_prefix_is_a_file_name_without_its_endings() {
-        assert_eq!(prefix_name(&PathBuf::from("/tmp/out/run1.json")), "run1");
-        assert_eq!(prefix_name(&PathBuf::from("bench_raw")), "bench");
+        assert_eq!(prefix_name(std::path::Path::new("/tmp/out/run1.json")), "run1");
+        assert_eq!(prefix_name(std::path::Path::new("bench_raw")), "bench");
         assert!(export_summary_only(Some("summary")).unwrap());
         assert!(export_summary_only(Some("raw")).is_err());
     }

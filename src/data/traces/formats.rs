@@ -2,19 +2,17 @@
 //! mooncake_trace — and its inputs.json, each read into [`Record`]s with every field checked.
 
 use std::collections::HashMap;
+use std::path::Path;
 
 use serde_json::{Map, Value};
 
+use super::turn_fields::{self, bad};
 use super::{Content, Record};
-use crate::error::{RunError, RunResult};
-
-/// A bad line: one sentence naming the file, the line and what is wrong.
-fn bad(origin: &str, what: impl std::fmt::Display) -> RunError {
-    RunError::bad_option(format!("--input-file {origin}: {what}."))
-}
+use crate::data::parts::Parts;
+use crate::error::RunResult;
 
 /// Every non-blank line of a JSON Lines file as an object, with its `FILE line N`.
-fn objects<'a>(
+pub(super) fn objects<'a>(
     file: &'a str,
     text: &'a str,
 ) -> impl Iterator<Item = RunResult<(String, Map<String, Value>)>> + 'a {
@@ -31,7 +29,7 @@ fn objects<'a>(
         })
 }
 
-fn number(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option<f64>> {
+pub(super) fn number(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option<f64>> {
     match map.get(key) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => match v.as_f64() {
@@ -44,7 +42,7 @@ fn number(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option
     }
 }
 
-fn count(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option<u32>> {
+pub(super) fn count(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option<u32>> {
     match number(origin, map, key)? {
         None => Ok(None),
         Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= u32::MAX as f64 => Ok(Some(n as u32)),
@@ -56,7 +54,10 @@ fn count(origin: &str, map: &Map<String, Value>, key: &str) -> RunResult<Option<
 }
 
 /// `timestamp` or `delay` (ms), not both, as AIPerf's models require.
-fn timing(origin: &str, map: &Map<String, Value>) -> RunResult<(Option<f64>, Option<f64>)> {
+pub(super) fn timing(
+    origin: &str,
+    map: &Map<String, Value>,
+) -> RunResult<(Option<f64>, Option<f64>)> {
     let timestamp = number(origin, map, "timestamp")?;
     let delay = number(origin, map, "delay")?;
     if timestamp.is_some() && delay.is_some() {
@@ -68,67 +69,40 @@ fn timing(origin: &str, map: &Map<String, Value>) -> RunResult<(Option<f64>, Opt
     Ok((timestamp, delay))
 }
 
-/// A turn's text: `text`, or `texts` (strings or {"contents": [...]} objects) joined.
-fn turn_text(origin: &str, map: &Map<String, Value>) -> RunResult<String> {
-    let text = map.get("text").and_then(Value::as_str);
-    let texts = map.get("texts").filter(|v| !v.is_null());
-    match (text, texts) {
-        (Some(_), Some(_)) => Err(bad(origin, "\"text\" and \"texts\" cannot both be given")),
-        (Some(text), None) => Ok(text.to_string()),
-        (None, Some(Value::Array(items))) if !items.is_empty() => {
-            let mut parts = Vec::new();
-            for item in items {
-                match item {
-                    Value::String(s) => parts.push(s.clone()),
-                    Value::Object(o) => match o.get("contents").and_then(Value::as_array) {
-                        Some(contents) => parts.extend(
-                            contents
-                                .iter()
-                                .filter_map(Value::as_str)
-                                .map(str::to_string),
-                        ),
-                        None => {
-                            return Err(bad(
-                                origin,
-                                "a \"texts\" object needs a \"contents\" list of strings",
-                            ))
-                        }
-                    },
-                    _ => return Err(bad(origin, "\"texts\" must list strings")),
-                }
-            }
-            Ok(parts.join(" "))
-        }
-        _ => Err(bad(
-            origin,
-            "no \"text\" or \"texts\" (inferperf sends text; images, audio and video are not sent)",
-        )),
-    }
-}
-
-/// A single_turn line (or a multi_turn turn): its text, timing and `output_length`.
-fn turn(origin: String, map: &Map<String, Value>, session: Option<u32>) -> RunResult<Record> {
+/// A single_turn line (or a multi_turn turn): its texts and media, timing,
+/// `output_length` and `extra`.
+fn turn(
+    origin: String,
+    map: &Map<String, Value>,
+    session: Option<u32>,
+    folder: &Path,
+) -> RunResult<Record> {
     let (timestamp_ms, delay_ms) = timing(&origin, map)?;
+    let fields = turn_fields::read(&origin, map, folder)?;
+    let mut texts = fields.texts.into_iter();
+    let mut parts = fields.parts;
+    let text = texts.next().unwrap_or_default();
+    parts.texts = texts.collect();
     Ok(Record {
-        content: Content::Text(turn_text(&origin, map)?),
+        content: Content::Text(text),
         output_length: count(&origin, map, "output_length")?,
-        answer: None,
         timestamp_ms,
         delay_ms,
         session,
-        origin,
+        parts,
+        ..Record::new(origin)
     })
 }
 
 /// single_turn: a request per line; lines of one `session_id` are the turns of a session,
 /// in the file's order, each sent as given (without the session's earlier turns).
-pub fn single_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
+pub fn single_turn(file: &str, text: &str, folder: &Path) -> RunResult<Vec<Record>> {
     let mut sessions = SessionIds::default();
     let records: RunResult<Vec<Record>> = objects(file, text)
         .map(|line| {
             let (origin, map) = line?;
             let session = sessions.of(&origin, &map)?;
-            turn(origin, &map, session)
+            turn(origin, &map, session, folder)
         })
         .collect();
     Ok(sessions.group(records?))
@@ -137,13 +111,13 @@ pub fn single_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
 /// The sessions of a format whose lines are requests (single_turn, mooncake_trace): each
 /// `session_id` given numbered in order of first appearance.
 #[derive(Default)]
-struct SessionIds {
+pub(super) struct SessionIds {
     numbers: HashMap<String, u32>,
 }
 
 impl SessionIds {
     /// The session number of a line's `session_id` (a string or a number), if it has one.
-    fn of(&mut self, origin: &str, map: &Map<String, Value>) -> RunResult<Option<u32>> {
+    pub(super) fn of(&mut self, origin: &str, map: &Map<String, Value>) -> RunResult<Option<u32>> {
         let id = match map.get("session_id") {
             None | Some(Value::Null) => return Ok(None),
             Some(Value::String(id)) => id.clone(),
@@ -161,7 +135,7 @@ impl SessionIds {
 
     /// The records with each session's lines together, where its first line is, in the
     /// file's order (as AIPerf groups them); a line of no session stays where it is.
-    fn group(&self, records: Vec<Record>) -> Vec<Record> {
+    pub(super) fn group(&self, records: Vec<Record>) -> Vec<Record> {
         if self.numbers.is_empty() {
             return records;
         }
@@ -181,8 +155,9 @@ impl SessionIds {
     }
 }
 
-/// multi_turn: a session per line, `{"session_id": ..., "turns": [{turn}, ...]}`.
-pub fn multi_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
+/// multi_turn: a session per line, `{"session_id": ..., "turns": [{turn}, ...]}`; a first
+/// turn of role "system" with text only is the session's system message, as AIPerf takes it.
+pub fn multi_turn(file: &str, text: &str, folder: &Path) -> RunResult<Vec<Record>> {
     let mut records = Vec::new();
     for (session, line) in objects(file, text).enumerate() {
         let (origin, map) = line?;
@@ -196,7 +171,9 @@ pub fn multi_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
             }
             Some(_) => return Err(bad(&origin, "\"turns\" must be a list of turns")),
         };
-        for (k, value) in turns.iter().enumerate() {
+        let system = system_turn(turns);
+        let first = records.len();
+        for (k, value) in turns.iter().enumerate().skip(system.is_some() as usize) {
             let Value::Object(turn_map) = value else {
                 return Err(bad(&origin, format_args!("turn {k} is not an object")));
             };
@@ -204,10 +181,39 @@ pub fn multi_turn(file: &str, text: &str) -> RunResult<Vec<Record>> {
                 format!("{origin} turn {k}"),
                 turn_map,
                 Some(session as u32),
+                folder,
             )?);
+        }
+        if records.len() == first {
+            return Err(bad(
+                &origin,
+                "a session with only a system turn; give the turns after it",
+            ));
+        }
+        for record in &mut records[first..] {
+            record.system = system.clone();
         }
     }
     Ok(records)
+}
+
+/// A session's leading `{"role": "system", "text": ...}` turn, text only.
+fn system_turn(turns: &[Value]) -> Option<String> {
+    let first = turns.first()?.as_object()?;
+    let media = [
+        "image", "images", "audio", "audios", "video", "videos", "texts",
+    ];
+    if first.get("role").and_then(Value::as_str) != Some("system")
+        || media
+            .iter()
+            .any(|k| first.get(*k).is_some_and(|v| !v.is_null()))
+    {
+        return None;
+    }
+    first
+        .get("text")
+        .and_then(Value::as_str)
+        .map(str::to_string)
 }
 
 /// mooncake_trace: a request per line — `input_length` (with optional `hash_ids`),
@@ -223,11 +229,11 @@ pub fn mooncake(file: &str, text: &str) -> RunResult<Vec<Record>> {
             Ok(Record {
                 content: mooncake_content(&origin, &map)?,
                 output_length: count(&origin, &map, "output_length")?,
-                answer: None,
                 timestamp_ms,
                 delay_ms,
                 session: sessions.of(&origin, &map)?,
-                origin,
+                parts: tools_and_extra(&origin, &map)?,
+                ..Record::new(origin)
             })
         })
         .collect();
@@ -278,6 +284,22 @@ fn mooncake_content(origin: &str, map: &Map<String, Value>) -> RunResult<Content
     }
 }
 
+/// A trace line's `tools` (sent as the body's) and `extra` (merged into the body last).
+pub(super) fn tools_and_extra(origin: &str, map: &Map<String, Value>) -> RunResult<Parts> {
+    let mut parts = Parts::default();
+    match map.get("tools") {
+        None | Some(Value::Null) => {}
+        Some(tools @ Value::Array(_)) => parts.tools = Some(tools.clone()),
+        Some(_) => return Err(bad(origin, "\"tools\" must be a list of tool definitions")),
+    }
+    match map.get("extra") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(extra)) => parts.extra = extra.clone(),
+        Some(_) => return Err(bad(origin, "\"extra\" must be an object of request fields")),
+    }
+    Ok(parts)
+}
+
 fn hash_ids(origin: &str, map: &Map<String, Value>) -> RunResult<Vec<u64>> {
     match map.get("hash_ids") {
         None | Some(Value::Null) => Ok(Vec::new()),
@@ -322,13 +344,9 @@ pub fn inputs_json(file: &str, text: &str) -> RunResult<Vec<Record>> {
                 ));
             }
             records.push(Record {
-                origin: format!("{origin} payload {k}"),
                 session: multi.then_some(i as u32),
-                timestamp_ms: None,
-                delay_ms: None,
                 content: Content::Payload(body.clone()),
-                output_length: None,
-                answer: None,
+                ..Record::new(format!("{origin} payload {k}"))
             });
         }
     }

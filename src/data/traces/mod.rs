@@ -9,14 +9,20 @@
 
 mod blocks;
 mod formats;
+mod length_traces;
+mod payloads;
+mod pools;
 mod sharegpt;
 pub mod slice;
+mod speed_bench;
+mod turn_fields;
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::entry::{Entry, Prompt, Turn};
+use super::parts::Parts;
 use super::prompts::{self, PromptMaker};
 use super::tokenizer::TokenCount;
 use crate::config::workload::{FileFormat, WorkloadConfig};
@@ -28,9 +34,17 @@ use crate::error::{RunError, RunResult};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
     Text(String),
-    Length { tokens: u32, hash_ids: Vec<u64> },
+    Length {
+        tokens: u32,
+        hash_ids: Vec<u64>,
+    },
     Messages(Value),
     Payload(Value),
+    /// A whole body sent byte for byte as its line gives it (raw_payload).
+    Raw {
+        line: String,
+        body: Value,
+    },
 }
 
 /// One request read from a file, checked, before any token is counted.
@@ -47,28 +61,115 @@ pub struct Record {
     pub output_length: Option<u32>,
     /// The answer a recorded conversation gave (ShareGPT): its length is the one asked for.
     pub answer: Option<String>,
+    /// More texts, media, tools and extra fields (AIPerf's fields).
+    pub parts: Parts,
+    /// The session's own system message (multi_turn's leading system turn).
+    pub system: Option<String>,
+    /// The ShareGPT conversation a pair comes from, for AIPerf's length filter (a failing
+    /// pair drops its whole conversation).
+    pub conversation: Option<u32>,
 }
 
-/// A whole file, read and checked.
+impl Record {
+    /// A record of `origin` asking an empty text, to be filled in.
+    pub fn new(origin: String) -> Record {
+        Record {
+            origin,
+            session: None,
+            timestamp_ms: None,
+            delay_ms: None,
+            content: Content::Text(String::new()),
+            output_length: None,
+            answer: None,
+            parts: Parts::default(),
+            system: None,
+            conversation: None,
+        }
+    }
+}
+
+/// A whole file (or public dataset), read and checked.
 #[derive(Debug, Clone)]
 pub struct TraceFile {
     pub path: PathBuf,
     pub format: FileFormat,
     pub records: Vec<Record>,
+    /// AIPerf's ShareGPT length filter applies (the public dataset's rule).
+    pub sharegpt_filter: bool,
+}
+
+/// What reading a file needs beyond its path and format.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ReadOptions {
+    pub block_size: Option<u32>,
+    /// The run's seed (random_pool's draws).
+    pub seed: u64,
+    /// `--conversation-num` (random_pool's conversations; AIPerf's default 100).
+    pub conversations: Option<u32>,
+    /// `--prompt-batch-size` (random_pool's texts per request).
+    pub texts_per_request: Option<u32>,
+}
+
+impl ReadOptions {
+    /// The options a workload gives, with the run's seed.
+    pub fn of(workload: &WorkloadConfig, seed: u64) -> ReadOptions {
+        ReadOptions {
+            block_size: workload.block_size,
+            seed,
+            conversations: workload.dataset.conversations,
+            texts_per_request: workload.dataset.texts_per_request,
+        }
+    }
+}
+
+/// ShareGPT's JSON as records, each pair's conversation noted for AIPerf's length filter.
+pub fn sharegpt_records(file: &str, text: &str) -> RunResult<Vec<Record>> {
+    sharegpt::read(file, text)
+}
+
+/// The run's file or public dataset, read and checked before anything is sent (`None`:
+/// the prompts come from elsewhere).
+pub fn load(workload: &WorkloadConfig, seed: u64) -> RunResult<Option<TraceFile>> {
+    let mut file = match (&workload.file, &workload.dataset.public) {
+        (Some((path, format)), _) => read(path, *format, &ReadOptions::of(workload, seed))?,
+        (None, Some(choice)) => super::public::read(choice)?,
+        (None, None) => return Ok(None),
+    };
+    let settings = &workload.dataset;
+    for record in &mut file.records {
+        if settings.ignore_trace_delays {
+            record.timestamp_ms = None;
+            record.delay_ms = None;
+        }
+        if let (Some(cap), Some(delay)) = (settings.delay_cap_ms, record.delay_ms) {
+            record.delay_ms = Some(delay.min(cap));
+        }
+    }
+    Ok(Some(file))
 }
 
 /// Reads and checks `--input-file` in its format, before anything is sent.
-pub fn read(path: &Path, format: FileFormat, block_size: Option<u32>) -> RunResult<TraceFile> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        RunError::bad_option(format!("Cannot read --input-file {}: {e}.", path.display()))
-    })?;
+pub fn read(path: &Path, format: FileFormat, options: &ReadOptions) -> RunResult<TraceFile> {
     let shown = path.display().to_string();
-    let records = match format {
-        FileFormat::SingleTurn => formats::single_turn(&shown, &text)?,
-        FileFormat::MultiTurn => formats::multi_turn(&shown, &text)?,
-        FileFormat::MooncakeTrace => formats::mooncake(&shown, &text)?,
-        FileFormat::InputsJson => formats::inputs_json(&shown, &text)?,
-        FileFormat::ShareGpt => sharegpt::read(&shown, &text)?,
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let records = if path.is_dir() {
+        read_folder(path, format, options)?
+    } else {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| RunError::bad_option(format!("Cannot read --input-file {shown}: {e}.")))?;
+        match format {
+            FileFormat::SingleTurn => formats::single_turn(&shown, &text, folder)?,
+            FileFormat::MultiTurn => formats::multi_turn(&shown, &text, folder)?,
+            FileFormat::MooncakeTrace => formats::mooncake(&shown, &text)?,
+            FileFormat::InputsJson => formats::inputs_json(&shown, &text)?,
+            FileFormat::ShareGpt => sharegpt::read(&shown, &text)?,
+            FileFormat::RandomPool => pools::read(&[(shown.clone(), text)], folder, options)?,
+            FileFormat::RawPayload => payloads::raw_lines(&shown, &text, None)?,
+            FileFormat::BailianTrace => length_traces::bailian(&shown, &text)?,
+            FileFormat::BurstGptTrace => length_traces::burst_gpt(&shown, &text)?,
+            FileFormat::SagemakerDataCapture => payloads::sagemaker(&[(shown.clone(), text)])?,
+            FileFormat::SpeedBench(_) => speed_bench::read(&shown, &text, format)?,
+        }
     };
     if records.is_empty() {
         return Err(RunError::bad_option(format!(
@@ -77,12 +178,81 @@ pub fn read(path: &Path, format: FileFormat, block_size: Option<u32>) -> RunResu
         )));
     }
     check_timestamps(&records)?;
-    blocks::check_fit(&records, block_size.unwrap_or(format.default_block_size()))?;
+    let block = options.block_size.unwrap_or(format.default_block_size());
+    blocks::check_fit(&records, block)?;
     Ok(TraceFile {
         path: path.to_path_buf(),
         format,
         records,
+        sharegpt_filter: false,
     })
+}
+
+/// A folder given as `--input-file`: random_pool's pools, raw_payload's sessions (one
+/// per `*.jsonl`, in name order) or SageMaker's capture files (`*.jsonl`, searched down).
+fn read_folder(dir: &Path, format: FileFormat, options: &ReadOptions) -> RunResult<Vec<Record>> {
+    let shown = dir.display();
+    if !format.reads_folders() {
+        return Err(RunError::bad_option(format!(
+            "--input-file {shown} is a folder, and --custom-dataset-type {} reads one file: give the file (folders are for random_pool, raw_payload and sagemaker_data_capture).",
+            format.name()
+        )));
+    }
+    let recursive = format == FileFormat::SagemakerDataCapture;
+    let only_jsonl = format != FileFormat::RandomPool;
+    let mut files = Vec::new();
+    list_files(dir, recursive, only_jsonl, &mut files)?;
+    files.sort();
+    if files.is_empty() {
+        return Err(RunError::bad_option(format!(
+            "--input-file {shown} holds no *.jsonl file: give a folder of {} files.",
+            format.name()
+        )));
+    }
+    let mut texts = Vec::with_capacity(files.len());
+    for file in &files {
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            RunError::bad_option(format!("Cannot read --input-file {}: {e}.", file.display()))
+        })?;
+        texts.push((file.display().to_string(), text));
+    }
+    match format {
+        FileFormat::RandomPool => pools::read(&texts, dir, options),
+        FileFormat::SagemakerDataCapture => payloads::sagemaker(&texts),
+        _ => {
+            let mut records = Vec::new();
+            for (session, (name, text)) in texts.iter().enumerate() {
+                records.extend(payloads::raw_lines(name, text, Some(session as u32))?);
+            }
+            Ok(records)
+        }
+    }
+}
+
+/// The files of a folder (and of its folders, when `recursive`).
+fn list_files(
+    dir: &Path,
+    recursive: bool,
+    only_jsonl: bool,
+    out: &mut Vec<PathBuf>,
+) -> RunResult<()> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        RunError::bad_option(format!("Cannot read --input-file {}: {e}.", dir.display()))
+    })?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if recursive {
+                list_files(&path, recursive, only_jsonl, out)?;
+            }
+            continue;
+        }
+        let jsonl = path.extension().is_some_and(|e| e == "jsonl");
+        if jsonl || !only_jsonl {
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// Timestamps, where a file has them, must not go backwards (within a session, for the
@@ -118,7 +288,7 @@ pub fn entries(
     let block = workload
         .block_size
         .unwrap_or(file.format.default_block_size());
-    let mut maker = PromptMaker::new(llm, seed, counter);
+    let mut maker = PromptMaker::new(llm, seed, counter).with_corpus(workload.dataset.corpus);
     let mut texts = blocks::BlockTexts::new(block);
     let mut entries = Vec::with_capacity(file.records.len());
     for record in &file.records {
@@ -131,6 +301,9 @@ pub fn entries(
         });
     }
     number_turns(file, &mut entries);
+    if file.sharegpt_filter {
+        entries = sharegpt::filter(file, entries, llm, counter)?;
+    }
     slice::apply(entries, &workload.slice)
 }
 
@@ -153,10 +326,14 @@ fn prompt(
             None,
         ),
         Content::Payload(body) => (prompts::prompt_text(body), None, Some(body.to_string())),
+        Content::Raw { line, body } => (prompts::prompt_text(body), None, Some(line.clone())),
     };
-    let input_tokens = maker.count(&text, &record.origin)?;
+    let mut input_tokens = maker.count(&text, &record.origin)?;
+    for more in record.parts.texts.iter().chain(&record.system) {
+        input_tokens += maker.count(more, &record.origin)?;
+    }
     let max_tokens = match (&record.content, record.output_length) {
-        (Content::Payload(body), _) => prompts::body_max_tokens(body),
+        (Content::Payload(body) | Content::Raw { body, .. }, _) => prompts::body_max_tokens(body),
         (_, Some(n)) => Some(n),
         (_, None) => match &record.answer {
             Some(answer) => Some(maker.count(answer, &record.origin)?.max(1)),
@@ -168,9 +345,10 @@ fn prompt(
         input_tokens,
         max_tokens,
         body,
-        system: None,
+        system: record.system.as_deref().map(Into::into),
         messages: messages.map(std::sync::Arc::new),
         media: None,
+        parts: record.parts.clone().shared(),
     })
 }
 

@@ -38,13 +38,17 @@ fn counter() -> Counter {
 
 fn load(text: &str, format: FileFormat, workload: &WorkloadConfig) -> RunResult<Vec<Entry>> {
     let dir = tempfile::tempdir().unwrap();
-    let trace = read(&file(&dir, text), format, workload.block_size)?;
+    let trace = read(&file(&dir, text), format, &ReadOptions::of(workload, 1))?;
     entries(&trace, workload, &llm(), 1, counter().as_ref())
 }
 
 fn refusal(text: &str, format: FileFormat) -> String {
     let dir = tempfile::tempdir().unwrap();
-    read(&file(&dir, text), format, Some(16))
+    let options = ReadOptions {
+        block_size: Some(16),
+        ..ReadOptions::default()
+    };
+    read(&file(&dir, text), format, &options)
         .unwrap_err()
         .to_string()
 }
@@ -64,7 +68,14 @@ fn single_turn_lines_as_aiperf_writes_them() {
         Some(7),
         "the run's --output-tokens-mean"
     );
-    assert_eq!(prompts[1].text, "Who are you? Hello world");
+    assert_eq!(prompts[1].text, "Who are you?");
+    let parts = prompts[1]
+        .parts
+        .as_ref()
+        .expect("its second text is a part of its own");
+    assert_eq!(parts.texts, ["Hello world"]);
+    let both = counter().count("Who are you?").unwrap() + counter().count("Hello world").unwrap();
+    assert_eq!(prompts[1].input_tokens, both, "every text part counts");
     assert_eq!(prompts[1].max_tokens, Some(12));
     assert_eq!(entries[2].timestamp_ms, Some(1000.0));
     let tokens = counter().count("What is deep learning?").unwrap();
@@ -239,7 +250,7 @@ fn inputs_json_payloads_replay_as_sent() {
 
 #[test]
 fn bad_lines_name_the_file_the_line_and_the_fault() {
-    let cases: [(&str, FileFormat, &str); 9] = [
+    let cases: [(&str, FileFormat, &str); 10] = [
         ("{\"text\": \"a\"}\nnot json\n", FileFormat::SingleTurn, "line 2: not JSON"),
         ("{\"session_id\": \"a\", \"turns\": []}\n", FileFormat::MultiTurn, "line 1: a session without turns"),
         ("{\"timestamp\": 5, \"output_length\": 3}\n", FileFormat::MooncakeTrace, "line 1: no \"input_length\""),
@@ -259,7 +270,8 @@ fn bad_lines_name_the_file_the_line_and_the_fault() {
             "more than 16 and at most 32",
         ),
         ("{\"text\": \"a\", \"timestamp\": 1, \"delay\": 2}\n", FileFormat::SingleTurn, "cannot both be given"),
-        ("{\"image\": \"x.png\"}\n", FileFormat::SingleTurn, "line 1: no \"text\""),
+        ("{\"image\": \"x.png\"}\n", FileFormat::SingleTurn, "line 1: cannot read the media file"),
+        ("{\"output_length\": 3}\n", FileFormat::SingleTurn, "line 1: no \"text\""),
         ("[{\"conversations\": []}]", FileFormat::ShareGpt, "holds no requests"),
     ];
     for (text, format, expected) in cases {
@@ -377,7 +389,11 @@ fn joined_blocks_and_prefixes_keep_their_lengths_where_a_space_costs_a_token() {
         ..WorkloadConfig::default()
     };
     let dir = tempfile::tempdir().unwrap();
-    let trace = read(&file(&dir, text), FileFormat::MooncakeTrace, Some(16)).unwrap();
+    let options = ReadOptions {
+        block_size: Some(16),
+        ..ReadOptions::default()
+    };
+    let trace = read(&file(&dir, text), FileFormat::MooncakeTrace, &options).unwrap();
     let entries = entries(&trace, &workload, &llm(), 1, &counter).unwrap();
     let texts: Vec<&str> = entries
         .iter()

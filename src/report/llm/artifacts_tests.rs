@@ -32,6 +32,7 @@ fn dataset() -> Dataset {
         system: None,
         messages: None,
         media: None,
+        parts: None,
     };
     Dataset {
         tokenizer: None,

@@ -8,6 +8,7 @@
 pub mod conn;
 pub mod content;
 pub mod events;
+mod parts;
 pub mod tokenize;
 
 use serde_json::{json, Map, Value};
@@ -109,6 +110,7 @@ impl OpenAi {
         for (key, value) in &self.llm.extra_inputs {
             body.insert(key.clone(), value.clone());
         }
+        parts::apply(&mut body, self.llm.endpoint, prompt);
         Value::Object(body)
     }
 
@@ -254,6 +256,7 @@ mod tests {
             system: None,
             messages: None,
             media: None,
+            parts: None,
         }
     }
 
