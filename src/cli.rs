@@ -7,6 +7,7 @@
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
 mod aiperf;
+mod endpoints;
 mod merge;
 mod openai;
 mod request_options;
@@ -17,6 +18,7 @@ mod sweep;
 mod tls;
 mod workload;
 pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_HELP};
+pub use endpoints::EndpointArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use openai::OpenAiArgs;
 pub use request_options::RequestOptionArgs;
@@ -172,7 +174,7 @@ pub struct ServeArgs {
     /// responses=N, first_ms=F, interval_ms=M), noop, llm (OpenAI /v1/chat/completions and
     /// /v1/completions, continuous batching: ttft_ms, itl_ms, output_tokens,
     /// prefill_us_per_token, tokens_per_event, instances, max_batch) or embeddings
-    /// (/v1/embeddings: dims, ms). Without it: identity, add_sub and noop. --help gives
+    /// (/v1/embeddings and rerank routes: dims, ms, us_per_token). Without it: identity, add_sub and noop. --help gives
     /// every kind's defaults.
     #[arg(
         long = "model",
@@ -579,6 +581,8 @@ pub struct ProfileArgs {
     pub pa: RequestOptionArgs,
     #[command(flatten)]
     pub sessions: SessionArgs,
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
     /// Last: its help heading covers the flags after it.
     #[command(flatten)]
     pub aiperf: AiperfArgs,
@@ -616,8 +620,9 @@ fn subcommand_names() -> impl Iterator<Item = String> {
         .into_iter()
 }
 
-/// The command line with the value of every `-H` (`--header`) header hidden: a header may
-/// carry a credential (`Authorization: Bearer …`), which must never be written anywhere.
+/// The command line with the value of every `-H` (`--header`) header and of `--api-key`
+/// hidden: a header may carry a credential (`Authorization: Bearer …`), which must never be
+/// written anywhere.
 pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let hide = |header: &str| match header.split_once(':') {
         Some((name, _)) => format!("{name}: <hidden>"),
@@ -646,7 +651,7 @@ pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<Stri
         }
         out.push(shown);
     }
-    out
+    endpoints::without_api_key(out)
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@ mod api;
 mod arrival;
 pub mod bounds;
 mod data;
+pub mod endpoint_options;
+pub mod endpoints;
 mod load;
 mod load_section;
 mod measure;
@@ -227,6 +229,12 @@ impl Config {
         let validation_tolerance = parse_tolerance(args.validation_tolerance)?;
         let llm = parse_llm(args, service_kind, protocol)?;
         let workload = parse_workload(args, service_kind, &load)?;
+        let (llm, wire, rankings) = endpoint_options::apply(
+            llm,
+            lowered.wire.clone(),
+            args,
+            workload.system_prompt_tokens,
+        )?;
         let (sessions, session_concurrency) = sessions::parse(args, service_kind, llm.as_ref())?;
         sessions::apply_concurrency(session_concurrency, args, &load, &mut concurrency)?;
         let tfserving = tfserving::parse(args, service_kind)?;
@@ -245,7 +253,7 @@ impl Config {
             api::ApiFlags {
                 local_models,
                 llm,
-                wire: lowered.wire,
+                wire,
                 tfserving,
                 torchserve,
                 grpc_method,
@@ -286,6 +294,7 @@ impl Config {
                 input_datatypes,
                 workload,
                 sessions,
+                rankings,
             },
             load: LoadConfig {
                 mode: load,
@@ -500,10 +509,11 @@ fn parse_llm(
         ));
     }
     let llm = OpenAiConfig::parse(&args.llm)?;
-    if args.streaming && !llm.endpoint.generates() {
-        return Err(RunError::bad_option(
-            "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.",
-        ));
+    if args.streaming && !llm.endpoint.streams() {
+        return Err(RunError::bad_option(match llm.endpoint {
+            Endpoint::Embeddings => "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.".to_string(),
+            other => format!("--streaming does not apply to --endpoint-type {} (its answer comes in one piece): drop --streaming.", other.kind_name()),
+        }));
     }
     Ok(Some(llm))
 }

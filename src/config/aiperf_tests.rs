@@ -402,7 +402,7 @@ fn an_aiperf_flag_inferperf_lacks_is_refused_by_name() {
         "--benchmark-grace-period",
         "--stream",
         "--warmup-arrival-pattern",
-        "--api-key",
+        "--zmq-host",
     ] {
         let text = sentence(&["-m", "m", flag, "5"]).expect(flag);
         assert!(

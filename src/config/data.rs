@@ -25,4 +25,6 @@ pub struct DataConfig {
     /// Multi-turn chat sessions: synthetic ones to make, and the waits between turns
     /// (`None`: no session flag was given).
     pub sessions: Option<SessionData>,
+    /// The query and passages of the rankings endpoint types' synthetic requests.
+    pub rankings: super::endpoint_options::RankingsConfig,
 }

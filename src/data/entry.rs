@@ -67,6 +67,12 @@ pub struct Prompt {
     /// Chat messages given by a trace (`messages`), sent in place of the text's one user
     /// message; `text` then holds their contents, for counting.
     pub messages: Option<std::sync::Arc<serde_json::Value>>,
+    /// The passages of a rankings request, whose query is `text` (AIPerf's texts named
+    /// `query` and `passages`).
+    pub passages: Option<std::sync::Arc<[String]>>,
+    /// Tool definitions a trace gave beside its messages (`tools`), sent as the body's
+    /// `tools` by the types that take them.
+    pub tools: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends

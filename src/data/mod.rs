@@ -10,6 +10,7 @@ pub mod json_file;
 pub mod message_generator;
 pub mod prompt_maker;
 pub mod prompts;
+pub mod rankings;
 pub mod sessions;
 pub mod shape;
 pub mod tokenizer;
@@ -137,6 +138,9 @@ fn prompt_entries(
         }
         _ => match file {
             Some(file) => traces::entries(file, &data.workload, llm, seed, counter)?,
+            None if synthetic_prompts && llm.endpoint.rankings() => {
+                rankings::synthetic(&data.rankings, llm, seed, counter)?
+            }
             None => {
                 let sources = prompts::Sources {
                     input_data: &data.input_data,

@@ -174,6 +174,7 @@ fn read_texts(
             body: None,
             system: None,
             messages: None,
+            ..Prompt::default()
         };
         entries.push(entry(prompt, format!("{shown} line {}", number + 1)));
     }
@@ -213,6 +214,7 @@ fn read_payloads(path: &Path, counter: &dyn TokenCount) -> RunResult<Vec<Entry>>
                 system: None,
                 messages: None,
                 text,
+                ..Prompt::default()
             };
             Ok(entry(prompt, format!("{shown} data[{i}]")))
         })

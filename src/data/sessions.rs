@@ -49,6 +49,7 @@ pub fn synthetic(
                 body: None,
                 system: None,
                 messages: None,
+                ..Prompt::default()
             };
             let mut turn_entry = entry(
                 prompt,
@@ -232,6 +233,7 @@ mod tests {
             body: None,
             system: Some("be brief".into()),
             messages: None,
+            ..Prompt::default()
         };
         let history = vec![("hi".to_string(), "hello there".to_string())];
         assert_eq!(

@@ -70,6 +70,7 @@ mod tests {
             body: None,
             system: None,
             messages: None,
+            ..Prompt::default()
         };
         let given = Prompt {
             body: Some("{\"model\":\"x\",\"messages\":[]}".into()),

@@ -245,6 +245,9 @@ fn mooncake_content(origin: &str, map: &Map<String, Value>) -> RunResult<Content
     if given("hash_ids") && !given("input_length") {
         return Err(bad(origin, "\"hash_ids\" go with \"input_length\""));
     }
+    if given("tools") && !given("messages") {
+        return Err(bad(origin, "\"tools\" go with \"messages\""));
+    }
     if let Some(tokens) = count(origin, map, "input_length")? {
         return Ok(Content::Length {
             tokens,
@@ -267,13 +270,32 @@ fn mooncake_content(origin: &str, map: &Map<String, Value>) -> RunResult<Content
                 "\"messages\" must be a non-empty list of objects with a \"role\"",
             ));
         }
-        return Ok(Content::Messages(messages.clone()));
+        return Ok(Content::Messages {
+            messages: messages.clone(),
+            tools: tools(origin, map)?,
+        });
     }
+
     match map.get("payload") {
         Some(body @ Value::Object(_)) => Ok(Content::Payload(body.clone())),
         _ => Err(bad(
             origin,
             "\"payload\" must be a request body (a JSON object)",
+        )),
+    }
+}
+
+/// A trace line's `tools`, as AIPerf takes them: a non-empty list of tool definitions
+/// (objects), sent as the request's `tools`.
+fn tools(origin: &str, map: &Map<String, Value>) -> RunResult<Option<Value>> {
+    match map.get("tools") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Array(list)) if !list.is_empty() && list.iter().all(Value::is_object) => {
+            Ok(Some(Value::Array(list.clone())))
+        }
+        Some(_) => Err(bad(
+            origin,
+            "\"tools\" must be a non-empty list of tool definitions (objects)",
         )),
     }
 }

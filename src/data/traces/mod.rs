@@ -28,8 +28,15 @@ use crate::error::{RunError, RunResult};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
     Text(String),
-    Length { tokens: u32, hash_ids: Vec<u64> },
-    Messages(Value),
+    Length {
+        tokens: u32,
+        hash_ids: Vec<u64>,
+    },
+    /// Chat messages, with the tool definitions given beside them (`tools`).
+    Messages {
+        messages: Value,
+        tools: Option<Value>,
+    },
     Payload(Value),
 }
 
@@ -147,7 +154,7 @@ fn prompt(
         Content::Length { tokens, hash_ids } => {
             (texts.prompt(maker, *tokens, hash_ids)?, None, None)
         }
-        Content::Messages(messages) => (
+        Content::Messages { messages, .. } => (
             prompts::prompt_text(&serde_json::json!({ "messages": messages })),
             Some(messages.clone()),
             None,
@@ -170,6 +177,11 @@ fn prompt(
         body,
         system: None,
         messages: messages.map(std::sync::Arc::new),
+        passages: None,
+        tools: match &record.content {
+            Content::Messages { tools, .. } => tools.clone().map(std::sync::Arc::new),
+            _ => None,
+        },
     })
 }
 

@@ -30,6 +30,7 @@ fn dataset() -> Dataset {
         body: None,
         system: None,
         messages: None,
+        ..Prompt::default()
     };
     Dataset {
         tokenizer: None,
