@@ -13,6 +13,7 @@ mod aiperf_load_modes;
 mod aiperf_runtime;
 mod aiperf_server;
 mod dialect;
+mod endpoints;
 mod media;
 mod merge;
 mod openai;
@@ -31,6 +32,7 @@ pub use aiperf_load_modes::AiperfLoadModeArgs;
 pub use aiperf_runtime::AiperfRuntimeArgs;
 pub use aiperf_server::AiperfServerArgs;
 pub use dialect::{dialect_of, is_aiperf_only, Dialect};
+pub use endpoints::EndpointArgs;
 pub use media::MediaArgs;
 pub use merge::{MergeArgs, MERGE_HELP};
 pub use openai::OpenAiArgs;
@@ -188,7 +190,7 @@ pub struct ServeArgs {
     /// responses=N, first_ms=F, interval_ms=M), noop, llm (OpenAI /v1/chat/completions and
     /// /v1/completions, continuous batching: ttft_ms, itl_ms, output_tokens,
     /// prefill_us_per_token, tokens_per_event, instances, max_batch) or embeddings
-    /// (/v1/embeddings: dims, ms). Without it: identity, add_sub and noop. --help gives
+    /// (/v1/embeddings and rerank routes: dims, ms, us_per_token). Without it: identity, add_sub and noop. --help gives
     /// every kind's defaults.
     #[arg(
         long = "model",
@@ -596,6 +598,8 @@ pub struct ProfileArgs {
     pub sessions: SessionArgs,
     #[command(flatten)]
     pub media: MediaArgs,
+    #[command(flatten)]
+    pub endpoints: EndpointArgs,
     /// Last: its help heading covers the flags after it.
     #[command(flatten)]
     pub aiperf: AiperfArgs,
@@ -662,8 +666,9 @@ fn subcommand_names() -> impl Iterator<Item = String> {
         .into_iter()
 }
 
-/// The command line with the value of every `-H` (`--header`) header hidden: a header may
-/// carry a credential (`Authorization: Bearer …`), which must never be written anywhere.
+/// The command line with the value of every `-H` (`--header`) header and of `--api-key`
+/// hidden: a header may carry a credential (`Authorization: Bearer …`), which must never be
+/// written anywhere.
 pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<String> {
     let hide = |header: &str| match header.split_once(':') {
         Some((name, _)) => format!("{name}: <hidden>"),
@@ -692,7 +697,7 @@ pub fn without_header_values(args: impl IntoIterator<Item = String>) -> Vec<Stri
         }
         out.push(shown);
     }
-    out
+    endpoints::without_api_key(out)
 }
 
 #[cfg(test)]

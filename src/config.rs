@@ -6,6 +6,8 @@ mod api;
 mod arrival;
 pub mod bounds;
 mod data;
+pub mod endpoint_options;
+pub mod endpoints;
 mod load;
 mod load_modes;
 mod load_section;
@@ -240,6 +242,12 @@ impl Config {
         let validation_tolerance = parse_tolerance(args.validation_tolerance)?;
         let llm = parse_llm(args, service_kind, protocol)?;
         let workload = parse_workload(args, service_kind, &load)?;
+        let (llm, wire, rankings) = endpoint_options::apply(
+            llm,
+            lowered.wire.clone(),
+            args,
+            workload.system_prompt_tokens,
+        )?;
         let (sessions, session_concurrency) = sessions::parse(args, service_kind, llm.as_ref())?;
         let media = media::parse(&args.media, service_kind, llm.as_ref(), &input_data)?;
         sessions::apply_concurrency(session_concurrency, args, &load, &mut concurrency)?;
@@ -260,7 +268,7 @@ impl Config {
             api::ApiFlags {
                 local_models,
                 llm,
-                wire: lowered.wire,
+                wire,
                 tfserving,
                 torchserve,
                 grpc_method,
@@ -304,6 +312,7 @@ impl Config {
                 workload,
                 sessions,
                 media,
+                rankings,
             },
             load: LoadConfig {
                 mode: load,
@@ -558,10 +567,11 @@ fn parse_llm(
         llm.num_prompts =
             openai::default_entries(args.sessions.conversation_num, args.request_count);
     }
-    if args.streaming && !llm.endpoint.generates() {
-        return Err(RunError::bad_option(
-            "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.",
-        ));
+    if args.streaming && !llm.endpoint.streams() {
+        return Err(RunError::bad_option(match llm.endpoint {
+            Endpoint::Embeddings => "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.".to_string(),
+            other => format!("--streaming does not apply to --endpoint-type {} (its answer comes in one piece): drop --streaming.", other.kind_name()),
+        }));
     }
     Ok(Some(llm))
 }

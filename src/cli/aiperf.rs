@@ -12,8 +12,10 @@ use super::Cli;
 #[derive(Debug, Clone, Args, Default)]
 #[command(next_help_heading = "AIPerf flags (LLM runs)")]
 pub struct AiperfArgs {
-    /// AIPerf's API type: chat, completions or embeddings. Implies --service-kind openai and
-    /// the type's path (v1/chat/completions, v1/completions, v1/embeddings); with it,
+    /// AIPerf's API type: chat, completions, embeddings, responses, messages, the rankings
+    /// types, huggingface_generate, template, raw and AIPerf 0.13's others (see
+    /// docs/servers/openai.md). Implies --service-kind openai and the type's path
+    /// (v1/chat/completions, ...); with it,
     /// --endpoint is AIPerf's --custom-endpoint (a path), not GenAI-Perf's endpoint. With
     /// chat the answer's length is sent as max_completion_tokens, as AIPerf does (see
     /// --use-legacy-max-tokens); with --endpoint v1/chat/completions, as max_tokens, as

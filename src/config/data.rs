@@ -28,4 +28,6 @@ pub struct DataConfig {
     pub sessions: Option<SessionData>,
     /// AIPerf's synthetic images, audio and videos for each synthetic prompt.
     pub media: MediaConfig,
+    /// The query and passages of the rankings endpoint types' synthetic requests.
+    pub rankings: super::endpoint_options::RankingsConfig,
 }

@@ -24,50 +24,7 @@ pub fn default_entries(conversations: Option<u64>, request_count: u64) -> usize 
     derived.map_or(DEFAULT_ENTRIES, |n| n.min(MAX_PROMPTS as u64) as usize)
 }
 
-/// The OpenAI APIs inferperf speaks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Endpoint {
-    Chat,
-    Completions,
-    Embeddings,
-    /// The Responses API: `input` in, `output_text` out, streamed as typed events.
-    Responses,
-}
-
-impl Endpoint {
-    /// Every endpoint, so that a recorded path reads back without a list of its own.
-    pub const ALL: [Endpoint; 4] = [
-        Endpoint::Chat,
-        Endpoint::Completions,
-        Endpoint::Embeddings,
-        Endpoint::Responses,
-    ];
-
-    /// The path, without a leading slash.
-    pub fn path(self) -> &'static str {
-        match self {
-            Endpoint::Chat => "v1/chat/completions",
-            Endpoint::Completions => "v1/completions",
-            Endpoint::Embeddings => "v1/embeddings",
-            Endpoint::Responses => "v1/responses",
-        }
-    }
-
-    /// GenAI-Perf's name of the endpoint type (used in artifact folder names).
-    pub fn kind_name(self) -> &'static str {
-        match self {
-            Endpoint::Chat => "chat",
-            Endpoint::Completions => "completions",
-            Endpoint::Embeddings => "embeddings",
-            Endpoint::Responses => "responses",
-        }
-    }
-
-    /// Whether the endpoint generates text (and so has tokens to count and stream).
-    pub fn generates(self) -> bool {
-        self != Endpoint::Embeddings
-    }
-}
+pub use super::endpoints::Endpoint;
 
 /// Where prompts come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -173,9 +130,12 @@ fn parse_endpoint(text: Option<&str>) -> RunResult<Endpoint> {
         "v1/completions" | "completions" => Ok(Endpoint::Completions),
         "v1/embeddings" | "embeddings" => Ok(Endpoint::Embeddings),
         "v1/responses" | "responses" => Ok(Endpoint::Responses),
-        _ => Err(RunError::bad_option(format!(
-            "--endpoint '{text}' is not an OpenAI API inferperf speaks: use v1/chat/completions, v1/completions, v1/embeddings or v1/responses."
-        ))),
+        // AIPerf's other endpoint types, by name (`--endpoint-type` lowers to these).
+        name => Endpoint::from_type_name(name).ok_or_else(|| {
+            RunError::bad_option(format!(
+                "--endpoint '{text}' is not an OpenAI API inferperf speaks: use v1/chat/completions, v1/completions, v1/embeddings or v1/responses."
+            ))
+        }),
     }
 }
 

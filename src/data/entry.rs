@@ -72,6 +72,12 @@ pub struct Prompt {
     /// What the prompt carries beyond its text (AIPerf's datasets: more texts, media,
     /// tools, extra fields, a context message).
     pub parts: Option<std::sync::Arc<super::parts::Parts>>,
+    /// The passages of a rankings request, whose query is `text` (AIPerf's texts named
+    /// `query` and `passages`).
+    pub passages: Option<std::sync::Arc<[String]>>,
+    /// Tool definitions a trace gave beside its messages (`tools`), sent as the body's
+    /// `tools` by the types that take them.
+    pub tools: Option<std::sync::Arc<serde_json::Value>>,
 }
 
 /// Groups entries into requests as perf_analyzer does. A model that does not batch sends

@@ -8,13 +8,14 @@ pub mod entry;
 pub mod generate;
 pub mod hub;
 pub mod json_file;
-pub mod media;
 pub mod lengths;
+pub mod media;
 pub mod message_generator;
 pub mod parts;
 pub mod prompt_maker;
 pub mod prompts;
 pub mod public;
+pub mod rankings;
 pub mod sessions;
 pub mod shape;
 pub mod shaping;
@@ -144,6 +145,9 @@ fn prompt_entries(
         }
         _ => match file {
             Some(file) => traces::entries(file, &data.workload, llm, seed, counter)?,
+            None if synthetic_prompts && llm.endpoint.rankings() => {
+                rankings::synthetic(&data.rankings, llm, seed, counter)?
+            }
             None => {
                 let sources = prompts::Sources {
                     input_data: &data.input_data,

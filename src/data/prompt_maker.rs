@@ -150,6 +150,11 @@ impl<'a> PromptMaker<'a> {
         )
     }
 
+    /// A count drawn from Normal(`mean`, `stddev`), at least 1.
+    pub fn draw(&mut self, mean: u32, stddev: f64) -> u32 {
+        draw(&mut self.rng, mean, stddev)
+    }
+
     /// One of `k` choices, at random.
     pub fn pick(&mut self, k: usize) -> usize {
         self.rng.random_range(0..k)

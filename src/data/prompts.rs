@@ -174,8 +174,7 @@ fn read_texts(
             body: None,
             system: None,
             messages: None,
-            media: None,
-            parts: None,
+            ..Prompt::default()
         };
         entries.push(entry(prompt, format!("{shown} line {}", number + 1)));
     }
@@ -217,6 +216,7 @@ fn read_payloads(path: &Path, counter: &dyn TokenCount) -> RunResult<Vec<Entry>>
                 media: None,
                 parts: None,
                 text,
+                ..Prompt::default()
             };
             Ok(entry(prompt, format!("{shown} data[{i}]")))
         })

@@ -65,8 +65,7 @@ pub fn synthetic(
                 body: None,
                 system: None,
                 messages: None,
-                media: None,
-                parts: None,
+                ..Prompt::default()
             };
             let mut turn_entry = entry(
                 prompt,
@@ -290,8 +289,7 @@ mod tests {
             body: None,
             system: Some("be brief".into()),
             messages: None,
-            media: None,
-            parts: None,
+            ..Prompt::default()
         };
         let history = vec![("hi".to_string(), "hello there".to_string())];
         assert_eq!(

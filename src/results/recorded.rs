@@ -52,10 +52,13 @@ impl Settings {
         texts.filter_map(|text| text.parse().ok()).collect()
     }
 
-    /// The OpenAI endpoint of an LLM run.
+    /// The OpenAI endpoint of an LLM run: its recorded type, or the type of its path.
     pub fn llm_endpoint(&self) -> Option<Endpoint> {
-        let path = &self.llm.as_ref()?.endpoint;
-        Endpoint::ALL.into_iter().find(|e| e.path() == path)
+        let llm = self.llm.as_ref()?;
+        if let Some(name) = &llm.endpoint_type {
+            return Endpoint::from_type_name(name);
+        }
+        Endpoint::ALL.into_iter().find(|e| e.path() == llm.endpoint)
     }
 
     /// `--extra-inputs` as (key, JSON value) pairs, in order.

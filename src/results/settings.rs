@@ -283,7 +283,17 @@ fn llm(l: &OpenAiConfig) -> LlmSettings {
         num_prompts: l.num_prompts,
         artifact_dir: l.artifact_dir.as_deref().map(display),
         tokenizer: l.tokenizer.clone(),
+        endpoint_type: endpoint_type(l.endpoint),
     }
+}
+
+/// The endpoint type's name when its path does not name it (see
+/// [`RecordedSettings::llm_endpoint`](super::recorded)).
+fn endpoint_type(endpoint: crate::config::Endpoint) -> Option<String> {
+    let by_path = crate::config::Endpoint::ALL
+        .into_iter()
+        .find(|e| e.path() == endpoint.path());
+    (by_path != Some(endpoint)).then(|| endpoint.kind_name().to_string())
 }
 
 fn display(path: &Path) -> String {

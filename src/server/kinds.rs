@@ -174,8 +174,13 @@ pub enum ModelKind {
     /// `/v1/chat/completions` and `/v1/completions` only.
     Llm(LlmTiming),
     /// OpenAI-compatible embeddings of `dims` numbers after a service time of `ms` per
-    /// request, served on `/v1/embeddings` only.
-    Embeddings { dims: u32, ms: f64 },
+    /// request and `us_per_token` per token read, served on `/v1/embeddings` and as a
+    /// reranker on `/v1/ranking`, `/rerank` and `/v2/rerank`.
+    Embeddings {
+        dims: u32,
+        ms: f64,
+        us_per_token: f64,
+    },
     /// A BLS (business logic scripting) model: each request runs the `calls` models in turn
     /// on its own inputs, inside this model's compute, then answers as `identity` (see
     /// [`super::bls`]). The calls count in their models' statistics as Triton counts a
@@ -244,7 +249,11 @@ impl ModelKind {
                 gpu_watts_idle: 60.0,
                 gpu_watts_per_sequence: 25.0,
             }),
-            "embeddings" => ModelKind::Embeddings { dims: 16, ms: 1.0 },
+            "embeddings" => ModelKind::Embeddings {
+                dims: 16,
+                ms: 1.0,
+                us_per_token: 0.0,
+            },
             "bls" => ModelKind::Bls { calls: Vec::new() },
             _ => return None,
         })
@@ -276,7 +285,7 @@ impl ModelKind {
             ModelKind::Llm(_) => {
                 ", ttft_ms, itl_ms, itl_us_per_sequence, output_tokens, prefill_us_per_token, tokens_per_event, reasoning_tokens, prefix_cache, block, tokenizer"
             }
-            ModelKind::Embeddings { .. } => ", dims, ms",
+            ModelKind::Embeddings { .. } => ", dims, ms, us_per_token",
             ModelKind::Fail { .. } => ", rate, mode, code",
             ModelKind::Sleep { .. } => ", ms, dist, spin",
             ModelKind::Stream { .. } => ", responses, first_ms, interval_ms, dist, spin",
@@ -321,9 +330,17 @@ impl ModelKind {
                 ),
                 _ => None,
             },
-            ModelKind::Embeddings { dims, ms } => Some(match key {
+            ModelKind::Embeddings {
+                dims,
+                ms,
+                us_per_token,
+            } => Some(match key {
                 "dims" => whole(value, 1, MAX_EMBEDDING_DIMS, bad).map(|n| *dims = n),
                 "ms" => millis(value, bad).map(|v| *ms = v),
+                "us_per_token" => (value.parse::<f64>().ok())
+                    .filter(|v| *v == 0.0 || (0.001..=1_000_000.0).contains(v))
+                    .map(|v| *us_per_token = v)
+                    .ok_or_else(|| bad("expected microseconds ≥ 0, such as 20 or 0.5")),
                 _ => return None,
             }),
             ModelKind::Bls { calls } => match key {
@@ -545,7 +562,17 @@ impl ModelKind {
                     t.gpu_watts_per_sequence
                 )
             }
-            ModelKind::Embeddings { dims, ms } => write!(f, ",dims={dims},ms={ms}"),
+            ModelKind::Embeddings {
+                dims,
+                ms,
+                us_per_token,
+            } => {
+                write!(f, ",dims={dims},ms={ms}")?;
+                match *us_per_token {
+                    0.0 => Ok(()),
+                    us => write!(f, ",us_per_token={us}"),
+                }
+            }
             ModelKind::Sequence { string_ids: true } => write!(f, ",string_ids=true"),
             ModelKind::Bls { calls } if !calls.is_empty() => {
                 write!(f, ",calls={}", calls.join("+"))

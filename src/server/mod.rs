@@ -16,11 +16,14 @@
 //! serves KServe's gRPC service and TF Serving's `PredictionService` ([`tfserving`], whose
 //! core the REST routes share). [`start`] binds the ports and returns once they listen.
 
+mod anthropic_wire;
 mod bls;
 mod def;
 mod describe;
+mod embeddings_wire;
 mod engine_timings;
 mod error;
+mod generate_wire;
 mod gpu_power;
 mod grpc;
 mod http;
@@ -34,6 +37,8 @@ mod openai_wire;
 mod prefix_cache;
 mod process;
 mod prompt_tokens;
+mod rankings_wire;
+mod responses_wire;
 mod sched;
 mod sequences;
 mod served;

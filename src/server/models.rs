@@ -140,7 +140,9 @@ impl Model {
     pub fn refuse_kserve(&self) -> Result<(), InferError> {
         let route = match self.def.kind {
             ModelKind::Llm(_) => "POST /v1/chat/completions or /v1/completions",
-            ModelKind::Embeddings { .. } => "POST /v1/embeddings",
+            ModelKind::Embeddings { .. } => {
+                "POST /v1/embeddings (or /v1/ranking, /rerank, /v2/rerank)"
+            }
             _ => return Ok(()),
         };
         Err(InferError::Unsupported(format!(

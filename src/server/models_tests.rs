@@ -210,7 +210,7 @@ fn bad_definitions_name_the_bad_part() {
         ("x=embeddings:ms=-1", "'ms=-1'"),
         (
             "x=embeddings:max_batch=4",
-            "option 'max_batch' is not known for kind embeddings; it takes instances, dims, ms",
+            "option 'max_batch' is not known for kind embeddings; it takes instances, dims, ms, us_per_token",
         ),
     ];
     for (text, expected) in cases {
@@ -232,7 +232,14 @@ fn openai_kinds_have_defaults_and_describe_no_kserve_batch() {
     assert_eq!((t.tokens_per_event, d.instances, d.max_batch), (1, 1, 8));
     assert_eq!((d.kserve_max_batch(), d.metadata_shape()), (0, vec![1]));
     let e = def("e=embeddings");
-    assert_eq!(e.kind, ModelKind::Embeddings { dims: 16, ms: 1.0 });
+    assert_eq!(
+        e.kind,
+        ModelKind::Embeddings {
+            dims: 16,
+            ms: 1.0,
+            us_per_token: 0.0
+        }
+    );
     for d in [d, e] {
         let model = Model::new(d);
         let refused = model.refuse_kserve().unwrap_err();

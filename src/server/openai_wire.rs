@@ -5,12 +5,16 @@
 //! reference-count increment. Free of scheduling and of HTTP, which the OpenAI routes of
 //! [`super::http`] add.
 
+#[cfg(test)]
 use base64::Engine as _;
 use bytes::{Bytes, BytesMut};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::def::{LlmTiming, MAX_LLM_TOKENS};
+#[cfg(test)]
+use super::embeddings_wire::embedding;
+pub use super::embeddings_wire::{embeddings_answer, EmbeddingsRequest};
 use super::prefix_cache::block_hashes;
 use super::prompt_tokens::PromptReader;
 
@@ -21,12 +25,16 @@ pub const DEFAULT_TOKENS: u32 = 16;
 /// The text of one token: one word and a space, so that counting words counts tokens.
 pub const TOKEN: &str = "tok ";
 
-/// `/v1/chat/completions`, `/v1/completions` or `/v1/responses`.
+/// `/v1/chat/completions`, `/v1/completions`, `/v1/responses`, Anthropic's `/v1/messages`,
+/// TGI's `/generate` (and `/generate_stream`) or SOLIDO's `/rag/api/prompt`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Api {
     Chat,
     Completions,
     Responses,
+    Messages,
+    Generate,
+    Rag,
 }
 
 impl Api {
@@ -34,8 +42,9 @@ impl Api {
         match (self, chunk) {
             (Api::Chat, false) => "chat.completion",
             (Api::Chat, true) => "chat.completion.chunk",
-            (Api::Completions, _) => "text_completion",
+            (Api::Completions | Api::Generate | Api::Rag, _) => "text_completion",
             (Api::Responses, _) => "response",
+            (Api::Messages, _) => "message",
         }
     }
 }
@@ -57,11 +66,17 @@ pub struct GenerateRequest {
     stream: Option<bool>,
     stream_options: Option<StreamOptions>,
     n: Option<u64>,
+    /// Anthropic's top-level system prompt (a string or text blocks).
+    system: Option<Value>,
+    /// Tool definitions; with any (and `tool_choice` not `"none"`) the answer is a call of
+    /// the first.
+    tools: Option<Vec<Value>>,
+    tool_choice: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
-struct Message {
-    content: Option<Value>,
+pub(super) struct Message {
+    pub(super) content: Option<Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -85,16 +100,49 @@ pub struct Plan {
     /// With a prefix cache, the prompt tokens it held (filled in once the engine looked);
     /// `None` without one, and the usage then has no `prompt_tokens_details`.
     pub cached: Option<u32>,
-}
-
-fn words(text: &str) -> u64 {
-    text.split_whitespace().count() as u64
+    /// The answer is a call of the request's first tool, its arguments the answer's text.
+    pub tool_call: bool,
 }
 
 impl GenerateRequest {
     /// Whether the client wants a stream.
     pub fn stream(&self) -> bool {
         self.stream == Some(true)
+    }
+
+    /// A request of a prompt's text alone (TGI's `inputs`, SOLIDO's `query`), read as a
+    /// completions prompt.
+    pub fn of_text(model: &str, text: Value, max_tokens: Option<u64>, stream: bool) -> Self {
+        GenerateRequest {
+            model: model.to_string(),
+            messages: None,
+            prompt: Some(text),
+            input: None,
+            max_output_tokens: None,
+            max_tokens,
+            max_completion_tokens: None,
+            min_tokens: None,
+            ignore_eos: None,
+            stream: Some(stream),
+            stream_options: None,
+            n: None,
+            system: None,
+            tools: None,
+            tool_choice: None,
+        }
+    }
+
+    /// The tool the answer calls: the first of the request's tools (its `function.name`,
+    /// or Anthropic's `name`), unless there are none or `tool_choice` is `"none"`.
+    pub fn tool_name(&self) -> Option<String> {
+        let first = self.tools.as_ref()?.first()?;
+        if self.tool_choice.as_ref().and_then(Value::as_str) == Some("none") {
+            return None;
+        }
+        let name = (first.pointer("/function/name").or(first.get("name")))
+            .and_then(Value::as_str)
+            .unwrap_or("tool");
+        Some(name.to_string())
     }
 
     /// The prompt's tokens counted as the model counts them (words, or its tokenizer),
@@ -114,6 +162,18 @@ impl GenerateRequest {
                 Some(input) => reader.input(input)?,
                 None => return Err("a responses request needs 'input'".into()),
             },
+            (Api::Messages, Some(messages), _) => {
+                if let Some(system) = &self.system {
+                    reader.content(system)?;
+                }
+                (messages.iter())
+                    .filter_map(|m| m.content.as_ref())
+                    .try_for_each(|c| reader.content(c))?
+            }
+            (Api::Messages, None, _) => return Err("a messages request needs 'messages'".into()),
+            (Api::Generate | Api::Rag, _, prompt) => {
+                reader.prompt(prompt.as_ref().unwrap_or(&Value::Null))?
+            }
         }
         Ok((reader.count(), reader.into_units()))
     }
@@ -159,18 +219,22 @@ impl GenerateRequest {
         }
         let stopped_by_limit = limit == Some(tokens) || (natural.is_none() && limit.is_none());
         let options = self.stream_options.as_ref();
+        let tool_call =
+            self.tool_name().is_some() && matches!(api, Api::Chat | Api::Responses | Api::Messages);
         let plan = Plan {
             prompt_tokens: u32::try_from(prompt).unwrap_or(u32::MAX),
             tokens,
             finish: if stopped_by_limit { "length" } else { "stop" },
             stream: self.stream(),
-            // A Responses stream always ends with the usage.
-            usage: options.and_then(|o| o.include_usage) == Some(true) || api == Api::Responses,
+            // A Responses or Messages stream always ends with the usage.
+            usage: options.and_then(|o| o.include_usage) == Some(true)
+                || matches!(api, Api::Responses | Api::Messages),
             reasoning: match api {
-                Api::Chat => timing.reasoning_tokens.min(tokens),
-                Api::Completions | Api::Responses => 0,
+                Api::Chat if !tool_call => timing.reasoning_tokens.min(tokens),
+                _ => 0,
             },
             cached: (timing.prefix_cache > 0).then_some(0),
+            tool_call,
         };
         let blocks = match timing.prefix_cache {
             0 => Vec::new(),
@@ -211,47 +275,34 @@ fn delta_fields(from: u32, to: u32, reasoning: u32) -> String {
     fields.join(",")
 }
 
-/// A Responses API response object: in progress (no output yet), or done — `completed`, or
-/// `incomplete` when the answer stopped at `max_output_tokens` — with its text and usage.
-fn response_object(id: &str, created: u64, model: Value, plan: &Plan, done: bool) -> Value {
-    let status = match (done, plan.finish) {
-        (false, _) => "in_progress",
-        (true, "length") => "incomplete",
-        (true, _) => "completed",
-    };
-    let mut response = json!({
-        "id": id,
-        "object": "response",
-        "created_at": created,
-        "status": status,
-        "model": model,
-        "output": [],
-        "usage": null,
-    });
-    if done {
-        let text = TOKEN.repeat(plan.tokens as usize);
-        let content = json!([{"type": "output_text", "text": text, "annotations": []}]);
-        let message = json!({"type": "message", "id": format!("msg-{id}"), "status": "completed",
-            "role": "assistant", "content": content});
-        response["output"] = json!([message]);
-        let (input, output) = (plan.prompt_tokens, plan.tokens);
-        response["usage"] = json!({"input_tokens": input, "output_tokens": output,
-            "total_tokens": u64::from(input) + u64::from(output),
-            "output_tokens_details": {"reasoning_tokens": 0}});
-    }
-    if status == "incomplete" {
-        response["incomplete_details"] = json!({"reason": "max_output_tokens"});
-    }
-    response
+/// The whole answer of a request that did not ask for a stream (the tests' shorthand of
+/// [`answer_calling`]).
+#[cfg(test)]
+pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Value {
+    answer_calling(api, id, created, model, plan, None)
 }
 
-/// The whole answer of a request that did not ask for a stream.
-pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Value {
+/// The whole answer of a request that did not ask for a stream, or with `tool` the call
+/// of that tool (chat and responses; the others'
+/// answers are their own files').
+pub fn answer_calling(
+    api: Api,
+    id: &str,
+    created: u64,
+    model: &str,
+    plan: &Plan,
+    tool: Option<&str>,
+) -> Value {
     if api == Api::Responses {
-        return response_object(id, created, model.into(), plan, true);
+        return super::responses_wire::response_object(id, created, model.into(), plan, true, tool);
     }
     let text = TOKEN.repeat(plan.tokens as usize);
     let choice = match api {
+        Api::Chat if tool.is_some() => {
+            let call = tool_call_json(id, tool.unwrap_or_default(), &text);
+            let message = json!({"role": "assistant", "content": null, "tool_calls": [call]});
+            json!({"index": 0, "message": message, "logprobs": null, "finish_reason": "tool_calls"})
+        }
         Api::Chat => {
             let mut message = json!({"role": "assistant"});
             let thinking = TOKEN.repeat(plan.reasoning as usize);
@@ -266,7 +317,7 @@ pub fn answer(api: Api, id: &str, created: u64, model: &str, plan: &Plan) -> Val
                 "finish_reason": plan.finish,
             })
         }
-        Api::Completions | Api::Responses => json!({
+        _ => json!({
             "index": 0,
             "text": text,
             "logprobs": null,
@@ -334,7 +385,9 @@ impl Events {
 
 impl Events {
     /// The events of a stream of `plan.tokens` tokens, `per_event` to an event.
-    /// `model_json` is the model's name as a JSON string.
+    /// `model_json` is the model's name as a JSON string (the tests' shorthand of
+    /// [`Events::calling`]).
+    #[cfg(test)]
     pub fn new(
         api: Api,
         id: &str,
@@ -343,8 +396,24 @@ impl Events {
         plan: &Plan,
         per_event: u32,
     ) -> Events {
+        Events::calling(api, id, created, model_json, plan, per_event, None)
+    }
+
+    /// The events of a stream of `plan.tokens` tokens, `per_event` to an event, or with
+    /// `tool` the streamed call of that tool (chat and
+    /// responses): its arguments are the answer's tokens, `"tok "` each.
+    pub fn calling(
+        api: Api,
+        id: &str,
+        created: u64,
+        model_json: &str,
+        plan: &Plan,
+        per_event: u32,
+        tool: Option<&str>,
+    ) -> Events {
         if api == Api::Responses {
-            return Events::responses(id, created, model_json, plan, per_event);
+            let parts = (id, created, model_json);
+            return super::responses_wire::events(parts, plan, per_event, tool);
         }
         let object = api.object(true);
         let head = format!(
@@ -354,9 +423,16 @@ impl Events {
         let reasoning = plan.reasoning;
         let choice = |role: bool, from: u32, to: u32, finish: &str| {
             let text = TOKEN.repeat((to - from) as usize);
-            let fields = delta_fields(from, to, reasoning);
+            let fields = match tool {
+                Some(name) => tool_delta(id, name, role, &text),
+                None => delta_fields(from, to, reasoning),
+            };
             match (api, role) {
-                (Api::Completions | Api::Responses, _) => format!(
+                (Api::Chat, _) if tool.is_some() && from == to => {
+                    r#"{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}"#
+                        .to_string()
+                }
+                (Api::Completions | Api::Responses | Api::Messages | Api::Generate | Api::Rag, _) => format!(
                     "{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}"
                 ),
                 (Api::Chat, true) => format!(
@@ -404,41 +480,12 @@ impl Events {
 }
 
 impl Events {
-    /// The typed events of a Responses API stream: `response.created` and
-    /// `response.in_progress` before the first text, a `response.output_text.delta` per
-    /// event, then `response.output_text.done` and `response.completed` (or
-    /// `response.incomplete`) with the whole response and its usage. No `data: [DONE]`.
-    fn responses(id: &str, created: u64, model_json: &str, plan: &Plan, per_event: u32) -> Events {
-        let model: Value = serde_json::from_str(model_json).unwrap_or_default();
-        let typed = |kind: &str, mut data: Value| {
-            data["type"] = kind.into();
-            format!("event: {kind}\ndata: {data}\n\n")
-        };
-        let item = format!("msg-{id}");
-        let part = json!({"item_id": item, "output_index": 0, "content_index": 0});
-        let delta = |tokens: u32| {
-            let mut data = part.clone();
-            data["delta"] = TOKEN.repeat(tokens as usize).into();
-            typed("response.output_text.delta", data)
-        };
-        let started = response_object(id, created, model.clone(), plan, false);
-        let finished = response_object(id, created, model, plan, true);
-        let end = match plan.finish {
-            "length" => "response.incomplete",
-            _ => "response.completed",
-        };
-        let mut done = part.clone();
-        done["text"] = TOKEN.repeat(plan.tokens as usize).into();
-        let tail =
-            typed("response.output_text.done", done) + &typed(end, json!({"response": finished}));
-        let per_event = per_event.max(1);
-        let events = plan.tokens.div_ceil(per_event).max(1);
-        let head = typed("response.created", json!({"response": started}))
-            + &typed("response.in_progress", json!({"response": started}));
+    /// A stream's events made by another wire format's file.
+    pub fn plain(first: String, full: String, last: String, tail: String) -> Events {
         Events {
-            first: Bytes::from(head + &delta(per_event.min(plan.tokens))),
-            full: Bytes::from(delta(per_event)),
-            last: Bytes::from(delta(plan.tokens - (events - 1) * per_event)),
+            first: Bytes::from(first),
+            full: Bytes::from(full),
+            last: Bytes::from(last),
             tail: Bytes::from(tail),
             each: None,
             usage_later: None,
@@ -446,139 +493,27 @@ impl Events {
     }
 }
 
+/// A chat tool call, whole: its id, the function's name and its arguments.
+fn tool_call_json(id: &str, name: &str, arguments: &str) -> Value {
+    json!({"index": 0, "id": format!("call-{id}"), "type": "function",
+           "function": {"name": name, "arguments": arguments}})
+}
+
+/// The fields of a chat delta carrying a tool call's part: the first names the call, the
+/// others add to its arguments.
+fn tool_delta(id: &str, name: &str, first: bool, arguments: &str) -> String {
+    let call = match first {
+        true => tool_call_json(id, name, arguments),
+        false => json!({"index": 0, "function": {"arguments": arguments}}),
+    };
+    let role = if first { "\"content\":null," } else { "" };
+    format!("{role}\"tool_calls\":[{call}]")
+}
+
 /// The event that ends a stream the server cut short.
 pub fn error_event(message: &str) -> Bytes {
     let error = json!({"error": {"message": message, "type": "server_error", "code": null}});
     Bytes::from(format!("data: {error}\n\n"))
-}
-
-/// An embeddings request.
-#[derive(Debug, Deserialize)]
-pub struct EmbeddingsRequest {
-    pub model: String,
-    input: Value,
-    encoding_format: Option<String>,
-    dimensions: Option<u64>,
-}
-
-/// One input to embed: its token count and a seed drawn from its content.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Input {
-    pub tokens: u64,
-    seed: u64,
-}
-
-/// FNV-1a over bytes, continuing from `hash`.
-fn fnv(hash: u64, bytes: &[u8]) -> u64 {
-    bytes.iter().fold(hash, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
-
-fn input_of(v: &Value) -> Option<Input> {
-    match v {
-        Value::String(s) => Some(Input {
-            tokens: words(s),
-            seed: fnv(FNV_START, s.as_bytes()),
-        }),
-        Value::Array(ids) if ids.iter().all(Value::is_number) => Some(Input {
-            tokens: ids.len() as u64,
-            seed: fnv(FNV_START, v.to_string().as_bytes()),
-        }),
-        _ => None,
-    }
-}
-
-impl EmbeddingsRequest {
-    /// The inputs: a string, a list of strings, a list of token ids or a list of such
-    /// lists; the error is one sentence for a 400.
-    pub fn inputs(&self) -> Result<Vec<Input>, String> {
-        let bad = || {
-            "input must be a string, a list of strings or a list of token ids, not empty"
-                .to_string()
-        };
-        let inputs = match &self.input {
-            Value::Array(items) if items.iter().all(Value::is_number) => {
-                input_of(&self.input).into_iter().collect()
-            }
-            Value::Array(items) => (items.iter().map(input_of))
-                .collect::<Option<Vec<Input>>>()
-                .ok_or_else(bad)?,
-            other => input_of(other).into_iter().collect::<Vec<_>>(),
-        };
-        if inputs.is_empty() || matches!(&self.input, Value::Array(a) if a.is_empty()) {
-            return Err(bad());
-        }
-        Ok(inputs)
-    }
-
-    /// The numbers per vector: the request's `dimensions` (at most the model's `dims`),
-    /// else `dims`.
-    pub fn dims(&self, dims: u32) -> Result<u32, String> {
-        match self.dimensions {
-            None => Ok(dims),
-            Some(d) if (1..=u64::from(dims)).contains(&d) => Ok(d as u32),
-            Some(d) => Err(format!(
-                "dimensions {d} is out of range; this model gives 1 to {dims}"
-            )),
-        }
-    }
-
-    /// Whether the vectors go as base64 of little-endian FP32 (else as JSON numbers).
-    pub fn base64(&self) -> Result<bool, String> {
-        match self.encoding_format.as_deref() {
-            None | Some("float") => Ok(false),
-            Some("base64") => Ok(true),
-            Some(other) => Err(format!(
-                "encoding_format '{other}' is not known; use float or base64"
-            )),
-        }
-    }
-}
-
-/// The vector of an input: `dims` numbers drawn from its seed, of unit length, so the
-/// same input always gets the same vector.
-pub fn embedding(input: &Input, dims: u32) -> Vec<f32> {
-    let mut state = input.seed;
-    let mut next = || {
-        // splitmix64
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let raw: Vec<f32> = (0..dims)
-        .map(|_| (next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0)
-        .collect();
-    let norm = raw.iter().map(|x| x * x).sum::<f32>().sqrt();
-    let scale = if norm > 0.0 { 1.0 / norm } else { 1.0 };
-    raw.into_iter().map(|x| x * scale).collect()
-}
-
-/// The embeddings answer.
-pub fn embeddings_answer(model: &str, inputs: &[Input], dims: u32, base64: bool) -> Value {
-    let data: Vec<Value> = (inputs.iter().enumerate())
-        .map(|(index, input)| {
-            let vector = embedding(input, dims);
-            let encoded = if base64 {
-                let bytes: Vec<u8> = vector.iter().flat_map(|x| x.to_le_bytes()).collect();
-                json!(base64::engine::general_purpose::STANDARD.encode(bytes))
-            } else {
-                json!(vector)
-            };
-            json!({"object": "embedding", "index": index, "embedding": encoded})
-        })
-        .collect();
-    let tokens: u64 = inputs.iter().map(|i| i.tokens).sum();
-    json!({
-        "object": "list",
-        "data": data,
-        "model": model,
-        "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
-    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,6 @@
 
 use std::path::{Path, PathBuf};
 
-
 use inferperf::cli::{clap_sentence, normalize_args, refuse_aiperf_only, top_help, Cli, Command};
 
 mod extract;

@@ -20,6 +20,7 @@ mod datatypes;
 mod demo;
 mod doc_commands;
 mod dynamic_grpc;
+mod endpoints;
 mod engine_metrics;
 mod faults;
 mod fuzz_regressions;

@@ -70,8 +70,7 @@ mod tests {
             body: None,
             system: None,
             messages: None,
-            media: None,
-            parts: None,
+            ..Prompt::default()
         };
         let given = Prompt {
             body: Some("{\"model\":\"x\",\"messages\":[]}".into()),

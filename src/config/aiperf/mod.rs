@@ -12,6 +12,7 @@ mod url_path;
 
 use std::time::Duration;
 
+use super::endpoints::Endpoint;
 use crate::cli::{AiperfArgs, ProfileArgs};
 use crate::error::{RunError, RunResult};
 
@@ -81,6 +82,11 @@ pub struct OpenAiWire {
     /// Send the answer's length as `max_completion_tokens` (AIPerf's chat requests) rather
     /// than `max_tokens` (GenAI-Perf's, completions, `--use-legacy-max-tokens`).
     pub max_completion_tokens: bool,
+    /// The `template` type's Jinja body (`--extra-inputs payload_template:...`).
+    pub template: Option<String>,
+    /// The JMESPath of the answer's data (`--extra-inputs response_field:...`; `None`: found
+    /// by its shape).
+    pub response_field: Option<String>,
 }
 
 /// The flags in perf_analyzer's terms, with what they cannot say.
@@ -116,9 +122,16 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
                 "--url with a path ({prefix}) is for OpenAI-compatible servers: give host:port alone, or add --endpoint-type."
             )));
         };
-        let path = wire.path.take().unwrap_or(endpoint);
+        let path = wire
+            .path
+            .take()
+            .unwrap_or_else(|| match Endpoint::from_type_name(&endpoint) {
+                Some(kind) => kind.path().to_string(),
+                None => endpoint,
+            });
         wire.path = Some(url_path::join(&prefix, &path));
     }
+    super::endpoint_options::lower_api_key(&mut args)?;
     lower_load(&mut args, aiperf)?;
     args.slo.extend(goodput_conditions(&aiperf.goodput)?);
     match aiperf.ui_type.as_deref().map(str::trim) {
@@ -234,7 +247,8 @@ fn lower_endpoint(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<Open
     let mut path = aiperf.custom_endpoint.clone();
     let chat = match &aiperf.endpoint_type {
         Some(kind) => {
-            let api = endpoint_type(kind)?;
+            let api = Endpoint::from_type_name(kind)
+                .ok_or_else(|| RunError::bad_option(super::endpoints::unknown_type(kind)))?;
             if let Some(endpoint) = args.llm.endpoint.take() {
                 if path.is_some() {
                     return Err(RunError::bad_option(
@@ -243,8 +257,8 @@ fn lower_endpoint(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<Open
                 }
                 path = Some(endpoint);
             }
-            args.llm.endpoint = Some(api.to_string());
-            api == "v1/chat/completions"
+            args.llm.endpoint = Some(api.kind_name().to_string());
+            api == Endpoint::Chat
         }
         // AIPerf's default type is chat; GenAI-Perf's --endpoint, if given, names the API.
         None if path.is_some() && args.llm.endpoint.is_none() => {
@@ -256,20 +270,8 @@ fn lower_endpoint(args: &mut ProfileArgs, aiperf: &AiperfArgs) -> RunResult<Open
     Ok(OpenAiWire {
         path: path.map(|p| request_path(&p)).transpose()?,
         max_completion_tokens: chat && !aiperf.use_legacy_max_tokens,
+        ..OpenAiWire::default()
     })
-}
-
-/// AIPerf's endpoint types inferperf speaks, as the endpoint's path.
-fn endpoint_type(kind: &str) -> RunResult<&'static str> {
-    match kind.trim() {
-        "chat" => Ok("v1/chat/completions"),
-        "completions" => Ok("v1/completions"),
-        "embeddings" => Ok("v1/embeddings"),
-        "responses" => Ok("v1/responses"),
-        other => Err(RunError::bad_option(format!(
-            "--endpoint-type '{other}' is not an endpoint type inferperf speaks: use chat, completions, embeddings or responses."
-        ))),
-    }
 }
 
 /// A request path: `/` first, printable ASCII without spaces.

@@ -146,7 +146,10 @@ mod tests {
 
     #[test]
     fn a_prefix_is_a_file_name_without_its_endings() {
-        assert_eq!(prefix_name(std::path::Path::new("/tmp/out/run1.json")), "run1");
+        assert_eq!(
+            prefix_name(std::path::Path::new("/tmp/out/run1.json")),
+            "run1"
+        );
         assert_eq!(prefix_name(std::path::Path::new("bench_raw")), "bench");
         assert!(export_summary_only(Some("summary")).unwrap());
         assert!(export_summary_only(Some("raw")).is_err());

@@ -73,7 +73,7 @@ pub(super) fn join(prefix: &str, path: &str) -> String {
         None => (prefix.trim_end_matches('/'), None),
     };
     let path = format!("/{}", path.trim_start_matches('/'));
-    let joined = if prefix.ends_with(&path) {
+    let joined = if path == "/" || prefix.ends_with(&path) {
         prefix.to_string()
     } else if prefix.ends_with("/v1") && path.starts_with("/v1/") {
         format!("{prefix}{}", &path[3..])

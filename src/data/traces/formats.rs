@@ -251,6 +251,9 @@ fn mooncake_content(origin: &str, map: &Map<String, Value>) -> RunResult<Content
     if given("hash_ids") && !given("input_length") {
         return Err(bad(origin, "\"hash_ids\" go with \"input_length\""));
     }
+    if given("tools") && !given("messages") {
+        return Err(bad(origin, "\"tools\" go with \"messages\""));
+    }
     if let Some(tokens) = count(origin, map, "input_length")? {
         return Ok(Content::Length {
             tokens,
@@ -275,6 +278,7 @@ fn mooncake_content(origin: &str, map: &Map<String, Value>) -> RunResult<Content
         }
         return Ok(Content::Messages(messages.clone()));
     }
+
     match map.get("payload") {
         Some(body @ Value::Object(_)) => Ok(Content::Payload(body.clone())),
         _ => Err(bad(
@@ -289,8 +293,15 @@ pub(super) fn tools_and_extra(origin: &str, map: &Map<String, Value>) -> RunResu
     let mut parts = Parts::default();
     match map.get("tools") {
         None | Some(Value::Null) => {}
-        Some(tools @ Value::Array(_)) => parts.tools = Some(tools.clone()),
-        Some(_) => return Err(bad(origin, "\"tools\" must be a list of tool definitions")),
+        Some(Value::Array(list)) if !list.is_empty() && list.iter().all(Value::is_object) => {
+            parts.tools = Some(Value::Array(list.clone()))
+        }
+        Some(_) => {
+            return Err(bad(
+                origin,
+                "\"tools\" must be a non-empty list of tool definitions (objects)",
+            ))
+        }
     }
     match map.get("extra") {
         None | Some(Value::Null) => {}

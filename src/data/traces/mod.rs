@@ -349,6 +349,8 @@ fn prompt(
         messages: messages.map(std::sync::Arc::new),
         media: None,
         parts: record.parts.clone().shared(),
+        passages: None,
+        tools: record.parts.tools.clone().map(std::sync::Arc::new),
     })
 }
 

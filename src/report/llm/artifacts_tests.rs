@@ -31,8 +31,7 @@ fn dataset() -> Dataset {
         body: None,
         system: None,
         messages: None,
-        media: None,
-        parts: None,
+        ..Prompt::default()
     };
     Dataset {
         tokenizer: None,

@@ -269,4 +269,8 @@ pub struct LlmSettings {
     /// `--tokenizer`, when given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<String>,
+    /// AIPerf's name of the endpoint type, when `endpoint` (its path) does not name it: a
+    /// path several types share, or none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint_type: Option<String>,
 }

@@ -21,11 +21,14 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::reply::{json_reply, read_body, Reply, ReplyBody};
+use crate::server::anthropic_wire;
 use crate::server::def::{ModelKind, MAX_LLM_TOKENS};
+use crate::server::generate_wire as other_wire;
 use crate::server::llm::{Ask, Produced, Ticket};
 use crate::server::local::LocalServer;
 use crate::server::openai_wire::{self as wire, Api, EmbeddingsRequest, Events, GenerateRequest};
 use crate::server::prompt_tokens::PromptReader;
+use crate::server::rankings_wire::{self, Flavor};
 use crate::server::served::Served;
 use crate::server::stats::add;
 
@@ -55,10 +58,21 @@ fn unavailable() -> Reply {
     error(StatusCode::SERVICE_UNAVAILABLE, message, None)
 }
 
-/// Whether the path is OpenAI's: under `/v1/` (after TF Serving's routes, which share
-/// `/v1/models/`), or vLLM's `/tokenize`.
+/// The routes of the LLM wire formats that are not under `/v1/`: vLLM's tokenizer, TGI's
+/// generation and rerank, Cohere's rerank and SOLIDO's RAG.
+const OTHER_ROUTES: [&str; 6] = [
+    "/tokenize",
+    "/generate",
+    "/generate_stream",
+    "/rerank",
+    "/v2/rerank",
+    "/rag/api/prompt",
+];
+
+/// Whether the path is OpenAI's (or another LLM wire format's): under `/v1/` (after TF
+/// Serving's routes, which share `/v1/models/`), or one of [`OTHER_ROUTES`].
 pub fn is_route(path: &str) -> bool {
-    path.starts_with("/v1/") || path == "/tokenize"
+    path.starts_with("/v1/") || OTHER_ROUTES.contains(&path)
 }
 
 /// Answers a request whose path starts with `/v1/` (or is `/tokenize`).
@@ -70,10 +84,13 @@ pub async fn handle(
     body: Incoming,
 ) -> Reply {
     let post = method == Method::POST;
+    if let Some(api) = generation_api(path).filter(|_| post) {
+        return generate(server, api, path, headers, body).await;
+    }
+    if let Some(flavor) = Flavor::of_path(path).filter(|_| post) {
+        return rerank(server, flavor, headers, body).await;
+    }
     match path {
-        "/v1/chat/completions" if post => generate(server, Api::Chat, headers, body).await,
-        "/v1/completions" if post => generate(server, Api::Completions, headers, body).await,
-        "/v1/responses" if post => generate(server, Api::Responses, headers, body).await,
         "/v1/embeddings" if post => embeddings(server, headers, body).await,
         "/tokenize" if post => tokenize(server, headers, body).await,
         "/v1/models" if method == Method::GET => models(server),
@@ -82,7 +99,12 @@ pub async fn handle(
         _ if method == Method::GET && path.starts_with("/v1/models/") => {
             model(server, &path["/v1/models/".len()..])
         }
-        "/v1/chat/completions" | "/v1/completions" | "/v1/responses" | "/v1/embeddings" => error(
+        _ if generation_api(path).is_some() || Flavor::of_path(path).is_some() => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            &format!("{path} takes POST"),
+            None,
+        ),
+        "/v1/embeddings" => error(
             StatusCode::METHOD_NOT_ALLOWED,
             &format!("{path} takes POST"),
             None,
@@ -98,6 +120,19 @@ pub async fn handle(
             None,
         ),
     }
+}
+
+/// The generation API of a route, if it is one.
+fn generation_api(path: &str) -> Option<Api> {
+    Some(match path {
+        "/v1/chat/completions" => Api::Chat,
+        "/v1/completions" => Api::Completions,
+        "/v1/responses" => Api::Responses,
+        "/v1/messages" => Api::Messages,
+        "/generate" | "/generate_stream" => Api::Generate,
+        "/rag/api/prompt" => Api::Rag,
+        _ => return None,
+    })
 }
 
 /// vLLM's `POST /tokenize` (`{"prompt": text}` → `{"count", "tokens", "max_model_len"}`),
@@ -206,13 +241,54 @@ fn created() -> u64 {
     since.map_or(0, |d| d.as_secs())
 }
 
-async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Incoming) -> Reply {
+/// A generation request of the API's wire format, read as chat's or completions'.
+async fn read_generation(
+    server: &LocalServer,
+    api: Api,
+    path: &str,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Result<GenerateRequest, Reply> {
     let what = match api {
         Api::Chat => "chat completions",
         Api::Completions => "completions",
         Api::Responses => "responses",
+        Api::Messages => "messages",
+        Api::Generate => "generate",
+        Api::Rag => "RAG prompt",
     };
-    let request: GenerateRequest = match parse(headers, body, what).await {
+    if !matches!(api, Api::Generate | Api::Rag) {
+        return parse(headers, body, what).await;
+    }
+    let value: Value = parse(headers, body, what).await?;
+    let wants_stream = headers
+        .get(http::header::ACCEPT)
+        .is_some_and(|a| a.as_bytes().starts_with(b"text/event-stream"));
+    let read = match api {
+        Api::Generate => {
+            let model = first_llm(server).unwrap_or_default();
+            other_wire::tgi_request(&value, &model, path == "/generate_stream")
+        }
+        _ => other_wire::rag_request(&value, wants_stream),
+    };
+    read.map_err(|message| bad_request(&message))
+}
+
+/// The first `llm` model, which TGI's routes (that name none) serve.
+fn first_llm(server: &LocalServer) -> Option<String> {
+    let mut llms = server.openai_models();
+    let first = llms.find(|s| matches!(s.model.def.kind, ModelKind::Llm(_)))?;
+    Some(first.model.name().to_string())
+}
+
+async fn generate(
+    server: &LocalServer,
+    api: Api,
+    path: &str,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Reply {
+    let request = match read_generation(server, api, path, headers, body).await {
         Ok(request) => request,
         Err(reply) => return reply,
     };
@@ -248,16 +324,17 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
     };
     let id = format!("cmpl-{}", NEXT_ID.fetch_add(1, Relaxed));
     let name = model.name();
+    let tool = request.tool_name().filter(|_| plan.tool_call);
+    let tool = tool.as_deref();
     if plan.stream {
         let model_json = Value::from(name).to_string();
-        let events = Events::new(
-            api,
-            &id,
-            created(),
-            &model_json,
-            &plan,
-            timing.tokens_per_event,
-        );
+        let per_event = timing.tokens_per_event;
+        let events = match api {
+            Api::Messages => anthropic_wire::events(&id, &model_json, &plan, per_event, tool),
+            Api::Generate => other_wire::tgi_events(&plan, per_event),
+            Api::Rag => other_wire::rag_events(&plan, per_event),
+            _ => Events::calling(api, &id, created(), &model_json, &plan, per_event, tool),
+        };
         return stream_reply(EventStream::new(ticket, events));
     }
     let created = created();
@@ -267,10 +344,13 @@ async fn generate(server: &LocalServer, api: Api, headers: &HeaderMap, body: Inc
     if plan.cached.is_some() {
         plan.cached = Some(ticket.cached());
     }
-    json_reply(
-        StatusCode::OK,
-        &wire::answer(api, &id, created, name, &plan),
-    )
+    let answer = match api {
+        Api::Messages => anthropic_wire::answer(&id, name, &plan, tool),
+        Api::Generate => other_wire::tgi_answer(&plan),
+        Api::Rag => other_wire::rag_answer(&plan),
+        _ => wire::answer_calling(api, &id, created, name, &plan, tool),
+    };
+    json_reply(StatusCode::OK, &answer)
 }
 
 fn stream_reply(body: EventStream) -> Reply {
@@ -360,7 +440,14 @@ async fn embeddings(server: &LocalServer, headers: &HeaderMap, body: Incoming) -
     let Some(served) = find(server, &request.model, is_embeddings) else {
         return not_found(&request.model, "embeddings");
     };
-    let (model, ModelKind::Embeddings { dims, ms }) = (&served.model, &served.model.def.kind)
+    let (
+        model,
+        ModelKind::Embeddings {
+            dims,
+            ms,
+            us_per_token,
+        },
+    ) = (&served.model, &served.model.def.kind)
     else {
         return not_found(&request.model, "embeddings");
     };
@@ -383,9 +470,77 @@ async fn embeddings(server: &LocalServer, headers: &HeaderMap, body: Incoming) -
     let Ok(_instance) = instances.acquire().await else {
         return unavailable();
     };
-    tokio::time::sleep(crate::number::saturating_secs(ms / 1e3)).await;
+    tokio::time::sleep(service_time(*ms, *us_per_token, tokens)).await;
     let answer = wire::embeddings_answer(model.name(), &inputs, dims, base64);
     add(&counters.inputs, inputs.len() as u64);
     add(&counters.completed, 1);
     json_reply(StatusCode::OK, &answer)
+}
+
+/// An `embeddings` model's service time: `ms` per request and `us_per_token` per token read.
+fn service_time(ms: f64, us_per_token: f64, tokens: u64) -> std::time::Duration {
+    crate::number::saturating_secs(ms / 1e3 + us_per_token * tokens as f64 / 1e6)
+}
+
+/// A reranker's `POST /v1/ranking`, `/rerank` or `/v2/rerank`, answered by the `embeddings`
+/// model it names (TEI's name none: the first) after its service time for the words of
+/// every query and passage pair.
+async fn rerank(
+    server: &LocalServer,
+    flavor: Flavor,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Reply {
+    let value: Value = match parse(headers, body, "rerank").await {
+        Ok(value) => value,
+        Err(reply) => return reply,
+    };
+    let is_embeddings = |k: &ModelKind| matches!(k, ModelKind::Embeddings { .. });
+    let request = rankings_wire::read(flavor, &value);
+    let named = request.as_ref().ok().and_then(|r| r.model.clone());
+    let served = match &named {
+        Some(name) => find(server, name, is_embeddings),
+        None => server
+            .openai_models()
+            .find(|s| is_embeddings(&s.model.def.kind)),
+    };
+    let Some(served) = served else {
+        return not_found(named.as_deref().unwrap_or("(none named)"), "embeddings");
+    };
+    let (
+        model,
+        ModelKind::Embeddings {
+            ms, us_per_token, ..
+        },
+    ) = (&served.model, &served.model.def.kind)
+    else {
+        return not_found(model_name(&named), "embeddings");
+    };
+    let counters = &model.tokens;
+    let request = match request {
+        Ok(request) => request,
+        Err(message) => {
+            add(&counters.failed, 1);
+            return bad_request(&format!("model '{}': {message}", model.name()));
+        }
+    };
+    let tokens = request.tokens();
+    add(&counters.requests, 1);
+    add(&counters.prompt_tokens, tokens);
+    let Some(instances) = served.embedder() else {
+        return unavailable();
+    };
+    let Ok(_instance) = instances.acquire().await else {
+        return unavailable();
+    };
+    tokio::time::sleep(service_time(*ms, *us_per_token, tokens)).await;
+    let id = format!("rerank-{}", NEXT_ID.fetch_add(1, Relaxed));
+    let answer = rankings_wire::answer(flavor, &id, &request);
+    add(&counters.inputs, request.passages.len() as u64);
+    add(&counters.completed, 1);
+    json_reply(StatusCode::OK, &answer)
+}
+
+fn model_name(named: &Option<String>) -> &str {
+    named.as_deref().unwrap_or("(none named)")
 }

@@ -5,7 +5,6 @@
 use std::process::Output;
 use std::sync::Arc;
 
-
 use inferperf::cli::{normalize_args, Command};
 use inferperf::config::Config;
 use inferperf::load::profiler::Interrupt;

@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use bytes::BytesMut;
 use serde_json::Value;
 
-use super::events::{is_done, read_answer, read_chunk, ChunkFacts, EventReader};
+use super::endpoints::{EndpointWire, Reading};
+use super::events::{is_done, ChunkFacts, EventReader};
 use super::OpenAi;
 use crate::backend::transport::http1::{frame_request, user_headers, Http1Stream, ResponseStart};
 use crate::backend::{
@@ -31,6 +32,9 @@ pub struct OpenAiConn {
     body: BytesMut,
     generates: bool,
     streaming: bool,
+    /// The endpoint type's answers, and how they are read.
+    wire: &'static dyn EndpointWire,
+    reading: Reading,
 }
 
 /// What a streamed answer's events added up to.
@@ -38,6 +42,8 @@ pub struct OpenAiConn {
 struct StreamCount {
     events: u32,
     usage: ChunkFacts,
+    /// The stream ended with its body (the types whose streams have no end event).
+    ended_with_body: bool,
 }
 
 impl StreamCount {
@@ -86,6 +92,8 @@ impl OpenAiConn {
             body: BytesMut::new(),
             generates: adapter.llm.endpoint.generates(),
             streaming: adapter.streaming,
+            wire: adapter.endpoint_wire(),
+            reading: reading(adapter),
         })
     }
 
@@ -149,7 +157,7 @@ impl OpenAiConn {
                 if is_done(&data) {
                     break 'body;
                 }
-                let facts = read_chunk(&data, ex)?;
+                let facts = self.wire.read_event(&data, &self.reading, ex)?;
                 if facts.content {
                     ex.answer(arrived);
                 }
@@ -157,17 +165,27 @@ impl OpenAiConn {
                     ex.tokens.first_output = Some(arrived);
                 }
                 count.add(facts);
+                if facts.ends {
+                    break 'body;
+                }
             }
             // A body that ends, or a connection that breaks, before `[DONE]`: the answer
-            // was cut short.
-            if !matches!(self.io.next_part(self.events.buffer()).await, Ok(true)) {
-                return Err(Failure::bad(
-                    Malformation::Truncated,
-                    format!(
+            // was cut short (but for the types whose streams end with their body).
+            match self.io.next_part(self.events.buffer()).await {
+                Ok(true) => {}
+                Ok(false) if self.wire.stream_ends_with_body() => {
+                    count.ended_with_body = true;
+                    break 'body;
+                }
+                _ => {
+                    return Err(Failure::bad(
+                        Malformation::Truncated,
+                        format!(
                         "the event stream ended without data: [DONE], after {} events with content",
                         count.events
                     ),
-                ));
+                    ))
+                }
             }
             arrived = Instant::now();
             body_start.get_or_insert(arrived);
@@ -177,7 +195,9 @@ impl OpenAiConn {
         let body_start = body_start.unwrap_or(head.first_byte);
         ex.recv_ns = nanos(end.saturating_duration_since(body_start));
         ex.tokens = answer_tokens(ex, request, count.usage, false);
-        self.finish_body().await;
+        if !count.ended_with_body {
+            self.finish_body().await;
+        }
         Ok(())
     }
 
@@ -192,7 +212,7 @@ impl OpenAiConn {
         self.io.rest_of_body(&mut self.body).await?;
         let done = Instant::now();
         ex.recv_ns = nanos(done.saturating_duration_since(head.first_byte));
-        let facts = read_answer(&self.body, self.generates, ex)?;
+        let facts = self.wire.read_answer(&self.body, &self.reading, ex)?;
         ex.answer(done);
         ex.finish(done);
         if facts.output {
@@ -212,6 +232,18 @@ impl OpenAiConn {
         if !matches!(read, Ok(Ok(()))) {
             self.io.abandon_body();
         }
+    }
+}
+
+/// How the adapter's answers are read: the JMESPath of `response_field` compiled once per
+/// connection (it was checked when the flags were read).
+fn reading(adapter: &OpenAi) -> Reading {
+    let field = adapter.wire.response_field.as_deref();
+    Reading {
+        generates: adapter.llm.endpoint.generates(),
+        field: field
+            .and_then(|f| jmespath::compile(f).ok())
+            .map(std::sync::Arc::new),
     }
 }
 
@@ -311,6 +343,9 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
     let mut quiet = adapter.clone();
     quiet.streaming = false;
     quiet.llm.output_deterministic = false;
+    if !adapter.endpoint_wire().probes() {
+        return Ok(());
+    }
     let extra = &adapter.llm.extra_inputs;
     let bounded = extra
         .iter()
@@ -322,11 +357,9 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
             true => adapter.llm.output_tokens_mean,
             false => Some(1),
         },
-        body: None,
-        system: None,
-        messages: None,
-        media: None,
-        parts: None,
+        // A rankings type ranks one passage.
+        passages: (adapter.llm.endpoint.rankings()).then(|| vec!["Hello".to_string()].into()),
+        ..Prompt::default()
     };
     let body = quiet.body(&target.model, &prompt).to_string();
     let request = quiet.frame(target, body.as_bytes());

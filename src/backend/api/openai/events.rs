@@ -118,6 +118,8 @@ pub struct ChunkFacts {
     pub cached_tokens: Option<u32>,
     /// `usage.completion_tokens_details.reasoning_tokens`, when given.
     pub reasoning_tokens: Option<u32>,
+    /// The event ends the stream (Anthropic's `message_stop`), as `data: [DONE]` does.
+    pub ends: bool,
 }
 
 #[derive(Deserialize)]
@@ -144,11 +146,18 @@ struct Chunk<'a> {
     message: Option<Cow<'a, str>>,
 }
 
-/// One item of a Responses answer's `output` (a message, or reasoning).
+/// One item of a Responses answer's `output` (a message, reasoning, or a function call
+/// with its name and arguments).
 #[derive(Deserialize)]
 struct OutputItem<'a> {
     #[serde(default, borrow)]
     content: Option<Vec<Part<'a>>>,
+    #[serde(default, rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
 }
 
 /// A part of an output item: `output_text` or `reasoning_text`, with its text.
@@ -187,6 +196,41 @@ struct Text<'a> {
     reasoning_content: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     reasoning: Option<Cow<'a, str>>,
+    /// The tool calls of a chat answer (whole, or a chunk's part of each).
+    #[serde(default, borrow)]
+    tool_calls: Option<Vec<ToolCall<'a>>>,
+    /// The one call of OpenAI's older functions API.
+    #[serde(default, borrow)]
+    function_call: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCall<'a> {
+    #[serde(default, borrow)]
+    function: Option<Function<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Function<'a> {
+    #[serde(default, borrow)]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<Cow<'a, str>>,
+}
+
+impl Text<'_> {
+    /// The text of the tool calls, as AIPerf counts it: each call's name and arguments, in
+    /// order, joined.
+    fn tool_text(&self) -> String {
+        let calls = self
+            .tool_calls
+            .iter()
+            .flatten()
+            .filter_map(|c| c.function.as_ref());
+        let functions = calls.chain(self.function_call.as_ref());
+        let pieces = functions.flat_map(|f| [f.name.as_deref(), f.arguments.as_deref()]);
+        pieces.flatten().collect()
+    }
 }
 
 /// `usage`, in the chat and completions names or the Responses API's.
@@ -244,10 +288,14 @@ pub fn read_answer(
 ) -> Result<ChunkFacts, Failure> {
     let chunk = parse(body)?;
     let has_text = chunk.choices.as_ref().is_some_and(|c| {
-        c.iter()
-            .any(|c| c.text.is_some() || c.message.as_ref().is_some_and(|m| m.content.is_some()))
+        c.iter().any(|c| {
+            let message = c.message.as_ref();
+            c.text.is_some()
+                || message.is_some_and(|m| m.content.is_some() || !m.tool_text().is_empty())
+        })
     }) || output_parts(&chunk)
-        .any(|(kind, text)| kind == "output_text" && text.is_some());
+        .any(|(kind, text)| kind == "output_text" && text.is_some())
+        || !function_calls(&chunk).is_empty();
     if generates && !has_text {
         return Err(Failure::bad(
             Malformation::MissingOutput,
@@ -266,13 +314,18 @@ pub fn read_answer(
     Ok(facts(&chunk, ex))
 }
 
-fn parse(data: &[u8]) -> Result<Chunk<'_>, Failure> {
-    let chunk: Chunk = serde_json::from_slice(data).map_err(|e| {
+/// An event or answer read as `T`; one that is not JSON of that shape is unreadable.
+pub fn parse_json<'a, T: Deserialize<'a>>(data: &'a [u8]) -> Result<T, Failure> {
+    serde_json::from_slice(data).map_err(|e| {
         Failure::bad(
             Malformation::Unreadable,
             format!("an event is not JSON ({e}): {}", shown(data)),
         )
-    })?;
+    })
+}
+
+fn parse(data: &[u8]) -> Result<Chunk<'_>, Failure> {
+    let chunk: Chunk = parse_json(data)?;
     let failed = chunk.response.as_ref().and_then(|r| r.error.as_ref());
     if let Some(error) = chunk.error.as_ref().or(failed) {
         let message = match error {
@@ -309,11 +362,25 @@ fn facts(chunk: &Chunk<'_>, ex: &mut Exchange<'_>) -> ChunkFacts {
             .flatten()
         {
             let reasoning = [text.reasoning_content.as_deref(), text.reasoning.as_deref()];
+            let mut thought = false;
             for piece in reasoning.into_iter().flatten().filter(|p| !p.is_empty()) {
                 facts.content = true;
+                thought = true;
                 ex.reasoning(piece);
             }
-            if let Some(piece) = text.content.as_deref().filter(|p| !p.is_empty()) {
+            // AIPerf's precedence: reasoning (with the content), else the tool calls alone
+            // (their names and arguments are the output), else the content.
+            let tools = if thought {
+                String::new()
+            } else {
+                text.tool_text()
+            };
+            let content = text.content.as_deref().filter(|p| !p.is_empty());
+            let output = match tools.is_empty() {
+                false => Some(tools.as_str()),
+                true => content,
+            };
+            if let Some(piece) = output {
                 facts.content = true;
                 facts.output = true;
                 ex.content(piece);
@@ -345,32 +412,56 @@ fn facts(chunk: &Chunk<'_>, ex: &mut Exchange<'_>) -> ChunkFacts {
 /// The Responses API's text: an event's delta, or a whole answer's output parts (not the
 /// output an end event repeats, whose text came as deltas).
 fn responses_text(chunk: &Chunk<'_>, facts: &mut ChunkFacts, ex: &mut Exchange<'_>) {
+    // Hands over a text of a kind; whether it was taken.
     let mut take = |kind: &str, text: &str| match kind {
-        _ if text.is_empty() => {}
+        _ if text.is_empty() => false,
         "output_text" => {
             facts.content = true;
             facts.output = true;
             ex.content(text);
+            true
         }
         "reasoning_text" => {
             facts.content = true;
             ex.reasoning(text);
+            true
         }
-        _ => {}
+        _ => false,
     };
     match (chunk.kind.as_deref(), chunk.delta.as_deref()) {
-        (Some("response.output_text.delta"), Some(text)) => take("output_text", text),
-        (Some("response.reasoning_text.delta"), Some(text)) => take("reasoning_text", text),
+        (Some("response.output_text.delta"), Some(text)) => {
+            take("output_text", text);
+        }
+        (Some("response.reasoning_text.delta"), Some(text)) => {
+            take("reasoning_text", text);
+        }
+        // A function call's arguments are output, as AIPerf counts them.
+        (Some("response.function_call_arguments.delta"), Some(text)) => {
+            take("output_text", text);
+        }
         _ => {
+            let mut took = false;
             for (kind, text) in output_parts(chunk) {
-                take(kind, text.unwrap_or_default());
+                took |= take(kind, text.unwrap_or_default());
+            }
+            // A whole answer of function calls alone: their names and arguments.
+            if !took {
+                take("output_text", &function_calls(chunk));
             }
         }
     }
 }
 
+/// The names and arguments of a whole Responses answer's function calls, joined.
+fn function_calls(chunk: &Chunk<'_>) -> String {
+    let items = chunk.output.iter().flatten();
+    let calls = items.filter(|item| item.kind.as_deref() == Some("function_call"));
+    let pieces = calls.flat_map(|call| [call.name.as_deref(), call.arguments.as_deref()]);
+    pieces.flatten().collect()
+}
+
 /// The start of a chunk, for messages.
-fn shown(data: &[u8]) -> String {
+pub fn shown(data: &[u8]) -> String {
     let text = String::from_utf8_lossy(&data[..data.len().min(SHOWN)]);
     let more = if data.len() > SHOWN { "…" } else { "" };
     format!("'{}{more}'", text.trim())

@@ -1,27 +1,29 @@
 //! The OpenAI-compatible API (vLLM, SGLang, llama.cpp, TensorRT-LLM, Triton's OpenAI front
-//! end, the embedded server's `llm` kind): chat completions, completions, embeddings and
-//! responses over HTTP/1.1. Discovery reads `/v1/models` and sends one short probe, so that
-//! a wrong model or endpoint is one sentence before the run; each prompt is encoded once
-//! into a whole request; the connection ([`conn`]) reads the answer, streamed as
-//! server-sent events ([`events`]) or in one piece, and counts its tokens.
+//! end, TGI, the embedded server's `llm` kind) and AIPerf's other endpoint types (Anthropic
+//! messages, rankings, TGI's generate, templates, raw bodies, ...) over HTTP/1.1.
+//! Discovery reads `/v1/models` and sends one short probe, so that a wrong model or
+//! endpoint is one sentence before the run; each prompt is encoded once into a whole
+//! request, its body made by its endpoint type's file ([`endpoints`]); the connection
+//! ([`conn`]) reads the answer, streamed as server-sent events ([`events`]) or in one
+//! piece, and counts its tokens.
 
 pub mod conn;
 pub mod content;
+pub mod endpoints;
 pub mod events;
 mod parts;
 pub mod tokenize;
 
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::backend::transport::http1::{frame_request, user_headers};
 use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::{
-    ApiSettings, Endpoint, OpenAiConfig, OpenAiSettings, OpenAiWire, TargetConfig,
-};
+use crate::config::{ApiSettings, OpenAiConfig, OpenAiSettings, OpenAiWire, TargetConfig};
 use crate::data::{Entry, Prompt};
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
+use endpoints::{wire, BodyInput, EndpointWire};
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {
@@ -63,15 +65,21 @@ impl OpenAi {
         }
     }
 
-    /// `/v1/...` of the endpoint, or the custom path.
+    /// The endpoint type's body and answers.
+    pub fn endpoint_wire(&self) -> &'static dyn EndpointWire {
+        wire(self.llm.endpoint)
+    }
+
+    /// `/v1/...` of the endpoint (its streaming path when streaming), or the custom path.
     pub fn path(&self) -> String {
         match &self.wire.path {
             Some(path) => path.clone(),
-            None => format!("/{}", self.llm.endpoint.path()),
+            None => format!("/{}", self.llm.endpoint.request_path(self.streaming)),
         }
     }
 
-    /// The JSON body of one prompt.
+    /// The JSON body of one prompt (null when the type can make none of it, which was
+    /// refused when the prompt was first encoded).
     pub fn body(&self, model: &str, prompt: &Prompt) -> Value {
         self.turn_body(model, prompt, &[])
     }
@@ -80,60 +88,27 @@ impl OpenAi {
     /// and the answer the server gave to it, then the prompt. (The other endpoints carry no
     /// conversation: their body is the prompt's.)
     pub fn turn_body(&self, model: &str, prompt: &Prompt, history: &[(String, String)]) -> Value {
-        let mut body = Map::new();
-        body.insert("model".into(), model.into());
-        match self.llm.endpoint {
-            Endpoint::Chat if prompt.messages.is_some() => {
-                let given = prompt.messages.as_deref().cloned().unwrap_or_default();
-                body.insert("messages".into(), given);
-            }
-            Endpoint::Chat => {
-                body.insert("messages".into(), chat_messages(prompt, history).into());
-            }
-            Endpoint::Completions => {
-                let text = match &prompt.system {
-                    Some(system) => format!("{system}\n{}", prompt.text),
-                    None => prompt.text.clone(),
-                };
-                body.insert("prompt".into(), text.into());
-            }
-            Endpoint::Embeddings => {
-                body.insert("input".into(), prompt.text.as_str().into());
-            }
-            Endpoint::Responses => {
-                body.insert("input".into(), content::responses_input(prompt));
-            }
-        }
-        if self.llm.endpoint.generates() {
-            self.generation_fields(prompt, &mut body);
-        }
-        for (key, value) in &self.llm.extra_inputs {
-            body.insert(key.clone(), value.clone());
-        }
-        parts::apply(&mut body, self.llm.endpoint, prompt);
-        Value::Object(body)
+        self.try_body(model, prompt, history).unwrap_or_default()
     }
 
-    fn generation_fields(&self, prompt: &Prompt, body: &mut Map<String, Value>) {
-        if let Some(n) = prompt.max_tokens {
-            let field = match (self.llm.endpoint, self.wire.max_completion_tokens) {
-                (Endpoint::Responses, _) => "max_output_tokens",
-                (_, true) => "max_completion_tokens",
-                (_, false) => "max_tokens",
-            };
-            body.insert(field.into(), n.into());
-            if self.llm.output_deterministic {
-                body.insert("min_tokens".into(), n.into());
-                body.insert("ignore_eos".into(), true.into());
-            }
+    /// The body of a turn, or the sentence saying why the endpoint type can make none.
+    pub fn try_body(
+        &self,
+        model: &str,
+        prompt: &Prompt,
+        history: &[(String, String)],
+    ) -> Result<Value, String> {
+        let input = BodyInput {
+            adapter: self,
+            model,
+            prompt,
+            history,
+        };
+        let mut body = self.endpoint_wire().body(&input)?;
+        if let Value::Object(fields) = &mut body {
+            parts::apply(fields, self.llm.endpoint, prompt);
         }
-        if self.streaming {
-            body.insert("stream".into(), true.into());
-            // The Responses API ends every stream with its usage, unasked.
-            if self.llm.endpoint != Endpoint::Responses {
-                body.insert("stream_options".into(), json!({"include_usage": true}));
-            }
-        }
+        Ok(body)
     }
 
     /// A turn of a chat session with its history (see [`OpenAi::turn_body`]), encoded when
@@ -153,9 +128,15 @@ impl OpenAi {
         Payload::Http(self.frame(target, &body))
     }
 
-    /// The whole HTTP request for a body.
+    /// The whole HTTP request for a body: the user's headers, then the type's own unless
+    /// the user gave one of the name, the content type and, streaming, `accept`.
     fn frame(&self, target: &Target, body: &[u8]) -> bytes::Bytes {
         let mut headers: Vec<(&str, &str)> = user_headers(&target.peer.headers).collect();
+        for &(name, value) in self.endpoint_wire().headers() {
+            if !headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
+                headers.push((name, value));
+            }
+        }
         if !headers.iter().any(|(n, _)| *n == "content-type") {
             headers.push(("content-type", "application/json"));
         }
@@ -164,22 +145,6 @@ impl OpenAi {
         }
         frame_request("POST", &self.path(), &target.peer.authority, &headers, body)
     }
-}
-
-/// A chat's messages: the system message, then a user and an assistant message for each
-/// earlier turn, then the prompt.
-fn chat_messages(prompt: &Prompt, history: &[(String, String)]) -> Vec<Value> {
-    let mut messages = Vec::with_capacity(2 + 2 * history.len());
-    if let Some(system) = &prompt.system {
-        messages.push(json!({"role": "system", "content": &**system}));
-    }
-    for (asked, answered) in history {
-        messages.push(json!({"role": "user", "content": asked}));
-        messages.push(json!({"role": "assistant", "content": answered}));
-    }
-    let content = content::content_parts(prompt, content::Parts::Chat);
-    messages.push(json!({"role": "user", "content": content}));
-    messages
 }
 
 impl Adapter for OpenAi {
@@ -209,7 +174,11 @@ impl Adapter for OpenAi {
         };
         let body = match &prompt.body {
             Some(given) => given.clone().into_bytes(),
-            None => self.body(&target.model, prompt).to_string().into_bytes(),
+            None => self
+                .try_body(&target.model, prompt, &[])
+                .map_err(|why| RunError::bad_option(format!("{}: {why}.", entry.origin)))?
+                .to_string()
+                .into_bytes(),
         };
         Ok(Payload::Http(self.frame(target, &body)))
     }
@@ -223,7 +192,8 @@ impl Adapter for OpenAi {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::PromptSource;
+    use crate::config::{Endpoint, PromptSource};
+    use serde_json::json;
 
     fn adapter(endpoint: Endpoint, streaming: bool) -> OpenAi {
         OpenAi {
@@ -255,8 +225,7 @@ mod tests {
             body: None,
             system: None,
             messages: None,
-            media: None,
-            parts: None,
+            ..Prompt::default()
         }
     }
 
@@ -301,6 +270,7 @@ mod tests {
         chat.wire = OpenAiWire {
             path: Some("/my/api".into()),
             max_completion_tokens: true,
+            ..OpenAiWire::default()
         };
         assert_eq!(chat.path(), "/my/api");
         let body = chat.body("m", &prompt());

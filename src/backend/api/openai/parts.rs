@@ -26,6 +26,8 @@ pub fn apply(body: &mut Map<String, Value>, endpoint: Endpoint, prompt: &Prompt)
         Endpoint::Completions => texts_as_list(body, "prompt", prompt, parts),
         Endpoint::Embeddings => texts_as_list(body, "input", prompt, parts),
         Endpoint::Responses => responses(body, prompt, parts),
+        // The other types' bodies take no dataset parts beyond their own fields.
+        _ => return,
     }
     if let Some(tools) = &parts.tools {
         if matches!(endpoint, Endpoint::Chat | Endpoint::Responses) {
