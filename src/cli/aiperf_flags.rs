@@ -45,6 +45,7 @@ const BASETEN: &str =
 const WEKA: &str =
     "it shapes the replay of Weka (SemiAnalysis) traces, which inferperf does not read.";
 /// Why repeated runs are refused until they land.
+const SYNTHESIS: &str = "AIPerf's trace synthesis (scaling a trace's prefixes, lengths and speed into a new trace) is not in inferperf yet; replay a trace at another speed with --replay-speedup.";
 const REPEATS: &str = "repeated runs with confidence intervals are not in inferperf yet; run the command several times and compare the results files with inferperf compare.";
 
 /// AIPerf 0.13's `profile` options, in the order of its `--help`.
@@ -74,7 +75,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["use-server-token-count"], Same),
     flag(&["per-chunk-usage"], Differently("the field is sent, but inferperf times every chunk and counts its tokens with the tokenizer, so its inter-token latency needs no correction from the usage.")),
     flag(&["connection-reuse-strategy"], Differently("inferperf keeps one connection per request slot (and per session), reused; `never` opens a new one for every request.")),
-    flag(&["download-video-content"], Same),
+    flag(&["download-video-content"], Refused("it downloads the videos a dataset names by URL before sending them; inferperf sends a dataset's video URLs as given and its synthetic videos inline.")),
     flag(&["request-content-type"], Same),
     flag(&["session-header"], Same),
     flag(&["uuid-and-strip"], Refused("it strips images vLLM's multimodal cache already holds, by UUIDs of AIPerf's datasets; inferperf sends every image whole.")),
@@ -82,7 +83,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["tokenizer"], Same),
     flag(&["tokenizer-revision"], Same),
     flag(&["tokenizer-trust-remote-code"], Refused("inferperf reads a tokenizer's tokenizer.json and never runs a model repository's Python code.")),
-    flag(&["apply-chat-template"], Same),
+    flag(&["apply-chat-template"], Refused("it renders prompts through the tokenizer's chat template before counting them, and inferperf counts a prompt's text without a template; the server's usage shows the templated count.")),
     // Input
     flag(&["extra-inputs"], Same),
     flag(&["header"], Same),
@@ -90,7 +91,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["public-dataset"], Same),
     flag(&["hf-subset"], Same),
     flag(&["hf-weka-dataset"], Refused(WEKA)),
-    flag(&["dataset-filter"], Same),
+    flag(&["dataset-filter"], Refused("it filters rows of AIPerf's agent-trace datasets (exgentic), which inferperf does not read.")),
     flag(&["custom-dataset-type"], Same),
     flag(&["ignore-trace-delays"], Same),
     flag(&["use-think-time-only"], Refused(WEKA)),
@@ -126,7 +127,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     // Prompt
     flag(&["prompt-batch-size", "batch-size-text", "batch-size"], Same),
     flag(&["prompt-corpus"], Same),
-    flag(&["cache-bust"], Same),
+    flag(&["cache-bust"], Refused("its per-request markers that defeat a server's prefix cache are not in inferperf yet; give each run distinct prompts with --seed.")),
     flag(&["system-prompt"], Same),
     flag(&["system-prompt-file"], Same),
     flag(&["prompt-prefix-pool-size", "prefix-prompt-pool-size", "num-prefix-prompts"], Same),
@@ -177,13 +178,13 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["rankings-query-prompt-token-mean"], Same),
     flag(&["rankings-query-prompt-token-stddev"], Same),
     // Synthesis
-    flag(&["synthesis-speedup-ratio"], Same),
-    flag(&["synthesis-prefix-len-multiplier"], Same),
-    flag(&["synthesis-prefix-root-multiplier"], Same),
-    flag(&["synthesis-prompt-len-multiplier"], Same),
-    flag(&["synthesis-output-len-multiplier"], Same),
-    flag(&["synthesis-max-isl"], Same),
-    flag(&["synthesis-max-osl"], Same),
+    flag(&["synthesis-speedup-ratio"], Refused(SYNTHESIS)),
+    flag(&["synthesis-prefix-len-multiplier"], Refused(SYNTHESIS)),
+    flag(&["synthesis-prefix-root-multiplier"], Refused(SYNTHESIS)),
+    flag(&["synthesis-prompt-len-multiplier"], Refused(SYNTHESIS)),
+    flag(&["synthesis-output-len-multiplier"], Refused(SYNTHESIS)),
+    flag(&["synthesis-max-isl"], Refused(SYNTHESIS)),
+    flag(&["synthesis-max-osl"], Refused(SYNTHESIS)),
     // Load generator
     flag(&["benchmark-duration"], Same),
     flag(&["benchmark-grace-period"], Same),

@@ -14,6 +14,10 @@ pub struct EndpointArgs {
     /// `x-api-key: KEY`. Never written to any file or report, as -H values are not.
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
+    /// The Content-Type of every request (AIPerf's; default application/json), in place of
+    /// a -H header of that name.
+    #[arg(long, value_name = "TYPE")]
+    pub request_content_type: Option<String>,
     /// Passages per synthetic rankings request, on average (AIPerf's; default 10, the value
     /// AIPerf 0.13 sends although its help says 1). For the rankings endpoint types.
     #[arg(long, value_name = "N")]

@@ -15,7 +15,7 @@ use crate::backend::replicas::{self, Replicas};
 use crate::backend::{Request, RequestShape, Target};
 use crate::cli::ProfileArgs;
 use crate::config::{Config, LoadMode};
-use crate::data::{traces, Dataset, PromptSettings};
+use crate::data::{Dataset, PromptSettings};
 use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::load::plan::Plan;
 use crate::load::profiler::{Interrupt, Profiler};
@@ -79,7 +79,7 @@ impl Prepared {
 /// Resolves the servers, reads the model (the same from each) and encodes the requests.
 pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
     // The whole input file is read and checked before anything is sent.
-    let file = traces::load(&cfg.data.workload, cfg.load.seed)?;
+    let file = crate::data::load_dataset_file(&cfg.data.workload, cfg.load.seed)?;
     let targets = replicas::resolve_all(&cfg.target, RequestShape::of(&cfg.data)).await?;
     let model = match cfg.target.hooks.readiness {
         Some(readiness) => discover_when_ready(&targets, readiness).await?,

@@ -1,9 +1,9 @@
 //! AIPerf's dataset and prompt flags (`cli::DatasetArgs`) checked once into the settings the
 //! dataset box reads: a public dataset, the sampling order, system and context prompts,
 //! the synthetic corpus with its length distributions (`--seq-dist`, `--random-range-ratio`)
-//! and what happens to a trace's recorded waits. Every rule about these flags is here.
+//! and what happens to a trace's recorded waits. Each flag's own rules are here; their rules
+//! with the workload's other flags are `workload::check_dataset`'s.
 
-use super::workload::FileFormat;
 use crate::cli::{DatasetArgs, ProfileArgs};
 use crate::error::{RunError, RunResult};
 
@@ -167,86 +167,6 @@ pub fn streamed_rows(profile: &ProfileArgs) -> usize {
         Some(n) => n,
         None => super::openai::default_entries(profile.sessions.conversation_num, 0),
     }
-}
-
-/// The rules between AIPerf's dataset flags and the other flags of a run.
-pub fn check(workload: &super::workload::WorkloadConfig, profile: &ProfileArgs) -> RunResult<()> {
-    let d = &workload.dataset;
-    let input = profile.llm.input_file.is_some();
-    if d.public.is_some() && input {
-        return Err(RunError::bad_option(
-            "--public-dataset and --input-file both give the prompts: give one.",
-        ));
-    }
-    let from_data = input || d.public.is_some();
-    let pool = matches!(workload.file, Some((_, FileFormat::RandomPool)));
-    for (flag, given) in d.synthetic_only() {
-        let pooled = flag == "--prompt-batch-size" && pool;
-        if given && from_data && !pooled {
-            return Err(RunError::bad_option(format!(
-                "{flag} shapes synthetic prompts, and the prompts come from a dataset here: drop {flag}, or drop --input-file/--public-dataset (AIPerf refuses the pair too)."
-            )));
-        }
-    }
-    if !from_data {
-        let flag = match (d.ignore_trace_delays, d.delay_cap_ms) {
-            (true, _) => Some("--ignore-trace-delays"),
-            (false, Some(_)) => Some("--inter-turn-delay-cap-seconds"),
-            _ => None,
-        };
-        if let Some(flag) = flag {
-            return Err(RunError::bad_option(format!(
-                "{flag} applies to the recorded delays of a dataset: add --input-file FILE --custom-dataset-type TYPE (or --public-dataset)."
-            )));
-        }
-    }
-    if d.seq_dist.is_some() && d.range_ratio.is_some() {
-        return Err(RunError::bad_option(
-            "--seq-dist and --random-range-ratio both draw the lengths: give one.",
-        ));
-    }
-    let typed = profile.llm.synthetic_input_tokens_mean.is_some()
-        && profile.llm.output_tokens_mean.is_some();
-    if d.range_ratio.is_some() && !typed {
-        return Err(RunError::bad_option(
-            "--random-range-ratio draws lengths around --isl and --osl: give both.",
-        ));
-    }
-    check_prompts(workload, profile.llm.endpoint.as_deref())
-}
-
-/// The system and context prompts: one shared start at most, for the APIs that take them.
-fn check_prompts(
-    workload: &super::workload::WorkloadConfig,
-    endpoint: Option<&str>,
-) -> RunResult<()> {
-    let d = &workload.dataset;
-    let prefixed = workload.prefixes.is_some();
-    if d.system_prompt.is_some() && (prefixed || workload.system_prompt_tokens.is_some()) {
-        return Err(RunError::bad_option(
-            "--system-prompt and --shared-system-prompt-length (or --prefix-prompt-length) both put a shared start before prompts: give one, as AIPerf takes one.",
-        ));
-    }
-    if d.user_context_tokens.is_some() && prefixed {
-        return Err(RunError::bad_option(
-            "--user-context-prompt-length and --prefix-prompt-length both put a start before prompts: give one, as AIPerf takes one.",
-        ));
-    }
-    let chat_like = matches!(
-        endpoint.map(|e| e.trim().trim_matches('/')),
-        None | Some("v1/chat/completions" | "chat" | "v1/responses" | "responses")
-    );
-    let flag = match (&d.system_prompt, d.user_context_tokens) {
-        (Some(_), _) => "--system-prompt",
-        (None, Some(_)) => "--user-context-prompt-length",
-        (None, None) => return Ok(()),
-    };
-    if !chat_like {
-        return Err(RunError::bad_option(format!(
-            "{flag} sends a message of its own, which only chat and responses requests carry: use --endpoint-type chat or responses, or drop {flag}."
-        )));
-    }
-    Ok(())
 }
 
 fn choice(flag: &str, given: &str, choices: &str) -> RunError {

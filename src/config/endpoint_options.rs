@@ -103,32 +103,6 @@ pub fn rankings(args: &EndpointArgs) -> RunResult<RankingsConfig> {
     })
 }
 
-/// `--api-key KEY` as the header AIPerf sends, after the `-H` headers and in place of one of
-/// the same name: `Authorization: Bearer KEY`, or `x-api-key: KEY` for the messages type.
-pub(super) fn lower_api_key(args: &mut ProfileArgs) -> RunResult<()> {
-    let Some(key) = args.endpoints.api_key.as_deref().map(str::trim) else {
-        return Ok(());
-    };
-    if key.is_empty() || !key.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(RunError::bad_option(
-            "--api-key is empty or holds spaces or control characters: give the key as the server issued it.",
-        ));
-    }
-    let endpoint = args.llm.endpoint.as_deref().unwrap_or_default().trim();
-    let messages = endpoint.trim_matches('/') == "v1/messages"
-        || Endpoint::from_type_name(endpoint) == Some(Endpoint::Messages);
-    let (name, value) = match messages {
-        true => ("x-api-key", key.to_string()),
-        false => ("Authorization", format!("Bearer {key}")),
-    };
-    args.headers.retain(|header| {
-        let given = header.split_once(':').map_or(header.as_str(), |(n, _)| n);
-        !given.trim().eq_ignore_ascii_case(name)
-    });
-    args.headers.push(format!("{name}: {value}"));
-    Ok(())
-}
-
 /// Takes the template and the answer's field out of `--extra-inputs` (as AIPerf does with
 /// `payload_template` for every type, and `response_field` beside it or for `raw`), checks
 /// them, and refuses a template type without a template.

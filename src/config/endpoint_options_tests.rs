@@ -67,11 +67,11 @@ fn the_api_key_is_a_header_after_the_given_ones() {
         "--api-key",
         "k1",
     ]);
-    lower_api_key(&mut given).unwrap();
+    crate::config::aiperf::headers::lower(&mut given).unwrap();
     assert_eq!(given.headers, ["x-a: 1", "Authorization: Bearer k1"]);
     let mut messages = args(&["--endpoint-type", "messages", "--api-key", "k2"]);
     messages.llm.endpoint = Some("messages".into());
-    lower_api_key(&mut messages).unwrap();
+    crate::config::aiperf::headers::lower(&mut messages).unwrap();
     assert_eq!(messages.headers, ["x-api-key: k2"]);
     let c = config(&["--endpoint-type", "messages", "--api-key", "k3"]).unwrap();
     assert_eq!(

@@ -33,7 +33,7 @@ fn refused(args: &[&str], needle: &str) {
 }
 
 fn secs(s: f64) -> Option<Duration> {
-    Some(Duration::from_secs_f64(s))
+    Some(crate::number::saturating_secs(s))
 }
 
 #[test]

@@ -196,7 +196,12 @@ impl WorkloadConfig {
             }
             (None, _) => None,
         };
-        let dataset = DatasetSettings::parse(&args.datasets, profile.sessions.conversation_num)?;
+        let mut dataset =
+            DatasetSettings::parse(&args.datasets, profile.sessions.conversation_num)?;
+        // A streamed public dataset is read only as far as the run needs.
+        if let Some(public) = &mut dataset.public {
+            public.rows = super::datasets::streamed_rows(profile);
+        }
         let from_elsewhere = input_file.is_some() || dataset.public.is_some();
         if from_elsewhere && args.prefix_prompt_length.is_some_and(|n| n > 0) {
             return Err(RunError::bad_option(
@@ -214,7 +219,7 @@ impl WorkloadConfig {
             slice: slice(args)?,
             dataset,
         };
-        super::datasets::check(&workload, profile)?;
+        check_dataset(&workload, profile)?;
         Ok(workload)
     }
 
@@ -356,4 +361,81 @@ fn slice(args: &WorkloadArgs) -> RunResult<TraceSlice> {
         speedup,
         max_context: tokens(args.max_context_length, "--max-context-length")?,
     })
+}
+
+/// The rules between AIPerf's dataset flags and the other flags of a run.
+fn check_dataset(workload: &WorkloadConfig, profile: &ProfileArgs) -> RunResult<()> {
+    let d = &workload.dataset;
+    let input = profile.llm.input_file.is_some();
+    if d.public.is_some() && input {
+        return Err(RunError::bad_option(
+            "--public-dataset and --input-file both give the prompts: give one.",
+        ));
+    }
+    let from_data = input || d.public.is_some();
+    let pool = matches!(workload.file, Some((_, FileFormat::RandomPool)));
+    for (flag, given) in d.synthetic_only() {
+        let pooled = flag == "--prompt-batch-size" && pool;
+        if given && from_data && !pooled {
+            return Err(RunError::bad_option(format!(
+                "{flag} shapes synthetic prompts, and the prompts come from a dataset here: drop {flag}, or drop --input-file/--public-dataset (AIPerf refuses the pair too)."
+            )));
+        }
+    }
+    if !from_data {
+        let flag = match (d.ignore_trace_delays, d.delay_cap_ms) {
+            (true, _) => Some("--ignore-trace-delays"),
+            (false, Some(_)) => Some("--inter-turn-delay-cap-seconds"),
+            _ => None,
+        };
+        if let Some(flag) = flag {
+            return Err(RunError::bad_option(format!(
+                "{flag} applies to the recorded delays of a dataset: add --input-file FILE --custom-dataset-type TYPE (or --public-dataset)."
+            )));
+        }
+    }
+    if d.seq_dist.is_some() && d.range_ratio.is_some() {
+        return Err(RunError::bad_option(
+            "--seq-dist and --random-range-ratio both draw the lengths: give one.",
+        ));
+    }
+    let typed = profile.llm.synthetic_input_tokens_mean.is_some()
+        && profile.llm.output_tokens_mean.is_some();
+    if d.range_ratio.is_some() && !typed {
+        return Err(RunError::bad_option(
+            "--random-range-ratio draws lengths around --isl and --osl: give both.",
+        ));
+    }
+    check_prompts(workload, profile.llm.endpoint.as_deref())
+}
+
+/// The system and context prompts: one shared start at most, for the APIs that take them.
+fn check_prompts(workload: &WorkloadConfig, endpoint: Option<&str>) -> RunResult<()> {
+    let d = &workload.dataset;
+    let prefixed = workload.prefixes.is_some();
+    if d.system_prompt.is_some() && (prefixed || workload.system_prompt_tokens.is_some()) {
+        return Err(RunError::bad_option(
+            "--system-prompt and --shared-system-prompt-length (or --prefix-prompt-length) both put a shared start before prompts: give one, as AIPerf takes one.",
+        ));
+    }
+    if d.user_context_tokens.is_some() && prefixed {
+        return Err(RunError::bad_option(
+            "--user-context-prompt-length and --prefix-prompt-length both put a start before prompts: give one, as AIPerf takes one.",
+        ));
+    }
+    let chat_like = matches!(
+        endpoint.map(|e| e.trim().trim_matches('/')),
+        None | Some("v1/chat/completions" | "chat" | "v1/responses" | "responses")
+    );
+    let flag = match (&d.system_prompt, d.user_context_tokens) {
+        (Some(_), _) => "--system-prompt",
+        (None, Some(_)) => "--user-context-prompt-length",
+        (None, None) => return Ok(()),
+    };
+    if !chat_like {
+        return Err(RunError::bad_option(format!(
+            "{flag} sends a message of its own, which only chat and responses requests carry: use --endpoint-type chat or responses, or drop {flag}."
+        )));
+    }
+    Ok(())
 }

@@ -7,9 +7,9 @@
 use rand::rngs::SmallRng;
 use rand::Rng;
 
-use super::prompt_maker::{draw, vocabulary};
 use crate::config::datasets::{window, Corpus, DatasetSettings, LengthPair};
 use crate::config::OpenAiConfig;
+use rand_distr::{Distribution, Normal};
 
 /// A drawer of (input tokens, answer tokens) per synthetic prompt.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,6 +90,33 @@ pub fn corpus_words(corpus: Corpus, rng: &mut SmallRng) -> Vec<String> {
             })
             .collect(),
     }
+}
+
+/// Distinct words synthetic prompts draw from.
+const VOCABULARY: usize = 1000;
+pub(crate) const SYLLABLES: [&str; 16] = [
+    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "da", "fe", "go", "hu", "ji", "po", "re", "zu",
+];
+
+/// Pseudo-words of two to four syllables.
+pub(crate) fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
+    (0..VOCABULARY)
+        .map(|_| {
+            let syllables = rng.random_range(2..=4);
+            (0..syllables)
+                .map(|_| SYLLABLES[rng.random_range(0..SYLLABLES.len())])
+                .collect()
+        })
+        .collect()
+}
+
+/// A whole number drawn from Normal(mean, stddev), at least 1.
+pub(crate) fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
+    if stddev <= 0.0 {
+        return mean.max(1);
+    }
+    let normal = Normal::new(mean as f64, stddev).expect("stddev was checked to be finite");
+    normal.sample(rng).round().clamp(1.0, u32::MAX as f64) as u32
 }
 
 #[cfg(test)]

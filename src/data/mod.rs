@@ -169,8 +169,45 @@ fn prompt_entries(
         _ => shaping::Origin::Dataset,
     };
     let mut entries = shaping::apply(entries, &data.workload.dataset, llm, seed, counter, origin)?;
-    media::attach(&mut entries, &data.media, seed)?;
+    attach_media(&mut entries, &data.media, seed)?;
     Ok(entries)
+}
+
+/// Attaches the run's media to its synthetic prompts (those not sent as given), in order.
+pub(crate) fn attach_media(
+    entries: &mut [Entry],
+    config: &crate::config::media::MediaConfig,
+    seed: u64,
+) -> RunResult<()> {
+    if !config.is_on() {
+        return Ok(());
+    }
+    let mut prompts: Vec<&mut entry::Prompt> = (entries.iter_mut())
+        .filter_map(|e| e.prompt.as_mut())
+        .filter(|p| p.body.is_none() && p.messages.is_none())
+        .collect();
+    let media = media::make(config, seed, prompts.len())?;
+    for (prompt, media) in prompts.iter_mut().zip(media) {
+        prompt.media = Some(std::sync::Arc::new(media));
+    }
+    Ok(())
+}
+
+/// The run's file or public dataset, read and checked before anything is sent, its waits
+/// as the dataset flags have them (`None`: the prompts come from elsewhere).
+pub fn load_dataset_file(
+    workload: &crate::config::workload::WorkloadConfig,
+    seed: u64,
+) -> RunResult<Option<traces::TraceFile>> {
+    let file = match (
+        traces::read_input_file(workload, seed)?,
+        &workload.dataset.public,
+    ) {
+        (Some(file), _) => file,
+        (None, Some(choice)) => public::read(choice)?,
+        (None, None) => return Ok(None),
+    };
+    traces::settle_delays(file, workload)
 }
 
 /// A shard's part of the data: every N-th entry from its index (generated data, a single

@@ -5,19 +5,13 @@
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, Normal};
 
 use super::lengths::{corpus_words, LengthDraw};
+pub(crate) use super::lengths::{draw, vocabulary, SYLLABLES};
 use super::tokenizer::{CounterInfo, TokenCount};
 use crate::config::datasets::{Corpus, DatasetSettings};
 use crate::config::OpenAiConfig;
 use crate::error::{RunError, RunResult};
-
-/// Distinct words synthetic prompts draw from.
-const VOCABULARY: usize = 1000;
-const SYLLABLES: [&str; 16] = [
-    "ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "da", "fe", "go", "hu", "ji", "po", "re", "zu",
-];
 
 /// Makes the texts of a run's prompts: exactly so many tokens of pseudo-words (each text's
 /// first word its own), drawn lengths, and counts by the run's tokenizer.
@@ -281,27 +275,6 @@ fn leading_word(number: usize) -> String {
     }
     word.push_str("zo");
     word
-}
-
-/// Pseudo-words of two to four syllables.
-pub(crate) fn vocabulary(rng: &mut SmallRng) -> Vec<String> {
-    (0..VOCABULARY)
-        .map(|_| {
-            let syllables = rng.random_range(2..=4);
-            (0..syllables)
-                .map(|_| SYLLABLES[rng.random_range(0..SYLLABLES.len())])
-                .collect()
-        })
-        .collect()
-}
-
-/// A whole number drawn from Normal(mean, stddev), at least 1.
-pub(crate) fn draw(rng: &mut SmallRng, mean: u32, stddev: f64) -> u32 {
-    if stddev <= 0.0 {
-        return mean.max(1);
-    }
-    let normal = Normal::new(mean as f64, stddev).expect("stddev was checked to be finite");
-    normal.sample(rng).round().clamp(1.0, u32::MAX as f64) as u32
 }
 
 pub(crate) fn max_tokens(rng: &mut SmallRng, llm: &OpenAiConfig) -> Option<u32> {

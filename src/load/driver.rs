@@ -23,6 +23,9 @@ use crate::error::{RunError, RunResult};
 use crate::measure::sample::Drained;
 use crate::measure::window::WindowStats;
 
+/// What the requests in flight get to finish once the run is interrupted.
+pub const INTERRUPTED_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// Open-loop counters as last read, so that each window gets its own deltas.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct CounterMark {
@@ -471,7 +474,7 @@ fn schedule_for(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<Sc
 }
 
 fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<Schedule> {
-    if let Some(shaped) = super::ramps::shaped_schedule(load, rate) {
+    if let Some(shaped) = super::rate_ramps::shaped_schedule(load, rate) {
         return Ok(shaped);
     }
     Ok(match &load.mode {

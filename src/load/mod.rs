@@ -21,6 +21,7 @@ pub mod plan;
 pub mod profiler;
 pub mod progress;
 pub mod ramps;
+pub mod rate_ramps;
 pub mod schedule;
 pub mod search;
 pub mod sequences;

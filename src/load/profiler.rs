@@ -35,8 +35,7 @@ const POLL: Duration = Duration::from_millis(2);
 /// slots' buffers hold at most this much of the run however long the window is.
 pub(crate) const FOLD_EVERY: Duration = Duration::from_millis(100);
 
-/// What the requests in flight get to finish once the run is interrupted.
-pub const INTERRUPTED_GRACE: Duration = Duration::from_millis(200);
+pub use super::driver::INTERRUPTED_GRACE;
 
 #[path = "profiler_shapes.rs"]
 mod shapes;

@@ -6,20 +6,13 @@
 //! any rate ramp, and holds its last rate. Both rates become the segments of a
 //! [`RateCurve`] (the shape `--load-steps` uses), so the schedule places requests along
 //! them with the run's arrival pattern; the level's measurement is unchanged. The
-//! concurrency and prefill steps are followed by [`LevelRamps`] from the level's start.
+//! concurrency and prefill steps are followed by [`LevelRamps`] from the level's start;
+//! the rates are [`super::rate_ramps`]'s.
 
 use std::time::{Duration, Instant};
 
-use super::curve::RateCurve;
 use super::driver::Driver;
-use super::schedule::Schedule;
-use crate::config::rate_series::RateSeries;
-use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, Segment};
-
-/// AIPerf's interval between two moves of a rate (`RATE_RAMP_UPDATE_INTERVAL`).
-pub const RATE_UPDATE_S: f64 = 0.1;
-/// How long the last rate is held: longer than any measurement (a day at most).
-const HOLD: Duration = Duration::from_secs(3 * 24 * 3600);
+use crate::config::{LoadConfig, LoadLevel};
 
 /// The value of a whole-step ramp from 1 to `target` over `duration`, `t` after its start.
 pub fn step_value(target: u32, duration: Duration, t: Duration) -> u32 {
@@ -36,68 +29,9 @@ fn step_time(target: u32, duration: Duration, value: u32) -> Duration {
     if target <= 1 || value <= 1 {
         return Duration::ZERO;
     }
-    duration.mul_f64((value - 1) as f64 / (target - 1) as f64)
-}
-
-/// The segments of a rate of `rate` requests per second with AIPerf's ramp over `ramp`
-/// and then `series` (else the rate), the last rate held.
-pub fn rate_segments(
-    rate: f64,
-    ramp: Option<Duration>,
-    series: Option<&RateSeries>,
-) -> Vec<Segment> {
-    let mut segments = Vec::new();
-    if let Some(ramp) = ramp {
-        let secs = ramp.as_secs_f64();
-        let start = rate * RATE_UPDATE_S / secs;
-        staircase(&mut segments, secs, |t| start + (rate - start) * t / secs);
-    }
-    let last = match series {
-        Some(series) => {
-            staircase(&mut segments, series.end_s(), |t| series.qps_at(t));
-            series.qps_at(series.end_s())
-        }
-        None => rate,
-    };
-    segments.push(Segment {
-        from: last,
-        to: last,
-        duration: HOLD,
-    });
-    segments
-}
-
-/// Steps of 0.1 s over `secs` (the last one cut at `secs`), each at `value` of its start.
-fn staircase(segments: &mut Vec<Segment>, secs: f64, value: impl Fn(f64) -> f64) {
-    let steps = ((secs / RATE_UPDATE_S) - 1e-9).ceil().max(0.0) as u64;
-    for k in 0..steps {
-        let from = k as f64 * RATE_UPDATE_S;
-        let to = ((k + 1) as f64 * RATE_UPDATE_S).min(secs);
-        let v = value(from);
-        segments.push(Segment {
-            from: v,
-            to: v,
-            duration: crate::number::saturating_secs(to - from),
-        });
-    }
-}
-
-/// The schedule of a rate level with AIPerf's rate ramp or series (`None`: neither).
-pub fn shaped_schedule(load: &LoadConfig, rate: f64) -> Option<Schedule> {
-    let modes = &load.modes;
-    let series = modes.rate_series.as_ref();
-    if modes.run.rate_ramp.is_none() && series.is_none() {
-        return None;
-    }
-    let LoadMode::RequestRate { distribution, .. } = load.mode else {
-        return None;
-    };
-    let segments = rate_segments(rate, modes.run.rate_ramp, series);
-    Some(Schedule::Curve(match distribution {
-        Distribution::Constant => RateCurve::new(segments, None),
-        Distribution::Poisson => RateCurve::new(segments, Some(load.seed)),
-        Distribution::Gamma { smoothness } => RateCurve::gamma(segments, smoothness, load.seed),
-    }))
+    crate::number::saturating_secs(
+        duration.as_secs_f64() * (value - 1) as f64 / (target - 1) as f64,
+    )
 }
 
 /// A whole-step ramp being followed.
@@ -201,7 +135,10 @@ impl LevelRamps {
 
 #[cfg(test)]
 mod tests {
+    use super::super::rate_ramps::{rate_segments, HOLD};
     use super::*;
+    use crate::config::rate_series::RateSeries;
+    use crate::config::Segment;
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)

@@ -64,7 +64,7 @@ impl WarmUpRun<'_> {
             driver.fold_until(Instant::now(), &mut tally, &mut scratch, None);
         }
         let grace = match interrupt.is_raised() {
-            true => super::profiler::INTERRUPTED_GRACE,
+            true => super::driver::INTERRUPTED_GRACE,
             false => self.warm_up.grace.unwrap_or(self.timeout).min(self.timeout),
         };
         driver.settle(grace).await;

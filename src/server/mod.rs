@@ -16,6 +16,7 @@
 //! serves KServe's gRPC service and TF Serving's `PredictionService` ([`tfserving`], whose
 //! core the REST routes share). [`start`] binds the ports and returns once they listen.
 
+mod answer_parts;
 mod anthropic_wire;
 mod bls;
 mod def;

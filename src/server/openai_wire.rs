@@ -11,19 +11,14 @@ use bytes::{Bytes, BytesMut};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+pub use super::answer_parts::{Events, Plan, TOKEN};
 use super::def::{LlmTiming, MAX_LLM_TOKENS};
-#[cfg(test)]
-use super::embeddings_wire::embedding;
-pub use super::embeddings_wire::{embeddings_answer, EmbeddingsRequest};
 use super::prefix_cache::block_hashes;
 use super::prompt_tokens::PromptReader;
 
 /// The tokens an answer has when neither the model nor the request bounds it (as OpenAI's
 /// completions default `max_tokens`).
 pub const DEFAULT_TOKENS: u32 = 16;
-
-/// The text of one token: one word and a space, so that counting words counts tokens.
-pub const TOKEN: &str = "tok ";
 
 /// `/v1/chat/completions`, `/v1/completions`, `/v1/responses`, Anthropic's `/v1/messages`,
 /// TGI's `/generate` (and `/generate_stream`) or SOLIDO's `/rag/api/prompt`.
@@ -82,26 +77,6 @@ pub(super) struct Message {
 #[derive(Debug, Deserialize)]
 struct StreamOptions {
     include_usage: Option<bool>,
-}
-
-/// What an accepted request gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
-    pub prompt_tokens: u32,
-    /// Tokens generated.
-    pub tokens: u32,
-    /// "length" when the answer stops at the request's limit, "stop" at its natural end.
-    pub finish: &'static str,
-    pub stream: bool,
-    /// Whether a stream ends with a usage chunk.
-    pub usage: bool,
-    /// The first this many tokens are reasoning (chat only).
-    pub reasoning: u32,
-    /// With a prefix cache, the prompt tokens it held (filled in once the engine looked);
-    /// `None` without one, and the usage then has no `prompt_tokens_details`.
-    pub cached: Option<u32>,
-    /// The answer is a call of the request's first tool, its arguments the answer's text.
-    pub tool_call: bool,
 }
 
 impl GenerateRequest {
@@ -332,22 +307,6 @@ pub fn answer_calling(
         "choices": [choice],
         "usage": usage(plan),
     })
-}
-
-/// A stream's events as bytes: the first, a full one, the last, and what follows the
-/// last (the final chunk, the usage chunk if asked for, and `[DONE]`). An answer with
-/// reasoning has each of its events apart (`each`), as they differ. With a prefix cache
-/// the usage chunk is written at the end ([`Events::write_tail`]), once the cached tokens
-/// are known; otherwise the whole tail is built beforehand.
-#[derive(Debug, Clone)]
-pub struct Events {
-    pub first: Bytes,
-    pub full: Bytes,
-    pub last: Bytes,
-    pub tail: Bytes,
-    pub each: Option<Vec<Bytes>>,
-    /// The usage chunk's head and the plan, when it waits for the cached tokens.
-    usage_later: Option<(String, Plan)>,
 }
 
 impl Events {

@@ -2,6 +2,7 @@
 //! the events of a stream and the embeddings.
 
 use super::*;
+use crate::server::embeddings_wire::{embedding, embeddings_answer, EmbeddingsRequest};
 
 fn timing(output_tokens: Option<u32>) -> LlmTiming {
     let Some(crate::server::def::ModelKind::Llm(defaults)) =

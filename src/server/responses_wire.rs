@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use super::openai_wire::{Events, Plan, TOKEN};
+use super::answer_parts::{Events, Plan, TOKEN};
 
 /// A Responses API response object: in progress (no output yet), or done — `completed`, or
 /// `incomplete` when the answer stopped at `max_output_tokens` — with its output and usage.

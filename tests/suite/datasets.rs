@@ -296,13 +296,18 @@ async fn sagemaker_captures_and_speed_bench_rows_replay_their_messages() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn single_turn_texts_images_and_extra_reach_the_server() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("dot.png"), [0x89, b'P', b'N', b'G']).unwrap();
+    // A 1×1 PNG: the embedded server reads its size and counts it one token (a 32×32 patch).
+    let mut png = Vec::new();
+    image::RgbImage::new(1, 1)
+        .write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .unwrap();
+    std::fs::write(dir.path().join("dot.png"), png).unwrap();
     let file = write(
         dir.path(),
         "turns.jsonl",
         &lines(&[
             json!({"texts": [words(3), words(4)], "image": "dot.png", "output_length": 2, "extra": {"temperature": 0.5}}),
-            json!({"text": words(5), "images": ["https://example.com/a.png"], "output_length": 3}),
+            json!({"text": words(5), "images": ["dot.png"], "output_length": 3}),
         ]),
     );
     let extra = [
@@ -313,14 +318,22 @@ async fn single_turn_texts_images_and_extra_reach_the_server() {
     ];
     let flags = count_flags("2", &extra);
     let (level, served) = run(&flags).await;
-    let (sum, _, _) = assert_truth(&level, served, 2);
-    assert_eq!(sum, 3 + 4 + 5, "the text parts count, the images do not");
+    assert_eq!(
+        (level.merged.ok, served),
+        (2, 2),
+        "{:?}",
+        level.merged.errors
+    );
+    let tokens = level.merged.tokens.as_ref().unwrap();
+    // The client counts the text parts (as AIPerf does); the server adds a token per image.
+    assert_eq!(tokens.input_tokens.sum(), 3 + 4 + 5);
+    assert_eq!(tokens.usage_input_tokens.sum(), 3 + 4 + 5 + 2);
     let cfg = common::config(&common::chat_flags("127.0.0.1:9", "builtin", &flags));
-    let file = inferperf::data::traces::load(&cfg.data.workload, 0)
+    let file = inferperf::data::load_dataset_file(&cfg.data.workload, 0)
         .unwrap()
         .unwrap();
     let parts = &file.records[0].parts;
-    assert_eq!(parts.images, ["data:image/png;base64,iVBORw=="]);
+    assert!(parts.images[0].starts_with("data:image/png;base64,iVBORw0KGgo"));
     assert_eq!(parts.extra["temperature"], json!(0.5));
 }
 

@@ -121,7 +121,12 @@ async fn a_call_that_ends_badly_is_an_error_and_the_run_goes_on() {
         ])
         .await;
         let text = stdout(&out) + &stderr(&out);
-        assert_eq!(out.status.code(), Some(0), "{method}: {text}");
+        // Every call failed: the run reports them all, then ends as an error.
+        assert_eq!(out.status.code(), Some(99), "{method}: {text}");
+        assert!(
+            text.contains("No request succeeded: all 20 failed"),
+            "{method}: {text}"
+        );
         let counted = format!("Errors: 20 (100.00%): gRPC {code} × 20");
         assert!(text.contains(&counted), "{method}: {text}");
         assert!(text.contains("Request count: 0"), "{method}: {text}");

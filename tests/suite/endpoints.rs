@@ -240,7 +240,7 @@ async fn a_traces_tools_reach_the_body_and_its_call_is_counted() {
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
     let trace = dir.path().join("trace.jsonl");
-    let line = r#"{"timestamp": 0, "messages": [{"role": "user", "content": "what is the weather"}], "tools": [{"type": "function", "function": {"name": "lookup"}}], "output_length": 6}"#;
+    let line = r#"{"messages": [{"role": "user", "content": "what is the weather"}], "tools": [{"type": "function", "function": {"name": "lookup"}}], "output_length": 6}"#;
     std::fs::write(&trace, format!("{line}\n{line}\n")).unwrap();
     let words = common::word_tokenizer(dir.path());
     let mut flags =
@@ -348,7 +348,16 @@ fn files_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
 
 /// The request `--endpoint-type kind` sends first, as bytes, lowercased.
 async fn first_request(addr: &str, kind: &str) -> String {
-    let flags = split("-H Authorization:old --api-key k1 --request-count 1");
+    first_request_with(
+        addr,
+        kind,
+        "-H Authorization:old --api-key k1 --request-count 1",
+    )
+    .await
+}
+
+async fn first_request_with(addr: &str, kind: &str, flags: &str) -> String {
+    let flags = split(flags);
     let cfg = common::config(&aiperf(addr, "chat", kind, &flags));
     let prepared = inferperf::commands::profile::prepare(&cfg).await.unwrap();
     let inferperf::backend::Payload::Http(bytes) = &prepared.requests[0].payload else {
@@ -399,6 +408,24 @@ async fn the_api_key_is_sent_but_never_written() {
     assert!(std::fs::read_to_string(&results)
         .unwrap()
         .contains("x-api-key"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_request_content_type_is_the_one_given() {
+    let server = common::start_server(&[LLM]).await;
+    let addr = server.http_addr.to_string();
+    let flags = "-H Content-Type:text/old --request-content-type application/vnd.x+json";
+    let sent = first_request_with(&addr, "chat", flags).await;
+    assert!(
+        sent.contains("content-type: application/vnd.x+json\r\n"),
+        "{sent}"
+    );
+    assert_eq!(sent.matches("content-type:").count(), 1, "{sent}");
+    let sent = first_request_with(&addr, "chat", "--request-count 1").await;
+    assert!(
+        sent.contains("content-type: application/json\r\n"),
+        "{sent}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -154,6 +154,58 @@ const NUMBERS: &[(&str, &str, Context, &str)] = &[
     ("profile", "request-rate", Context::Llm, "--request-rate {}"),
     ("profile", "benchmark-duration", Context::Llm, "--benchmark-duration {}"),
     ("profile", "goodput", Context::Llm, "--goodput time_to_first_token:{}"),
+    ("profile", "audio-batch-size", Context::Llm, "--audio-length-mean 0.1 --audio-batch-size {}"),
+    ("profile", "audio-depths", Context::Llm, "--audio-length-mean 0.1 --audio-depths {}"),
+    ("profile", "audio-length-mean", Context::Llm, "--audio-length-mean {}"),
+    ("profile", "audio-length-stddev", Context::Llm, "--audio-length-mean 0.1 --audio-length-stddev {}"),
+    ("profile", "audio-num-channels", Context::Llm, "--audio-length-mean 0.1 --audio-num-channels {}"),
+    ("profile", "audio-sample-rates", Context::Llm, "--audio-length-mean 0.1 --audio-sample-rates {}"),
+    ("profile", "image-batch-size", Context::Llm, "--image-width-mean 8 --image-height-mean 8 --image-batch-size {}"),
+    ("profile", "image-height-mean", Context::Llm, "--image-width-mean 8 --image-height-mean {}"),
+    ("profile", "image-height-stddev", Context::Llm, "--image-width-mean 8 --image-height-mean 8 --image-height-stddev {}"),
+    ("profile", "image-width-mean", Context::Llm, "--image-height-mean 8 --image-width-mean {}"),
+    ("profile", "image-width-stddev", Context::Llm, "--image-width-mean 8 --image-height-mean 8 --image-width-stddev {}"),
+    ("profile", "video-audio-depth", Context::Llm, "--video-width 8 --video-height 8 --video-audio-num-channels 1 --video-audio-depth {}"),
+    ("profile", "video-audio-num-channels", Context::Llm, "--video-width 8 --video-height 8 --video-audio-num-channels {}"),
+    ("profile", "video-audio-sample-rate", Context::Llm, "--video-width 8 --video-height 8 --video-audio-num-channels 1 --video-audio-sample-rate {}"),
+    ("profile", "video-batch-size", Context::Llm, "--video-width 8 --video-height 8 --video-batch-size {}"),
+    ("profile", "video-duration", Context::Llm, "--video-width 8 --video-height 8 --video-duration {}"),
+    ("profile", "video-fps", Context::Llm, "--video-width 8 --video-height 8 --video-fps {}"),
+    ("profile", "video-height", Context::Llm, "--video-width 8 --video-height {}"),
+    ("profile", "video-width", Context::Llm, "--video-height 8 --video-width {}"),
+    ("profile", "benchmark-grace-period", Context::Llm, "--benchmark-duration 0.3 --benchmark-grace-period {}"),
+    ("profile", "concurrency-ramp-duration", Context::Llm, "--concurrency 2 --request-count 4 --concurrency-ramp-duration {}"),
+    ("profile", "request-rate-ramp-duration", Context::Llm, "--request-rate 50 --request-count 4 --request-rate-ramp-duration {}"),
+    ("profile", "request-rate-series", Context::Llm, "--request-count 4 --request-rate-series {}:0.2"),
+    ("profile", "request-rate-series", Context::Llm, "--request-count 4 --request-rate-series 50:{}"),
+    ("profile", "prefill-concurrency", Context::Llm, "--concurrency 2 --request-count 4 --prefill-concurrency {}"),
+    ("profile", "prefill-concurrency-ramp-duration", Context::Llm, "--concurrency 2 --request-count 4 --prefill-concurrency 1 --prefill-concurrency-ramp-duration {}"),
+    ("profile", "user-centric-rate", Context::Llm, "--num-users 2 --request-count 4 --user-centric-rate {}"),
+    ("profile", "num-users", Context::Llm, "--user-centric-rate 20 --request-count 4 --num-users {}"),
+    ("profile", "slice-duration", Context::Llm, "--request-count 4 --slice-duration {}"),
+    ("profile", "failed-request-threshold", Context::Llm, "--request-count 4 --failed-request-threshold {}"),
+    ("profile", "warmup-duration", Context::Llm, "--request-count 4 --warmup-duration {}"),
+    ("profile", "warmup-grace-period", Context::Llm, "--request-count 4 --warmup-duration 0.2 --warmup-grace-period {}"),
+    ("profile", "warmup-concurrency", Context::Llm, "--request-count 4 --warmup-request-count 2 --warmup-concurrency {}"),
+    ("profile", "warmup-concurrency-ramp-duration", Context::Llm, "--request-count 4 --warmup-request-count 2 --warmup-concurrency 2 --warmup-concurrency-ramp-duration {}"),
+    ("profile", "warmup-prefill-concurrency", Context::Llm, "--request-count 4 --warmup-request-count 2 --warmup-prefill-concurrency {}"),
+    ("profile", "warmup-prefill-concurrency-ramp-duration", Context::Llm, "--request-count 4 --warmup-request-count 2 --warmup-prefill-concurrency 1 --warmup-prefill-concurrency-ramp-duration {}"),
+    ("profile", "num-warmup-sessions", Context::Llm, "--conversation-num 2 --session-turns-mean 2 --num-warmup-sessions {}"),
+    ("profile", "inter-turn-delay-cap-seconds", Context::Llm, "--session-turns-mean 2 --session-turn-delay-mean 1 --inter-turn-delay-cap-seconds {}"),
+    ("profile", "parameter-sweep-cooldown-seconds", Context::Llm, "--concurrency 1,2 --request-count 2 --parameter-sweep-cooldown-seconds {}"),
+    ("profile", "prompt-batch-size", Context::Llm, "--request-count 4 --prompt-batch-size {}"),
+    ("profile", "random-range-ratio", Context::Llm, "--request-count 4 --random-range-ratio {}"),
+    ("profile", "seq-dist", Context::Llm, "--request-count 4 --seq-dist {},3"),
+    ("profile", "seq-dist", Context::Llm, "--request-count 4 --seq-dist 10,3:{};20,3:50"),
+    ("profile", "user-context-prompt-length", Context::Llm, "--request-count 4 --user-context-prompt-length {}"),
+    ("profile", "reset-kv-cache-timeout-seconds", Context::Llm, "--request-count 4 --reset-kv-cache --reset-kv-cache-timeout-seconds {}"),
+    ("profile", "server-profiler-timeout-seconds", Context::Llm, "--request-count 4 --server-profiler --server-profiler-timeout-seconds {}"),
+    ("profile", "wait-for-model-interval", Context::Llm, "--request-count 4 --wait-for-model-timeout 1 --wait-for-model-interval {}"),
+    ("profile", "wait-for-model-timeout", Context::Llm, "--request-count 4 --wait-for-model-timeout {}"),
+    ("profile", "stats-interval", Context::Llm, "--request-count 4 --stats-interval {}"),
+    ("profile", "warmup-request-rate", Context::Llm, "--request-count 4 --warmup-request-count 2 --warmup-request-rate {}"),
+    ("profile", "warmup-request-rate-ramp-duration", Context::Llm, "--request-count 4 --warmup-request-count 2 --warmup-request-rate 50 --warmup-request-rate-ramp-duration {}"),
+    ("profile", "workers-max", Context::Llm, "--request-count 4 --workers-max {}"),
     ("profile", "model", Context::Local, "--model m=sleep:ms={}"),
     ("profile", "model", Context::Local, "--model m=identity:max_batch={}"),
     ("profile", "model", Context::Local, "--model m=identity:instances={}"),
@@ -201,7 +253,15 @@ const NO_NUMBER: &[(&str, &[&str])] = &[
         "ssl-https-private-key-file", "ssl-https-private-key-type", "ssl-target-name",
         "grpc-compression-algorithm", "bls-composing-models", "grpc-method", "trace-level",
         "shared-memory", "triton-server-directory", "model-repository", "endpoint-type",
-        "custom-endpoint", "ui-type", "api-key",
+        "custom-endpoint", "ui-type", "api-key", "request-content-type",
+        "audio-format", "image-format", "image-source", "image-source-sampling",
+        "video-audio-codec", "video-codec", "video-format", "video-synth-type",
+        "connection-reuse-strategy", "dataset-sampling-strategy", "export-level", "hf-subset",
+        "log-level", "parameter-sweep-mode", "profile-export-prefix", "prompt-corpus",
+        "public-dataset", "random-corpus-style", "reset-kv-cache-path", "server-metrics-formats",
+        "server-profiler-start-path", "server-profiler-stop-path", "session-header", "sweep-type",
+        "system-prompt", "system-prompt-file", "transport", "url-strategy", "wait-for-model-mode",
+        "warmup-arrival-pattern",
     ]),
     ("serve", &["host", "tls-cert", "tls-key", "tls-client-ca"]),
     ("sweep", &["server", "param", "report-dir", "profile"]),
@@ -427,7 +487,11 @@ pub fn judge(case: &str, ran: &Ran, names: &[String]) -> Result<(), String> {
         } else {
             None
         }
-    } else if !(ran.serving || matches!(ran.code, Some(0 | 2)) || gate_failed(ran)) {
+    } else if !(ran.serving
+        || matches!(ran.code, Some(0 | 2))
+        || gate_failed(ran)
+        || all_refused(ran))
+    {
         Some(format!("exit {:?}", ran.code))
     } else {
         None
@@ -436,6 +500,19 @@ pub fn judge(case: &str, ran: &Ran, names: &[String]) -> Result<(), String> {
         None => Ok(()),
         Some(problem) => Err(format!("{case}: {problem}; stderr: {err}")),
     }
+}
+
+/// A run whose every request the server refused ran, and ends as an error (exit 99) in one
+/// sentence saying so: the server's answers are in the reports.
+fn all_refused(ran: &Ran) -> bool {
+    let errors: Vec<&str> = ran
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    ran.code == Some(99)
+        && errors.len() == 1
+        && errors[0].starts_with("error: No request succeeded")
 }
 
 /// `compare` exits 1 when a figure moved past a --fail-on limit: the gate did its work.

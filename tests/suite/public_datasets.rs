@@ -252,7 +252,8 @@ async fn a_streamed_dataset_is_read_only_as_far_as_the_run_needs() {
     let addr = server.http_addr.to_string();
     let dir = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
-    let png = "iVBORw0KGgo=";
+    // A 1×1 PNG: one token (a 32×32 patch) to the embedded server.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNgYGAAAAAEAAH2FzhVAAAAAElFTkSuQmCC";
     let row = |n: usize| json!({"id": n, "conversations": [{"from": "human", "value": format!("<image>\n{}", words(n))}, {"from": "gpt", "value": "x"}], "image": {"bytes": png, "path": null}});
     let first = lines(&[row(3), row(4), row(5)]);
     hub_cache(
@@ -291,8 +292,8 @@ async fn a_streamed_dataset_is_read_only_as_far_as_the_run_needs() {
     );
     assert_eq!(
         t["usage_input_tokens"]["sum"],
-        3 + 4 + 5,
-        "the images are parts of their own"
+        3 + 4 + 5 + 3,
+        "each image is a part of its own, one token to the server"
     );
     assert_eq!(common::served(&server, "chat"), 3 + PROBES);
 }

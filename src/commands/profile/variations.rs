@@ -6,7 +6,6 @@
 //! sweep ends with a table of the runs.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::{profile, ProfileOutcome};
 use crate::cli::{parse_command_line, without_header_values, Command, Sweep, Variation};
@@ -40,7 +39,7 @@ pub async fn run(sweep: &Sweep) -> RunResult<i32> {
         }
         if i + 1 < count && sweep.cooldown_s > 0.0 {
             interrupt
-                .sleep(Duration::from_secs_f64(sweep.cooldown_s))
+                .sleep(crate::number::saturating_secs(sweep.cooldown_s))
                 .await;
         }
     }

@@ -7,6 +7,7 @@
 //! and its max-tokens field) is returned beside the rewritten flags.
 
 mod defaults;
+pub(in crate::config) mod headers;
 mod runtime;
 mod url_path;
 
@@ -114,7 +115,11 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
     refuse_config_file(&args)?;
     lower_model(&mut args)?;
     imply_openai(&mut args, aiperf)?;
-    let url_path = url_path::take(&mut args)?;
+    // A perf_analyzer line's -u is host:port, said so by its own sentence.
+    let url_path = match given.dialect.is_aiperf() {
+        true => url_path::take(&mut args)?,
+        false => None,
+    };
     let mut wire = lower_endpoint(&mut args, aiperf)?;
     if let Some(prefix) = url_path {
         let Some(endpoint) = args.llm.endpoint.clone() else {
@@ -131,7 +136,7 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
             });
         wire.path = Some(url_path::join(&prefix, &path));
     }
-    super::endpoint_options::lower_api_key(&mut args)?;
+    headers::lower(&mut args)?;
     lower_load(&mut args, aiperf)?;
     args.slo.extend(goodput_conditions(&aiperf.goodput)?);
     match aiperf.ui_type.as_deref().map(str::trim) {

@@ -16,7 +16,6 @@ mod video;
 
 use std::sync::Arc;
 
-use super::entry::Entry;
 use crate::config::media::MediaConfig;
 use crate::error::RunResult;
 
@@ -65,22 +64,6 @@ pub fn make(config: &MediaConfig, seed: u64, prompts: usize) -> RunResult<Vec<Me
         }
     }
     Ok(all)
-}
-
-/// Attaches the run's media to its synthetic prompts (those not sent as given), in order.
-pub fn attach(entries: &mut [Entry], config: &MediaConfig, seed: u64) -> RunResult<()> {
-    if !config.is_on() {
-        return Ok(());
-    }
-    let mut prompts: Vec<&mut super::entry::Prompt> = (entries.iter_mut())
-        .filter_map(|e| e.prompt.as_mut())
-        .filter(|p| p.body.is_none() && p.messages.is_none())
-        .collect();
-    let media = make(config, seed, prompts.len())?;
-    for (prompt, media) in prompts.iter_mut().zip(media) {
-        prompt.media = Some(Arc::new(media));
-    }
-    Ok(())
 }
 
 /// Standard base64 of bytes.

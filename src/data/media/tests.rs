@@ -241,12 +241,12 @@ fn a_medium_with_no_item_still_marks_the_prompt() {
         },
         "p".into(),
     )];
-    attach(&mut entries, &config, 1).unwrap();
+    crate::data::attach_media(&mut entries, &config, 1).unwrap();
     let media = entries[0].prompt.as_ref().unwrap().media.clone().unwrap();
     assert!(media.images.is_empty());
     config.image = None;
     let mut plain = entries.clone();
     plain[0].prompt.as_mut().unwrap().media = None;
-    attach(&mut plain, &config, 1).unwrap();
+    crate::data::attach_media(&mut plain, &config, 1).unwrap();
     assert!(plain[0].prompt.as_ref().unwrap().media.is_none());
 }

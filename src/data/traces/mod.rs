@@ -127,14 +127,20 @@ pub fn sharegpt_records(file: &str, text: &str) -> RunResult<Vec<Record>> {
     sharegpt::read(file, text)
 }
 
-/// The run's file or public dataset, read and checked before anything is sent (`None`:
-/// the prompts come from elsewhere).
-pub fn load(workload: &WorkloadConfig, seed: u64) -> RunResult<Option<TraceFile>> {
-    let mut file = match (&workload.file, &workload.dataset.public) {
-        (Some((path, format)), _) => read(path, *format, &ReadOptions::of(workload, seed))?,
-        (None, Some(choice)) => super::public::read(choice)?,
-        (None, None) => return Ok(None),
-    };
+/// The run's file, read and checked before anything is sent (`None`: no --input-file).
+pub fn read_input_file(workload: &WorkloadConfig, seed: u64) -> RunResult<Option<TraceFile>> {
+    match &workload.file {
+        Some((path, format)) => read(path, *format, &ReadOptions::of(workload, seed)).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A file's recorded waits as the dataset flags have them: dropped
+/// (`--ignore-trace-delays`) or capped (`--inter-turn-delay-cap-seconds`).
+pub fn settle_delays(
+    mut file: TraceFile,
+    workload: &WorkloadConfig,
+) -> RunResult<Option<TraceFile>> {
     let settings = &workload.dataset;
     for record in &mut file.records {
         if settings.ignore_trace_delays {

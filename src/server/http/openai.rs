@@ -23,10 +23,11 @@ use serde_json::{json, Value};
 use super::reply::{json_reply, read_body, Reply, ReplyBody};
 use crate::server::anthropic_wire;
 use crate::server::def::{ModelKind, MAX_LLM_TOKENS};
+use crate::server::embeddings_wire::{embeddings_answer, EmbeddingsRequest};
 use crate::server::generate_wire as other_wire;
 use crate::server::llm::{Ask, Produced, Ticket};
 use crate::server::local::LocalServer;
-use crate::server::openai_wire::{self as wire, Api, EmbeddingsRequest, Events, GenerateRequest};
+use crate::server::openai_wire::{self as wire, Api, Events, GenerateRequest};
 use crate::server::prompt_tokens::PromptReader;
 use crate::server::rankings_wire::{self, Flavor};
 use crate::server::served::Served;
@@ -471,7 +472,7 @@ async fn embeddings(server: &LocalServer, headers: &HeaderMap, body: Incoming) -
         return unavailable();
     };
     tokio::time::sleep(service_time(*ms, *us_per_token, tokens)).await;
-    let answer = wire::embeddings_answer(model.name(), &inputs, dims, base64);
+    let answer = embeddings_answer(model.name(), &inputs, dims, base64);
     add(&counters.inputs, inputs.len() as u64);
     add(&counters.completed, 1);
     json_reply(StatusCode::OK, &answer)
