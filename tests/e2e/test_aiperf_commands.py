@@ -131,8 +131,9 @@ def servers():
 
 
 def run_bounded(argv, cwd, env, name):
-    """Runs argv in cwd with its output under WORK/name.*; (exit code, stdout, stderr, s).
-    A run past LINE_TIMEOUT is killed (its group) and reported as exit code None."""
+    """Runs argv in cwd with its output under WORK/name.*; (exit code, stderr, wall s, CPU s
+    of the process and its children). A run past LINE_TIMEOUT is killed (its group) and
+    reported as exit code None."""
     out_path, err_path = WORK / f"{name}.stdout", WORK / f"{name}.stderr"
     started = time.monotonic()
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
@@ -140,14 +141,20 @@ def run_bounded(argv, cwd, env, name):
             [str(a) for a in argv], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
             stderr=err, start_new_session=True,
         )
-        try:
-            code = proc.wait(timeout=LINE_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            code = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid == proc.pid:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if time.monotonic() - started > LINE_TIMEOUT:
+                os.killpg(proc.pid, signal.SIGKILL)
+                _, _, usage = os.wait4(proc.pid, 0)
+                code = None
+                break
+            time.sleep(0.01)
+        proc.returncode = code if code is not None else -9
     seconds = time.monotonic() - started
-    return code, out_path.read_text(errors="replace"), err_path.read_text(errors="replace"), seconds
+    return code, err_path.read_text(errors="replace"), seconds, usage.ru_utime + usage.ru_stime
 
 
 def first_sentence(text):
@@ -241,22 +248,23 @@ def cell(text):
 
 
 def write_report(rows, seconds, counts):
+    cpu = sum(float(row["cpu"]) for row in rows)
     lines = [
         "# AIPerf 0.13's documented command lines against `inferperf serve`",
         "",
-        f"Client: `{INFERPERF}`; server: `{SERVER_BIN}`. {len(rows)} lines in {seconds:.0f} s: "
-        + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".",
+        f"Client: `{INFERPERF}`; server: `{SERVER_BIN}`. {len(rows)} lines in {seconds:.0f} s "
+        f"({cpu:.0f} s of client CPU): " + ", ".join(f"{n} {k}" for k, n in counts.items()) + ".",
         "",
         "Seen: the requests the servers received, less inferperf's pre-flight request to each "
         "server before each run. Expected: AIPerf 0.13's rules for the line as rewritten. "
-        "s: the line's run time.",
+        "s: the line's run time; cpu: the client's CPU seconds.",
         "",
-        "| # | source | line | rewrites | outcome | expected | seen | s | verdict | cause |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| # | source | line | rewrites | outcome | expected | seen | s | cpu | verdict | cause |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
         lines.append("| " + " | ".join(cell(row[k]) for k in (
-            "index", "source", "command", "rewrites", "outcome", "expected", "seen", "seconds", "verdict", "cause")) + " |")
+            "index", "source", "command", "rewrites", "outcome", "expected", "seen", "seconds", "cpu", "verdict", "cause")) + " |")
     REPORT.write_text("\n".join(lines + causes_section(rows)) + "\n")
 
 
@@ -274,7 +282,7 @@ def run_line(index, record, servers, tokenizer, table):
     line.expected = expected_requests(line)
     env = dict(os.environ, **line.env, HF_HUB_OFFLINE="1", HF_HOME=str(WORK / "hf-home"))
     before = servers.counts()
-    code, _, stderr, seconds = run_bounded([INFERPERF, "profile", *line.argv], folder, env, f"{index:03d}")
+    code, stderr, seconds, cpu = run_bounded([INFERPERF, "profile", *line.argv], folder, env, f"{index:03d}")
     seen = servers.counts()
     seen.subtract(before)
     seen["requests"] -= preflight_requests(line)
@@ -291,6 +299,7 @@ def run_line(index, record, servers, tokenizer, table):
         "verdict": verdict,
         "cause": cause,
         "seconds": f"{seconds:.1f}",
+        "cpu": f"{cpu:.2f}",
     }
 
 
@@ -311,8 +320,9 @@ def test_documented_commands(servers, tokenizer):
     counts = Counter(row["outcome"].split(" (")[0] if row["verdict"] != "unavailable" else "unavailable" for row in rows)
     write_report(rows, seconds, counts)
     failed = [row for row in rows if row["verdict"] == "FAIL"]
+    cpu = sum(float(row["cpu"]) for row in rows)
     note(
-        f"aiperf commands: {len(rows)} documented lines in {seconds:.0f} s: "
+        f"aiperf commands: {len(rows)} documented lines in {seconds:.0f} s ({cpu:.0f} s client CPU): "
         + ", ".join(f"{n} {k}" for k, n in counts.most_common())
         + f"; {len(failed)} fail the test (table: {REPORT.relative_to(ARTIFACTS.parent.parent)})"
     )
