@@ -329,7 +329,8 @@ def write_named_files(line, tokens, options, endpoint_type, here):
     offsets = options.has("fixed-schedule-start-offset") or options.has("fixed-schedule-end-offset")
     for path in options.given.get("input-file", [[]])[-1]:
         local = relative_if_absolute(path)
-        kind = input_kind(local, dataset_type, endpoint_type, line.source, offsets and dataset_type == "mooncake_trace")
+        long_trace = offsets and dataset_type == "mooncake_trace"
+        kind = input_kind(local, dataset_type, endpoint_type, line.source, long_trace)
         line.inputs[local] = write_input(here.folder / local, kind, model)
     for path in options.given.get("system-prompt-file", [[]])[-1]:
         write_input(here.folder / path, "system_prompt", model)
@@ -363,12 +364,17 @@ class Expected:
     def agrees(self, seen):
         if self.count is None:
             return seen > 0
-        return {"exact": seen == self.count, "least": seen >= self.count, "most": 0 < seen <= self.count}[self.bound]
+        if self.bound == "least":
+            return seen >= self.count
+        if self.bound == "most":
+            return 0 < seen <= self.count
+        return seen == self.count
 
 
 def sweep_runs(options):
     """Each run's values of the swept flags ({} for a line that is not a sweep)."""
-    lists = {name: options.value(name).split(",") for name in SWEEPS if options.value(name) and "," in options.value(name)}
+    given = {name: options.value(name) for name in SWEEPS if options.value(name)}
+    lists = {name: value.split(",") for name, value in given.items() if "," in value}
     if not lists:
         return [{}]
     if options.value("sweep-type") == "zip":

@@ -116,8 +116,8 @@ def tiny_png(path, size=8):
         return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
 
     header = struct.pack(">IIBBBBB", size, size, 8, 2, 0, 0, 0)
-    data = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
-    path.write_bytes(data)
+    chunks = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunks)
     return path
 
 
@@ -238,7 +238,10 @@ def agentic_trace(path, _model):
     for s in range(3):
         turns = 3
         for k in range(turns):
-            record = {"session_id": f"sess-{s}", "input_length": 200 if k == 0 else 60, "output_length": 8, "hash_ids": [100 * s + k]}
+            record = {
+                "session_id": f"sess-{s}", "input_length": 200 if k == 0 else 60, "output_length": 8,
+                "hash_ids": [100 * s + k],
+            }
             if k == 0:
                 record.update(timestamp=float(40 * s), group_id=s % 2)
             else:
@@ -250,11 +253,18 @@ def agentic_trace(path, _model):
 
 
 def bailian_trace(path, _model):
+    rows = [  # chat_id, parent_chat_id, timestamp (s), input_length, type, turn
+        (1, -1, 0.0, 120, "text", 1),
+        (2, 1, 0.1, 180, "text", 2),
+        (3, -1, 0.2, 90, "text", 1),
+        (4, -1, 0.3, 60, "search", 1),
+    ]
     records = [
-        {"chat_id": 1, "parent_chat_id": -1, "timestamp": 0.0, "input_length": 120, "output_length": 8, "type": "text", "turn": 1},
-        {"chat_id": 2, "parent_chat_id": 1, "timestamp": 0.1, "input_length": 180, "output_length": 8, "type": "text", "turn": 2},
-        {"chat_id": 3, "parent_chat_id": -1, "timestamp": 0.2, "input_length": 90, "output_length": 8, "type": "text", "turn": 1},
-        {"chat_id": 4, "parent_chat_id": -1, "timestamp": 0.3, "input_length": 60, "output_length": 8, "type": "search", "turn": 1},
+        {
+            "chat_id": c, "parent_chat_id": p, "timestamp": t, "input_length": n, "output_length": 8,
+            "type": kind, "turn": turn,
+        }
+        for c, p, t, n, kind, turn in rows
     ]
     jsonl(path, records)
     return Written([2, 1, 1], [0.0, 200.0, 300.0], "bailian_trace")
@@ -281,15 +291,29 @@ def baseten_trace(path, _model):
     return Written([1] * 5, [50.0 * i for i in range(5)], "baseten_trace (Parquet)")
 
 
+def chat_body(prompt, model):
+    """A chat request body as a record carries it whole (the served model's name)."""
+    return {"messages": [{"role": "user", "content": prompt}], "model": model, "max_tokens": 8}
+
+
+def captured(mode, body):
+    """One side of a SageMaker capture: the body as a JSON string."""
+    data = json.dumps(body)
+    return {"observedContentType": "application/json", "mode": mode, "data": data, "encoding": "JSON"}
+
+
 def sagemaker_record(i, model):
-    body = {"messages": [{"role": "user", "content": PROMPTS[i % len(PROMPTS)]}], "max_tokens": 8, "model": model}
+    body = chat_body(PROMPTS[i % len(PROMPTS)], model)
     usage = {"usage": {"prompt_tokens": 12, "completion_tokens": 8, "total_tokens": 20}}
     return {
         "captureData": {
-            "endpointInput": {"observedContentType": "application/json", "mode": "INPUT", "data": json.dumps(body), "encoding": "JSON"},
-            "endpointOutput": {"observedContentType": "application/json", "mode": "OUTPUT", "data": json.dumps(usage), "encoding": "JSON"},
+            "endpointInput": captured("INPUT", body),
+            "endpointOutput": captured("OUTPUT", usage),
         },
-        "eventMetadata": {"eventId": f"00000000-0000-4000-8000-{i:012d}", "inferenceTime": f"2026-04-29T00:03:{18 + i // 2:02d}Z"},
+        "eventMetadata": {
+            "eventId": f"00000000-0000-4000-8000-{i:012d}",
+            "inferenceTime": f"2026-04-29T00:03:{18 + i // 2:02d}Z",
+        },
         "eventVersion": "0",
     }
 
@@ -318,7 +342,9 @@ def tracelab(path, model):
                 "input_tokens_total": 150 + 50 * r, "prefix_tokens": 50 * r, "newly_append_tokens": 150,
                 "output_tokens": 8, "reasoning_output_tokens": 0, "model": model, "provider": "claude",
                 "user": "u", "project": "p", "first_input_event_type": "user_message",
-                "timing_events": [{"type": "user_message", "timestamp": start}, {"type": "text", "timestamp": start}],
+                "timing_events": [
+                    {"type": "user_message", "timestamp": start}, {"type": "text", "timestamp": start},
+                ],
                 "tools": [],
             })
     with gzip.open(path, "wt") as out:
@@ -342,7 +368,7 @@ def weka_trace_dir(path, model):
 
 
 def raw_payload(path, model):
-    jsonl(path, [{"messages": [{"role": "user", "content": p}], "model": model, "max_tokens": 8} for p in PROMPTS[:4]])
+    jsonl(path, [chat_body(prompt, model) for prompt in PROMPTS[:4]])
     return Written([1] * 4, what="raw_payload")
 
 
@@ -363,8 +389,7 @@ def raw_payload_dir(path, model):
 def inputs_json(path, model):
     data = [
         {"session_id": f"session-{s:03d}", "payloads": [
-            {"messages": [{"role": "user", "content": PROMPTS[(s + k) % len(PROMPTS)]}], "model": model, "max_tokens": 8}
-            for k in range(1 + s % 2)
+            chat_body(PROMPTS[(s + k) % len(PROMPTS)], model) for k in range(1 + s % 2)
         ]}
         for s in range(3)
     ]
@@ -377,7 +402,10 @@ def speed_bench(path, _model):
     both subsets, so that every speed_bench_* type finds its rows."""
     categories = ["coding", "humanities", "math", "low_entropy", "mixed", "high_entropy"]
     rows = [
-        {"question_id": f"{i:032x}", "category": category, "messages": [{"role": "user", "content": PROMPTS[i % len(PROMPTS)]}]}
+        {
+            "question_id": f"{i:032x}", "category": category,
+            "messages": [{"role": "user", "content": PROMPTS[i % len(PROMPTS)]}],
+        }
         for i, category in enumerate(categories)
     ]
     jsonl(path, rows)

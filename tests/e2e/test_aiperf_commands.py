@@ -40,7 +40,8 @@ from pathlib import Path
 import pytest
 
 from aiperf_commands_lib import (
-    FIXTURE, FLAG_TABLE, Here, expected_requests, main_name, prepare, refused_differently, refused_flags, sweep_runs,
+    FIXTURE, FLAG_TABLE, Here, expected_requests, main_name, prepare, refused_differently, refused_flags,
+    sweep_runs,
 )
 from conftest import SUMMARY, ServerProcess, free_ports
 from e2e_lib import ARTIFACTS, INFERPERF, http_status, note, post_json
@@ -72,15 +73,21 @@ class Server:
         http_port, grpc_port, metrics_port = free_ports(3)
         self.host_port = f"127.0.0.1:{http_port}"
         self.metrics_host_port = f"127.0.0.1:{metrics_port}"
-        cmd = [SERVER_BIN, "serve", "--http-port", http_port, "--grpc-port", grpc_port, "--metrics-port", metrics_port]
+        cmd = [
+            SERVER_BIN, "serve",
+            "--http-port", http_port, "--grpc-port", grpc_port, "--metrics-port", metrics_port,
+        ]
         for model, spec in MODELS.items():
             cmd += ["--model", f"{model}={spec}"]
         self.process = ServerProcess(name, cmd)
 
     def start(self):
         self.process.start()
-        self.process.wait_until(lambda: http_status(f"http://{self.host_port}/v1/models") == 200, 30, "/v1/models")
+        self.process.wait_until(self.listed, 30, "/v1/models")
         self.process.wait_until(self.answers, 30, "a chat completion")
+
+    def listed(self):
+        return http_status(f"http://{self.host_port}/v1/models") == 200
 
     def counts(self):
         """Requests received so far and, of those, failed ones (all models)."""
@@ -194,7 +201,8 @@ def judge(line, code, stderr, seen, refused, differently):
         if seen["failed"]:
             return "ran", "FAIL", f"the server failed {seen['failed']} requests"
         if not line.expected.agrees(seen["requests"]):
-            return "ran", "FAIL", f"the server saw {seen['requests']} requests, AIPerf's rules give {line.expected.text()}"
+            rules = line.expected.text()
+            return "ran", "FAIL", f"the server saw {seen['requests']} requests, AIPerf's rules give {rules}"
         return "ran", "ok", ""
     if code == 3 and said and said.group(1) in refused:
         return f"refused (--{said.group(1)})", "ok", ""
@@ -214,9 +222,9 @@ def judge(line, code, stderr, seen, refused, differently):
 
 CAUSES = [
     (r"(--[a-z0-9-]+) is an AIPerf flag inferperf does not have yet", r"\1: an AIPerf flag inferperf lacks"),
-    (r"--custom-dataset-type '(speed_bench)[^']*'", r"--custom-dataset-type \1_*: a format inferperf does not read"),
-    (r"--custom-dataset-type '([^']+)' is not a format", r"--custom-dataset-type \1: a format inferperf does not read"),
-    (r"--endpoint-type '([^']+)' is not an endpoint type", r"--endpoint-type \1: an endpoint type inferperf does not speak"),
+    (r"--custom-dataset-type '(speed_bench)[^']*'", r"--custom-dataset-type \1_*: a format not read"),
+    (r"--custom-dataset-type '([^']+)' is not a format", r"--custom-dataset-type \1: a format not read"),
+    (r"--endpoint-type '([^']+)' is not an endpoint type", r"--endpoint-type \1: not an endpoint type spoken"),
 ]
 
 
@@ -243,6 +251,15 @@ def causes_section(rows):
     return lines
 
 
+def unavailable_section(rows):
+    """The lines this machine cannot run, with the reason."""
+    unavailable = [row for row in rows if row["verdict"] == "unavailable"]
+    lines = ["", "## Lines this machine cannot run", ""]
+    if not unavailable:
+        return lines + ["None."]
+    return lines + [f"- {row['index']} ({row['source']}): {cell(row['cause'])}" for row in unavailable]
+
+
 def cell(text):
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -262,10 +279,12 @@ def write_report(rows, seconds, counts):
         "| # | source | line | rewrites | outcome | expected | seen | s | cpu | verdict | cause |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for row in rows:
-        lines.append("| " + " | ".join(cell(row[k]) for k in (
-            "index", "source", "command", "rewrites", "outcome", "expected", "seen", "seconds", "cpu", "verdict", "cause")) + " |")
-    REPORT.write_text("\n".join(lines + causes_section(rows)) + "\n")
+    columns = (
+        "index", "source", "command", "rewrites", "outcome", "expected", "seen", "seconds", "cpu",
+        "verdict", "cause",
+    )
+    lines += ["| " + " | ".join(cell(row[k]) for k in columns) + " |" for row in rows]
+    REPORT.write_text("\n".join(lines + causes_section(rows) + unavailable_section(rows)) + "\n")
 
 
 def preflight_requests(line):
@@ -274,13 +293,23 @@ def preflight_requests(line):
     return PREFLIGHT_PER_RUN * max(1, len(urls)) * len(sweep_runs(line.options))
 
 
+def outcome_kind(row):
+    """ran, refused, failed, timeout, rejected…, or unavailable."""
+    return "unavailable" if row["verdict"] == "unavailable" else row["outcome"].split(" (")[0]
+
+
+def seen_text(seen):
+    return seen["requests"] if not seen["failed"] else f"{seen['requests']}, {seen['failed']} failed"
+
+
 def run_line(index, record, servers, tokenizer, table):
     folder = WORK / f"{index:03d}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     line = prepare(index, record, Here(servers.get, tokenizer, folder))
     line.expected = expected_requests(line)
-    env = dict(os.environ, **line.env, HF_HUB_OFFLINE="1", HF_HOME=str(WORK / "hf-home"))
+    # No hub downloads (only 127.0.0.1 is reached); a cached copy in the usual cache is used.
+    env = dict(os.environ, **line.env, HF_HUB_OFFLINE="1")
     before = servers.counts()
     code, stderr, seconds, cpu = run_bounded([INFERPERF, "profile", *line.argv], folder, env, f"{index:03d}")
     seen = servers.counts()
@@ -295,7 +324,7 @@ def run_line(index, record, servers, tokenizer, table):
         "rewrites": "; ".join(line.rewrites),
         "outcome": outcome,
         "expected": line.expected.text() if ran else "",
-        "seen": (seen["requests"] if not seen["failed"] else f"{seen['requests']}, {seen['failed']} failed") if ran else "",
+        "seen": seen_text(seen) if ran else "",
         "verdict": verdict,
         "cause": cause,
         "seconds": f"{seconds:.1f}",
@@ -317,7 +346,7 @@ def test_documented_commands(servers, tokenizer):
         if chosen is None or index in chosen
     ]
     seconds = time.monotonic() - started
-    counts = Counter(row["outcome"].split(" (")[0] if row["verdict"] != "unavailable" else "unavailable" for row in rows)
+    counts = Counter(outcome_kind(row) for row in rows)
     write_report(rows, seconds, counts)
     failed = [row for row in rows if row["verdict"] == "FAIL"]
     cpu = sum(float(row["cpu"]) for row in rows)
