@@ -16,6 +16,9 @@ struct ListFlag {
     float: bool,
 }
 
+/// The longest pause between two runs of a sweep.
+const MAX_COOLDOWN_S: f64 = 3600.0;
+
 /// The sweepable flags, in AIPerf's nesting order (outermost first).
 static LIST_FLAGS: &[ListFlag] = &[
     ListFlag {
@@ -155,9 +158,9 @@ pub fn expand(args: &[String]) -> Result<Option<Sweep>, String> {
         Some(text) => text
             .parse::<f64>()
             .ok()
-            .filter(|s| s.is_finite() && *s >= 0.0)
+            .filter(|s| (0.0..=MAX_COOLDOWN_S).contains(s))
             .ok_or_else(|| {
-                format!("--parameter-sweep-cooldown-seconds '{text}' is not a number of seconds of 0 or more.")
+                format!("--parameter-sweep-cooldown-seconds '{text}' is not a number of seconds from 0 to {MAX_COOLDOWN_S} (an hour).")
             })?,
         None => 0.0,
     };

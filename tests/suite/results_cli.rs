@@ -148,7 +148,11 @@ async fn a_run_cut_short_by_sigint_keeps_every_finished_level() {
     }
     let last = file.levels.last().unwrap();
     if last.end == results::LevelEndRecord::Interrupted {
-        assert!(last.why.starts_with("Interrupted (Ctrl-C)"), "{}", last.why);
+        assert!(
+            last.why.starts_with("Stopped early (Ctrl-C"),
+            "{}",
+            last.why
+        );
     }
     for level in &file.levels {
         assert!(!level.windows.is_empty());
