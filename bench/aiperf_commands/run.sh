@@ -52,7 +52,7 @@ echo "== AIPerf's documented lines: client $CLIENT_BIN, server $SERVER_BIN"
 mkdir -p target/e2e
 rm -f target/e2e/aiperf-commands.md
 status=0
-INFERPERF_BIN="$CLIENT_BIN" AIPERF_COMMANDS_SERVER_BIN="$SERVER_BIN" \
+AIPERF_COMMANDS=1 INFERPERF_BIN="$CLIENT_BIN" AIPERF_COMMANDS_SERVER_BIN="$SERVER_BIN" \
   "$E2E_VENVS/triton/bin/python" -m pytest tests/e2e/test_aiperf_commands.py -q -s -p no:cacheprovider \
   >"$ROOT/target/e2e/aiperf-commands-$LABEL.log" 2>&1 || status=$?
 if [ ! -f target/e2e/aiperf-commands.md ]; then
