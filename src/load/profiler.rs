@@ -461,7 +461,13 @@ impl<'a> Profiler<'a> {
         self.apply_level(level)?;
         self.start_shapes(start);
         let mut window = self.plan.window(self.replica_count);
+        // AIPerf's --benchmark-duration beside a count: whichever bound comes first ends it.
+        let deadline = self.plan.measure.benchmark_duration.map(|d| start + d);
         while !self.driver.finished() && !self.interrupt.is_raised() {
+            if deadline.is_some_and(|end| Instant::now() >= end) {
+                self.await_grace(&mut window).await;
+                break;
+            }
             tokio::time::sleep(POLL).await;
             self.follow_ramps();
             self.fold(Instant::now(), &mut window);

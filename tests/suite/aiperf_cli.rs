@@ -1,7 +1,7 @@
 //! AIPerf 0.13's command line run by the real binary against the embedded server's `llm`
 //! model: `--concurrency N --request-count M` is one measurement of exactly M requests,
-//! `--benchmark-duration S` one window of about S seconds, and an AIPerf flag inferperf
-//! lacks is refused by name with exit 3.
+//! `--benchmark-duration S` one window of about S seconds (with a count too: the first bound
+//! ends it), and an AIPerf flag inferperf lacks is refused by name with exit 3.
 
 use serde_json::Value;
 
@@ -97,6 +97,50 @@ async fn benchmark_duration_is_one_window_of_that_many_seconds() {
         run.stdout.contains("Using a single window of 2000 msec"),
         "{}",
         run.stdout
+    );
+}
+
+/// AIPerf's --benchmark-duration beside --request-count: the run ends at whichever comes
+/// first (AIPerf's time-based tutorial gives both).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn benchmark_duration_and_request_count_end_at_the_first_bound() {
+    let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
+    let addr = server.http_addr.to_string();
+    // The duration first: 20/s for 1 s is about 20 of the 1000 requests.
+    let rate = ["--request-rate", "20", "--random-seed", "3"];
+    let by_time = run(
+        &addr,
+        &[
+            &rate[..],
+            &["--benchmark-duration", "1", "--request-count", "1000"],
+        ]
+        .concat(),
+    )
+    .await;
+    assert_eq!(by_time.code, 0, "{}", by_time.stderr);
+    let window = &levels(&by_time.doc)[0]["windows"][0];
+    let ok = window["ok"].as_u64().unwrap();
+    assert!(
+        (5..=40).contains(&ok),
+        "{ok} requests in 1 s at 20/s: {window}"
+    );
+    // The count first: 6 requests at 20/s end long before 30 s.
+    let by_count = run(
+        &addr,
+        &[
+            &rate[..],
+            &["--benchmark-duration", "30", "--request-count", "6"],
+        ]
+        .concat(),
+    )
+    .await;
+    assert_eq!(by_count.code, 0, "{}", by_count.stderr);
+    let window = &levels(&by_count.doc)[0]["windows"][0];
+    assert_eq!(window["ok"], 6, "{window}");
+    let seconds = window["duration_s"].as_f64().unwrap();
+    assert!(
+        seconds < 5.0,
+        "6 requests at 20/s took a window of {seconds} s"
     );
 }
 

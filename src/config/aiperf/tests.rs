@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::cli::{normalize_args, refuse_aiperf_only, Cli, Command};
 use crate::config::{
-    ApiSettings, Config, Distribution, Endpoint, LoadMode, OpenAiWire, ServiceKind, SloFigure,
+    ApiSettings, Config, Distribution, Endpoint, LoadMode, OpenAiWire, ServiceKind,
 };
 use crate::error::{RunResult, EXIT_BAD_OPTION};
 use clap::Parser;
@@ -120,17 +120,6 @@ fn benchmark_duration_is_one_window_of_a_single_level() {
     refused(
         aiperf(&["--concurrency-range", "1:4", "--benchmark-duration", "2"]),
         "--benchmark-duration measures one level",
-    );
-    refused(
-        aiperf(&[
-            "--concurrency",
-            "2",
-            "--benchmark-duration",
-            "2",
-            "--request-count",
-            "9",
-        ]),
-        "both bound the measurement",
     );
     refused(
         aiperf(&["--benchmark-duration", "0"]),
@@ -305,26 +294,28 @@ fn model_names_the_model_unless_it_defines_a_local_one() {
 }
 
 #[test]
-fn goodput_limits_become_slo_conditions_in_ms() {
+fn goodput_limits_count_good_requests_and_judge_no_level() {
     let c = aiperf(&[
         "--goodput",
         "time_to_first_token:100 inter_token_latency:10",
-        "request_latency:2500",
+        "request_latency:2500 time_to_first_token:80",
     ])
     .unwrap();
-    let got: Vec<(SloFigure, f64)> = c
-        .measure
-        .slo
-        .iter()
-        .map(|s| (s.figure, s.limit_us))
-        .collect();
+    let limits = &c.measure.goodput;
     assert_eq!(
-        got,
-        vec![
-            (SloFigure::Ttft, 100_000.0),
-            (SloFigure::Itl, 10_000.0),
-            (SloFigure::Latency, 2_500_000.0)
-        ]
+        (limits.ttft_ms, limits.itl_ms, limits.latency_ms),
+        (Some(80.0), Some(10.0), Some(2500.0))
+    );
+    assert_eq!(limits.given.len(), 4);
+    // Not a --slo: no level is judged, so a trace replay takes it too.
+    assert!(c.measure.slo.is_empty());
+    let trace = aiperf(&["--goodput", "request_latency:648", "--fixed-schedule"]);
+    assert!(
+        trace
+            .as_ref()
+            .map_or_else(|e| !e.to_string().contains("--slo"), |_| true),
+        "{:?}",
+        trace.err()
     );
     refused(
         aiperf(&["--goodput", "output_token_throughput_per_user:600"]),
