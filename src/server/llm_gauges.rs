@@ -73,6 +73,13 @@ impl Pool {
 }
 
 impl Engines {
+    /// Empties the prefix cache, if the model has one (`POST /reset_prefix_cache`).
+    pub fn reset_prefix_cache(&self) {
+        if let Some(cache) = &self.pool.cache {
+            lock(cache).clear();
+        }
+    }
+
     /// The engines' timing histograms.
     pub fn timings(&self) -> std::sync::Arc<crate::server::engine_timings::EngineTimings> {
         self.pool.timings.clone()

@@ -213,6 +213,12 @@ impl LocalServer {
             .collect()
     }
 
+    /// Empties every `llm` model's prefix cache; how many models had one.
+    pub fn reset_prefix_caches(&self) -> usize {
+        let engines = self.inner.models.values().filter_map(|s| s.engines());
+        engines.map(|e| e.reset_prefix_cache()).count()
+    }
+
     /// Each `llm` model's token counts, engine gauges and timings, by name (the engine
     /// families of `/metrics`).
     pub(crate) fn llm_metrics(&self) -> Vec<ModelNumbers> {

@@ -67,6 +67,12 @@ impl PrefixCache {
         self.used.len()
     }
 
+    /// Forgets every block (vLLM's and SGLang's cache reset).
+    pub fn clear(&mut self) {
+        self.used.clear();
+        self.by_use.clear();
+    }
+
     /// How many of the prompt's leading blocks are held; those count as used now.
     pub fn lookup(&mut self, blocks: &[u64]) -> usize {
         let hits = blocks

@@ -1,6 +1,7 @@
 //! The `llm` kind's prefix cache and its `/metrics` against the real embedded server, so that
 //! a client's cache and queue figures have a known truth: a shared prefix cached block by
-//! block and the prefill it saves, least recently used blocks evicted, vLLM's metric names
+//! block and the prefill it saves, least recently used blocks evicted (and all of them on
+//! `POST /reset_prefix_cache`), vLLM's metric names
 //! with the values of the requests sent (on the HTTP port and the metrics port), the
 //! requests running and waiting when the batch is full, a client that leaves counted as
 //! abandoned and its slot given to a waiting request, and prompts counted with a
@@ -199,6 +200,14 @@ async fn a_full_cache_evicts_the_least_recently_used_blocks() {
     let page = metrics(&server).await;
     let usage = metric(&page, "vllm:kv_cache_usage_perc", "model_name=\"l\"");
     assert_eq!(usage, 1.0);
+    // vLLM's reset (AIPerf's --reset-kv-cache): nothing held, so nothing hits.
+    post(&server, "/reset_prefix_cache", json!({})).await;
+    let page = metrics(&server).await;
+    assert_eq!(
+        metric(&page, "vllm:kv_cache_usage_perc", "model_name=\"l\""),
+        0.0
+    );
+    assert_eq!(send(words("c", 64)).await, 0);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

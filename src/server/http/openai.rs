@@ -59,10 +59,14 @@ fn unavailable() -> Reply {
     error(StatusCode::SERVICE_UNAVAILABLE, message, None)
 }
 
-/// The routes of the LLM wire formats that are not under `/v1/`: vLLM's tokenizer, TGI's
-/// generation and rerank, Cohere's rerank and SOLIDO's RAG.
-const OTHER_ROUTES: [&str; 6] = [
+/// The routes of the LLM wire formats that are not under `/v1/`: vLLM's tokenizer,
+/// prefix-cache reset and profiler calls, TGI's generation and rerank, Cohere's rerank and
+/// SOLIDO's RAG.
+const OTHER_ROUTES: [&str; 9] = [
     "/tokenize",
+    "/reset_prefix_cache",
+    "/start_profile",
+    "/stop_profile",
     "/generate",
     "/generate_stream",
     "/rerank",
@@ -94,6 +98,14 @@ pub async fn handle(
     match path {
         "/v1/embeddings" if post => embeddings(server, headers, body).await,
         "/tokenize" if post => tokenize(server, headers, body).await,
+        // 200, as vLLM answers (AIPerf's --reset-kv-cache posts here).
+        "/reset_prefix_cache" if post => {
+            server.reset_prefix_caches();
+            json_reply(StatusCode::OK, &json!({}))
+        }
+        // Nothing to profile here (the engine's timings are on /metrics): 200, so that a
+        // run with AIPerf's --server-profiler goes on as against vLLM.
+        "/start_profile" | "/stop_profile" if post => json_reply(StatusCode::OK, &json!({})),
         "/v1/models" if method == Method::GET => models(server),
         "/v1/inferperf/stats" if method == Method::GET => stats(server),
         "/v1/inferperf/sequences" if method == Method::GET => sequence_stats(server),
@@ -105,7 +117,7 @@ pub async fn handle(
             &format!("{path} takes POST"),
             None,
         ),
-        "/v1/embeddings" => error(
+        "/v1/embeddings" | "/reset_prefix_cache" | "/start_profile" | "/stop_profile" => error(
             StatusCode::METHOD_NOT_ALLOWED,
             &format!("{path} takes POST"),
             None,
