@@ -32,7 +32,7 @@ pub use arrival::RequestCancellation;
 pub use data::DataConfig;
 pub use load_modes::{LoadModes, PhaseShape, Prefill, UserCentric};
 pub use load_section::LoadConfig;
-pub use measure::MeasureConfig;
+pub use measure::{GoodputLimits, MeasureConfig};
 pub use metrics::{Engine, GpuTelemetry, MetricAggregation, MetricSpec, MetricsConfig};
 pub use openai::{Endpoint, OpenAiConfig, PromptSource};
 pub use output::OutputConfig;
@@ -341,6 +341,7 @@ impl Config {
                 percentile,
                 latency_threshold_ms,
                 slo,
+                goodput: lowered.goodput.clone(),
                 benchmark_duration: lowered.benchmark_duration,
                 benchmark_grace: lowered.benchmark_grace,
                 metrics,

@@ -23,6 +23,9 @@ pub struct MeasureConfig {
     pub latency_threshold_ms: Option<f64>,
     /// `--slo` conditions; every window of a level that counts must meet them all.
     pub slo: Vec<SloCondition>,
+    /// AIPerf's `--goodput`: per-request limits that count a request towards goodput,
+    /// without judging the level (as `--slo` does), so they apply in every load mode.
+    pub goodput: GoodputLimits,
     /// AIPerf's `--benchmark-duration`: each level is one window of this length, without
     /// stability check.
     pub benchmark_duration: Option<Duration>,
@@ -33,6 +36,16 @@ pub struct MeasureConfig {
     pub metrics: Option<MetricsConfig>,
     /// `--gpu-telemetry`, when asked for.
     pub gpu_telemetry: Option<super::metrics::GpuTelemetry>,
+}
+
+/// AIPerf's `--goodput` limits in milliseconds (`None`: no limit on that figure), with
+/// the pairs as given (`time_to_first_token:370`) for the reports.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GoodputLimits {
+    pub ttft_ms: Option<f64>,
+    pub itl_ms: Option<f64>,
+    pub latency_ms: Option<f64>,
+    pub given: Vec<String>,
 }
 
 impl MeasureConfig {

@@ -10,10 +10,10 @@
 use super::distribution::{Compaction, Distribution};
 use super::sample::Sample;
 use crate::backend::TokenSource;
-use crate::config::{SloCondition, SloFigure};
+use crate::config::{MeasureConfig, SloCondition, SloFigure};
 
 /// Per-request limits a request must meet to count towards goodput (ns each; `None`: no
-/// limit on that figure). Built from the `--slo` conditions.
+/// limit on that figure). Built from the `--slo` conditions and AIPerf's `--goodput`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct GoodputRule {
     pub ttft_ns: Option<u64>,
@@ -36,6 +36,20 @@ impl GoodputRule {
             *slot = (*slot).min(limit).or(limit);
         }
         rule
+    }
+
+    /// The run's rule: its `--slo` conditions and its `--goodput` limits, the strictest of
+    /// each figure.
+    pub fn for_run(measure: &MeasureConfig) -> GoodputRule {
+        let rule = GoodputRule::from_slo(&measure.slo);
+        let ns = |ms: Option<f64>| ms.map(|ms| (ms * 1e6) as u64);
+        let limits = &measure.goodput;
+        let stricter = |a: Option<u64>, b: Option<u64>| a.min(b).or(a).or(b);
+        GoodputRule {
+            ttft_ns: stricter(rule.ttft_ns, ns(limits.ttft_ms)),
+            itl_ns: stricter(rule.itl_ns, ns(limits.itl_ms)),
+            latency_ns: stricter(rule.latency_ns, ns(limits.latency_ms)),
+        }
     }
 
     /// Whether any limit is set.

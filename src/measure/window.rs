@@ -97,7 +97,7 @@ impl WindowStats {
         batch_size: u32,
         replicas: usize,
     ) -> Self {
-        let mut window = WindowStats::with_goodput(batch_size, GoodputRule::from_slo(&measure.slo));
+        let mut window = WindowStats::with_goodput(batch_size, GoodputRule::for_run(measure));
         if replicas > 1 {
             window.replicas = vec![ReplicaWindow::default(); replicas];
         }

@@ -75,6 +75,12 @@ fn search_settings(s: &Settings) -> Vec<String> {
             slo_text(s)
         ));
     }
+    if !s.goodput.is_empty() {
+        lines.push(format!(
+            "  Goodput limits: {} (ms; a request within all of them is good)",
+            s.goodput.join(" ")
+        ));
+    }
     // A binary search bisects a concurrency or a rate range (the configuration refuses others).
     let range = match &s.load {
         LoadSettings::RequestRate {

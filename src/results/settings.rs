@@ -90,6 +90,7 @@ pub fn settings(
         percentile: measure.percentile,
         latency_threshold_ms: measure.latency_threshold_ms,
         slo: measure.slo.iter().map(ToString::to_string).collect(),
+        goodput: measure.goodput.given.clone(),
         metrics: measure.metrics.as_ref().map(metrics),
         gpu_telemetry: measure.gpu_telemetry.as_ref().map(|g| match g {
             GpuTelemetry::Dcgm(m) => without_userinfo(&m.url),

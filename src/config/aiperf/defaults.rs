@@ -2,9 +2,9 @@
 //! what AIPerf does where the line is silent, written into the flags before they are read,
 //! so that the rest of the configuration never asks whose line it was. Measured against
 //! AIPerf 0.13 itself: with no bound it sends 10 requests (whatever the concurrency, and
-//! wrapping around an input file); `--conversation-num N` plays N sessions once; a trace of
-//! an explicit `--custom-dataset-type` whose first record has a timestamp is replayed once
-//! at its timestamps; the endpoint is chat; the seed comes from the system's entropy; the
+//! wrapping around an input file); `--conversation-num N` plays N sessions once; an input
+//! file's format is its first record's shape unless `--custom-dataset-type` names it; a trace
+//! whose first record has a timestamp is replayed once at its timestamps; the endpoint is chat; the seed comes from the system's entropy; the
 //! synthetic prompts number `--conversation-num`, else `--request-count`, else 100.
 
 use std::io::BufRead;
@@ -35,6 +35,7 @@ pub(super) fn apply(args: &mut ProfileArgs) -> RunResult<()> {
     if !args.aiperf.no_server_metrics && args.server_metrics.is_none() {
         args.server_metrics = Some(String::new());
     }
+    detect_dataset_type(args)?;
     auto_fixed_schedule(args)?;
     default_request_count(args);
     if args.seed.is_none() {
@@ -69,6 +70,18 @@ fn default_request_count(args: &mut ProfileArgs) {
     if !bounded {
         args.request_count = AIPERF_REQUEST_COUNT;
     }
+}
+
+/// An input file without `--custom-dataset-type` is read as the format its first record
+/// has, as AIPerf reads it.
+fn detect_dataset_type(args: &mut ProfileArgs) -> RunResult<()> {
+    let Some(file) = &args.llm.input_file else {
+        return Ok(());
+    };
+    if args.workload.custom_dataset_type.is_none() {
+        args.workload.custom_dataset_type = super::detect::dataset_type(file)?.map(String::from);
+    }
+    Ok(())
 }
 
 /// AIPerf replays a trace at its timestamps, once, when its type is named and its first

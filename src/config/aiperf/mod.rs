@@ -7,6 +7,7 @@
 //! and its max-tokens field) is returned beside the rewritten flags.
 
 mod defaults;
+mod detect;
 pub(in crate::config) mod headers;
 mod runtime;
 mod url_path;
@@ -14,6 +15,7 @@ mod url_path;
 use std::time::Duration;
 
 use super::endpoints::Endpoint;
+use super::GoodputLimits;
 use crate::cli::{AiperfArgs, ProfileArgs};
 use crate::error::{RunError, RunResult};
 
@@ -95,6 +97,8 @@ pub struct OpenAiWire {
 pub(super) struct Lowered {
     pub args: ProfileArgs,
     pub wire: OpenAiWire,
+    /// `--goodput`'s limits.
+    pub goodput: GoodputLimits,
     pub benchmark_duration: Option<Duration>,
     /// `--benchmark-grace-period` (AIPerf's default 30 s; `None`: every answer).
     pub benchmark_grace: Option<Duration>,
@@ -138,7 +142,7 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
     }
     headers::lower(&mut args)?;
     lower_load(&mut args, aiperf)?;
-    args.slo.extend(goodput_conditions(&aiperf.goodput)?);
+    let goodput = goodput_limits(&aiperf.goodput)?;
     match aiperf.ui_type.as_deref().map(str::trim) {
         None | Some("dashboard" | "simple") => {}
         Some("none") => args.no_progress = true,
@@ -152,11 +156,6 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
         .benchmark_duration
         .map(benchmark_duration)
         .transpose()?;
-    if benchmark_duration.is_some() && args.request_count > 0 {
-        return Err(RunError::bad_option(
-            "--benchmark-duration and --request-count both bound the measurement: give one.",
-        ));
-    }
     let benchmark_grace = match (&args.aiperf_load.benchmark_grace_period, benchmark_duration) {
         (Some(_), None) => {
             return Err(RunError::bad_option(
@@ -169,6 +168,7 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
     Ok(Lowered {
         args,
         wire,
+        goodput,
         benchmark_duration,
         benchmark_grace,
         runtime,
@@ -355,37 +355,38 @@ fn benchmark_duration(seconds: f64) -> RunResult<Duration> {
     )
 }
 
-/// AIPerf's `--goodput 'METRIC:VALUE ...'` (values in ms) as `--slo` conditions on the p99.
-fn goodput_conditions(values: &[String]) -> RunResult<Vec<String>> {
-    let pairs = values.iter().flat_map(|v| v.split_whitespace());
-    pairs
-        .map(|pair| {
-            let bad = || {
-                RunError::bad_option(format!(
-                    "--goodput '{pair}' is not METRIC:VALUE with VALUE a number of ms above 0 (e.g. --goodput 'time_to_first_token:100 inter_token_latency:10')."
-                ))
-            };
-            let (metric, value) = pair.split_once(':').ok_or_else(bad)?;
-            let value: f64 = value.trim().parse().map_err(|_| bad())?;
-            let (least, most) = (
-                super::bounds::MIN_LATENCY_LIMIT_US / 1e3,
-                super::bounds::MAX_LATENCY_LIMIT_US / 1e3,
-            );
-            let what = format!("--goodput '{pair}': the limit");
-            let value = crate::number::within(&what, value, least, most, "ms")?;
-            let figure = match metric.trim() {
-                "time_to_first_token" => "ttft_",
-                "inter_token_latency" => "itl_",
-                "request_latency" => "",
-                other => {
-                    return Err(RunError::bad_option(format!(
-                        "--goodput '{pair}': {other} is an AIPerf metric inferperf's goodput does not limit yet; use time_to_first_token, inter_token_latency or request_latency (in ms)."
-                    )))
-                }
-            };
-            Ok(format!("{figure}p99<={}ms", crate::number::readable(value)))
-        })
-        .collect()
+/// AIPerf's `--goodput 'METRIC:VALUE ...'` (values in ms): the strictest limit of each
+/// figure.
+fn goodput_limits(values: &[String]) -> RunResult<GoodputLimits> {
+    let mut limits = GoodputLimits::default();
+    for pair in values.iter().flat_map(|v| v.split_whitespace()) {
+        let bad = || {
+            RunError::bad_option(format!(
+                "--goodput '{pair}' is not METRIC:VALUE with VALUE a number of ms above 0 (e.g. --goodput 'time_to_first_token:100 inter_token_latency:10')."
+            ))
+        };
+        let (metric, value) = pair.split_once(':').ok_or_else(bad)?;
+        let value: f64 = value.trim().parse().map_err(|_| bad())?;
+        let (least, most) = (
+            super::bounds::MIN_LATENCY_LIMIT_US / 1e3,
+            super::bounds::MAX_LATENCY_LIMIT_US / 1e3,
+        );
+        let what = format!("--goodput '{pair}': the limit");
+        let value = crate::number::within(&what, value, least, most, "ms")?;
+        let slot = match metric.trim() {
+            "time_to_first_token" => &mut limits.ttft_ms,
+            "inter_token_latency" => &mut limits.itl_ms,
+            "request_latency" => &mut limits.latency_ms,
+            other => {
+                return Err(RunError::bad_option(format!(
+                    "--goodput '{pair}': {other} is an AIPerf metric inferperf's goodput does not limit yet; use time_to_first_token, inter_token_latency or request_latency (in ms)."
+                )))
+            }
+        };
+        *slot = Some(slot.map_or(value, |old: f64| old.min(value)));
+        limits.given.push(pair.to_string());
+    }
+    Ok(limits)
 }
 
 /// The AIPerf flags that only an OpenAI-compatible server takes, refused elsewhere.

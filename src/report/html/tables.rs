@@ -105,6 +105,9 @@ pub fn settings(file: &ResultsFile) -> String {
     if !s.slo.is_empty() {
         rows.push(("SLO", s.slo.join(", ")));
     }
+    if !s.goodput.is_empty() {
+        rows.push(("Goodput limits (ms)", s.goodput.join(" ")));
+    }
     if let Some(m) = &file.model {
         rows.push((
             "Platform",

@@ -266,7 +266,7 @@ fn restore_level(
     l: usize,
     clock: &Clock,
 ) -> RunResult<Vec<WindowStats>> {
-    let goodput = GoodputRule::from_slo(&measure.slo);
+    let goodput = GoodputRule::for_run(measure);
     let records = &shard.file.levels[l].windows;
     let mut windows = Vec::with_capacity(records.len());
     for (k, record) in records.iter().enumerate() {

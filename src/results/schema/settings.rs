@@ -32,6 +32,9 @@ pub struct Settings {
     pub latency_threshold_ms: Option<f64>,
     pub binary_search: bool,
     pub slo: Vec<String>,
+    /// AIPerf's `--goodput` pairs as given (`time_to_first_token:370`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub goodput: Vec<String>,
     pub request_count: Option<u64>,
     pub warmup_request_count: u64,
     pub input_data: InputDataSettings,
