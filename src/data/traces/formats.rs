@@ -90,6 +90,7 @@ fn turn(
         delay_ms,
         session,
         parts,
+        passages: fields.passages,
         ..Record::new(origin)
     })
 }

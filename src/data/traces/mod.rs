@@ -68,6 +68,8 @@ pub struct Record {
     /// The ShareGPT conversation a pair comes from, for AIPerf's length filter (a failing
     /// pair drops its whole conversation).
     pub conversation: Option<u32>,
+    /// A rankings line's passages (its query is the text).
+    pub passages: Option<Vec<String>>,
 }
 
 impl Record {
@@ -84,6 +86,7 @@ impl Record {
             parts: Parts::default(),
             system: None,
             conversation: None,
+            passages: None,
         }
     }
 }
@@ -355,7 +358,7 @@ fn prompt(
         messages: messages.map(std::sync::Arc::new),
         media: None,
         parts: record.parts.clone().shared(),
-        passages: None,
+        passages: record.passages.clone().map(Into::into),
         tools: record.parts.tools.clone().map(std::sync::Arc::new),
     })
 }

@@ -2,7 +2,8 @@
 //! AIPerf's names: `text`/`texts` (strings or `{"name", "contents"}` objects),
 //! `image`/`images`, `audio`/`audios`, `video`/`videos` (a URL, a data URL — for audio also
 //! `wav,BASE64` — or a local file, read and encoded as AIPerf encodes it) and `extra` (body
-//! fields merged last). Each bad field is one sentence naming the line.
+//! fields merged last); a rankings line's texts named `query` and `passages`. Each bad field
+//! is one sentence naming the line.
 
 use std::path::Path;
 
@@ -23,6 +24,9 @@ pub(super) struct TurnFields {
     /// Every text, in order (the first is the prompt's text, the rest its other parts).
     pub texts: Vec<String>,
     pub parts: Parts,
+    /// A rankings request's passages: the contents of a `texts` object named `passages`
+    /// (its query is the `query` object's, the first text).
+    pub passages: Option<Vec<String>>,
 }
 
 /// Which media kind a field holds.
@@ -46,14 +50,41 @@ pub(super) fn read(origin: &str, map: &Map<String, Value>, folder: &Path) -> Run
         Some(Value::Object(extra)) => parts.extra = extra.clone(),
         Some(_) => return Err(bad(origin, "\"extra\" must be an object of request fields")),
     }
-    let texts = strings(origin, map, "text", "texts")?;
+    let (passages, rest) = split_passages(map);
+    let texts = strings(origin, rest.as_ref().unwrap_or(map), "text", "texts")?;
     if texts.is_empty() && !parts.has_content_parts() {
         return Err(bad(
             origin,
             "no \"text\", \"texts\", \"image(s)\", \"audio(s)\" or \"video(s)\"; a turn needs content",
         ));
     }
-    Ok(TurnFields { texts, parts })
+    Ok(TurnFields {
+        texts,
+        parts,
+        passages,
+    })
+}
+
+/// The contents of the `texts` objects named `passages`, and the line without them (`None`:
+/// the line has none).
+fn split_passages(map: &Map<String, Value>) -> (Option<Vec<String>>, Option<Map<String, Value>>) {
+    let Some(Value::Array(items)) = map.get("texts") else {
+        return (None, None);
+    };
+    let named = |item: &Value| item.get("name").and_then(Value::as_str) == Some("passages");
+    if !items.iter().any(named) {
+        return (None, None);
+    }
+    let passages = (items.iter().filter(|i| named(i)))
+        .filter_map(|i| i.get("contents").and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_string)
+        .collect();
+    let mut rest = map.clone();
+    let others: Vec<Value> = items.iter().filter(|i| !named(i)).cloned().collect();
+    rest.insert("texts".into(), Value::Array(others));
+    (Some(passages), Some(rest))
 }
 
 /// The values of a singular field or its plural list (strings, or objects whose
@@ -201,6 +232,21 @@ mod tests {
 
     fn fields(value: Value, folder: &Path) -> RunResult<TurnFields> {
         read("f line 1", value.as_object().unwrap(), folder)
+    }
+
+    #[test]
+    fn a_rankings_line_gives_its_query_and_passages() {
+        let line = json!({"texts": [{"name": "query", "contents": ["what?"]},
+                                    {"name": "passages", "contents": ["a", "b"]}]});
+        let Value::Object(map) = line else {
+            unreachable!()
+        };
+        let fields = read("r.jsonl line 1", &map, Path::new(".")).unwrap();
+        assert_eq!(fields.texts, ["what?"]);
+        assert_eq!(
+            fields.passages,
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
     }
 
     #[test]
