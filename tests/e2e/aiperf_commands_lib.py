@@ -224,7 +224,7 @@ def local_url(value, host_port, path=None):
 
 
 def served_model(endpoint_type, position, here):
-    if endpoint_type in ("embeddings", "chat_embeddings"):
+    if endpoint_type in ("embeddings", "chat_embeddings") or endpoint_type.endswith("_rankings"):
         return here.embeddings_model
     return here.llm_models[min(position, len(here.llm_models) - 1)]
 

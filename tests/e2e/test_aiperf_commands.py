@@ -13,8 +13,10 @@ a bounded wait, one line after another, and its outcome recorded:
   table (src/cli/aiperf_flags.rs) refuses --X; or exit 3 with a sentence naming a flag the
   table takes differently, saying which of its values are refused (several models, AMD SMI,
   several DCGM pages…);
-- rejected as AIPerf rejects it: exit 3 on a line AIPerf 0.13's own parser rejects;
-- unavailable: the line needs what this machine has not (UNAVAILABLE: a GPU; a hub dataset)
+- rejected as AIPerf rejects it: exit 3 on a line AIPerf 0.13's own parser rejects, or that
+  AIPerf 0.13 refuses when it starts (the fixture's `aiperf_0_13_run`);
+- unavailable: the line needs what this machine has not (UNAVAILABLE: a GPU; a hub dataset;
+  the page's own server, for a template endpoint)
   and failed at run time (exit 99), which does not fail the test;
 - failed: anything else, which fails the test, as does a count that disagrees.
 The table goes to target/e2e/aiperf-commands.md (with the failures grouped by cause), a
@@ -64,6 +66,10 @@ UNAVAILABLE = [
     ("--gpu-telemetry", "amdsmi", "AMD SMI: needs an AMD GPU"),
 ]
 PUBLIC_DATASET = "a Hugging Face hub dataset, and no cached copy here (no network)"
+TEMPLATE = (
+    "a template endpoint for the page's own server (its route and body are that server's, "
+    "which inferperf serve does not have)"
+)
 
 
 class Server:
@@ -180,6 +186,8 @@ def unavailable_reason(line):
                 return reason
     if line.options.has("public-dataset"):
         return f"--public-dataset {line.options.value('public-dataset')}: {PUBLIC_DATASET}"
+    if line.options.value("endpoint-type") == "template":
+        return TEMPLATE
     return None
 
 
@@ -208,14 +216,17 @@ def judge(line, code, stderr, seen, refused, differently):
         return f"refused (--{said.group(1)})", "ok", ""
     cause = "timed out" if code is None else first_sentence(stderr)
     outcome = "timeout" if code is None else f"failed (exit {code})"
-    if code == 3 and line.record["aiperf_0_13_parse"] != "ok":
+    aiperf_rejects = line.record["aiperf_0_13_parse"] != "ok" or "aiperf_0_13_run" in line.record
+    if code == 3 and aiperf_rejects:
         return "rejected, as AIPerf 0.13 rejects it", "ok", cause
     flag = refused_as_taken_differently(line, stderr, differently) if code == 3 else None
     if flag is not None:
         return f"refused (--{flag}, taken differently)", "ok", cause
     reason = unavailable_reason(line)
     # Only a failure at run time (exit 99) is the machine's: a refused option is inferperf's.
-    if reason is not None and code == 99:
+    # A template line's pre-flight request to a route inferperf serve lacks is refused too.
+    missing_route = reason == TEMPLATE and code == 3 and "answered HTTP 4" in cause
+    if reason is not None and (code == 99 or missing_route):
         return outcome, "unavailable", f"{reason}; inferperf said: {cause}"
     return outcome, "FAIL", cause
 
