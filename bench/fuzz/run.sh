@@ -4,6 +4,7 @@
 #
 #   bench/fuzz/run.sh SECONDS [TARGET...]   each target (default: all) for SECONDS
 #   bench/fuzz/run.sh --smoke [TARGET...]   each target for 10 s (CI)
+#   bench/fuzz/run.sh --build               the build alone (CI starts it beside the tests)
 #
 # Targets (fuzz/fuzz_targets/, entry points in src/fuzzing.rs): http1_response,
 # kserve_json, kserve_binary, grpc_frame, sse_events, input_data, flags.
@@ -27,6 +28,7 @@ usage() {
 [ $# -ge 1 ] || usage
 case "$1" in
     --smoke) seconds=10 ;;
+    --build) seconds=0 ;;
     ''|*[!0-9]*) usage ;;
     *) seconds=$1 ;;
 esac
@@ -59,6 +61,7 @@ echo "== cargo +nightly fuzz build -O (release with debug assertions and overflo
 build_start=$SECONDS
 (cd fuzz && cargo +nightly fuzz build -O --target-dir "$target_dir")
 echo "   built in $((SECONDS - build_start)) s"
+[ "$seconds" -gt 0 ] || exit 0
 bin_dir=$target_dir/x86_64-unknown-linux-gnu/release
 
 failed=0
