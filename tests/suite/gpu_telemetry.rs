@@ -62,11 +62,13 @@ async fn power_energy_and_tokens_per_joule_follow_the_power_model() {
     let power = gpu.power_watts.unwrap();
     assert_eq!(power.max, 130.0, "{power:?}");
     assert!((50.0..=130.0).contains(&power.avg), "{power:?}");
-    // The energy over the level's windows, over their time: the model's mean power.
+    // The energy over the level's windows, over their time: the model's mean power. The
+    // time is the client's, between two scrapes, each read some way into its round trip, so
+    // it may fall short of the server's own by a scrape's latency (1% is 15 ms of a window).
     let energy = &metrics.series[&GpuField::EnergyMillijoules.key(&gpu.uuid)];
     let mean_watts = energy.increase / 1e3 / energy.seconds;
     assert!(
-        mean_watts <= 130.0 && mean_watts >= model_watts * 0.9,
+        mean_watts <= 130.0 * 1.01 && mean_watts >= model_watts * 0.9,
         "{mean_watts} W, the model's {model_watts} W at {in_flight:.2} in flight"
     );
     assert_eq!(gpu.energy_joules, Some(energy.increase / 1e3));
