@@ -205,6 +205,9 @@ pub fn refuse_aiperf_only(args: &[String]) -> Option<String> {
     if args.get(1).map(String::as_str) != Some("profile") {
         return None;
     }
+    if names_a_yaml_config(&args[2..]) {
+        return super::aiperf_flags::refusal("config");
+    }
     let ours = profile_long_names();
     for arg in args.iter().skip(2) {
         if arg == "--" {
@@ -228,6 +231,21 @@ pub fn refuse_aiperf_only(args: &[String]) -> Option<String> {
         }
     }
     None
+}
+
+/// Whether `-f` names a YAML file: AIPerf's `-f/--config`, where perf_analyzer's `-f` is the
+/// CSV report (refused before clap, which would first ask for the model the file holds).
+fn names_a_yaml_config(args: &[String]) -> bool {
+    let yaml = |path: &str| {
+        let lower = path.to_ascii_lowercase();
+        lower.ends_with(".yaml") || lower.ends_with(".yml")
+    };
+    let split = args.windows(2).any(|w| w[0] == "-f" && yaml(&w[1]));
+    let joined = (args.iter()).any(|a| {
+        a.strip_prefix("-f")
+            .is_some_and(|p| !p.is_empty() && yaml(p.trim_start_matches('=')))
+    });
+    split || joined
 }
 
 /// Every long name and alias of `inferperf profile`.

@@ -389,6 +389,16 @@ fn aiperf_names_of_existing_flags_are_taken() {
 #[test]
 fn an_aiperf_flag_inferperf_lacks_is_refused_by_name() {
     let sentence = |args: &[&str]| refuse_aiperf_only(&line(args));
+    // AIPerf's -f config.yaml (no -m: the file would hold it) is its --config.
+    for config in [
+        &["-f", "config.yaml"][..],
+        &["-fconfig.yml"],
+        &["-f", "a.csv", "-f", "b.YAML"],
+    ] {
+        let text = sentence(config).expect("refused");
+        assert!(text.starts_with("--config is AIPerf's"), "{text}");
+    }
+    assert_eq!(sentence(&["-m", "m", "-f", "out.csv"]), None);
     for flag in [
         "--zmq-host",
         "--stream",
