@@ -463,7 +463,8 @@ impl Config {
                 self.load.max_concurrency() == Some(self.load.concurrency.start)
             }
             LoadMode::RequestRate { range, .. } => range.end == range.start,
-            LoadMode::Intervals { .. } => true,
+            // A replay at the trace's timestamps ends at the trace's end or the duration.
+            LoadMode::Intervals { .. } | LoadMode::FixedSchedule => true,
             _ => false,
         };
         if !single || self.load.binary_search {

@@ -144,6 +144,40 @@ async fn benchmark_duration_and_request_count_end_at_the_first_bound() {
     );
 }
 
+/// A timestamped trace is replayed at its timestamps (AIPerf's default), and
+/// --benchmark-duration ends the replay early: a trace of 3 s cut at 1 s sends its first
+/// second.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn benchmark_duration_cuts_a_trace_replay() {
+    let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
+    let addr = server.http_addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    let lines: Vec<String> = (0..30)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": 8, \"output_length\": 2}}",
+                i * 100
+            )
+        })
+        .collect();
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let flags = [
+        "--input-file",
+        trace.to_str().unwrap(),
+        "--benchmark-duration",
+        "1",
+    ];
+    let run = run(&addr, &flags).await;
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let window = &levels(&run.doc)[0]["windows"][0];
+    let ok = window["ok"].as_u64().unwrap();
+    assert!(
+        (8..=12).contains(&ok),
+        "{ok} of the trace's 30 requests in its first second: {window}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn request_rate_and_request_count_are_one_open_loop_measurement() {
     let server = common::start_server(&["llm=llm:ttft_ms=5,itl_ms=1"]).await;
