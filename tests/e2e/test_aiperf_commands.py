@@ -64,6 +64,7 @@ MODELS = {"llm": LLM, "llm2": LLM, "embed": "embeddings:ms=0"}
 UNAVAILABLE = [
     ("--gpu-telemetry", "pynvml", "NVIDIA's NVML: needs an NVIDIA GPU and driver"),
     ("--gpu-telemetry", "amdsmi", "AMD SMI: needs an AMD GPU"),
+    ("--video-codec", "h264_nvenc", "NVIDIA's hardware video encoder: needs an NVIDIA GPU"),
 ]
 PUBLIC_DATASET = "a Hugging Face hub dataset, and no cached copy here (no network)"
 TEMPLATE = (
