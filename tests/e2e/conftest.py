@@ -574,6 +574,19 @@ class EmbeddedServer:
         return True
 
 
+def serve_with_metrics(name, binary, models):
+    """An `inferperf serve` process (not started) with `models` ({"name": "kind:opts"}) and
+    a metrics port: (process, HTTP 127.0.0.1:PORT, metrics 127.0.0.1:PORT)."""
+    http_port, grpc_port, metrics_port = free_ports(3)
+    cmd = [
+        binary, "serve",
+        "--http-port", http_port, "--grpc-port", grpc_port, "--metrics-port", metrics_port,
+    ]
+    for model, spec in models.items():
+        cmd += ["--model", f"{model}={spec}"]
+    return ServerProcess(name, cmd), f"127.0.0.1:{http_port}", f"127.0.0.1:{metrics_port}"
+
+
 @pytest.fixture(scope="module")
 def embedded_server(inferperf_bin, request):
     """The embedded server with the models of the module's EMBEDDED_MODELS

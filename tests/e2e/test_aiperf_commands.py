@@ -45,7 +45,7 @@ from aiperf_commands_lib import (
     FIXTURE, FLAG_TABLE, Here, expected_requests, main_name, prepare, refused_differently, refused_flags,
     sweep_runs,
 )
-from conftest import SUMMARY, ServerProcess, free_ports
+from conftest import SUMMARY, serve_with_metrics
 from e2e_lib import ARTIFACTS, INFERPERF, http_status, note, post_json
 
 SERVER_BIN = Path(os.environ.get("AIPERF_COMMANDS_SERVER_BIN", INFERPERF))
@@ -77,16 +77,7 @@ class Server:
     """One `inferperf serve` with two llm models and an embeddings model."""
 
     def __init__(self, name):
-        http_port, grpc_port, metrics_port = free_ports(3)
-        self.host_port = f"127.0.0.1:{http_port}"
-        self.metrics_host_port = f"127.0.0.1:{metrics_port}"
-        cmd = [
-            SERVER_BIN, "serve",
-            "--http-port", http_port, "--grpc-port", grpc_port, "--metrics-port", metrics_port,
-        ]
-        for model, spec in MODELS.items():
-            cmd += ["--model", f"{model}={spec}"]
-        self.process = ServerProcess(name, cmd)
+        self.process, self.host_port, self.metrics_host_port = serve_with_metrics(name, SERVER_BIN, MODELS)
 
     def start(self):
         self.process.start()

@@ -56,7 +56,7 @@ from pathlib import Path
 import pytest
 
 from aiperf_commands_lib import FIXTURE, Here, Options, expected_requests, main_name, prepare
-from conftest import SUMMARY, ServerProcess, free_ports
+from conftest import SUMMARY, serve_with_metrics
 from e2e_lib import ARTIFACTS, INFERPERF, VENVS, http_status, note
 from test_aiperf_commands import preflight_requests
 
@@ -137,16 +137,9 @@ class Server:
     """One `inferperf serve` with the MODELS."""
 
     def __init__(self):
-        http_port, grpc_port, metrics_port = free_ports(3)
-        self.host_port = f"127.0.0.1:{http_port}"
-        self.metrics_host_port = f"127.0.0.1:{metrics_port}"
-        cmd = [
-            INFERPERF, "serve",
-            "--http-port", http_port, "--grpc-port", grpc_port, "--metrics-port", metrics_port,
-        ]
-        for model, spec in MODELS.items():
-            cmd += ["--model", f"{model}={spec}"]
-        self.process = ServerProcess("aiperf-sbs-serve", cmd)
+        self.process, self.host_port, self.metrics_host_port = serve_with_metrics(
+            "aiperf-sbs-serve", INFERPERF, MODELS
+        )
 
     def address(self, k):
         assert k == 0, "no sample line names a second server"
