@@ -494,9 +494,10 @@ pub struct ProfileArgs {
     /// preemptions, token rates and its TTFT, inter-token and end-to-end percentiles. The
     /// engine is recognised from its names (vLLM, SGLang, TGI, llama.cpp, Triton,
     /// TensorRT-LLM). Default URL: /metrics on the -u server (--metrics-url's default for
-    /// Triton and TorchServe).
-    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
-    pub server_metrics: Option<String>,
+    /// Triton and TorchServe). Several URLs (an engine's replicas): every page is read at
+    /// each scrape and their series are added together.
+    #[arg(long, value_name = "URL", num_args = 0..)]
+    pub server_metrics: Option<Vec<String>>,
     /// The engine whose names --server-metrics reads, instead of recognising it: vllm,
     /// sglang, tgi, llamacpp, triton or trtllm.
     #[arg(long, value_name = "ENGINE")]

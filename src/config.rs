@@ -143,7 +143,7 @@ pub struct ConcurrencyRange {
     pub step: u32,
 }
 
-/// The validated settings of one profiling run: a section per box of the path (DESIGN.md's
+/// The validated settings of one profiling run: a section per box of the path (docs/architecture.md's
 /// Config → Target → Dataset → Driver → Windows → Results → Reports), and the command line
 /// as given. Only the commands take the whole of it; each box takes its own section.
 #[derive(Debug, Clone)]
@@ -249,7 +249,8 @@ impl Config {
             workload.system_prompt_tokens,
         )?;
         let (sessions, session_concurrency) = sessions::parse(args, service_kind, llm.as_ref())?;
-        let media = media::parse(&args.media, service_kind, llm.as_ref(), &input_data)?;
+        let pooled = matches!(workload.file, Some((_, workload::FileFormat::RandomPool)));
+        let media = media::parse(&args.media, service_kind, llm.as_ref(), &input_data, pooled)?;
         sessions::apply_concurrency(session_concurrency, args, &load, &mut concurrency)?;
         let warm_up = warm_up::parse(args, &load, &concurrency)?;
         let tfserving = tfserving::parse(args, service_kind)?;

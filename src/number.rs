@@ -12,6 +12,10 @@ use std::time::Duration;
 
 use crate::error::{RunError, RunResult};
 
+/// A day in milliseconds: the longest wait a data file may ask for (a turn's delay, a
+/// replay's span), as the flags' waits.
+pub const A_DAY_MS: f64 = 86_400_000.0;
+
 /// The unit a duration is given in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeUnit {

@@ -24,11 +24,14 @@ pub enum Malformation {
     ErrorBody,
     /// Bigger than `--max-response-bytes`.
     TooLarge,
+    /// A generation's stream that ended well but carried no output (every event without
+    /// text: `choices: []`, usage only).
+    Empty,
 }
 
 impl Malformation {
     /// Every kind, for a reader that names them back from their labels (results files).
-    pub const ALL: [Malformation; 8] = [
+    pub const ALL: [Malformation; 9] = [
         Malformation::Unreadable,
         Malformation::Truncated,
         Malformation::Overlong,
@@ -37,6 +40,7 @@ impl Malformation {
         Malformation::WrongShape,
         Malformation::ErrorBody,
         Malformation::TooLarge,
+        Malformation::Empty,
     ];
 
     fn label(self) -> &'static str {
@@ -49,6 +53,7 @@ impl Malformation {
             Malformation::WrongShape => "wrong shape",
             Malformation::ErrorBody => "error body",
             Malformation::TooLarge => "too large",
+            Malformation::Empty => "empty answer",
         }
     }
 }
@@ -143,6 +148,9 @@ pub enum TokenSource {
     Tokenizer,
     /// `--use-server-token-count` and the server sent no usage: not counted.
     Missing,
+    /// The request generates no text (embeddings, rankings): its input tokens are counted,
+    /// as AIPerf counts them, and its output is none.
+    InputOnly,
 }
 
 impl TokenSource {
@@ -155,7 +163,13 @@ impl TokenSource {
             TokenSource::Missing => {
                 "not counted: the server sent no usage (--use-server-token-count)"
             }
+            TokenSource::InputOnly => "none (the endpoint generates no text)",
         }
+    }
+
+    /// Whether the request generated text whose output tokens are counted (or missing).
+    pub fn generates(self) -> bool {
+        !matches!(self, TokenSource::None | TokenSource::InputOnly)
     }
 }
 

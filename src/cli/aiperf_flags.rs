@@ -252,7 +252,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["export-http-trace"], Refused("inferperf reports each request's HTTP phases in its figures (connecting, sending, waiting, receiving) rather than a per-request trace file.")),
     flag(&["show-trace-timing"], Refused("inferperf prints the HTTP phases of every LLM run under its table, without a flag.")),
     // Server metrics
-    flag(&["server-metrics"], Same),
+    flag(&["server-metrics"], Differently("several pages (an engine's replicas) are added up into one engine's figures; AIPerf's export keeps each page apart.")),
     flag(&["no-server-metrics"], Same),
     flag(&["server-metrics-formats"], Differently("inferperf writes AIPerf's server_metrics_export.json and .csv; jsonl and parquet are refused.")),
     // Network latency

@@ -123,6 +123,14 @@ impl MediaArgs {
             .map(|(name, _)| name)
     }
 
+    /// Whether every media flag typed is a batch size (`--image-batch-size`, ...): what a
+    /// random_pool takes, drawing that many of its own media per request.
+    pub fn only_batch_sizes(&self) -> bool {
+        (self.given().into_iter())
+            .filter(|(_, on)| *on)
+            .all(|(name, _)| name.ends_with("-batch-size"))
+    }
+
     /// Every media flag, and whether it was typed.
     fn given(&self) -> [(&'static str, bool); 27] {
         [

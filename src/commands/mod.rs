@@ -1,7 +1,7 @@
 //! The commands, one file each: `profile` (the main job), `serve` (the embedded server),
 //! `demo`, `sweep` (a server setting against the curve), `compare` and `report` (readers of
 //! results files) and `merge` (a sharded run's files into one run). They sit at the bottom
-//! of DESIGN's path: each builds what it needs from its flags and drives the boxes above
+//! of the one path (docs/architecture.md): each builds what it needs from its flags and drives the boxes above
 //! it; `main.rs` only parses the command line and dispatches here. What the commands share
 //! is here too: watching Ctrl-C and the exit code of a run it cut short.
 

@@ -85,6 +85,23 @@ pub struct DatasetSettings {
     pub texts_per_request: Option<u32>,
     /// `--conversation-num`: random_pool's number of conversations (AIPerf's default 100).
     pub conversations: Option<u32>,
+    /// `--image-batch-size`, `--audio-batch-size` and `--video-batch-size` over a
+    /// random_pool: media drawn per request from the pool (set by the workload's reading).
+    pub pool_media: PoolMedia,
+}
+
+/// Media of each kind drawn per request from a random_pool (`None`: not given, 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PoolMedia {
+    pub images: Option<u32>,
+    pub audios: Option<u32>,
+    pub videos: Option<u32>,
+}
+
+impl PoolMedia {
+    pub fn given(&self) -> bool {
+        *self != PoolMedia::default()
+    }
 }
 
 impl DatasetSettings {
@@ -140,6 +157,7 @@ impl DatasetSettings {
                 n => n,
             },
             conversations: conversations.map(|n| n.min(u32::MAX as u64) as u32),
+            pool_media: PoolMedia::default(),
         })
     }
 

@@ -181,16 +181,21 @@ impl VideoSettings {
 }
 
 /// Reads the media flags. `llm` is the OpenAI settings of an OpenAI run; `input_data`
-/// tells whether the prompts are synthetic.
+/// tells whether the prompts are synthetic; `pooled`: they come from a random_pool, which
+/// takes the batch sizes (drawing its own media), and no other media flag.
 pub(super) fn parse(
     args: &MediaArgs,
     kind: ServiceKind,
     llm: Option<&OpenAiConfig>,
     input_data: &InputData,
+    pooled: bool,
 ) -> RunResult<MediaConfig> {
     let Some(flag) = args.first_given() else {
         return Ok(MediaConfig::default());
     };
+    if pooled && args.only_batch_sizes() {
+        return Ok(MediaConfig::default());
+    }
     check_run(flag, kind, llm, input_data)?;
     let media = MediaConfig {
         image: images(args)?,

@@ -120,6 +120,9 @@ impl FromStr for MetricSpec {
 pub struct MetricsConfig {
     /// `http://host:port/path` or `https://host:port/path`.
     pub url: String,
+    /// The other pages of `--server-metrics URL URL...` (an engine's replicas), read with
+    /// `url` at each scrape, their series added to its.
+    pub more_urls: Vec<String>,
     /// For an `https://` URL: the run's TLS settings (its CA, client identity and
     /// verification), or the system's roots when the run itself is plain. Set by
     /// `Config::from_args`.
@@ -177,6 +180,7 @@ pub fn parse_gpu_telemetry(args: &ProfileArgs) -> RunResult<Option<GpuTelemetry>
         ))
     })?;
     Ok(Some(GpuTelemetry::Dcgm(MetricsConfig {
+        more_urls: Vec::new(),
         url,
         tls: None,
         interval,
@@ -242,8 +246,10 @@ pub fn parse_metrics(args: &ProfileArgs, kind: ServiceKind) -> RunResult<Option<
             "--metrics-interval must be a positive number of milliseconds.",
         ));
     }
+    let (url, more_urls) = page_urls(args, kind)?;
     Ok(Some(MetricsConfig {
-        url: page_url(args, kind)?,
+        url,
+        more_urls,
         tls: None,
         interval: Duration::from_millis(args.metrics_interval),
         standard: args.collect_metrics,
@@ -267,32 +273,35 @@ fn engine_preset(args: &ProfileArgs) -> RunResult<Option<Option<Engine>>> {
     Ok((args.server_metrics.is_some() || preset.is_some()).then_some(preset))
 }
 
-/// The page scraped: `--server-metrics URL` or `--metrics-url` (one page per run); for an
-/// OpenAI-compatible server read with `--server-metrics` alone, /metrics on its `-u` port,
-/// as AIPerf reads it.
-fn page_url(args: &ProfileArgs, kind: ServiceKind) -> RunResult<String> {
-    let server = args.server_metrics.as_deref().map(str::trim);
-    match (server, args.metrics_url.as_deref()) {
-        (Some(s), Some(m)) if !s.is_empty() && s != m.trim() => Err(RunError::bad_option(
-            "--server-metrics and --metrics-url name two pages; inferperf scrapes one page per run: give one of them.",
+/// The pages scraped: `--server-metrics URL...` or `--metrics-url`; for an OpenAI-compatible
+/// server read with `--server-metrics` alone, /metrics on its `-u` port, as AIPerf reads it.
+/// The first page, and the others of `--server-metrics` (their series added to its).
+fn page_urls(args: &ProfileArgs, kind: ServiceKind) -> RunResult<(String, Vec<String>)> {
+    let given: Vec<&str> = (args.server_metrics.iter().flatten())
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let page = |url: &str| {
+        let with_url = ProfileArgs {
+            metrics_url: Some(url.to_string()),
+            ..args.clone()
+        };
+        metrics_url(&with_url, default_metrics_port(kind))
+    };
+    match (given.split_first(), args.metrics_url.as_deref()) {
+        (Some((first, _)), Some(m)) if *first != m.trim() => Err(RunError::bad_option(
+            "--server-metrics and --metrics-url name different pages: give the pages to --server-metrics alone.",
         )),
-        (Some(s), _) if !s.is_empty() => {
-            let with_url = ProfileArgs {
-                metrics_url: Some(s.to_string()),
-                ..args.clone()
-            };
-            metrics_url(&with_url, default_metrics_port(kind))
+        (Some((first, rest)), _) => {
+            let more = rest.iter().map(|url| page(url)).collect::<RunResult<_>>()?;
+            Ok((page(first)?, more))
         }
-        (Some(_), None) if kind == ServiceKind::OpenAi => {
+        (None, None) if args.server_metrics.is_some() && kind == ServiceKind::OpenAi => {
             let url = args.first_url().unwrap_or("localhost:8000").trim();
             let base = url.trim_end_matches('/');
-            let with_url = ProfileArgs {
-                metrics_url: Some(format!("{base}/metrics")),
-                ..args.clone()
-            };
-            metrics_url(&with_url, default_metrics_port(kind))
+            Ok((page(&format!("{base}/metrics"))?, Vec::new()))
         }
-        _ => metrics_url(args, default_metrics_port(kind)),
+        _ => Ok((metrics_url(args, default_metrics_port(kind))?, Vec::new())),
     }
 }
 

@@ -208,6 +208,9 @@ impl WorkloadConfig {
                 "--prefix-prompt-length puts shared prefixes before synthetic prompts: drop --input-file (or --public-dataset), or drop the prefix flags.",
             ));
         }
+        if matches!(file, Some((_, FileFormat::RandomPool))) {
+            dataset.pool_media = pool_media(&profile.media);
+        }
         let workload = WorkloadConfig {
             file,
             block_size: tokens(args.isl_block_size, "--isl-block-size")?,
@@ -361,6 +364,15 @@ fn slice(args: &WorkloadArgs) -> RunResult<TraceSlice> {
         speedup,
         max_context: tokens(args.max_context_length, "--max-context-length")?,
     })
+}
+
+/// The media batch sizes typed, which a random_pool draws per request.
+fn pool_media(media: &crate::cli::MediaArgs) -> super::datasets::PoolMedia {
+    super::datasets::PoolMedia {
+        images: media.image_batch_size,
+        audios: media.audio_batch_size,
+        videos: media.video_batch_size,
+    }
 }
 
 /// The rules between AIPerf's dataset flags and the other flags of a run.

@@ -324,7 +324,7 @@ fn quoted(names: &[&str]) -> String {
 }
 
 /// The latest `"timestamp"`: a day after the start, in milliseconds.
-const MAX_TIMESTAMP_MS: f64 = 86_400_000.0;
+const MAX_TIMESTAMP_MS: f64 = crate::number::A_DAY_MS;
 
 /// `"timestamp"`: milliseconds from 0 to a day, as a number or a one-element array.
 fn timestamp(value: &Value) -> Result<f64, String> {

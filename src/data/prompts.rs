@@ -70,8 +70,7 @@ pub(super) fn add_system_prompt(
     counter: &dyn TokenCount,
 ) -> RunResult<()> {
     let mut maker = PromptMaker::new(llm, seed ^ SYSTEM_SEED, counter);
-    let text = maker.text_of(tokens)?;
-    let counted = maker.count(&text, "the shared system prompt")?;
+    let (text, counted) = maker.counted_text_of(tokens)?;
     let shared: std::sync::Arc<str> = text.into();
     for prompt in entries.iter_mut().filter_map(|e| e.prompt.as_mut()) {
         if prompt.body.is_none() && prompt.messages.is_none() {

@@ -92,8 +92,8 @@ fn add_texts(
         for _ in 0..more {
             let tokens = maker.draw_input();
             let _ = maker.max_tokens();
-            let text = maker.text_of(tokens)?;
-            prompt.input_tokens += maker.count(&text, "a synthetic prompt")?;
+            let (text, counted) = maker.counted_text_of(tokens)?;
+            prompt.input_tokens += counted;
             parts.texts.push(text);
         }
         prompt.parts = parts.shared();
@@ -114,8 +114,7 @@ fn add_context(
     let mut maker =
         PromptMaker::new(llm, seed ^ CONTEXT_SEED, counter).with_corpus(settings.corpus);
     for span in spans(entries) {
-        let text = maker.text_of(tokens)?;
-        let counted = maker.count(&text, "a context prompt")?;
+        let (text, counted) = maker.counted_text_of(tokens)?;
         let shared: Arc<str> = text.into();
         for entry in &mut entries[span] {
             let Some((prompt, mut parts)) = parts_of(entry) else {

@@ -51,7 +51,7 @@ impl AnswerCounting {
     pub fn count(&self, drained: &mut Drained) {
         for (sample, content, reasoning) in drained.each_text() {
             let tokens = &mut sample.tokens;
-            if tokens.source == TokenSource::None || sample.error.is_some() {
+            if !tokens.source.generates() || sample.error.is_some() {
                 continue;
             }
             let reasoning_known = reasoning.is_empty() || tokens.usage_reasoning.is_some();

@@ -14,7 +14,7 @@ use super::gate::CallGates;
 use super::open_loop::OpenLoop;
 use super::periodic::PeriodicLoop;
 use super::schedule::Schedule;
-use super::sessions::{ScheduledSessions, SessionLoop, SessionPlan, UserCentricLoop};
+use super::sessions::{OpenSessions, ScheduledSessions, SessionLoop, SessionPlan};
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
@@ -54,8 +54,9 @@ pub enum Driver {
     Sessions(SessionLoop),
     /// Sessions at their trace's timestamps (`--fixed-schedule`).
     ScheduledSessions(ScheduledSessions),
-    /// AIPerf's users sharing a rate (`--user-centric-rate`).
-    UserCentric(UserCentricLoop),
+    /// Sessions started by a clock: AIPerf's users sharing a rate (`--user-centric-rate`),
+    /// or a request rate's ticks, each one turn.
+    OpenSessions(OpenSessions),
 }
 
 impl Driver {
@@ -69,7 +70,7 @@ impl Driver {
     ) -> Driver {
         // A rate's in-flight cap that `--concurrency-ramp-duration` raises from 1.
         let ramp = load.modes.run.concurrency_ramp.is_some();
-        let open = load.mode.is_open_loop() && load.modes.user_centric.is_none();
+        let open = load.mode.is_open_loop() && sessions.is_none();
         let ramped_cap = load.max_concurrency.filter(|_| ramp && open);
         let gates = CallGates::for_load(&load.modes, ramped_cap);
         let mut driver = Driver::build(load, replicas, sessions);
@@ -78,7 +79,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.set_gates(gates),
             Driver::Sessions(d) => d.set_gates(gates),
             Driver::ScheduledSessions(d) => d.set_gates(gates),
-            Driver::UserCentric(d) => {
+            Driver::OpenSessions(d) => {
                 d.set_gates(gates);
                 d.set_cap(load.max_concurrency, ramp);
             }
@@ -93,19 +94,17 @@ impl Driver {
         sessions: Option<Arc<SessionPlan>>,
     ) -> Driver {
         let threads = ClientThreads::start(load.client_threads);
-        if let (Some(plan), Some(users)) = (&sessions, load.modes.user_centric) {
-            return Driver::UserCentric(UserCentricLoop::new(
-                replicas,
-                threads,
-                plan.clone(),
-                users,
-            ));
-        }
         if let Some(plan) = sessions {
-            if load.mode == LoadMode::FixedSchedule {
-                return Driver::ScheduledSessions(ScheduledSessions::new(replicas, threads, plan));
-            }
-            return Driver::Sessions(SessionLoop::new(replicas, threads, plan));
+            let users = load.modes.user_centric;
+            return match load.mode {
+                LoadMode::FixedSchedule if users.is_none() => {
+                    Driver::ScheduledSessions(ScheduledSessions::new(replicas, threads, plan))
+                }
+                LoadMode::Concurrency if users.is_none() => {
+                    Driver::Sessions(SessionLoop::new(replicas, threads, plan))
+                }
+                _ => Driver::OpenSessions(OpenSessions::new(replicas, threads, plan, users)),
+            };
         }
         if let LoadMode::Periodic(range) = load.mode {
             let first = replicas.first();
@@ -158,8 +157,12 @@ impl Driver {
                 sessions.start();
                 Ok(())
             }
-            (Driver::UserCentric(users), LoadLevel::Rate(_)) => {
-                users.start();
+            (Driver::OpenSessions(sessions), LoadLevel::Rate(rate)) => {
+                let ticks = match sessions.at_rate() {
+                    true => Some(schedule_for(load, dataset, rate)?),
+                    false => None,
+                };
+                sessions.start(ticks);
                 Ok(())
             }
             (Driver::Open { driver, .. }, LoadLevel::Rate(rate)) => {
@@ -211,7 +214,7 @@ impl Driver {
             Driver::Closed(closed) => closed.set_budget(count),
             Driver::Open { driver, .. } => driver.set_budget(count),
             Driver::Sessions(sessions) => sessions.set_budget(count),
-            Driver::UserCentric(users) => users.set_budgets(count, None),
+            Driver::OpenSessions(users) => users.set_budgets(count, None),
             Driver::Periodic(_) | Driver::ScheduledSessions(_) => {}
         }
     }
@@ -226,7 +229,7 @@ impl Driver {
                 driver.set_budget(requests);
                 driver.set_session_budget(sessions);
             }
-            Driver::UserCentric(users) => users.set_budgets(requests, sessions),
+            Driver::OpenSessions(users) => users.set_budgets(requests, sessions),
             _ => {
                 let smaller = match (requests, sessions) {
                     (Some(r), Some(s)) => Some(r.min(s)),
@@ -274,7 +277,7 @@ impl Driver {
     /// closed loop or of sessions, or the in-flight cap of a rate or of users.
     pub fn ramp_concurrency(&mut self, concurrency: u32) {
         match self {
-            Driver::UserCentric(users) => users.raise_cap(concurrency),
+            Driver::OpenSessions(users) => users.raise_cap(concurrency),
             Driver::Open { driver, .. } => {
                 if let Some(gate) = driver.gates().and_then(|g| g.requests.as_ref()) {
                     gate.raise_to(concurrency as usize);
@@ -298,7 +301,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.gates(),
             Driver::Sessions(d) => d.gates(),
             Driver::ScheduledSessions(d) => d.gates(),
-            Driver::UserCentric(d) => d.gates(),
+            Driver::OpenSessions(d) => d.gates(),
             Driver::Periodic(_) => None,
         }
     }
@@ -311,7 +314,7 @@ impl Driver {
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::in_flight),
             Driver::Sessions(d) => d.in_flight(),
             Driver::ScheduledSessions(d) => d.in_flight(),
-            Driver::UserCentric(d) => d.in_flight(),
+            Driver::OpenSessions(d) => d.in_flight(),
         }
     }
 
@@ -322,7 +325,7 @@ impl Driver {
             Driver::Closed(closed) => closed.set_concurrency(0),
             Driver::Sessions(sessions) => sessions.set_concurrency(0),
             Driver::ScheduledSessions(_) => {}
-            Driver::UserCentric(users) => users.stop_sending(),
+            Driver::OpenSessions(users) => users.stop_sending(),
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
     }
@@ -343,7 +346,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.drain_until(boundary, out),
             Driver::Sessions(d) => d.drain_until(boundary, out),
             Driver::ScheduledSessions(d) => d.drain_until(boundary, out),
-            Driver::UserCentric(d) => d.drain_until(boundary, out),
+            Driver::OpenSessions(d) => d.drain_until(boundary, out),
             Driver::Periodic(p) => {
                 if let Some(run) = &p.running {
                     run.drain_until(boundary, out);
@@ -381,7 +384,7 @@ impl Driver {
             Driver::Periodic(p) => p.running.as_ref().map_or(0, PeriodicLoop::pending_samples),
             Driver::Sessions(d) => d.pending_samples(),
             Driver::ScheduledSessions(d) => d.pending_samples(),
-            Driver::UserCentric(d) => d.pending_samples(),
+            Driver::OpenSessions(d) => d.pending_samples(),
         }
     }
 
@@ -392,7 +395,7 @@ impl Driver {
             Driver::Closed(d) => d.all_finished(),
             Driver::Sessions(d) => d.all_finished(),
             Driver::ScheduledSessions(d) => d.all_finished(),
-            Driver::UserCentric(d) => d.all_finished(),
+            Driver::OpenSessions(d) => d.all_finished(),
             Driver::Open { driver, .. } => driver.schedule_done() && driver.in_flight() == 0,
             Driver::Periodic(p) => p.running.as_ref().is_none_or(PeriodicLoop::finished),
         }
@@ -414,7 +417,7 @@ impl Driver {
         let not_sent = match self {
             Driver::Sessions(sessions) => Some(sessions.take_not_sent()),
             Driver::ScheduledSessions(sessions) => Some(sessions.take_not_sent()),
-            Driver::UserCentric(users) => Some(users.take_not_sent()),
+            Driver::OpenSessions(users) => Some(users.take_not_sent()),
             _ => None,
         };
         if let Some(not_sent) = not_sent {
@@ -454,7 +457,7 @@ impl Driver {
             Driver::Open { driver, .. } => driver.stop().await,
             Driver::Sessions(d) => d.stop(grace).await,
             Driver::ScheduledSessions(d) => d.stop(grace).await,
-            Driver::UserCentric(d) => d.stop(grace).await,
+            Driver::OpenSessions(d) => d.stop(grace).await,
             Driver::Periodic(p) => p.running.iter_mut().for_each(PeriodicLoop::stop),
         }
     }

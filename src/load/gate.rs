@@ -33,6 +33,11 @@ impl Gate {
         }
     }
 
+    /// Takes a place if one is free now; false when all are held.
+    pub fn try_enter(&self) -> bool {
+        self.permits.try_acquire().map(|p| p.forget()).is_ok()
+    }
+
     /// Gives a place back.
     pub fn leave(&self) {
         self.permits.add_permits(1);

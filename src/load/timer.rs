@@ -99,6 +99,34 @@ fn read_expirations(fd: &OwnedFd) -> io::Result<()> {
     }
 }
 
+/// Waits until `due`, within microseconds when a timer is given (tokio's whole
+/// milliseconds otherwise), asking `stopped` at least every `check`; false if it said stop.
+pub async fn wait_until_unless(
+    timer: Option<&PreciseTimer>,
+    due: Instant,
+    check: Duration,
+    stopped: impl Fn() -> bool,
+) -> bool {
+    loop {
+        if stopped() {
+            return false;
+        }
+        let left = due.saturating_duration_since(Instant::now());
+        if left > check {
+            tokio::time::sleep((left - check / 2).min(check)).await;
+            continue;
+        }
+        let precise = match timer {
+            Some(timer) => timer.sleep_until(due).await.is_ok(),
+            None => false,
+        };
+        if !precise {
+            tokio::time::sleep_until(due.into()).await;
+        }
+        return !stopped();
+    }
+}
+
 /// Asks the kernel to wake this thread within 1 µs of its deadline (default slack: 50 µs),
 /// and to run it as soon as it wakes (see [`request_short_slice`]).
 pub fn lower_timer_slack() {

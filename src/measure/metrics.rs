@@ -152,18 +152,22 @@ struct Tracked {
 
 /// Where the readings come from: a Prometheus page, or NVML.
 enum Source {
-    Page {
-        client: Box<PageClient>,
-        url: hyper::Uri,
-    },
+    /// Prometheus pages, read together; their series added up.
+    Pages(Vec<Page>),
     Nvml(Nvml),
+}
+
+/// A Prometheus page and the client that reads it.
+struct Page {
+    client: PageClient,
+    url: hyper::Uri,
 }
 
 impl Source {
     /// One reading, reduced to the tracked series.
     async fn read(&self, tracked: &Tracked) -> Result<Scrape, String> {
         match self {
-            Source::Page { client, url } => scrape(client, url, tracked).await,
+            Source::Pages(pages) => scrape(pages, tracked).await,
             Source::Nvml(nvml) => Ok(Scrape {
                 at: Instant::now(),
                 values: nvml.read(),
@@ -189,17 +193,18 @@ impl MetricsScraper {
     /// Scrapes once to check the endpoint, then starts scraping every interval. `Err` is
     /// the sentence to print when the endpoint cannot be read.
     pub async fn start(cfg: &MetricsConfig) -> Result<MetricsScraper, String> {
-        let url: hyper::Uri = cfg
-            .url
-            .parse()
-            .map_err(|e| format!("--metrics-url '{}' is not a URL ({e})", cfg.url))?;
-        let client = PageClient::new(&url, cfg.tls.as_ref()).map_err(|e| {
-            format!("Metrics: cannot read {url} ({e}); the report has no server metrics.")
-        })?;
-        let (at, samples) = fetch(&client, &url).await.map_err(|e| match cfg.dcgm {
-            true => format!("GPU telemetry: cannot read {url} ({e}); the report has no GPU figures. Check --gpu-telemetry."),
-            false => format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url (or --server-metrics)."),
-        })?;
+        let mut pages = Vec::with_capacity(1 + cfg.more_urls.len());
+        let (mut at, mut samples) = (Instant::now(), Vec::new());
+        for given in std::iter::once(&cfg.url).chain(&cfg.more_urls) {
+            let (page, read) = open_page(given, cfg).await?;
+            at = read.0;
+            samples.extend(read.1);
+            pages.push(page);
+        }
+        let url = match cfg.more_urls.len() {
+            0 => cfg.url.clone(),
+            n => format!("{} (and {n} more pages)", cfg.url),
+        };
         let mut notes = Vec::new();
         let engine = match cfg.engine {
             Some(preset) => preset.or_else(|| Engine::recognise(&samples)),
@@ -221,10 +226,7 @@ impl MetricsScraper {
             values: tracked_values(&samples, &tracked),
         };
         let aligned = engine.is_some() || cfg.dcgm;
-        let source = Source::Page {
-            client: Box::new(client),
-            url,
-        };
+        let source = Source::Pages(pages);
         Ok(MetricsScraper::run(
             first,
             tracked,
@@ -402,15 +404,40 @@ async fn scrape_loop(
     }
 }
 
-/// One GET of the page, parsed and reduced to the tracked series, within 2 s.
-async fn scrape(
-    client: &PageClient,
-    url: &hyper::Uri,
-    tracked: &Tracked,
-) -> Result<Scrape, String> {
-    let (at, samples) = fetch(client, url).await?;
+/// A page of the configuration, and its first reading; `Err` is the sentence to print
+/// when it cannot be read.
+async fn open_page(
+    given: &str,
+    cfg: &MetricsConfig,
+) -> Result<(Page, (Instant, Vec<MetricSample>)), String> {
+    let url: hyper::Uri =
+        (given.parse()).map_err(|e| format!("--metrics-url '{given}' is not a URL ({e})"))?;
+    let client = PageClient::new(&url, cfg.tls.as_ref()).map_err(|e| {
+        format!("Metrics: cannot read {url} ({e}); the report has no server metrics.")
+    })?;
+    let read = fetch(&client, &url).await.map_err(|e| match cfg.dcgm {
+        true => format!("GPU telemetry: cannot read {url} ({e}); the report has no GPU figures. Check --gpu-telemetry."),
+        false => format!("Metrics: cannot read {url} ({e}); the report has no server metrics. Check --metrics-url (or --server-metrics)."),
+    })?;
+    Ok((Page { client, url }, read))
+}
+
+/// One GET of every page at once, parsed, added up and reduced to the tracked series,
+/// within 2 s; as of the last answer.
+async fn scrape(pages: &[Page], tracked: &Tracked) -> Result<Scrape, String> {
+    let reads = futures::future::join_all(pages.iter().map(|p| fetch(&p.client, &p.url))).await;
+    let mut samples = Vec::new();
+    let mut at: Option<Instant> = None;
+    for (page, read) in pages.iter().zip(reads) {
+        let (when, read) = read.map_err(|e| match pages.len() {
+            1 => e,
+            _ => format!("{}: {e}", page.url),
+        })?;
+        at = Some(at.map_or(when, |a| a.max(when)));
+        samples.extend(read);
+    }
     Ok(Scrape {
-        at,
+        at: at.unwrap_or_else(Instant::now),
         values: tracked_values(&samples, tracked),
     })
 }

@@ -180,7 +180,7 @@ impl TokenStats {
             TokenSource::Usage => self.by_usage += 1,
             TokenSource::Tokenizer => self.by_tokenizer += 1,
             TokenSource::Missing => self.by_nothing += 1,
-            TokenSource::None => {}
+            TokenSource::None | TokenSource::InputOnly => {}
         }
         self.unstreamed += tokens.unstreamed as u64;
     }
@@ -268,6 +268,12 @@ impl TokenStats {
         for d in self.distributions() {
             d.compact(keep);
         }
+    }
+
+    /// Whether any request generated text (not only embeddings or rankings, whose input
+    /// tokens alone are counted).
+    pub fn generates(&self) -> bool {
+        self.by_usage + self.by_tokenizer + self.by_nothing > 0
     }
 
     /// The way most requests' output tokens were counted.

@@ -118,6 +118,7 @@ fn verbose_csv_adds_perf_analyzer_columns_and_metrics() {
     settings.outputs.verbose_csv = true;
     settings.metrics = Some(crate::results::MetricsSettings {
         url: String::new(),
+        more_urls: Vec::new(),
         interval_ms: 1000,
         standard: true,
         metrics: vec!["foo:max".into(), "foo{a=\"1\",b=\"2\"}".into()],

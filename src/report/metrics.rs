@@ -158,6 +158,7 @@ mod tests {
     fn console_block_follows_perf_analyzer_and_adds_cpu_and_metrics() {
         let settings = MetricsSettings {
             url: String::new(),
+            more_urls: Vec::new(),
             interval_ms: 1000,
             standard: true,
             metrics: vec!["x:rate".into(), "y".into()],

@@ -258,6 +258,7 @@ fn format_name(format: TensorFormat) -> String {
 fn metrics(m: &MetricsConfig) -> MetricsSettings {
     MetricsSettings {
         url: without_userinfo(&m.url),
+        more_urls: m.more_urls.iter().map(|u| without_userinfo(u)).collect(),
         interval_ms: m.interval.as_millis() as u64,
         standard: m.standard,
         metrics: m.specs.iter().map(|s| s.text.clone()).collect(),

@@ -570,3 +570,19 @@ fn error_bodies_and_parameters_are_understood() {
         (true, false)
     );
 }
+
+#[test]
+fn long_mantissas_read_as_the_nearest_double_and_round_trip() {
+    // 34 digits: the nearest double is 1.9999999999990038e33; a best-effort parser reads
+    // 1.999999999999004e33, one ulp off, and the re-encoded request then reads differently.
+    let long = "1999999999999003872820019684212734";
+    let body = format!(
+        r#"{{"parameters":{{"sequence_id":{long}}},"inputs":[{{"name":"X","datatype":"FP64","shape":[1],"data":[{long}]}}]}}"#
+    );
+    let request = decode_http_request(body.as_bytes(), None).unwrap();
+    let nearest: f64 = long.parse().unwrap();
+    assert_eq!(request.parameters["sequence_id"].as_f64(), Some(nearest));
+    assert_eq!(&request.inputs[0].data[..], &nearest.to_le_bytes());
+    let again = encode_http_request(&request, false).unwrap();
+    assert_eq!(decode_http_request(&again.body, None).unwrap(), request);
+}

@@ -51,7 +51,9 @@ from e2e_lib import ARTIFACTS, INFERPERF, http_status, note, post_json
 SERVER_BIN = Path(os.environ.get("AIPERF_COMMANDS_SERVER_BIN", INFERPERF))
 WORK = ARTIFACTS / "aiperf-commands"
 REPORT = ARTIFACTS / "aiperf-commands.md"
-LINE_TIMEOUT = 60
+# A line's bound: 90 s, as encoding the 20 synthetic 1080p VP9 clips of the video tutorial's
+# line takes about 60 s of both cores here (AIPerf encodes them too).
+LINE_TIMEOUT = 90
 # inferperf's pre-flight check sends one request to each server before each run (conn.rs
 # `probe`).
 PREFLIGHT_PER_RUN = 1

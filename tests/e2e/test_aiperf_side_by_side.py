@@ -118,10 +118,6 @@ SAMPLE = [
 
 # inferperf's disagreements with AIPerf 0.13 that are known: (sample key, figure) → why.
 KNOWN = {
-    ("91", "input_sequence_length"): "inferperf's export has no input_sequence_length for "
-    "embeddings; AIPerf 0.13 reports the inputs' tokens",
-    ("91", "output_sequence_length"): "inferperf's export has no output_sequence_length for "
-    "embeddings; AIPerf 0.13 reports 0",
     ("147-byte-tokenizer", "output_sequence_length"): "inferperf takes a request's output "
     "length from the server's usage when it sends one (src/load/answer_tokens.rs, "
     "docs/aiperf.md); AIPerf 0.13 counts the answer's text with the tokenizer unless "

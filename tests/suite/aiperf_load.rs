@@ -1,7 +1,8 @@
 //! AIPerf's load shapes as real traffic against the embedded server: a concurrency ramp's
 //! requests in flight climbing one at a time, a rate ramp's and a rate series' sends per
 //! second, the prefill limit held over the requests waiting for their first token,
-//! user-centric users keeping their gap, slices adding up to the run, and the failed-request
+//! user-centric users keeping their gap, sessions at a request rate taking one tick per
+//! turn, slices adding up to the run, and the failed-request
 //! threshold stopping a run against a failing model. Times come from the client's own
 //! record of every request (send, first answer, end), the counts from the server's.
 
@@ -272,6 +273,47 @@ async fn user_centric_users_keep_their_gap_and_start_on_schedule() {
     // Together they send the rate: 30 turns in about 3 s.
     let span = secs(records[29].sent_ns, origin);
     assert!((span - 2.9).abs() < 0.25, "30 turns over {span:.2} s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_at_a_request_rate_send_one_turn_per_tick_later_turns_first() {
+    let server = common::start_server(&[LLM]).await;
+    let dir = tempfile::tempdir().unwrap();
+    // 10 sessions of 3 turns at 20 turns/s: a turn is answered in about 13 ms, well within
+    // the 50 ms between ticks, so each tick goes to the session under way until it ends.
+    let extra = [
+        "--request-rate",
+        "20",
+        "--request-rate-mode",
+        "constant",
+        "--conversation-turn-mean",
+        "3",
+        "--conversation-num",
+        "10",
+    ];
+    let (level, records) = run(&line(&server.http_addr.to_string(), dir.path(), &extra)).await;
+    assert_eq!(level.merged.ok, 30, "{:?}", level.merged.errors);
+    assert_eq!(records.len(), 30, "the 10 sessions played once");
+    let order: Vec<u32> = records.iter().map(|r| r.request).collect();
+    assert_eq!(
+        order,
+        (0..30).collect::<Vec<u32>>(),
+        "later turns take the ticks first"
+    );
+    let origin = records[0].sent_ns;
+    for (tick, r) in records.iter().enumerate() {
+        let late = secs(r.sent_ns, origin) - tick as f64 * 0.05;
+        assert!(
+            (-0.002..0.01).contains(&late),
+            "turn {tick} {late:.4} s off its tick"
+        );
+    }
+    for pair in records.windows(2) {
+        assert!(
+            pair[1].sent_ns >= pair[0].done_ns,
+            "a session's turns never overlap"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -109,7 +109,12 @@ async fn rankings_types_send_aiperfs_passages_at_the_servers_cost() {
     for kind in ["nim_rankings", "hf_tei_rankings", "cohere-rankings"] {
         let w = window(&aiperf(&addr, "rr", kind, &shape)).await;
         assert_eq!((w.ok, w.error_count()), (8, 0), "{kind}");
-        assert!(w.tokens.is_none(), "{kind}: a ranking generates no tokens");
+        // A ranking generates no text; its input tokens are the query's and the passages'
+        // (as AIPerf counts the texts of the body): 10 + 4 × 30.
+        let tokens = w.tokens.as_ref().expect("a ranking's input tokens");
+        assert!(!tokens.generates(), "{kind}");
+        assert_eq!(tokens.output_tokens.sum(), 0, "{kind}");
+        assert_eq!(tokens.input_tokens.sum(), 8 * 130, "{kind}");
         // Each of the 4 pairs reads 10 + 30 words: 160 words, 3.2 ms beside the 2 ms (the
         // fastest request, which a busy machine delays least).
         let latency = ms(w.latency.min());

@@ -3,7 +3,8 @@
 //! prefix cache read as 100% KV usage;
 //! its counts of requests and tokens those the client counted; its TTFT and inter-token
 //! percentiles, from the bucket deltas of its histograms, in the buckets the client's fall
-//! in; and the engine named on the page it came from (vLLM's names, or SGLang's).
+//! in; the engine named on the page it came from (vLLM's names, or SGLang's); and the pages
+//! of several replicas added up.
 
 use inferperf::measure::engine_figures::EngineFigures;
 use inferperf::measure::engine_metrics::Engine;
@@ -257,6 +258,60 @@ async fn a_page_that_is_not_prometheus_is_one_sentence_and_the_run_goes_on() {
         stdout.contains("Request count: 5") || stdout.contains("Request Count"),
         "{stdout}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_pages_are_added_up_as_one_engine() {
+    // Two replicas of one engine, the load (2 in flight) shared between them: each page
+    // counts its replica's part.
+    let model = "chat=llm:ttft_ms=2,itl_ms=1,output_tokens=4";
+    let (a, b) = (
+        common::start_server(&[model]).await,
+        common::start_server(&[model]).await,
+    );
+    let (a, b) = (a.http_addr.to_string(), b.http_addr.to_string());
+    let both = format!("{a},{b}");
+    let (page_a, page_b) = (format!("http://{a}/metrics"), format!("http://{b}/metrics"));
+    let run = |pages: Vec<String>| {
+        let both = both.clone();
+        async move {
+            let mut args: Vec<String> = ["profile", "-m", "chat", "--endpoint-type", "chat", "-u"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+            args.push(both);
+            let load = [
+                "--concurrency",
+                "2",
+                "--request-count",
+                "20",
+                "--server-metrics",
+            ];
+            args.extend(load.iter().map(|s| s.to_string()));
+            args.extend(pages);
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = common::run_cli(&args).await;
+            assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+            let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+            let counted = stdout.lines().find(|l| l.contains("Counted by the engine"));
+            counted
+                .map(str::to_string)
+                .unwrap_or_else(|| panic!("{stdout}"))
+        }
+    };
+    let both_pages = run(vec![page_a.clone(), page_b]).await;
+    assert!(
+        both_pages.contains("20 requests (client 20)"),
+        "{both_pages}"
+    );
+    // Alone, the first page counts the requests of its replica: some, not all.
+    let one_page = run(vec![page_a]).await;
+    let counted: u32 = (one_page.split("engine: ").nth(1))
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{one_page}"));
+    assert!((1..20).contains(&counted), "{one_page}");
+    assert!(one_page.contains("(client 20)"), "{one_page}");
 }
 
 /// `itl_us_per_sequence`: a step lasts `itl_ms` + that much per sequence in the batch, so

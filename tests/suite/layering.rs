@@ -1,4 +1,4 @@
-//! The one-way path of DESIGN.md, held against the code: each box may use the boxes above it
+//! The one-way path of docs/architecture.md, held against the code: each box may use the boxes above it
 //! (configuration → dataset → adapters → measurement → drivers → the results file → reports →
 //! the live progress line → the commands) and none below it. A module that names a lower box
 //! (`crate::load` inside `src/measure/`, say) fails this test with the file and the line, so
@@ -103,7 +103,7 @@ fn no_box_imports_one_below_it() {
     }
     assert!(
         found.is_empty(),
-        "imports against DESIGN.md's one-way path:\n{}",
+        "imports against the one-way path (docs/architecture.md):\n{}",
         found.join("\n")
     );
 }

@@ -167,7 +167,18 @@ async fn whole_answers_and_embeddings() {
     let results = common::profile(&args).await;
     let w = &results[0].merged;
     assert_eq!((w.ok, w.error_count()), (10, 0));
-    assert!(w.tokens.is_none(), "an embedding generates no tokens");
+    // Its input tokens are counted (as AIPerf counts them), no output tokens.
+    let tokens = w.tokens.as_ref().expect("an embedding's input tokens");
+    assert!(!tokens.generates());
+    assert_eq!(tokens.output_tokens.sum(), 0);
+    assert_eq!((tokens.by_usage, tokens.by_tokenizer), (0, 0));
+    // 550 words each (the default input length), as the server counted them; the server
+    // also counted the pre-flight check's request of one word.
+    assert_eq!(tokens.input_tokens.count(), 10);
+    assert_eq!(tokens.input_tokens.sum(), 10 * 550);
+    let server_counted = counts(&server, "emb");
+    assert_eq!(server_counted.requests, 11);
+    assert_eq!(server_counted.prompt_tokens, 10 * 550 + 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,6 +1,6 @@
 //! OpenAI-compatible servers that answer badly: an event stream that breaks off, an event
-//! that is not JSON, an error event, and a server that answers in one piece when a stream
-//! was asked for. Each bad answer is counted as an error of its kind (or, for the last, as
+//! that is not JSON, an error event, a stream with no output (`choices: []` and usage
+//! only), and a server that answers in one piece when a stream was asked for. Each bad answer is counted as an error of its kind (or, for the last, as
 //! one answer with a note) and the run goes on. The server here is a few lines of raw
 //! HTTP, because a real server does not misbehave on demand.
 
@@ -18,6 +18,7 @@ enum Misbehaviour {
     BreakOff,
     Malformed,
     ErrorEvent,
+    EmptyStream,
     Unstreamed,
 }
 
@@ -86,6 +87,14 @@ async fn connection(mut socket: TcpStream, how: Misbehaviour) {
         let mut out = String::from(
             "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
         );
+        if matches!(how, Misbehaviour::EmptyStream) {
+            out += &event(r#"{"choices":[]}"#);
+            out += &event(r#"{"choices":[],"usage":{"prompt_tokens":4,"completion_tokens":3}}"#);
+            out += &event("[DONE]");
+            out += "0\r\n\r\n";
+            let _ = socket.write_all(out.as_bytes()).await;
+            continue;
+        }
         out += &event(CONTENT);
         out += &event(CONTENT);
         match how {
@@ -95,7 +104,7 @@ async fn connection(mut socket: TcpStream, how: Misbehaviour) {
             }
             Misbehaviour::Malformed => out += &event("{\"choices\": [oops"),
             Misbehaviour::ErrorEvent => out += &event(r#"{"error":{"message":"overloaded"}}"#),
-            Misbehaviour::Unstreamed => unreachable!(),
+            Misbehaviour::Unstreamed | Misbehaviour::EmptyStream => unreachable!(),
         }
         out += &event("[DONE]");
         out += "0\r\n\r\n";
@@ -162,6 +171,20 @@ async fn an_error_event_is_a_stream_error() {
     let w = run(Misbehaviour::ErrorEvent).await;
     assert_eq!(w.errors.get(&ErrorKind::StreamError), Some(&20));
     assert!(w.notes[0].text.contains("overloaded"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stream_without_output_is_an_empty_answer() {
+    let w = run(Misbehaviour::EmptyStream).await;
+    let kind = ErrorKind::BadResponse(Malformation::Empty);
+    assert_eq!(w.errors.get(&kind), Some(&20), "{:?}", w.errors);
+    assert_eq!(w.ok, 0);
+    assert!(w.tokens.is_none(), "no token figure from usage alone");
+    let note = &w.notes[0].text;
+    assert!(
+        note.contains("without an event that carries output"),
+        "{note}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

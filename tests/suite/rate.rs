@@ -115,7 +115,13 @@ async fn two_client_threads_split_a_constant_schedule_into_the_asked_stream() {
         samples.len()
     );
     let start = samples[0].scheduled;
-    for (k, sample) in samples.iter().enumerate() {
+    // The last 100 ms are left out: when the run stops, one thread may see it a moment
+    // before the other (on a loaded machine), and its last sends are then missing.
+    let last = samples[samples.len() - 1].scheduled;
+    let settled = samples
+        .iter()
+        .take_while(|s| last.duration_since(s.scheduled) >= Duration::from_millis(100));
+    for (k, sample) in settled.enumerate() {
         let at = sample.scheduled.duration_since(start).as_secs_f64();
         assert!(
             (at - k as f64 * 0.0005).abs() < 2e-6,

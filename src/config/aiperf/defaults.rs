@@ -33,7 +33,7 @@ pub(super) fn apply(args: &mut ProfileArgs) -> RunResult<()> {
     default_endpoint(args);
     // AIPerf reads the server's /metrics unless told not to (quietly off when it has none).
     if !args.aiperf.no_server_metrics && args.server_metrics.is_none() {
-        args.server_metrics = Some(String::new());
+        args.server_metrics = Some(Vec::new());
     }
     detect_dataset_type(args)?;
     auto_fixed_schedule(args)?;

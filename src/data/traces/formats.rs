@@ -10,6 +10,7 @@ use super::turn_fields::{self, bad};
 use super::{Content, Record};
 use crate::data::parts::Parts;
 use crate::error::RunResult;
+use crate::number::{readable, A_DAY_MS};
 
 /// Every non-blank line of a JSON Lines file as an object, with its `FILE line N`.
 pub(super) fn objects<'a>(
@@ -60,6 +61,16 @@ pub(super) fn timing(
 ) -> RunResult<(Option<f64>, Option<f64>)> {
     let timestamp = number(origin, map, "timestamp")?;
     let delay = number(origin, map, "delay")?;
+    if let Some(ms) = delay.filter(|&ms| ms > A_DAY_MS) {
+        return Err(bad(
+            origin,
+            format_args!(
+                "\"delay\" is {} ms: give milliseconds from 0 to {} (a day)",
+                readable(ms),
+                readable(A_DAY_MS)
+            ),
+        ));
+    }
     if timestamp.is_some() && delay.is_some() {
         return Err(bad(
             origin,

@@ -111,6 +111,8 @@ pub struct ReadOptions {
     pub conversations: Option<u32>,
     /// `--prompt-batch-size` (random_pool's texts per request).
     pub texts_per_request: Option<u32>,
+    /// The media batch sizes (random_pool's media per request).
+    pub pool_media: crate::config::datasets::PoolMedia,
 }
 
 impl ReadOptions {
@@ -121,6 +123,7 @@ impl ReadOptions {
             seed,
             conversations: workload.dataset.conversations,
             texts_per_request: workload.dataset.texts_per_request,
+            pool_media: workload.dataset.pool_media,
         }
     }
 }

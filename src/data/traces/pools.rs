@@ -1,8 +1,10 @@
 //! AIPerf's random_pool: a file (one pool) or a folder (one pool per file, in name order) of
 //! single_turn-shaped lines, from which `--conversation-num` requests (AIPerf's default
 //! 100) are drawn with replacement. Each request takes one draw of every pool, merged: the
-//! texts and media of all pools in one turn. With `--prompt-batch-size N` the single pool's
-//! texts are drawn N at a time, independently of its media, as AIPerf does.
+//! texts and media of all pools in one turn. With a batch size other than 1
+//! (`--prompt-batch-size`, `--image-batch-size`, `--audio-batch-size`, `--video-batch-size`)
+//! each kind is drawn that many times per request from all of the one pool's lines,
+//! independently of the others, as AIPerf does.
 
 use std::path::Path;
 
@@ -40,9 +42,9 @@ pub fn read(
     }
     let count = options.conversations.unwrap_or(DEFAULT_CONVERSATIONS);
     let mut rng = SmallRng::seed_from_u64(options.seed ^ POOL_SEED);
-    let batch = options.texts_per_request.unwrap_or(1);
-    if batch != 1 {
-        return batched(&pools, count, batch, &mut rng);
+    let batches = Batches::of(options);
+    if batches.requested(&pools) {
+        return batched(&pools, count, &batches, &mut rng);
     }
     let mut records = Vec::with_capacity(count as usize);
     for i in 0..count {
@@ -61,36 +63,83 @@ pub fn read(
     Ok(records)
 }
 
-/// `batch` texts drawn apart per request from the one pool (media one of each kind).
+/// What each request draws from the pool when any batch size is not 1: so many texts
+/// (`--prompt-batch-size`), images, audios and videos (their `--*-batch-size`), each 1
+/// unless given; 0 leaves a kind out.
+struct Batches {
+    texts: u32,
+    images: u32,
+    audios: u32,
+    videos: u32,
+}
+
+impl Batches {
+    fn of(options: &ReadOptions) -> Batches {
+        let media = options.pool_media;
+        Batches {
+            texts: options.texts_per_request.unwrap_or(1),
+            images: media.images.unwrap_or(1),
+            audios: media.audios.unwrap_or(1),
+            videos: media.videos.unwrap_or(1),
+        }
+    }
+
+    /// As AIPerf decides: a batch size other than 1 of a kind the pools hold.
+    fn requested(&self, pools: &[(&str, Vec<TurnFields>)]) -> bool {
+        let lines = || pools.iter().flat_map(|(_, pool)| pool);
+        (self.texts != 1 && lines().any(|f| !f.texts.is_empty()))
+            || (self.images != 1 && lines().any(|f| !f.parts.images.is_empty()))
+            || (self.audios != 1 && lines().any(|f| !f.parts.audios.is_empty()))
+            || (self.videos != 1 && lines().any(|f| !f.parts.videos.is_empty()))
+    }
+}
+
+/// Each request's texts, images, audios and videos drawn apart (with replacement) from
+/// all the pool's lines, so many of each kind as [`Batches`] says; the lines' pairings are
+/// not kept, as AIPerf does not keep them.
 fn batched(
     pools: &[(&str, Vec<TurnFields>)],
     count: u32,
-    batch: u32,
+    batches: &Batches,
     rng: &mut SmallRng,
 ) -> RunResult<Vec<Record>> {
     let [(name, pool)] = pools else {
         return Err(RunError::bad_option(
-            "--prompt-batch-size draws texts from one pool, and the random_pool folder has several: give one file, or drop --prompt-batch-size (as AIPerf refuses both).",
+            "Batch sizes (--prompt-batch-size, --image-batch-size, ...) draw from one pool, and the random_pool folder has several: give one file, or drop the batch sizes (as AIPerf refuses both).",
         ));
     };
     let texts: Vec<&String> = pool.iter().flat_map(|f| &f.texts).collect();
-    if texts.is_empty() {
+    let images: Vec<&String> = pool.iter().flat_map(|f| &f.parts.images).collect();
+    let audios: Vec<&String> = pool.iter().flat_map(|f| &f.parts.audios).collect();
+    let videos: Vec<&String> = pool.iter().flat_map(|f| &f.parts.videos).collect();
+    let kinds = [
+        (texts.len(), batches.texts),
+        (images.len(), batches.images),
+        (audios.len(), batches.audios),
+        (videos.len(), batches.videos),
+    ];
+    if !kinds.iter().any(|&(held, batch)| held > 0 && batch > 0) {
         return Err(RunError::bad_option(format!(
-            "--prompt-batch-size draws texts, and the random_pool {name} has none: drop the flag, or give texts."
+            "The batch sizes leave the random_pool {name} nothing to send: every kind it holds has batch size 0; give one of them a batch size above 0."
         )));
     }
+    let mut draw = |from: &[&String], batch: u32| -> Vec<String> {
+        match from.is_empty() {
+            true => Vec::new(),
+            false => (0..batch)
+                .map(|_| from[rng.random_range(0..from.len())].clone())
+                .collect(),
+        }
+    };
     let mut records = Vec::with_capacity(count as usize);
     for i in 0..count {
-        let mut fields = TurnFields::default();
-        for _ in 0..batch {
-            fields
-                .texts
-                .push(texts[rng.random_range(0..texts.len())].clone());
-        }
-        let media = &pool[rng.random_range(0..pool.len())].parts;
-        fields.parts.images = media.images.iter().take(1).cloned().collect();
-        fields.parts.audios = media.audios.iter().take(1).cloned().collect();
-        fields.parts.videos = media.videos.iter().take(1).cloned().collect();
+        let mut fields = TurnFields {
+            texts: draw(&texts, batches.texts),
+            ..TurnFields::default()
+        };
+        fields.parts.images = draw(&images, batches.images);
+        fields.parts.audios = draw(&audios, batches.audios);
+        fields.parts.videos = draw(&videos, batches.videos);
         records.push(record(format!("random_pool draw {i}"), fields));
     }
     Ok(records)
@@ -170,6 +219,39 @@ mod tests {
             batched.iter().all(|r| r.parts.texts.len() == 3),
             "4 texts a request"
         );
+    }
+
+    #[test]
+    fn media_batches_draw_each_kind_from_the_whole_pool() {
+        let pool = (
+            "m.jsonl".to_string(),
+            (1..=3)
+                .map(|i| format!("{{\"text\": \"t{i}\", \"image\": \"https://x/{i}.png\"}}\n"))
+                .collect::<String>(),
+        );
+        let dir = Path::new(".");
+        let mut two_images = options(Some(30), None);
+        two_images.pool_media.images = Some(2);
+        let records = read(std::slice::from_ref(&pool), dir, &two_images).unwrap();
+        assert_eq!(records.len(), 30);
+        let mut seen = std::collections::HashSet::new();
+        for r in &records {
+            assert_eq!(r.parts.images.len(), 2, "two images a request");
+            assert!(r.parts.texts.is_empty(), "one text a request: the prompt's");
+            seen.extend(r.parts.images.iter().cloned());
+        }
+        assert_eq!(seen.len(), 3, "every line's image is drawn");
+        let mut no_images = options(Some(5), None);
+        no_images.pool_media.images = Some(0);
+        let records = read(std::slice::from_ref(&pool), dir, &no_images).unwrap();
+        assert!(
+            records.iter().all(|r| r.parts.images.is_empty()),
+            "0 leaves images out"
+        );
+        let mut nothing = options(Some(5), Some(0));
+        nothing.pool_media.images = Some(0);
+        let message = read(&[pool], dir, &nothing).unwrap_err().to_string();
+        assert!(message.contains("nothing to send"), "{message}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::collections::HashSet;
 use crate::config::workload::TraceSlice;
 use crate::data::entry::Entry;
 use crate::error::{RunError, RunResult};
+use crate::number::{readable, A_DAY_MS};
 
 /// What the slice left out, for the console.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -40,7 +41,26 @@ pub fn apply(entries: Vec<Entry>, slice: &TraceSlice) -> RunResult<Vec<Entry>> {
             "No request of the input file is left to send after --fixed-schedule-start-offset, --fixed-schedule-end-offset and --max-context-length: widen them.",
         ));
     }
+    check_span(&kept)?;
     Ok(kept)
+}
+
+/// A replay lasts at most a day: its timestamps (after the slice and the speed-up) span at
+/// most a day, so that no send waits longer and no time overflows.
+fn check_span(kept: &[Entry]) -> RunResult<()> {
+    let times = kept.iter().filter_map(|e| e.timestamp_ms);
+    let (first, last) = times.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
+        (lo.min(t), hi.max(t))
+    });
+    if last - first <= A_DAY_MS {
+        return Ok(());
+    }
+    Err(RunError::bad_option(format!(
+        "The input file's timestamps run from {} to {} ms, more than a day ({} ms) of replay: keep a part with --fixed-schedule-start-offset and --fixed-schedule-end-offset, or replay it faster with --replay-speedup.",
+        readable(first),
+        readable(last),
+        readable(A_DAY_MS)
+    )))
 }
 
 /// The kept entries and the counts of those left out.

@@ -250,7 +250,7 @@ fn inputs_json_payloads_replay_as_sent() {
 
 #[test]
 fn bad_lines_name_the_file_the_line_and_the_fault() {
-    let cases: [(&str, FileFormat, &str); 10] = [
+    let cases: [(&str, FileFormat, &str); 11] = [
         ("{\"text\": \"a\"}\nnot json\n", FileFormat::SingleTurn, "line 2: not JSON"),
         ("{\"session_id\": \"a\", \"turns\": []}\n", FileFormat::MultiTurn, "line 1: a session without turns"),
         ("{\"timestamp\": 5, \"output_length\": 3}\n", FileFormat::MooncakeTrace, "line 1: no \"input_length\""),
@@ -270,6 +270,11 @@ fn bad_lines_name_the_file_the_line_and_the_fault() {
             "more than 16 and at most 32",
         ),
         ("{\"text\": \"a\", \"timestamp\": 1, \"delay\": 2}\n", FileFormat::SingleTurn, "cannot both be given"),
+        (
+            "{\"session_id\": \"a\", \"turns\": [{\"text\": \"a\"}, {\"text\": \"b\", \"delay\": 1e23}]}\n",
+            FileFormat::MultiTurn,
+            "line 1 turn 1: \"delay\" is 1e23 ms: give milliseconds from 0 to 86400000 (a day)",
+        ),
         ("{\"image\": \"x.png\"}\n", FileFormat::SingleTurn, "line 1: cannot read the media file"),
         ("{\"output_length\": 3}\n", FileFormat::SingleTurn, "line 1: no \"text\""),
         ("[{\"conversations\": []}]", FileFormat::ShareGpt, "holds no requests"),
@@ -317,6 +322,30 @@ fn the_slice_keeps_its_window_scales_time_and_drops_long_requests() {
             too_long: 1
         }
     );
+}
+
+#[test]
+fn a_replay_spans_at_most_a_day_after_its_speed_up() {
+    let text = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 4}\n{\"timestamp\": 1e300, \"input_length\": 10, \"output_length\": 4}\n";
+    let message = load(text, FileFormat::MooncakeTrace, &WorkloadConfig::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("run from 0 to 1e300 ms, more than a day (86400000 ms) of replay"),
+        "{message}"
+    );
+    // Two days, replayed twice as fast: one day.
+    let two_days = "{\"timestamp\": 0, \"input_length\": 10, \"output_length\": 4}\n{\"timestamp\": 172800000, \"input_length\": 10, \"output_length\": 4}\n";
+    let workload = |speedup| WorkloadConfig {
+        slice: TraceSlice {
+            speedup,
+            ..TraceSlice::default()
+        },
+        ..WorkloadConfig::default()
+    };
+    assert!(load(two_days, FileFormat::MooncakeTrace, &workload(1.0)).is_err());
+    let entries = load(two_days, FileFormat::MooncakeTrace, &workload(2.0)).unwrap();
+    assert_eq!(entries[1].timestamp_ms, Some(86_400_000.0));
 }
 
 /// A workload of 2 shared prefixes of 32 tokens, and `prompts` synthetic prompts.

@@ -3,12 +3,13 @@
 //! answered, a chat's turn carrying the conversation so far (the earlier prompts and the
 //! answers the server gave), encoded as it is sent. A turn that fails ends its session: its
 //! later turns are counted as not sent. When a turn goes is the load mode's: N sessions at a
-//! time ([`slots`], `--session-concurrency`), or each session at its trace's timestamps
-//! ([`scheduled`], `--fixed-schedule`).
+//! time ([`slots`], `--session-concurrency`), each session at its trace's timestamps
+//! ([`scheduled`], `--fixed-schedule`), or sessions started by a clock ([`open`]: AIPerf's
+//! users, or a request rate whose ticks each send one turn).
 
+pub mod open;
 pub mod scheduled;
 pub mod slots;
-pub mod user_centric;
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,9 +25,9 @@ use crate::data::{Dataset, Prompt};
 use crate::error::{RunError, RunResult};
 use crate::measure::sample::SlotBuffer;
 
+pub use open::OpenSessions;
 pub use scheduled::ScheduledSessions;
 pub use slots::SessionLoop;
-pub use user_centric::UserCentricLoop;
 
 /// When a turn goes, as its entry says: at a trace's timestamp, or a wait after the answer
 /// to the turn before; and whether it carries its session's history.
@@ -69,12 +70,7 @@ impl SessionPlan {
         if !has_turns && load.session_concurrency.is_none() {
             return Ok(None);
         }
-        let played = matches!(load.mode, LoadMode::Concurrency | LoadMode::FixedSchedule);
-        if !played && load.modes.user_centric.is_none() {
-            return Err(RunError::bad_option(
-                "The dataset holds multi-turn sessions, which are played N at a time or at their timestamps: use --session-concurrency N (or --concurrency-range), or --fixed-schedule, instead of the request-rate or timeline flags.",
-            ));
-        }
+        check_played(load)?;
         if load.shard.as_ref().is_some_and(|s| s.count > 1) {
             return Err(RunError::bad_option(
                 "Multi-turn sessions are not dealt out to shards: run them in one process (drop --shard, or run without MPI).",
@@ -141,6 +137,27 @@ impl SessionPlan {
     }
 }
 
+/// Sessions are played N at a time, at their timestamps, as users, or at one request rate
+/// (or `--request-intervals`); a sweep of rates and a load that changes over time are
+/// refused.
+fn check_played(load: &LoadConfig) -> RunResult<()> {
+    let refused = match &load.mode {
+        LoadMode::Concurrency | LoadMode::FixedSchedule | LoadMode::Intervals { .. } => None,
+        _ if load.modes.user_centric.is_some() => None,
+        LoadMode::RequestRate { .. } if load.levels().take(2).count() == 1 => None,
+        LoadMode::RequestRate { .. } => {
+            Some("a sweep of request rates (--request-rate-range START:END)")
+        }
+        _ => Some("a load that changes over time (--ramp, --load-steps, periodic concurrency)"),
+    };
+    match refused {
+        Some(what) => Err(RunError::bad_option(format!(
+            "The dataset holds multi-turn sessions, which are played N at a time, at one request rate or at their timestamps, not under {what}: give one --request-rate, --session-concurrency N (or --concurrency-range), or --fixed-schedule."
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// When the next turn of a session goes: the load mode's part of playing a session.
 pub(super) trait Pace {
     /// Waits until turn `index` of the dataset, at `place` in its session, may go; the
@@ -182,13 +199,15 @@ impl TurnPlayer {
     ) -> Result<Called, Stop> {
         let mut history: Vec<(String, String)> = Vec::with_capacity(span.len());
         for (place, index) in span.clone().enumerate() {
-            let scheduled = pace.due(&self.plan, index, place).await?;
+            // Encoded (its history counted) before it is due, so that the work is not in
+            // its latency.
             let prompt = &self.plan.prompts[index];
             let carried = match self.plan.turns[index].history {
                 true => history.as_slice(),
                 false => &[],
             };
             let request = self.turn_request(index, prompt, carried).ok_or(Stop)?;
+            let scheduled = pace.due(&self.plan, index, place).await?;
             pace.in_flight(true);
             let turn = (place + 1).min(u16::MAX as usize) as u16;
             let called =

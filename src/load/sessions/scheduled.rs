@@ -22,7 +22,7 @@ use crate::backend::replicas::Replicas;
 use crate::load::caller::Caller;
 use crate::load::client_threads::ClientThreads;
 use crate::load::gate::CallGates;
-use crate::load::timer::{lower_timer_slack, PreciseTimer};
+use crate::load::timer::{lower_timer_slack, wait_until_unless, PreciseTimer};
 use crate::measure::sample::{Drained, SlotBuffer, SlotBuffers};
 
 /// Longest a wait goes without looking at the stop flag.
@@ -284,24 +284,7 @@ impl Starter {
 
 /// Waits until `due` (precisely when the thread has a timer); false if stopped meanwhile.
 async fn wait_until(timer: Option<&PreciseTimer>, due: Instant, shared: &Shared) -> bool {
-    loop {
-        if shared.stopped() {
-            return false;
-        }
-        let left = due.saturating_duration_since(Instant::now());
-        if left > STOP_CHECK {
-            tokio::time::sleep(left - STOP_CHECK / 2).await;
-            continue;
-        }
-        let precise = match timer {
-            Some(timer) => timer.sleep_until(due).await.is_ok(),
-            None => false,
-        };
-        if !precise {
-            tokio::time::sleep_until(due.into()).await;
-        }
-        return !shared.stopped();
-    }
+    wait_until_unless(timer, due, STOP_CHECK, || shared.stopped()).await
 }
 
 /// One session being played on a connection of its thread.

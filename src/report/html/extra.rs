@@ -130,10 +130,11 @@ fn in_ms(d: &DistributionRecord, p: f64) -> Option<f64> {
     Some(if d.unit == "ns" { ms(v) } else { v })
 }
 
-/// TTFT, ITL and tokens/s against the load and the Pareto curve, for runs with a `tokens`
-/// record.
+/// TTFT, ITL and tokens/s against the load and the Pareto curve, for runs that generated
+/// text (a `tokens` record with output counted; embeddings have input tokens only).
 pub fn llm(file: &ResultsFile) -> String {
-    if !file.levels.iter().any(|l| l.merged.tokens.is_some()) {
+    let tokens = file.levels.iter().filter_map(|l| l.merged.tokens.as_ref());
+    if !tokens.into_iter().any(|t| t.generates()) {
         return String::new();
     }
     let mut out = String::from("<h2>Text generation</h2><div class=\"charts\">");

@@ -188,7 +188,8 @@ fn timelines(file: &ResultsFile) -> String {
                     file,
                     |w| {
                         engine(w)?;
-                        Some(w.tokens.as_ref()?.output_token_throughput)
+                        let tokens = w.tokens.as_ref().filter(|t| t.generates())?;
+                        Some(tokens.output_token_throughput)
                     },
                     "tokens/s",
                 ),
@@ -248,7 +249,8 @@ pub fn pareto_points(file: &ResultsFile, per_gpu: bool, prefix: &str) -> Points 
     (file.levels.iter())
         .filter_map(|l| {
             let x = per_user(l)?;
-            let all = l.merged.tokens.as_ref()?.output_token_throughput;
+            let tokens = l.merged.tokens.as_ref().filter(|t| t.generates())?;
+            let all = tokens.output_token_throughput;
             let y = if per_gpu { all / gpu_count(l)? } else { all };
             let unit = if per_gpu {
                 "tokens/s per GPU"

@@ -239,6 +239,8 @@ pub(super) struct LevelMetric {
 /// send to the last answer).
 pub(super) fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
     let tokens = w.tokens.as_deref();
+    // Embeddings and rankings have input tokens only, as in AIPerf's export.
+    let generated = tokens.filter(|t| t.generates());
     let isl = tokens.map_or(0.0, |t| t.input_tokens.sum() as f64);
     let osl = tokens.map_or(0.0, |t| t.output_tokens.sum() as f64);
     let secs = w.duration.as_secs_f64();
@@ -261,7 +263,7 @@ pub(super) fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
         "requests",
         w.ok as f64,
     ));
-    if tokens.is_some() {
+    if generated.is_some() {
         metrics.push(metric(
             "output_token_throughput",
             "Output Token Throughput",
@@ -282,6 +284,8 @@ pub(super) fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
             "tokens",
             isl,
         ));
+    }
+    if generated.is_some() {
         metrics.push(metric(
             "total_osl",
             "Total Output Sequence Length",
@@ -336,13 +340,15 @@ pub(super) fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
             errors,
         ));
     }
-    if tokens.is_some() {
+    if generated.is_some() {
         metrics.push(metric(
             "total_token_throughput",
             "Total Token Throughput",
             "tokens/sec",
             per_second(isl + osl),
         ));
+    }
+    if tokens.is_some() {
         metrics.push(metric(
             "input_token_throughput",
             "Input Token Throughput",

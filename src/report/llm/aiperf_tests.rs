@@ -139,6 +139,53 @@ fn without_streaming_or_errors_their_rows_go_the_http_wait_comes_and_goodput_wit
 }
 
 #[test]
+fn embeddings_have_input_tokens_and_no_output_throughput_as_in_aiperf() {
+    use crate::backend::{TokenSource, Tokens};
+    use crate::measure::sample::Sample;
+    use std::time::{Duration, Instant};
+    let settings = test_llm_settings(&["--endpoint", "v1/embeddings"]);
+    let t = Instant::now();
+    let mut w = WindowStats::new(1);
+    w.duration = Duration::from_secs(2);
+    for _ in 0..4 {
+        let mut s = Sample::once(t, t, t + Duration::from_millis(5));
+        s.tokens = Tokens {
+            input: 100,
+            source: TokenSource::InputOnly,
+            ..Default::default()
+        };
+        w.add(&s, &[]);
+    }
+    let text = csv(&settings, &w);
+    let got = names(&text);
+    for present in [
+        "Input Sequence Length (tokens)",
+        "Output Sequence Length (tokens)",
+        "Total Input Sequence Length (tokens)",
+        "Input Token Throughput (tokens/sec)",
+    ] {
+        assert!(got.iter().any(|n| n == present), "{present} in {text}");
+    }
+    for absent in [
+        "Output Token Throughput (tokens/sec)",
+        "Total Output Sequence Length (tokens)",
+        "Total Token Throughput (tokens/sec)",
+    ] {
+        assert!(!got.iter().any(|n| n == absent), "{absent} in {text}");
+    }
+    assert_eq!(row(&text, "Input Sequence Length (tokens)")[0], "100.00");
+    assert_eq!(
+        row(&text, "Output Sequence Length (tokens)")[2],
+        "0.00",
+        "max"
+    );
+    assert_eq!(
+        row(&text, "Input Token Throughput (tokens/sec)")[0],
+        "200.00"
+    );
+}
+
+#[test]
 fn the_json_has_aiperfs_sections_and_metric_fields() {
     let settings = test_llm_settings(&["--streaming", "--request-rate-range", "4"]);
     let t = std::time::Instant::now();

@@ -124,6 +124,14 @@ fn token_lines(tokens: &TokenStats, w: &WindowStats) -> Vec<String> {
         .counted_with
         .as_deref()
         .unwrap_or("the run's tokenizer");
+    if !tokens.generates() {
+        let isl = Figure::InputTokens.stats(w).map_or(0.0, |s| s.avg());
+        lines.push(format!(
+            "{INDENT}Input tokens counted with {with}: {} per request; no output tokens (the endpoint generates no text)",
+            grouped_two_decimals(isl)
+        ));
+        return lines;
+    }
     lines.push(format!(
         "{INDENT}Tokens counted with {with}; output lengths {} ({} by usage, {} by the tokenizer{})",
         tokens.main_source().describe(),

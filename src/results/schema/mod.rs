@@ -436,6 +436,13 @@ pub struct TokensRecord {
     pub counted_with: Option<String>,
 }
 
+impl TokensRecord {
+    /// Whether any request generated text (embeddings and rankings count input tokens only).
+    pub fn generates(&self) -> bool {
+        self.counted_by_usage + self.counted_by_tokenizer + self.not_counted > 0
+    }
+}
+
 /// A `--ramp` / `--load-steps` run: a bucket per second, and all of them merged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimelineRecord {

@@ -252,6 +252,9 @@ pub struct InputDataSettings {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MetricsSettings {
     pub url: String,
+    /// The other pages of `--server-metrics`, whose series were added to `url`'s.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more_urls: Vec<String>,
     pub interval_ms: u64,
     pub standard: bool,
     pub metrics: Vec<String>,

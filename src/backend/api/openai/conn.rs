@@ -190,6 +190,12 @@ impl OpenAiConn {
             arrived = Instant::now();
             body_start.get_or_insert(arrived);
         }
+        if count.events == 0 && self.generates {
+            return Err(Failure::bad(
+                Malformation::Empty,
+                "the stream ended without an event that carries output (every event had no text, such as choices: [] with usage only)",
+            ));
+        }
         let end = Instant::now();
         ex.finish(end);
         let body_start = body_start.unwrap_or(head.first_byte);
@@ -218,9 +224,14 @@ impl OpenAiConn {
         if facts.output {
             ex.tokens.first_output = Some(done);
         }
-        if self.generates {
-            ex.tokens = answer_tokens(ex, request, facts, self.streaming);
-        }
+        ex.tokens = match self.generates {
+            true => answer_tokens(ex, request, facts, self.streaming),
+            false => Tokens {
+                input: request.input_tokens,
+                source: TokenSource::InputOnly,
+                ..ex.tokens
+            },
+        };
         Ok(())
     }
 
