@@ -1,8 +1,11 @@
 //! The closed-loop driver: N slots, each a task with its own connection, each sending its
 //! next request as soon as its previous one is answered (all of its answers, for a stream).
 //! Samples go into the slot's own buffer; the profiler cuts windows from those buffers.
+//! With several servers, slot i sends to server i mod n; when the slots cannot be dealt
+//! evenly (1 in flight over 2 servers), each request goes to the next server in turn, as
+//! AIPerf's round_robin sends them, so that every server has its share.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +21,6 @@ use super::gate::CallGates;
 use super::sequences::{Sequence, SequencePlan};
 use super::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
 use crate::backend::replicas::Replicas;
-use crate::backend::{Request, Target};
 use crate::measure::sample::{Drained, SlotBuffer};
 
 /// Longest pause between reconnection attempts to a server that refuses connections.
@@ -33,7 +35,7 @@ const GATE_LIMIT: Duration = Duration::from_secs(10);
 
 /// Keeps a chosen number of requests in flight.
 pub struct ClosedLoop {
-    /// The servers; slot i sends to server i % n.
+    /// The servers; slot i sends to server i % n (or each request to the next, in turn).
     replicas: Arc<Replicas>,
     slots: SlotSet,
     threads: Arc<ClientThreads>,
@@ -50,6 +52,26 @@ pub struct ClosedLoop {
     sequences: Option<Arc<SequencePlan>>,
     /// AIPerf's limits its slots' requests pass (`--prefill-concurrency`).
     gates: Option<Arc<CallGates>>,
+    /// Whether the slots' requests take the servers in turn.
+    rotation: Arc<Rotation>,
+}
+
+/// Whether each request goes to the next server in turn instead of its slot's, and whose
+/// turn it is.
+#[derive(Debug, Default)]
+struct Rotation {
+    on: AtomicBool,
+    next: AtomicUsize,
+}
+
+impl Rotation {
+    /// The server the next request of a slot of server `home` goes to.
+    fn server(&self, home: usize, servers: usize) -> usize {
+        match self.on.load(Ordering::Relaxed) {
+            true => self.next.fetch_add(1, Ordering::Relaxed) % servers.max(1),
+            false => home,
+        }
+    }
 }
 
 impl ClosedLoop {
@@ -63,6 +85,7 @@ impl ClosedLoop {
             connects: Arc::new(Semaphore::new(CONNECTS_IN_FLIGHT)),
             sequences: None,
             gates: None,
+            rotation: Arc::default(),
         }
     }
 
@@ -94,6 +117,11 @@ impl ClosedLoop {
     /// Runs exactly `concurrency` slots: starts missing ones, pauses extra ones after
     /// their current request.
     pub fn set_concurrency(&mut self, concurrency: usize) {
+        // A sequence stays on its slot's server.
+        let servers = self.replicas.len();
+        let uneven =
+            servers > 1 && !concurrency.is_multiple_of(servers) && self.sequences.is_none();
+        self.rotation.on.store(uneven, Ordering::Relaxed);
         // Slots started now send only once all of them have connected (or tried to), so
         // that the first ones' requests do not slow the others' connecting.
         let gate = Arc::new(ConnectGate::new(self.slots.starting(concurrency)));
@@ -116,8 +144,8 @@ impl ClosedLoop {
             index: index / count,
             replica,
             shared,
-            target: server.target.clone(),
-            requests: server.requests.clone(),
+            replicas: self.replicas.clone(),
+            rotation: self.rotation.clone(),
             budget: self.budget.clone(),
             next_request: self.next_request.clone(),
             connects: self.connects.clone(),
@@ -163,10 +191,11 @@ impl ClosedLoop {
 struct SlotTask {
     /// The slot's place among its server's slots.
     index: usize,
+    /// The slot's own server.
     replica: u16,
     shared: Arc<SlotShared>,
-    target: Arc<Target>,
-    requests: Arc<Vec<Request>>,
+    replicas: Arc<Replicas>,
+    rotation: Arc<Rotation>,
     budget: Budget,
     next_request: Arc<AtomicUsize>,
     connects: Arc<Semaphore>,
@@ -179,17 +208,26 @@ struct SlotTask {
 }
 
 impl SlotTask {
+    /// The slot's caller of server `replica`.
+    fn caller(&self, replica: usize) -> Caller {
+        Caller::new(self.index, &self.replicas.list[replica].target)
+            .for_replica(replica as u16)
+            .with_gates(self.gates.clone())
+    }
+
     async fn run(self) {
-        let mut caller = Caller::new(self.index, &self.target)
-            .for_replica(self.replica)
-            .with_gates(self.gates.clone());
+        let home = self.replica as usize;
+        let servers = self.replicas.len();
+        // The slot's callers, one per server it sends to; its own server's opened first.
+        let mut callers: Vec<Option<Caller>> = (0..servers).map(|_| None).collect();
+        let caller = callers[home].insert(self.caller(home));
         if let Ok(_permit) = self.connects.acquire().await {
-            let opened = caller.open(&self.target).await;
+            let opened = caller.open(&self.replicas.list[home].target).await;
             self.shared.connected.store(opened, Ordering::Relaxed);
         }
         self.gate.arrive_and_wait(GATE_LIMIT).await;
-        let take =
-            || self.next_request.fetch_add(1, Ordering::Relaxed) % self.requests.len().max(1);
+        let listed = self.replicas.list[home].requests.len().max(1);
+        let take = || self.next_request.fetch_add(1, Ordering::Relaxed) % listed;
         let mut next = take();
         let mut rng = SmallRng::from_os_rng();
         let mut live: Option<Sequence> = None;
@@ -209,13 +247,16 @@ impl SlotTask {
                 }
                 None => (next, None),
             };
-            let Some(request) = self.requests.get(index) else {
+            let to = self.rotation.server(home, servers);
+            let server = &self.replicas.list[to];
+            let Some(request) = server.requests.get(index) else {
                 break;
             };
+            let caller = callers[to].get_or_insert_with(|| self.caller(to));
             self.shared.busy.store(true, Ordering::Relaxed);
             let buffer = &self.shared.buffer;
             let called = caller
-                .call_step(&self.target, request, None, buffer, None, step)
+                .call_step(&server.target, request, None, buffer, None, step)
                 .await;
             self.shared.busy.store(false, Ordering::Relaxed);
             let connected = called != Called::NotConnected;
@@ -236,8 +277,10 @@ impl SlotTask {
             }
             next = take();
         }
-        if let (Some(plan), Some(sequence)) = (&self.sequences, live.as_ref()) {
-            self.end_sequence(&mut caller, plan, sequence).await;
+        let caller = callers[home].as_mut();
+        if let (Some(plan), Some(sequence), Some(caller)) = (&self.sequences, live.as_ref(), caller)
+        {
+            self.end_sequence(caller, plan, sequence).await;
         }
     }
 
@@ -252,12 +295,13 @@ impl SlotTask {
         }
         let (index, mut step) = plan.step(sequence);
         step.end = true;
-        let Some(request) = self.requests.get(index) else {
+        let server = &self.replicas.list[self.replica as usize];
+        let Some(request) = server.requests.get(index) else {
             return;
         };
         let unmeasured = SlotBuffer::default();
         let step = Some(step);
-        let _ = (caller.call_step(&self.target, request, None, &unmeasured, None, step)).await;
+        let _ = (caller.call_step(&server.target, request, None, &unmeasured, None, step)).await;
     }
 }
 

@@ -1,7 +1,7 @@
 //! Several servers in one run (`-u a,b,c`), driving the real binary against three
 //! `inferperf serve` processes whose model takes 2, 5 and 10 ms: each per-URL line shows its
 //! own server's latency, the per-URL throughputs add up to the whole, each server counts
-//! the requests attributed to it, an open loop splits its sends evenly, `--per-url-csv` has
+//! the requests attributed to it, one slot over two servers alternates, an open loop splits its sends evenly, `--per-url-csv` has
 //! a row per level and URL (per second in a timeline, merged across shards by `merge`), a
 //! timeline's console shows each server's share of every second,
 //! every API (TorchServe, TF Serving over gRPC and HTTP, OpenAI) spreads its requests the
@@ -222,6 +222,36 @@ async fn each_server_counts_the_requests_attributed_to_it() {
         total += attributed;
     }
     assert_eq!(total, 600);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_request_in_flight_takes_the_servers_in_turn() {
+    // One slot cannot be dealt over two servers: each request goes to the next, as AIPerf's
+    // round_robin sends them, and each server answers half.
+    let servers: Vec<Served> = (0..2).map(|_| serve("sleep:ms=1,instances=2")).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("per_url.csv");
+    let out = run_cli(&[
+        "-m",
+        "m",
+        "-u",
+        &urls(&servers),
+        "--concurrency-range",
+        "1",
+        "--request-count",
+        "100",
+        "--per-url-csv",
+        csv.to_str().unwrap(),
+        "--no-progress",
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (_, rows) = csv_rows(&csv);
+    for (row, server) in rows.iter().zip(&servers) {
+        let attributed: u64 = row[5].parse().unwrap();
+        assert_eq!(server_successes(&server.http), 50, "{row:?}");
+        assert_eq!(attributed, 50, "{row:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
