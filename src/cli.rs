@@ -43,7 +43,7 @@ pub use sessions::SessionArgs;
 pub use sweep::{SweepArgs, SWEEP_HELP};
 pub use sweep_lists::{expand as expand_sweep, Sweep, Variation};
 pub use tls::TlsArgs;
-pub use workload::{DatasetArgs, WorkloadArgs};
+pub use workload::{DatasetArgs, SynthesisArgs, WorkloadArgs};
 
 /// The float tolerance of `validation_data` unless `--validation-tolerance` says otherwise:
 /// `|got − expected| ≤ tolerance × max(1, |expected|)`.

@@ -22,6 +22,7 @@ mod request_options;
 pub mod sessions;
 pub mod shard;
 pub mod sweep;
+pub mod synthesis;
 mod target;
 pub mod tfserving;
 pub mod torchserve;

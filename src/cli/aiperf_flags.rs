@@ -44,8 +44,9 @@ const BASETEN: &str =
 /// Why Weka's trace flags are refused.
 const WEKA: &str =
     "it shapes the replay of Weka (SemiAnalysis) traces, which inferperf does not read.";
+/// How AIPerf's trace synthesis is taken.
+const SYNTHESIS: &str = "a trace is rebuilt as AIPerf's synthesizer rebuilds it; without a trace file the flag is refused (AIPerf ignores it), and a request made wholly of shared blocks keeps its short last block (AIPerf's synthesizer stops on it).";
 /// Why repeated runs are refused until they land.
-const SYNTHESIS: &str = "AIPerf's trace synthesis (scaling a trace's prefixes, lengths and speed into a new trace) is not in inferperf yet; replay a trace at another speed with --replay-speedup.";
 const REPEATS: &str = "repeated runs with confidence intervals are not in inferperf yet; run the command several times and compare the results files with inferperf compare.";
 
 /// AIPerf 0.13's `profile` options, in the order of its `--help`.
@@ -178,13 +179,13 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["rankings-query-prompt-token-mean"], Same),
     flag(&["rankings-query-prompt-token-stddev"], Same),
     // Synthesis
-    flag(&["synthesis-speedup-ratio"], Refused(SYNTHESIS)),
-    flag(&["synthesis-prefix-len-multiplier"], Refused(SYNTHESIS)),
-    flag(&["synthesis-prefix-root-multiplier"], Refused(SYNTHESIS)),
-    flag(&["synthesis-prompt-len-multiplier"], Refused(SYNTHESIS)),
-    flag(&["synthesis-output-len-multiplier"], Refused(SYNTHESIS)),
-    flag(&["synthesis-max-isl"], Refused(SYNTHESIS)),
-    flag(&["synthesis-max-osl"], Refused(SYNTHESIS)),
+    flag(&["synthesis-speedup-ratio"], Differently(SYNTHESIS)),
+    flag(&["synthesis-prefix-len-multiplier"], Differently(SYNTHESIS)),
+    flag(&["synthesis-prefix-root-multiplier"], Differently(SYNTHESIS)),
+    flag(&["synthesis-prompt-len-multiplier"], Differently(SYNTHESIS)),
+    flag(&["synthesis-output-len-multiplier"], Differently(SYNTHESIS)),
+    flag(&["synthesis-max-isl"], Differently(SYNTHESIS)),
+    flag(&["synthesis-max-osl"], Differently(SYNTHESIS)),
     // Load generator
     flag(&["benchmark-duration"], Same),
     flag(&["benchmark-grace-period"], Same),

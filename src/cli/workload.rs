@@ -70,4 +70,37 @@ pub struct WorkloadArgs {
     pub max_context_length: Option<u32>,
     #[command(flatten)]
     pub datasets: DatasetArgs,
+    #[command(flatten)]
+    pub synthesis: SynthesisArgs,
+}
+
+/// AIPerf's trace synthesis: a trace file rebuilt before it is replayed.
+#[derive(Debug, Clone, Args, Default)]
+#[command(next_help_heading = "Trace synthesis (AIPerf's flags)")]
+pub struct SynthesisArgs {
+    /// Replays a rebuilt trace this many times faster: its timestamps are divided by it
+    /// (AIPerf's; turn delays are kept, as AIPerf keeps them).
+    #[arg(long, value_name = "FACTOR")]
+    pub synthesis_speedup_ratio: Option<f64>,
+    /// Scales each request's shared prefix (the leading blocks other requests share): 2
+    /// makes each shared block two, still shared (AIPerf's).
+    #[arg(long, value_name = "FACTOR")]
+    pub synthesis_prefix_len_multiplier: Option<f64>,
+    /// Deals the requests at random over this many independent prefix trees, so that fewer
+    /// share a prefix (AIPerf's).
+    #[arg(long, value_name = "N")]
+    pub synthesis_prefix_root_multiplier: Option<u32>,
+    /// Scales each request's own prompt (the tokens after its shared prefix) (AIPerf's).
+    #[arg(long, value_name = "FACTOR")]
+    pub synthesis_prompt_len_multiplier: Option<f64>,
+    /// Scales each request's asked answer length (AIPerf's).
+    #[arg(long, value_name = "FACTOR")]
+    pub synthesis_output_len_multiplier: Option<f64>,
+    /// Drops the trace's requests longer than this many input tokens before the rest
+    /// (AIPerf's).
+    #[arg(long, value_name = "TOKENS")]
+    pub synthesis_max_isl: Option<u32>,
+    /// Caps the asked answer lengths to this many tokens (AIPerf's).
+    #[arg(long, value_name = "TOKENS")]
+    pub synthesis_max_osl: Option<u32>,
 }

@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use super::datasets::DatasetSettings;
+use super::synthesis::Synthesis;
 use crate::cli::{ProfileArgs, WorkloadArgs};
 use crate::error::{RunError, RunResult};
 
@@ -121,6 +122,17 @@ impl FileFormat {
         }
     }
 
+    /// Whether the format is one of AIPerf's traces, which `--synthesis-*` rebuilds.
+    pub fn is_trace(self) -> bool {
+        matches!(
+            self,
+            FileFormat::MooncakeTrace
+                | FileFormat::BailianTrace
+                | FileFormat::BurstGptTrace
+                | FileFormat::SagemakerDataCapture
+        )
+    }
+
     /// Whether `--input-file` may be a folder (random_pool's pools, raw_payload's
     /// sessions, SageMaker's capture files).
     pub fn reads_folders(self) -> bool {
@@ -174,6 +186,8 @@ pub struct WorkloadConfig {
     pub slice: TraceSlice,
     /// AIPerf's dataset and prompt flags (public datasets, sampling, system prompt, ...).
     pub dataset: DatasetSettings,
+    /// How a trace file is rebuilt before it is replayed (`--synthesis-*`).
+    pub synthesis: Synthesis,
 }
 
 impl WorkloadConfig {
@@ -211,6 +225,8 @@ impl WorkloadConfig {
         if matches!(file, Some((_, FileFormat::RandomPool))) {
             dataset.pool_media = pool_media(&profile.media);
         }
+        let synthesis = Synthesis::parse(&args.synthesis)?;
+        check_synthesis(&synthesis, file.as_ref().map(|(_, format)| *format))?;
         let workload = WorkloadConfig {
             file,
             block_size: tokens(args.isl_block_size, "--isl-block-size")?,
@@ -219,8 +235,9 @@ impl WorkloadConfig {
                 args.shared_system_prompt_length,
                 "--shared-system-prompt-length",
             )?,
-            slice: slice(args)?,
+            slice: slice(args)?.in_rebuilt_time(&synthesis),
             dataset,
+            synthesis,
         };
         check_dataset(&workload, profile)?;
         Ok(workload)
@@ -243,6 +260,19 @@ impl TraceSlice {
         ]
         .into_iter()
         .find_map(|(given, flag)| given.then_some(flag))
+    }
+}
+
+impl TraceSlice {
+    /// The slice's offsets, given in the trace's own time, in the time of the trace
+    /// `synthesis` rebuilds (AIPerf slices before it rebuilds).
+    fn in_rebuilt_time(self, synthesis: &Synthesis) -> TraceSlice {
+        let scaled = |ms: Option<f64>| ms.map(|ms| (ms / synthesis.speedup).trunc());
+        TraceSlice {
+            start_ms: scaled(self.start_ms),
+            end_ms: scaled(self.end_ms),
+            ..self
+        }
     }
 }
 
@@ -364,6 +394,21 @@ fn slice(args: &WorkloadArgs) -> RunResult<TraceSlice> {
         speedup,
         max_context: tokens(args.max_context_length, "--max-context-length")?,
     })
+}
+
+/// Refuses `--synthesis-*` where there is no trace to rebuild (AIPerf ignores them there).
+fn check_synthesis(synthesis: &Synthesis, file: Option<FileFormat>) -> RunResult<()> {
+    let Some(flag) = synthesis.first_flag() else {
+        return Ok(());
+    };
+    let what = match file {
+        Some(format) if format.is_trace() => return Ok(()),
+        Some(format) => format!("--custom-dataset-type {} is not a trace", format.name()),
+        None => "there is no --input-file".to_string(),
+    };
+    Err(RunError::bad_option(format!(
+        "{flag} rebuilds a trace file, and {what}: give --input-file FILE --custom-dataset-type mooncake_trace (or bailian_trace, burst_gpt_trace, sagemaker_data_capture), or drop {flag}."
+    )))
 }
 
 /// The media batch sizes typed, which a random_pool draws per request.

@@ -122,6 +122,84 @@ async fn a_traces_server_hits_are_what_its_hash_ids_imply() {
     assert_eq!(cached, implied, "the answers' cached_tokens");
 }
 
+/// The longest run of leading ids an earlier request had, for each request, in blocks.
+fn implied_hit_blocks(ids: &[Vec<u64>]) -> u64 {
+    let mut seen = std::collections::HashSet::new();
+    let mut implied = 0u64;
+    for ids in ids {
+        let hit = (1..=ids.len())
+            .take_while(|&n| seen.contains(&ids[..n]))
+            .count();
+        implied += hit as u64;
+        for n in 1..=ids.len() {
+            seen.insert(ids[..n].to_vec());
+        }
+    }
+    implied
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_synthesized_traces_hits_follow_its_stretched_prefixes() {
+    let server = common::start_server(&["chat=llm:ttft_ms=1,itl_ms=1,prefix_cache=100000"]).await;
+    let addr = server.http_addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(dir.path());
+    // A root and a branch block shared, a leaf of its own; 48 tokens, 2 asked.
+    let ids: Vec<Vec<u64>> = (0..24u64)
+        .map(|i| vec![i % 3, 10 + i % 6, 100 + i])
+        .collect();
+    let lines: Vec<String> = (ids.iter().enumerate())
+        .map(|(i, ids)| {
+            serde_json::json!({"timestamp": i * 100, "input_length": 48, "output_length": 2, "hash_ids": ids})
+                .to_string()
+        })
+        .collect();
+    let trace = dir.path().join("trace.jsonl");
+    std::fs::write(&trace, lines.join("\n")).unwrap();
+    let extra = [
+        "--input-file",
+        trace.to_str().unwrap(),
+        "--custom-dataset-type",
+        "mooncake_trace",
+        "--isl-block-size",
+        "16",
+        "--fixed-schedule",
+        "--synthesis-prefix-len-multiplier",
+        "2",
+        "--synthesis-prompt-len-multiplier",
+        "2",
+        "--synthesis-output-len-multiplier",
+        "3",
+        "--synthesis-speedup-ratio",
+        "4",
+    ];
+    let results = common::profile(&common::chat_flags(
+        &addr,
+        tokenizer.to_str().unwrap(),
+        &extra,
+    ))
+    .await;
+    let w = &results[0].merged;
+    assert_eq!(w.ok, 24);
+    // Each shared block became two, still shared; the leaf's 16 tokens 32 of its own.
+    let tokens = w.tokens.as_ref().unwrap();
+    assert_eq!(tokens.input_tokens.min(), 96.0);
+    assert_eq!(tokens.input_tokens.max(), 96.0);
+    assert_eq!(tokens.output_tokens.mean(), 6.0);
+    let implied = 2 * 16 * implied_hit_blocks(&ids);
+    let hits = server_metric(&server, "vllm:prefix_cache_hits_total").await as u64;
+    println!(
+        "synthesized trace: server hits {hits} tokens, the stretched hash_ids imply {implied}"
+    );
+    assert_eq!(hits, implied, "the server's hits against the rebuilt trace");
+    // 2.3 s of trace, four times as fast: the last send at 575 ms.
+    let span = w.span().unwrap().as_secs_f64();
+    assert!(
+        (0.575..1.5).contains(&span),
+        "sends and answers spanned {span:.3} s"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn later_turns_ttft_falls_as_the_cached_history_says() {
     let (ttft_ms, prefill_us) = (5.0, 400.0);

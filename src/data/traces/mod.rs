@@ -15,6 +15,7 @@ mod pools;
 mod sharegpt;
 pub mod slice;
 mod speed_bench;
+mod synthesis;
 mod turn_fields;
 
 use std::path::{Path, PathBuf};
@@ -135,10 +136,43 @@ pub fn sharegpt_records(file: &str, text: &str) -> RunResult<Vec<Record>> {
 
 /// The run's file, read and checked before anything is sent (`None`: no --input-file).
 pub fn read_input_file(workload: &WorkloadConfig, seed: u64) -> RunResult<Option<TraceFile>> {
-    match &workload.file {
-        Some((path, format)) => read(path, *format, &ReadOptions::of(workload, seed)).map(Some),
-        None => Ok(None),
+    let Some((path, format)) = &workload.file else {
+        return Ok(None);
+    };
+    let file = read(path, *format, &ReadOptions::of(workload, seed))?;
+    match workload.synthesis.given() {
+        true => synthesize(file, workload, seed).map(Some),
+        false => Ok(Some(file)),
     }
+}
+
+/// The file's trace rebuilt by `--synthesis-*`, what its caps did said on the console.
+fn synthesize(mut file: TraceFile, workload: &WorkloadConfig, seed: u64) -> RunResult<TraceFile> {
+    let s = &workload.synthesis;
+    let block = (workload.block_size).unwrap_or(file.format.default_block_size());
+    let total = file.records.len();
+    let (records, capped) = synthesis::apply(std::mem::take(&mut file.records), s, block, seed)?;
+    let (most_isl, most_osl) = (s.max_isl.unwrap_or_default(), s.max_osl.unwrap_or_default());
+    if capped.dropped_long_inputs > 0 {
+        println!(
+            "Dropped {} of the trace's {total} requests longer than --synthesis-max-isl {most_isl} tokens; they are not sent.",
+            capped.dropped_long_inputs
+        );
+    }
+    if capped.capped_answers > 0 {
+        println!(
+            "Capped {} asked answer lengths to --synthesis-max-osl {most_osl} tokens.",
+            capped.capped_answers
+        );
+    }
+    if records.is_empty() {
+        return Err(RunError::bad_option(format!(
+            "No request of --input-file {} is at most --synthesis-max-isl {most_isl} tokens long: raise it.",
+            file.path.display()
+        )));
+    }
+    file.records = records;
+    Ok(file)
 }
 
 /// A file's recorded waits as the dataset flags have them: dropped
