@@ -5,7 +5,7 @@
 //! evenly (1 in flight over 2 servers), each request goes to the next server in turn, as
 //! AIPerf's round_robin sends them, so that every server has its share.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,7 +19,7 @@ use super::caller::{Called, Caller};
 use super::client_threads::ClientThreads;
 use super::gate::CallGates;
 use super::sequences::{Sequence, SequencePlan};
-use super::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
+use super::slot_set::{budget, take_budget, Budget, Rotation, SlotSet, SlotShared};
 use crate::backend::replicas::Replicas;
 use crate::measure::sample::{Drained, SlotBuffer};
 
@@ -54,24 +54,6 @@ pub struct ClosedLoop {
     gates: Option<Arc<CallGates>>,
     /// Whether the slots' requests take the servers in turn.
     rotation: Arc<Rotation>,
-}
-
-/// Whether each request goes to the next server in turn instead of its slot's, and whose
-/// turn it is.
-#[derive(Debug, Default)]
-struct Rotation {
-    on: AtomicBool,
-    next: AtomicUsize,
-}
-
-impl Rotation {
-    /// The server the next request of a slot of server `home` goes to.
-    fn server(&self, home: usize, servers: usize) -> usize {
-        match self.on.load(Ordering::Relaxed) {
-            true => self.next.fetch_add(1, Ordering::Relaxed) % servers.max(1),
-            false => home,
-        }
-    }
 }
 
 impl ClosedLoop {
@@ -118,10 +100,8 @@ impl ClosedLoop {
     /// their current request.
     pub fn set_concurrency(&mut self, concurrency: usize) {
         // A sequence stays on its slot's server.
-        let servers = self.replicas.len();
-        let uneven =
-            servers > 1 && !concurrency.is_multiple_of(servers) && self.sequences.is_none();
-        self.rotation.on.store(uneven, Ordering::Relaxed);
+        let free = self.sequences.is_none();
+        (self.rotation).set_for(concurrency, self.replicas.len(), free);
         // Slots started now send only once all of them have connected (or tried to), so
         // that the first ones' requests do not slow the others' connecting.
         let gate = Arc::new(ConnectGate::new(self.slots.starting(concurrency)));

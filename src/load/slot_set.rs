@@ -3,7 +3,7 @@
 //! paused or stopped), started, paused and resumed as the level's N changes, and the counts
 //! the profiler reads from them. What a slot does is its driver's; how many run is here.
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -177,6 +177,32 @@ impl SlotSet {
                     abort.abort();
                 }
             }
+        }
+    }
+}
+
+/// Whether each request (or session) goes to the next server in turn instead of its slot's
+/// (slot i's is server i mod n), and whose turn it is: on when the slots cannot be dealt
+/// evenly over the servers (1 in flight over 2), as AIPerf's round_robin sends them.
+#[derive(Debug, Default)]
+pub struct Rotation {
+    on: AtomicBool,
+    next: AtomicUsize,
+}
+
+impl Rotation {
+    /// Turns the rotation on for `slots` over `servers` when they do not divide evenly
+    /// (and `free`: nothing binds a slot to its server).
+    pub fn set_for(&self, slots: usize, servers: usize, free: bool) {
+        let uneven = servers > 1 && !slots.is_multiple_of(servers);
+        self.on.store(uneven && free, Ordering::Relaxed);
+    }
+
+    /// The server the next request (or session) of a slot of server `home` goes to.
+    pub fn server(&self, home: usize, servers: usize) -> usize {
+        match self.on.load(Ordering::Relaxed) {
+            true => self.next.fetch_add(1, Ordering::Relaxed) % servers.max(1),
+            false => home,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Several servers in one run (`-u a,b,c`), driving the real binary against three
 //! `inferperf serve` processes whose model takes 2, 5 and 10 ms: each per-URL line shows its
 //! own server's latency, the per-URL throughputs add up to the whole, each server counts
-//! the requests attributed to it, one slot over two servers alternates, an open loop splits its sends evenly, `--per-url-csv` has
+//! the requests attributed to it, one slot (or session) over two servers alternates, an open loop splits its sends evenly, `--per-url-csv` has
 //! a row per level and URL (per second in a timeline, merged across shards by `merge`), a
 //! timeline's console shows each server's share of every second,
 //! every API (TorchServe, TF Serving over gRPC and HTTP, OpenAI) spreads its requests the
@@ -638,5 +638,45 @@ async fn every_api_spreads_its_requests_over_the_urls() {
         for server in servers {
             server.shutdown().await;
         }
+    }
+}
+
+/// One session at a time over two servers: each session goes to the next server, as
+/// AIPerf's round_robin moves on at each session's start, its turns staying on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_session_at_a_time_takes_the_servers_in_turn() {
+    let model = "m=llm:ttft_ms=1,itl_ms=1,max_batch=8";
+    let servers = [
+        common::start_server(&[model]).await,
+        common::start_server(&[model]).await,
+    ];
+    let list = format!("{},{}", servers[0].http_addr, servers[1].http_addr);
+    let out = run_cli(&[
+        "-m",
+        "m",
+        "-u",
+        &list,
+        "--endpoint-type",
+        "chat",
+        "--output-tokens-mean",
+        "4",
+        "--session-concurrency",
+        "1",
+        "--conversation-num",
+        "4",
+        "--session-turns-mean",
+        "3",
+        "--session-turns-stddev",
+        "0",
+        "--no-progress",
+    ])
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // Two sessions of three turns each, beside discovery's one-token probe.
+    for server in &servers {
+        assert_eq!(completions(server), 1 + 6, "{}", stdout(&out));
+    }
+    for server in servers {
+        server.shutdown().await;
     }
 }

@@ -2,7 +2,9 @@
 //! at a concurrency): N slots, each a task with its own connection, each playing one session
 //! at a time, each turn waiting its delay after the previous answer. A slot takes the next
 //! session as one ends, cycling through the dataset's sessions as the closed loop cycles
-//! through its requests.
+//! through its requests. With several servers, slot i plays its sessions on server i mod n;
+//! when the slots cannot be dealt evenly, each session goes to the next server in turn (as
+//! AIPerf's round_robin, which moves on at each session's start).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -15,7 +17,7 @@ use crate::backend::replicas::Replicas;
 use crate::load::caller::{Called, Caller};
 use crate::load::client_threads::ClientThreads;
 use crate::load::gate::CallGates;
-use crate::load::slot_set::{budget, take_budget, Budget, SlotSet, SlotShared};
+use crate::load::slot_set::{budget, take_budget, Budget, Rotation, SlotSet, SlotShared};
 use crate::measure::sample::Drained;
 
 /// How long a slot pauses before its next session when the server refused a connection.
@@ -40,6 +42,8 @@ pub struct SessionLoop {
     session_budget: Budget,
     /// AIPerf's limits the turns pass (`--prefill-concurrency`).
     gates: Option<Arc<CallGates>>,
+    /// Whether the slots' sessions take the servers in turn.
+    rotation: Arc<Rotation>,
 }
 
 impl SessionLoop {
@@ -59,6 +63,7 @@ impl SessionLoop {
             budget: None,
             session_budget: None,
             gates: None,
+            rotation: Arc::default(),
         }
     }
 
@@ -84,6 +89,7 @@ impl SessionLoop {
     /// Runs exactly `concurrency` session slots: starts missing ones, pauses extra ones
     /// after their current turn (a paused slot goes on with its session when resumed).
     pub fn set_concurrency(&mut self, concurrency: usize) {
+        (self.rotation).set_for(concurrency, self.replicas.len(), true);
         let mut slots = std::mem::take(&mut self.slots);
         slots.resize(concurrency, |index, shared| self.spawn(index, shared));
         self.slots = slots;
@@ -107,6 +113,8 @@ impl SessionLoop {
             budget: self.budget.clone(),
             session_budget: self.session_budget.clone(),
             gates: self.gates.clone(),
+            replicas: self.replicas.clone(),
+            rotation: self.rotation.clone(),
         };
         let lane = server.target.lane(index / count) * count + replica as usize;
         self.threads.handle(lane).spawn(slot.run())
@@ -158,15 +166,24 @@ struct SessionSlot {
     budget: Budget,
     session_budget: Budget,
     gates: Option<Arc<CallGates>>,
+    replicas: Arc<Replicas>,
+    rotation: Arc<Rotation>,
 }
 
 impl SessionSlot {
-    async fn run(self) {
-        let target = self.player.target.clone();
-        let mut caller = Caller::new(self.index, &target)
-            .for_replica(self.replica)
-            .with_gates(self.gates.clone());
-        let opened = caller.open(&target).await;
+    /// The slot's caller of server `replica`.
+    fn caller(&self, replica: usize) -> Caller {
+        Caller::new(self.index, &self.replicas.list[replica].target)
+            .for_replica(replica as u16)
+            .with_gates(self.gates.clone())
+    }
+
+    async fn run(mut self) {
+        let (home, servers) = (self.replica as usize, self.replicas.len());
+        // The slot's callers, one per server it plays sessions on; its own opened first.
+        let mut callers: Vec<Option<Caller>> = (0..servers).map(|_| None).collect();
+        let caller = callers[home].insert(self.caller(home));
+        let opened = caller.open(&self.replicas.list[home].target).await;
         self.shared.connected.store(opened, Ordering::Relaxed);
         let plan = self.player.plan.clone();
         let sessions = plan.len().max(1);
@@ -175,7 +192,12 @@ impl SessionSlot {
             let Some(span) = plan.sessions.get(next).cloned() else {
                 break;
             };
-            match self.player.play(&mut caller, span, &self).await {
+            let to = self.rotation.server(home, servers);
+            let server = &self.replicas.list[to];
+            (self.player.target, self.player.requests) =
+                (server.target.clone(), server.requests.clone());
+            let caller = callers[to].get_or_insert_with(|| self.caller(to));
+            match self.player.play(caller, span, &self).await {
                 Err(Stop) => break,
                 Ok(called) => {
                     let connected = called != Called::NotConnected;
