@@ -110,6 +110,9 @@ SAMPLE = [
     Sample(97, "--extra-inputs min_tokens:200 ignore_eos:true", {"request-count": 8}),  # gpu-telemetry.md
     Sample(147, "OSL when the tokenizer is not the server's", {"request-count": 3}, byte_tokenizer=True),
     Sample(14, "a trace with a hash id at two block sizes", trace_as_written=True),
+    # synthesis.md, prefix-synthesis.md
+    Sample(11, "trace synthesis: speed-up 2, prefixes 1.5x, answers 2x, --synthesis-max-isl"),
+    Sample(159, "trace synthesis: 5 prefix trees, prompts 0.8x"),
 ]
 # Every feature asked for has a documented line. Open loop: the documented lines with a
 # request rate and a fixed count use Poisson arrivals (54, 142, 283: over 20 requests the

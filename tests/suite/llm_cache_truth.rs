@@ -84,17 +84,7 @@ async fn a_traces_server_hits_are_what_its_hash_ids_imply() {
     let trace = dir.path().join("trace.jsonl");
     std::fs::write(&trace, lines.join("\n")).unwrap();
     // Each request hits the longest run of its leading ids an earlier request had.
-    let mut seen = std::collections::HashSet::new();
-    let mut implied = 0u64;
-    for ids in &ids {
-        let hit = (1..=ids.len())
-            .take_while(|&n| seen.contains(&ids[..n]))
-            .count();
-        implied += 16 * hit as u64;
-        for n in 1..=ids.len() {
-            seen.insert(ids[..n].to_vec());
-        }
-    }
+    let implied = 16 * implied_hit_blocks(&ids);
     let extra = [
         "--input-file",
         trace.to_str().unwrap(),

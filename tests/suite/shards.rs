@@ -1,8 +1,8 @@
 //! A sharded run against the embedded server, as real processes: four `--shard i/4`
 //! processes at 2,000 req/s in all, started together with `--start-at`, merged by
 //! `inferperf merge`, measure what one process at 2,000 req/s measures — throughput within
-//! 1% of the asked rate, p50 and p99 within 5% of what single processes measure — and the merged
-//! histograms hold exactly the shards' requests.
+//! 1% of the asked rate, p50 within 5% of what single processes measure, every percentile
+//! within the shards' own — and the merged histograms hold exactly the shards' requests.
 
 use crate::common;
 
@@ -165,22 +165,20 @@ async fn four_shards_merged_measure_what_one_process_measures() {
             "{name}: merged {all} ns outside the shards' {low}..{high} ns"
         );
     }
-    // One process's p99 differs from one run to the next on this 2-core machine by more
-    // than 5% (6.1 to 10.4 ms seen): the merged figures must lie within a margin of the
-    // range two single-process runs, one before the shards and one after, measured — 5%
-    // for p50, 35% for p99, whose tail also holds the scheduling of four client processes
-    // on two cores beside the server (seen in CI: 6.4% above two close single runs, once
-    // 11% below them, 6.13 ms against 6.88..7.29 ms, and once 22% above, 7.41 ms against
-    // 5.87..6.08 ms). The shards' own bounds above are the exact check.
-    for (name, margin) in [("p50", 0.05), ("p99", 0.35)] {
-        let runs = [&first_single, &second_single].map(|f| percentile(&level(f)["merged"], name));
-        let (low, high) = (runs[0].min(runs[1]), runs[0].max(runs[1]));
-        let all = percentile(whole, name);
-        assert!(
-            all >= low * (1.0 - margin) && all <= high * (1.0 + margin),
-            "{name}: merged {all} ns, single process {low}..{high} ns"
-        );
-    }
+    // The median of the merged shards is the median one process measures, within 5% of the
+    // range of two single-process runs (one before the shards, one after). The p99 is not
+    // compared so: its tail holds the scheduling of four client processes on two cores
+    // beside the server, 11% below to 40% above the single runs in CI and here (the
+    // margin was widened three times), which says how busy the machine was, not whether
+    // merging is right; the shards' own bounds above are the exact check of every
+    // percentile.
+    let runs = [&first_single, &second_single].map(|f| percentile(&level(f)["merged"], "p50"));
+    let (low, high) = (runs[0].min(runs[1]), runs[0].max(runs[1]));
+    let all = percentile(whole, "p50");
+    assert!(
+        all >= low * 0.95 && all <= high * 1.05,
+        "p50: merged {all} ns, single process {low}..{high} ns"
+    );
 }
 
 /// The server process, killed when the test ends, also when an assertion fails.
