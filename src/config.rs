@@ -5,6 +5,7 @@ mod aiperf;
 mod api;
 mod arrival;
 pub mod bounds;
+pub mod cache_bust;
 mod data;
 pub mod endpoint_options;
 pub mod endpoints;

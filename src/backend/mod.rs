@@ -11,6 +11,7 @@
 //! server says of it, what every API's answers are checked against is [`check`].
 
 pub mod api;
+pub mod cache_bust;
 pub mod cancel;
 mod capabilities;
 pub mod check;

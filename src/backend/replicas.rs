@@ -51,6 +51,24 @@ impl Replicas {
         Ok(Replicas { list })
     }
 
+    /// The servers with the dataset encoded for the warm-up, when its requests differ from
+    /// the measured ones (`--cache-bust warmup_isolation_*`); `None` when they do not.
+    pub fn for_warm_up(&self, model: &ModelSpec, dataset: &Dataset) -> RunResult<Option<Replicas>> {
+        let mut changed = false;
+        let list = (self.list.iter())
+            .map(|replica| match replica.target.for_warm_up() {
+                Some(target) => {
+                    changed = true;
+                    let target = Arc::new(target);
+                    let requests = Arc::new(target.encode(model, dataset)?);
+                    Ok(Replica { target, requests })
+                }
+                None => Ok(replica.clone()),
+            })
+            .collect::<RunResult<Vec<_>>>()?;
+        Ok(changed.then_some(Replicas { list }))
+    }
+
     /// The first server: the one server-side statistics and metrics are read from.
     pub fn first(&self) -> &Replica {
         &self.list[0]

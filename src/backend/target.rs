@@ -36,6 +36,8 @@ pub struct Target {
     pub cancel: Option<Arc<super::cancel::CancelPlan>>,
     /// AIPerf's `--connection-reuse-strategy never`: each request on a new connection.
     pub connection_per_request: bool,
+    /// The digests of `--cache-bust`'s trajectory markers, when the requests carry one.
+    pub cache_bust: Option<Arc<super::cache_bust::BustPlan>>,
 }
 
 /// What the adapters know of the requests before the dataset is built, handed down from
@@ -56,6 +58,12 @@ impl RequestShape {
             shapes_given: !data.shapes.is_empty(),
         }
     }
+}
+
+/// The digests of a run whose requests carry `--cache-bust`'s trajectory markers.
+fn trajectory_markers(cfg: &TargetConfig) -> Option<Arc<super::cache_bust::BustPlan>> {
+    let bust = cfg.llm()?.cache_bust?;
+    (bust.kind == crate::config::cache_bust::BustKind::Trajectory).then(Default::default)
 }
 
 impl Target {
@@ -92,6 +100,7 @@ impl Target {
             cancel: (cfg.cancellation.as_ref())
                 .map(|c| Arc::new(super::cancel::CancelPlan::new(c))),
             connection_per_request: cfg.connection_per_request,
+            cache_bust: trajectory_markers(cfg),
         };
         if start_in_process(cfg, &mut target).await? {
             target.peer.headers.clear();
@@ -111,6 +120,18 @@ impl Target {
             peer.tls = Some(Arc::new(tls::TlsClient::new(settings, url)?));
         }
         Ok(target)
+    }
+
+    /// The target of the warm-up's requests, when they are encoded otherwise than the
+    /// measured ones (`--cache-bust warmup_isolation_*`); `None` when they are not.
+    pub fn for_warm_up(&self) -> Option<Target> {
+        let Api::OpenAi(adapter) = &self.api else {
+            return None;
+        };
+        Some(Target {
+            api: Api::OpenAi(adapter.for_warm_up()?),
+            ..self.clone()
+        })
     }
 
     /// The lane of in-flight slot `slot`: the slots of one lane share a connection (gRPC)

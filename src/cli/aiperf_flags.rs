@@ -128,7 +128,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     // Prompt
     flag(&["prompt-batch-size", "batch-size-text", "batch-size"], Same),
     flag(&["prompt-corpus"], Same),
-    flag(&["cache-bust"], Refused("its per-request markers that defeat a server's prefix cache are not in inferperf yet; give each run distinct prompts with --seed.")),
+    flag(&["cache-bust"], Same),
     flag(&["system-prompt"], Same),
     flag(&["system-prompt-file"], Same),
     flag(&["prompt-prefix-pool-size", "prefix-prompt-pool-size", "num-prefix-prompts"], Same),

@@ -27,6 +27,14 @@ pub struct OpenAiArgs {
     /// sends none is said so, and its answers' tokens are not counted.
     #[arg(long)]
     pub use_server_token_count: bool,
+    /// Where a marker goes in each chat request so that the server's prefix cache cannot
+    /// serve one trajectory's prompt to another (AIPerf's flag): system_prefix,
+    /// system_suffix, first_turn_prefix, first_turn_suffix — `[rid:DIGEST]`, a digest of
+    /// its own per request or session, its tokens counted in the input and taken from
+    /// synthetic prompts — or warmup_isolation_system, warmup_isolation_first_turn —
+    /// `[warmup]` on the warm-up's requests only; none (default) sends no marker.
+    #[arg(long, value_name = "WHERE")]
+    pub cache_bust: Option<String>,
     /// Tokens per synthetic prompt, on average: each prompt's message content is made of
     /// exactly the drawn number of tokens as the run's tokenizer counts them (a chat
     /// template's tokens are not among them; the server's own prompt count is reported

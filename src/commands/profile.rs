@@ -53,6 +53,8 @@ pub struct Prepared {
     pub replicas: Arc<Replicas>,
     /// How sequences are played, when the model is a sequence model.
     pub sequences: Option<Arc<SequencePlan>>,
+    /// The servers with the warm-up's own requests, when they differ from the measured ones.
+    pub warm_up_replicas: Option<Arc<Replicas>>,
 }
 
 impl Prepared {
@@ -71,7 +73,8 @@ impl Prepared {
             interrupt,
         )
         .with_monitors(started.monitors)
-        .with_sequences(self.sequences.clone());
+        .with_sequences(self.sequences.clone())
+        .with_warm_up_replicas(self.warm_up_replicas.clone());
         (profiler, started.notes)
     }
 }
@@ -101,6 +104,10 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
         .for_shard(cfg.load.shard.as_ref(), fixed_schedule)?;
     let dataset = Arc::new(dataset);
     let replicas = Replicas::encode(&targets, &model, &dataset)?;
+    let warm_up_replicas = match cfg.load.warm_up {
+        Some(_) => replicas.for_warm_up(&model, &dataset)?.map(Arc::new),
+        None => None,
+    };
     let first = replicas.first().clone();
     let sequences = SequencePlan::for_run(&cfg.load.sequence, &model, &dataset).map(Arc::new);
     SessionPlan::for_run(&cfg.load, &dataset)?;
@@ -127,6 +134,7 @@ pub async fn prepare(cfg: &Config) -> RunResult<Prepared> {
         requests: first.requests,
         replicas: Arc::new(replicas),
         sequences,
+        warm_up_replicas,
     })
 }
 

@@ -84,6 +84,8 @@ pub struct EndpointType {
     pub tokens: bool,
     /// Whether a system message (`--shared-system-prompt-length`, ...) can be sent.
     pub system_message: bool,
+    /// Whether `--cache-bust` can place its marker (AIPerf's `supports_cache_bust`).
+    pub cache_bust: bool,
     pub media: Media,
     pub data: Data,
 }
@@ -97,6 +99,7 @@ const fn row(endpoint: Endpoint, name: &'static str, path: &'static str) -> Endp
         streams: true,
         tokens: true,
         system_message: false,
+        cache_bust: false,
         media: TEXT_ONLY,
         data: Data::Prompts,
     }
@@ -122,6 +125,7 @@ const fn rankings(endpoint: Endpoint, name: &'static str, path: &'static str) ->
 pub const ENDPOINT_TYPES: [EndpointType; 14] = [
     EndpointType {
         system_message: true,
+        cache_bust: true,
         media: ALL_MEDIA,
         ..row(Endpoint::Chat, "chat", "v1/chat/completions")
     },
@@ -129,6 +133,7 @@ pub const ENDPOINT_TYPES: [EndpointType; 14] = [
     encoder(Endpoint::Embeddings, "embeddings", "v1/embeddings"),
     EndpointType {
         system_message: true,
+        cache_bust: true,
         media: Media {
             video: false,
             ..ALL_MEDIA
@@ -137,6 +142,7 @@ pub const ENDPOINT_TYPES: [EndpointType; 14] = [
     },
     EndpointType {
         system_message: true,
+        cache_bust: true,
         media: IMAGES,
         ..row(Endpoint::Messages, "messages", "v1/messages")
     },
@@ -239,6 +245,11 @@ impl Endpoint {
     }
 
     /// Whether synthetic requests are a query and passages.
+    /// Whether `--cache-bust` can place its marker in this type's requests.
+    pub fn takes_cache_bust(self) -> bool {
+        self.facts().cache_bust
+    }
+
     pub fn rankings(self) -> bool {
         self.facts().data == Data::Rankings
     }

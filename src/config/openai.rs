@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 
 use crate::cli::OpenAiArgs;
+use crate::config::cache_bust::CacheBust;
 use crate::error::{RunError, RunResult};
 
 /// Largest mean prompt or answer length accepted (a prompt of a million words is a mistake).
@@ -55,6 +56,8 @@ pub struct OpenAiConfig {
     pub tokenizer_revision: Option<String>,
     /// `--use-server-token-count`.
     pub use_server_token_count: bool,
+    /// AIPerf's `--cache-bust` (`None`: no marker).
+    pub cache_bust: Option<CacheBust>,
 }
 
 impl OpenAiConfig {
@@ -91,13 +94,14 @@ impl OpenAiConfig {
             tokenizer: args.tokenizer.clone(),
             tokenizer_revision: args.tokenizer_revision.clone(),
             use_server_token_count: args.use_server_token_count,
+            cache_bust: CacheBust::parse(args.cache_bust.as_deref(), endpoint)?,
         })
     }
 }
 
 /// Refuses the LLM flags on a run that is not `--service-kind openai`.
 pub fn refuse_without_openai(args: &OpenAiArgs) -> RunResult<()> {
-    let given: [(&str, bool); 9] = [
+    let given: [(&str, bool); 10] = [
         ("--endpoint", args.endpoint.is_some()),
         ("--output-tokens-mean", args.output_tokens_mean.is_some()),
         ("--extra-inputs", !args.extra_inputs.is_empty()),
@@ -106,6 +110,7 @@ pub fn refuse_without_openai(args: &OpenAiArgs) -> RunResult<()> {
         ("--tokenizer", args.tokenizer.is_some()),
         ("--tokenizer-revision", args.tokenizer_revision.is_some()),
         ("--use-server-token-count", args.use_server_token_count),
+        ("--cache-bust", args.cache_bust.is_some()),
         (
             "--output-tokens-mean-deterministic",
             args.output_tokens_mean_deterministic,

@@ -9,6 +9,7 @@ pub mod generate;
 pub mod hub;
 pub mod json_file;
 pub mod lengths;
+mod marker;
 pub mod media;
 pub mod message_generator;
 pub mod parts;
@@ -40,6 +41,8 @@ pub struct Dataset {
     pub entries: Vec<Entry>,
     /// What counts the tokens of an LLM run's prompts and answers.
     pub tokenizer: Option<tokenizer::Counter>,
+    /// The tokens of `--cache-bust`'s marker, counted in each prompt's input (0: none).
+    pub marker_tokens: u32,
 }
 
 /// The prompts of an LLM run, from beyond the data section: the API's prompt settings (the
@@ -77,10 +80,19 @@ impl Dataset {
                 Some(counter) => counter,
                 None => tokenizer::builtin(true)?,
             };
-            let entries = prompt_entries(data, file.as_ref(), llm, seed, counter.as_ref())?;
+            let marker_tokens = marker::tokens(llm, counter.as_ref())?;
+            let synthetic = synthetic_prompts(data, file.as_ref(), llm);
+            let roomed = marker::make_room(llm, data, synthetic, marker_tokens);
+            let (llm, data) = match &roomed {
+                Some((llm, data)) => (llm, data),
+                None => (llm, data),
+            };
+            let mut entries = prompt_entries(data, file.as_ref(), llm, seed, counter.as_ref())?;
+            marker::count_in(&mut entries, marker_tokens);
             return Ok(Dataset {
                 entries,
                 tokenizer: Some(counter),
+                marker_tokens,
             });
         }
         let model = &with_declared_inputs(data, model)?;
@@ -92,6 +104,7 @@ impl Dataset {
         Ok(Dataset {
             entries,
             tokenizer: None,
+            marker_tokens: 0,
         })
     }
 
@@ -133,12 +146,7 @@ fn prompt_entries(
     counter: &dyn tokenizer::TokenCount,
 ) -> RunResult<Vec<Entry>> {
     let asked = data.sessions.as_ref();
-    let synthetic_prompts = file.is_none()
-        && matches!(llm.prompt_source, crate::config::PromptSource::Synthetic)
-        && !matches!(
-            data.input_data,
-            InputData::Json(_) | InputData::Directory(_)
-        );
+    let synthetic_prompts = synthetic_prompts(data, file, llm);
     let mut entries = match asked.and_then(|s| s.synthetic.as_ref().map(|n| (n, &s.delay))) {
         Some((synthetic, delay)) if synthetic_prompts => {
             sessions::synthetic(synthetic, delay, llm, &data.workload.dataset, seed, counter)?
@@ -171,6 +179,20 @@ fn prompt_entries(
     let mut entries = shaping::apply(entries, &data.workload.dataset, llm, seed, counter, origin)?;
     attach_media(&mut entries, &data.media, seed)?;
     Ok(entries)
+}
+
+/// Whether the run's prompts are made here (no file, no `--input-data` of prompts).
+fn synthetic_prompts(
+    data: &DataConfig,
+    file: Option<&traces::TraceFile>,
+    llm: &OpenAiConfig,
+) -> bool {
+    file.is_none()
+        && matches!(llm.prompt_source, crate::config::PromptSource::Synthetic)
+        && !matches!(
+            data.input_data,
+            InputData::Json(_) | InputData::Directory(_)
+        )
 }
 
 /// Attaches the run's media to its synthetic prompts (those not sent as given), in order.

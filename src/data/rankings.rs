@@ -69,6 +69,7 @@ mod tests {
             tokenizer: None,
             tokenizer_revision: None,
             use_server_token_count: false,
+            cache_bust: None,
         }
     }
 

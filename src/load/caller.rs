@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::gate::{CallGates, Held};
+use crate::backend::cache_bust::Digest;
 use crate::backend::{
     AnswerText, Api, Connection, Deadline, ErrorKind, Exchange, Failure, Request, Target,
 };
@@ -98,22 +99,31 @@ impl Caller {
         watch: Option<&(dyn Fn(u32) + Sync)>,
         step: Option<SequenceStep>,
     ) -> Called {
-        let marks = Marks { step, turn: 0 };
+        let marks = Marks {
+            step,
+            turn: 0,
+            digest: None,
+        };
         self.call_marked(target, request, scheduled, buffer, watch, marks)
             .await
     }
 
     /// Sends turn `turn` (from 1) of a multi-turn session, due at `scheduled` (a trace's
-    /// timestamp; otherwise when it is sent), its sample marked with it.
+    /// timestamp; otherwise when it is sent), its sample marked with it; `digest` is the
+    /// session's `--cache-bust` marker, the same on each of its turns.
     pub async fn call_turn(
         &mut self,
         target: &Target,
         request: &Request,
         scheduled: Option<Instant>,
         buffer: &SlotBuffer,
-        turn: u16,
+        (turn, digest): (u16, Option<Digest>),
     ) -> Called {
-        let marks = Marks { step: None, turn };
+        let marks = Marks {
+            step: None,
+            turn,
+            digest,
+        };
         self.call_marked(target, request, scheduled, buffer, None, marks)
             .await
     }
@@ -132,12 +142,20 @@ impl Caller {
         watch: Option<&(dyn Fn(u32) + Sync)>,
         marks: Marks,
     ) -> Called {
-        let Marks { step, turn } = marks;
+        let Marks { step, turn, digest } = marks;
         let stepped;
         let request = match &step {
             Some(step) => {
                 stepped = target.api.in_sequence(request, step);
                 &stepped
+            }
+            None => request,
+        };
+        let busted;
+        let request = match with_marker(target, request, digest) {
+            Some(filled) => {
+                busted = filled;
+                &busted
             }
             None => request,
         };
@@ -233,10 +251,23 @@ impl Caller {
     }
 }
 
-/// What a call's sample is marked with: its sequence step, its session turn (0: none).
+/// What a call's sample is marked with: its sequence step, its session turn (0: none);
+/// and its session's `--cache-bust` digest (`None`: the request's own).
 struct Marks {
     step: Option<SequenceStep>,
     turn: u16,
+    digest: Option<Digest>,
+}
+
+/// `request` with its `--cache-bust` marker filled in (the session's `digest`, else the
+/// next trajectory's); `None` when the run's requests carry none.
+fn with_marker(target: &Target, request: &Request, digest: Option<Digest>) -> Option<Request> {
+    let plan = target.cache_bust.as_ref()?;
+    let digest = digest.unwrap_or_else(|| plan.next_digest());
+    Some(Request {
+        payload: crate::backend::cache_bust::fill(&request.payload, &digest)?,
+        ..request.clone()
+    })
 }
 
 /// Runs `exchange` to its end, or drops it at `cancel_at` (`--request-cancellation-rate`):

@@ -80,6 +80,8 @@ pub struct Profiler<'a> {
     /// The servers, the sessions and the sequences the run plays: the warm-up's own driver
     /// plays them too.
     replicas: Arc<Replicas>,
+    /// The warm-up's own requests, when they differ from the measured ones.
+    warm_up_replicas: Option<Arc<Replicas>>,
     sessions: Option<Arc<super::sessions::SessionPlan>>,
     sequences: Option<Arc<super::sequences::SequencePlan>>,
     /// AIPerf's `--server-profiler`: the engine's profiler started after the warm-up and
@@ -117,6 +119,7 @@ impl<'a> Profiler<'a> {
             replica_count: replicas.len(),
             driver: Driver::new(plan.load, replicas.clone(), sessions.clone()),
             replicas,
+            warm_up_replicas: None,
             sessions,
             sequences: None,
             server_profiler: None,
@@ -138,6 +141,12 @@ impl<'a> Profiler<'a> {
             slices: None,
             failed_stop: None,
         }
+    }
+
+    /// Sends the warm-up's requests from `replicas` (`None`: the measured ones).
+    pub fn with_warm_up_replicas(mut self, replicas: Option<Arc<Replicas>>) -> Self {
+        self.warm_up_replicas = replicas;
+        self
     }
 
     /// Plays sequences of `plan` on a sequence model.
@@ -252,7 +261,7 @@ impl<'a> Profiler<'a> {
         let run = super::warm_up::WarmUpRun {
             load: self.plan.load,
             warm_up,
-            replicas: self.replicas.clone(),
+            replicas: (self.warm_up_replicas.clone()).unwrap_or_else(|| self.replicas.clone()),
             dataset: &self.dataset,
             sessions: self.sessions.clone(),
             sequences: self.sequences.clone(),

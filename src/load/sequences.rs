@@ -194,6 +194,7 @@ mod tests {
         };
         Dataset {
             tokenizer: None,
+            marker_tokens: 0,
             entries: streams.iter().map(entry).collect(),
         }
     }

@@ -141,6 +141,7 @@ fn a_tensor_request_lists_its_inputs_by_name_as_perf_analyzer_writes_them() {
     let settings = crate::results::test_settings(&["-m", "m"]);
     let dataset = Dataset {
         tokenizer: None,
+        marker_tokens: 0,
         entries: vec![entry],
     };
     let bodies = || Payloads::from_bodies(Vec::new());

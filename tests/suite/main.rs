@@ -11,6 +11,7 @@ mod aiperf_flags;
 mod aiperf_load;
 mod bad_inputs;
 mod bls;
+mod cache_bust;
 mod cancellation;
 mod checked_answers;
 mod client;

@@ -253,7 +253,7 @@ const NO_NUMBER: &[(&str, &[&str])] = &[
         "metric", "server-metrics", "server-metrics-preset", "gpu-telemetry", "endpoint",
         "tokenizer",
         "tokenizer-revision", "prompt-source", "input-file",
-        "arrival-pattern", "custom-dataset-type",
+        "arrival-pattern", "custom-dataset-type", "cache-bust",
         "artifact-dir", "ssl-grpc-root-certifications-file", "ssl-grpc-private-key-file",
         "ssl-grpc-certificate-chain-file", "ssl-https-ca-certificates-file",
         "ssl-https-client-certificate-file", "ssl-https-client-certificate-type",

@@ -80,6 +80,7 @@ mod tests {
         };
         let dataset = Dataset {
             tokenizer: None,
+            marker_tokens: 0,
             entries: vec![entry(generated.clone()), entry(given)],
         };
         let payloads = openai_bodies(&cfg, &dataset);

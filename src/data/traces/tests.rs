@@ -23,6 +23,7 @@ fn llm() -> OpenAiConfig {
         tokenizer: None,
         tokenizer_revision: None,
         use_server_token_count: false,
+        cache_bust: None,
     }
 }
 

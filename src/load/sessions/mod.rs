@@ -54,6 +54,8 @@ pub struct SessionPlan {
     turns: Vec<TurnTiming>,
     sessions: Vec<Range<usize>>,
     tokenizer: Option<Counter>,
+    /// `--cache-bust`'s marker tokens, in every turn's input.
+    marker_tokens: u32,
 }
 
 impl SessionPlan {
@@ -95,6 +97,7 @@ impl SessionPlan {
             turns,
             sessions: spans(&dataset.entries),
             tokenizer: dataset.tokenizer.clone(),
+            marker_tokens: dataset.marker_tokens,
         };
         if load.mode == LoadMode::FixedSchedule {
             plan.check_first_timestamps(dataset)?;
@@ -133,7 +136,7 @@ impl SessionPlan {
         self.tokenizer
             .as_ref()
             .and_then(|t| t.count(&text).ok())
-            .unwrap_or(prompt.input_tokens)
+            .map_or(prompt.input_tokens, |n| n + self.marker_tokens)
     }
 }
 
@@ -198,6 +201,12 @@ impl TurnPlayer {
         pace: &impl Pace,
     ) -> Result<Called, Stop> {
         let mut history: Vec<(String, String)> = Vec::with_capacity(span.len());
+        // The session's `--cache-bust` marker, drawn at its start.
+        let digest = self
+            .target
+            .cache_bust
+            .as_ref()
+            .map(|plan| plan.next_digest());
         for (place, index) in span.clone().enumerate() {
             // Encoded (its history counted) before it is due, so that the work is not in
             // its latency.
@@ -210,8 +219,9 @@ impl TurnPlayer {
             let scheduled = pace.due(&self.plan, index, place).await?;
             pace.in_flight(true);
             let turn = (place + 1).min(u16::MAX as usize) as u16;
+            let marks = (turn, digest);
             let called =
-                (caller.call_turn(&self.target, &request, scheduled, &self.buffer, turn)).await;
+                (caller.call_turn(&self.target, &request, scheduled, &self.buffer, marks)).await;
             pace.in_flight(false);
             if called != Called::Sent {
                 let left = (span.len() - place - 1) as u64;

@@ -35,6 +35,7 @@ fn dataset() -> Dataset {
     };
     Dataset {
         tokenizer: None,
+        marker_tokens: 0,
         entries: vec![Entry {
             inputs: Vec::new(),
             timestamp_ms: None,

@@ -11,6 +11,7 @@ pub mod conn;
 pub mod content;
 pub mod endpoints;
 pub mod events;
+mod marker;
 mod parts;
 pub mod tokenize;
 
@@ -19,7 +20,7 @@ use serde_json::Value;
 use crate::backend::transport::http1::{frame_request, user_headers};
 use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
-use crate::config::{ApiSettings, OpenAiConfig, OpenAiSettings, OpenAiWire, TargetConfig};
+use crate::config::{self, ApiSettings, OpenAiConfig, OpenAiSettings, OpenAiWire, TargetConfig};
 use crate::data::{Entry, Prompt};
 use crate::error::{RunError, RunResult};
 use crate::model::ModelSpec;
@@ -46,6 +47,9 @@ pub struct OpenAi {
     pub streaming: bool,
     /// AIPerf's custom path and max-tokens field.
     pub wire: OpenAiWire,
+    /// Whether the requests are the warm-up's (`--cache-bust warmup_isolation_*` marks
+    /// only those).
+    pub warm_up: bool,
 }
 
 impl OpenAi {
@@ -54,7 +58,24 @@ impl OpenAi {
             llm: settings.llm.clone(),
             streaming: target.streaming,
             wire: settings.wire.clone(),
+            warm_up: false,
         }
+    }
+
+    /// The adapter of the warm-up's requests, when they are encoded otherwise than the
+    /// measured ones (`--cache-bust warmup_isolation_*`); `None` when they are not.
+    pub fn for_warm_up(&self) -> Option<OpenAi> {
+        let bust = self.llm.cache_bust?;
+        (bust.text(true) != bust.text(false)).then(|| OpenAi {
+            warm_up: true,
+            ..self.clone()
+        })
+    }
+
+    /// `--cache-bust`'s marker as this adapter's requests carry it (`None`: none).
+    fn marker(&self) -> Option<(config::cache_bust::CacheBust, String)> {
+        let bust = self.llm.cache_bust?;
+        Some((bust, bust.text(self.warm_up)?))
     }
 
     /// The adapter of an OpenAI run; `None` for the other APIs.
@@ -98,6 +119,12 @@ impl OpenAi {
         prompt: &Prompt,
         history: &[(String, String)],
     ) -> Result<Value, String> {
+        let marked =
+            (self.marker()).map(|(bust, text)| marker::mark(&bust, &text, prompt, history));
+        let (prompt, history) = match &marked {
+            Some(m) => (m.prompt.as_ref(), m.history.as_ref()),
+            None => (prompt, history),
+        };
         let input = BodyInput {
             adapter: self,
             model,
@@ -180,6 +207,15 @@ impl Adapter for OpenAi {
                 .to_string()
                 .into_bytes(),
         };
+        if let Some((_, text)) = self.marker() {
+            let marker = text.trim().as_bytes();
+            if !body.windows(marker.len()).any(|w| w == marker) {
+                return Err(RunError::bad_option(format!(
+                    "{}: --cache-bust has no message to put its marker in (a request body given as it is, or messages with no user message): drop --cache-bust, or give prompts.",
+                    entry.origin
+                )));
+            }
+        }
         Ok(Payload::Http(self.frame(target, &body)))
     }
 
@@ -211,9 +247,11 @@ mod tests {
                 tokenizer: None,
                 tokenizer_revision: None,
                 use_server_token_count: false,
+                cache_bust: None,
             },
             streaming,
             wire: OpenAiWire::default(),
+            warm_up: false,
         }
     }
 

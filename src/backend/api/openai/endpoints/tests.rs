@@ -28,9 +28,11 @@ fn adapter(endpoint: Endpoint, streaming: bool, extra: &[(&str, Value)]) -> Open
             tokenizer: None,
             tokenizer_revision: None,
             use_server_token_count: false,
+            cache_bust: None,
         },
         streaming,
         wire: OpenAiWire::default(),
+        warm_up: false,
     }
 }
 
