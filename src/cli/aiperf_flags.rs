@@ -84,7 +84,7 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["tokenizer"], Same),
     flag(&["tokenizer-revision"], Same),
     flag(&["tokenizer-trust-remote-code"], Refused("inferperf reads a tokenizer's tokenizer.json and never runs a model repository's Python code.")),
-    flag(&["apply-chat-template"], Refused("it renders prompts through the tokenizer's chat template before counting them, and inferperf counts a prompt's text without a template; the server's usage shows the templated count.")),
+    flag(&["apply-chat-template"], Same),
     // Input
     flag(&["extra-inputs"], Same),
     flag(&["header"], Same),

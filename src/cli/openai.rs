@@ -35,6 +35,12 @@ pub struct OpenAiArgs {
     /// `[warmup]` on the warm-up's requests only; none (default) sends no marker.
     #[arg(long, value_name = "WHERE")]
     pub cache_bust: Option<String>,
+    /// Count a chat prompt's input tokens as the model sees them: rendered through the
+    /// chat template of the tokenizer's tokenizer_config.json (AIPerf's flag); the
+    /// template's tokens are taken from synthetic prompts. A tokenizer without one counts
+    /// the text alone.
+    #[arg(long)]
+    pub apply_chat_template: bool,
     /// Tokens per synthetic prompt, on average: each prompt's message content is made of
     /// exactly the drawn number of tokens as the run's tokenizer counts them (a chat
     /// template's tokens are not among them; the server's own prompt count is reported

@@ -58,6 +58,9 @@ pub struct OpenAiConfig {
     pub use_server_token_count: bool,
     /// AIPerf's `--cache-bust` (`None`: no marker).
     pub cache_bust: Option<CacheBust>,
+    /// AIPerf's `--apply-chat-template`: chat prompts counted through the tokenizer's
+    /// chat template.
+    pub apply_chat_template: bool,
 }
 
 impl OpenAiConfig {
@@ -95,13 +98,14 @@ impl OpenAiConfig {
             tokenizer_revision: args.tokenizer_revision.clone(),
             use_server_token_count: args.use_server_token_count,
             cache_bust: CacheBust::parse(args.cache_bust.as_deref(), endpoint)?,
+            apply_chat_template: args.apply_chat_template,
         })
     }
 }
 
 /// Refuses the LLM flags on a run that is not `--service-kind openai`.
 pub fn refuse_without_openai(args: &OpenAiArgs) -> RunResult<()> {
-    let given: [(&str, bool); 10] = [
+    let given: [(&str, bool); 11] = [
         ("--endpoint", args.endpoint.is_some()),
         ("--output-tokens-mean", args.output_tokens_mean.is_some()),
         ("--extra-inputs", !args.extra_inputs.is_empty()),
@@ -111,6 +115,7 @@ pub fn refuse_without_openai(args: &OpenAiArgs) -> RunResult<()> {
         ("--tokenizer-revision", args.tokenizer_revision.is_some()),
         ("--use-server-token-count", args.use_server_token_count),
         ("--cache-bust", args.cache_bust.is_some()),
+        ("--apply-chat-template", args.apply_chat_template),
         (
             "--output-tokens-mean-deterministic",
             args.output_tokens_mean_deterministic,

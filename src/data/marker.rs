@@ -1,9 +1,10 @@
-//! The tokens of `--cache-bust`'s trajectory marker in the prompts' input: counted with
-//! the run's tokenizer (the mean over a few markers, as their digests differ), taken from
-//! the synthetic text the marker joins — the shared system prompt when the marker goes
-//! there, else each single-turn synthetic prompt — so that what is sent is as long as
-//! the flags ask, and added to every prompt's input count. A warm-up-only marker is in no
-//! measured request and counts nothing.
+//! The tokens a request carries beyond its prompt's text — `--cache-bust`'s trajectory
+//! marker, counted with the run's tokenizer (the mean over a few markers, as their digests
+//! differ), and the chat template's wrapping (`--apply-chat-template`) — taken from the
+//! synthetic text they join (the marker from the shared system prompt when it goes there,
+//! the rest from each single-turn synthetic prompt), so that what is sent is as long as
+//! the flags ask; the marker's are added to every prompt's input count. A warm-up-only
+//! marker is in no measured request and counts nothing.
 
 use crate::config::cache_bust::BustKind;
 use crate::config::{DataConfig, OpenAiConfig};
@@ -34,25 +35,39 @@ pub fn tokens(llm: &OpenAiConfig, counter: &dyn TokenCount) -> RunResult<u32> {
     Ok(((total + SAMPLES / 2) / SAMPLES) as u32)
 }
 
-/// The settings the prompts are made with, `marker` tokens shorter where the marker joins
+/// The tokens the synthetic text is shortened by, so that what is sent is as long as the
+/// flags ask: the `--cache-bust` marker's, and the chat template's (`--apply-chat-template`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Room {
+    pub marker: u32,
+    pub template: u32,
+}
+
+/// The settings the prompts are made with, shorter where the marker or the template joins
 /// synthetic text (`None`: nothing to shorten). `synthetic`: the prompts are made here.
+/// The marker shortens the shared system prompt when it goes there; the rest shortens each
+/// single-turn synthetic prompt.
 pub fn make_room(
     llm: &OpenAiConfig,
     data: &DataConfig,
     synthetic: bool,
-    marker: u32,
+    room: Room,
 ) -> Option<(OpenAiConfig, DataConfig)> {
-    let bust = llm.cache_bust.filter(|_| marker > 0)?;
+    if room.marker == 0 && room.template == 0 {
+        return None;
+    }
     let mut data = data.clone();
     let mut llm = llm.clone();
-    match data.workload.system_prompt_tokens {
-        Some(tokens) if bust.system => {
-            data.workload.system_prompt_tokens = Some(tokens.saturating_sub(marker).max(1));
+    let mut from_prompts = room.template;
+    match (llm.cache_bust, data.workload.system_prompt_tokens) {
+        (Some(bust), Some(tokens)) if bust.system && room.marker > 0 => {
+            data.workload.system_prompt_tokens = Some(tokens.saturating_sub(room.marker).max(1));
         }
-        _ if synthetic && data.sessions.as_ref().is_none_or(|s| s.synthetic.is_none()) => {
-            llm.input_tokens_mean = llm.input_tokens_mean.saturating_sub(marker).max(1);
-        }
-        _ => return None,
+        _ => from_prompts += room.marker,
+    }
+    let single_turn = data.sessions.as_ref().is_none_or(|s| s.synthetic.is_none());
+    if synthetic && single_turn {
+        llm.input_tokens_mean = llm.input_tokens_mean.saturating_sub(from_prompts).max(1);
     }
     Some((llm, data))
 }

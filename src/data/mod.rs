@@ -3,6 +3,7 @@
 //! `--fixed-schedule`. It knows no protocol: the adapters of `backend` turn each entry into
 //! the bytes of their API once, when the run starts, so that sending only clones a `Bytes`.
 
+pub mod chat_template;
 pub mod directory;
 pub mod entry;
 pub mod generate;
@@ -82,13 +83,26 @@ impl Dataset {
             };
             let marker_tokens = marker::tokens(llm, counter.as_ref())?;
             let synthetic = synthetic_prompts(data, file.as_ref(), llm);
-            let roomed = marker::make_room(llm, data, synthetic, marker_tokens);
+            let templated = llm.apply_chat_template && llm.endpoint.facts().system_message;
+            let system = data.workload.system_prompt_tokens.is_some()
+                || data.workload.dataset.system_prompt.is_some();
+            let room = marker::Room {
+                marker: marker_tokens,
+                template: match templated {
+                    true => chat_template::overhead(counter.as_ref(), system)?,
+                    false => 0,
+                },
+            };
+            let roomed = marker::make_room(llm, data, synthetic, room);
             let (llm, data) = match &roomed {
                 Some((llm, data)) => (llm, data),
                 None => (llm, data),
             };
             let mut entries = prompt_entries(data, file.as_ref(), llm, seed, counter.as_ref())?;
             marker::count_in(&mut entries, marker_tokens);
+            if templated {
+                chat_template::count_in(&mut entries, counter.as_ref(), marker_tokens)?;
+            }
             return Ok(Dataset {
                 entries,
                 tokenizer: Some(counter),

@@ -70,6 +70,7 @@ mod tests {
             tokenizer_revision: None,
             use_server_token_count: false,
             cache_bust: None,
+            apply_chat_template: false,
         }
     }
 

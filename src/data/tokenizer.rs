@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::chat_template::ChatTemplate;
 use crate::error::{RunError, RunResult};
 
 /// How long fetching a tokenizer from the hub may take before the run gives up on it.
@@ -50,6 +51,11 @@ pub trait TokenCount: Send + Sync {
     fn count(&self, text: &str) -> Result<u32, String>;
     /// What this counter is.
     fn info(&self) -> &CounterInfo;
+    /// Tokens of chat `messages` rendered through the tokenizer's chat template
+    /// (`--apply-chat-template`); `None` when it has none or the run did not ask for it.
+    fn count_chat(&self, _messages: &[serde_json::Value]) -> Option<Result<u32, String>> {
+        None
+    }
 }
 
 impl std::fmt::Debug for dyn TokenCount {
@@ -61,10 +67,12 @@ impl std::fmt::Debug for dyn TokenCount {
 /// The run's counter, shared by the dataset and the drivers.
 pub type Counter = Arc<dyn TokenCount>;
 
-/// A Hugging Face tokenizer (`tokenizer.json`).
+/// A Hugging Face tokenizer (`tokenizer.json`), with its chat template when the run
+/// renders prompts through it.
 pub struct HfTokenizer {
     tokenizer: tokenizers::Tokenizer,
     info: CounterInfo,
+    template: Option<ChatTemplate>,
 }
 
 impl TokenCount for HfTokenizer {
@@ -78,6 +86,11 @@ impl TokenCount for HfTokenizer {
 
     fn info(&self) -> &CounterInfo {
         &self.info
+    }
+
+    fn count_chat(&self, messages: &[serde_json::Value]) -> Option<Result<u32, String>> {
+        let template = self.template.as_ref()?;
+        Some(template.render(messages).and_then(|text| self.count(&text)))
     }
 }
 
@@ -113,12 +126,18 @@ pub fn builtin(approximate: bool) -> RunResult<Counter> {
 
 /// Loads `--tokenizer NAME|PATH` (`revision`: `--tokenizer-revision`).
 pub fn load(name: &str, revision: Option<&str>) -> RunResult<Counter> {
+    load_with(name, revision, false)
+}
+
+/// [`load`], with the chat template beside a Hugging Face tokenizer when `chat_template`
+/// (`--apply-chat-template`).
+pub fn load_with(name: &str, revision: Option<&str>, chat_template: bool) -> RunResult<Counter> {
     if name == "builtin" {
         return builtin(false);
     }
     let path = Path::new(name);
     if path.exists() {
-        return from_path(path);
+        return from_path(path, chat_template);
     }
     if looks_like_path(name) {
         return Err(RunError::bad_option(format!(
@@ -127,14 +146,28 @@ pub fn load(name: &str, revision: Option<&str>) -> RunResult<Counter> {
     }
     let revision = revision.unwrap_or("main");
     let file = hub_file(name, revision)?;
-    let tokenizer = read_tokenizer(&file)?;
+    if chat_template {
+        // Best effort: a hub tokenizer without a tokenizer_config.json has no template.
+        let _ = hub_get(name, revision, "tokenizer_config.json");
+    }
+    let info = CounterInfo {
+        kind: "hub",
+        name: format!("{name}@{revision}"),
+        approximate: false,
+    };
+    hf_counter(&file, info, chat_template)
+}
+
+/// The Hugging Face tokenizer of `file`, with the chat template beside it when asked.
+fn hf_counter(file: &Path, info: CounterInfo, chat_template: bool) -> RunResult<Counter> {
+    let template = match (chat_template, file.parent()) {
+        (true, Some(dir)) => ChatTemplate::beside(dir)?,
+        _ => None,
+    };
     Ok(Arc::new(HfTokenizer {
-        tokenizer,
-        info: CounterInfo {
-            kind: "hub",
-            name: format!("{name}@{revision}"),
-            approximate: false,
-        },
+        tokenizer: read_tokenizer(file)?,
+        info,
+        template,
     }))
 }
 
@@ -148,7 +181,7 @@ fn looks_like_path(name: &str) -> bool {
 }
 
 /// A `tokenizer.json` file, or a folder holding one.
-fn from_path(path: &Path) -> RunResult<Counter> {
+fn from_path(path: &Path, chat_template: bool) -> RunResult<Counter> {
     let file = if path.is_dir() {
         let file = path.join("tokenizer.json");
         if !file.is_file() {
@@ -161,15 +194,12 @@ fn from_path(path: &Path) -> RunResult<Counter> {
     } else {
         path.to_path_buf()
     };
-    let tokenizer = read_tokenizer(&file)?;
-    Ok(Arc::new(HfTokenizer {
-        tokenizer,
-        info: CounterInfo {
-            kind: "file",
-            name: file.display().to_string(),
-            approximate: false,
-        },
-    }))
+    let info = CounterInfo {
+        kind: "file",
+        name: file.display().to_string(),
+        approximate: false,
+    };
+    hf_counter(&file, info, chat_template)
 }
 
 fn read_tokenizer(file: &Path) -> RunResult<tokenizers::Tokenizer> {
@@ -196,9 +226,14 @@ pub(crate) fn offline() -> bool {
 
 /// `tokenizer.json` of hub id `id` at `revision`: from the cache, else from the hub.
 fn hub_file(id: &str, revision: &str) -> RunResult<PathBuf> {
+    hub_get(id, revision, "tokenizer.json")
+}
+
+/// File `name` of hub id `id` at `revision`: from the cache, else from the hub.
+fn hub_get(id: &str, revision: &str, name: &'static str) -> RunResult<PathBuf> {
     let cache = hub_cache();
     let repo = hf_hub::Repo::with_revision(id.into(), hf_hub::RepoType::Model, revision.into());
-    if let Some(file) = cache.repo(repo.clone()).get("tokenizer.json") {
+    if let Some(file) = cache.repo(repo.clone()).get(name) {
         return Ok(file);
     }
     let looked = cache.path().display().to_string();
@@ -207,11 +242,17 @@ fn hub_file(id: &str, revision: &str) -> RunResult<PathBuf> {
             "--tokenizer {id}: not in the Hugging Face cache ({looked}, revision {revision}) and HF_HUB_OFFLINE is set: download it, or give a tokenizer.json or builtin."
         )));
     }
-    fetch(id, revision, repo, &looked)
+    fetch(id, revision, repo, &looked, name)
 }
 
 /// Fetches from the hub in a thread of its own, bounded in time.
-fn fetch(id: &str, revision: &str, repo: hf_hub::Repo, looked: &str) -> RunResult<PathBuf> {
+fn fetch(
+    id: &str,
+    revision: &str,
+    repo: hf_hub::Repo,
+    looked: &str,
+    name: &'static str,
+) -> RunResult<PathBuf> {
     let (tx, rx) = std::sync::mpsc::channel();
     let cache = hub_cache().path().clone();
     std::thread::spawn(move || {
@@ -222,16 +263,12 @@ fn fetch(id: &str, revision: &str, repo: hf_hub::Repo, looked: &str) -> RunResul
             .with_progress(false)
             .build()
             .map_err(|e| e.to_string())
-            .and_then(|api| {
-                api.repo(repo)
-                    .get("tokenizer.json")
-                    .map_err(|e| e.to_string())
-            });
+            .and_then(|api| api.repo(repo).get(name).map_err(|e| e.to_string()));
         let _ = tx.send(got);
     });
     let not_found = |why: String| {
         let hint = if why.contains("404") {
-            format!("the hub has no tokenizer.json for {id} at revision {revision} (check the id and --tokenizer-revision)")
+            format!("the hub has no {name} for {id} at revision {revision} (check the id and --tokenizer-revision)")
         } else {
             format!("the hub could not be reached ({why})")
         };

@@ -28,6 +28,7 @@ s): about a minute for the module, most of it AIPerf's start-up.
 import json
 import math
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -128,7 +129,7 @@ class Run:
         return f"avg {metric['avg']:g} min {metric['min']:g} max {metric['max']:g}"
 
 
-def profile(llama, name, tokens, tokenizer=None, streaming=True):
+def profile(llama, name, tokens, tokenizer=None, streaming=True, extra=()):
     """inferperf, chat at concurrency 1 (streamed unless told), REQUESTS requests of synthetic
     prompts of `tokens` tokens and OUTPUT_TOKENS output tokens; counted with `tokenizer` when
     given."""
@@ -154,6 +155,7 @@ def profile(llama, name, tokens, tokenizer=None, streaming=True):
         args += ["--tokenizer", tokenizer]
     if streaming:
         args.append("--streaming")
+    args += list(extra)
     mark = llama.mark()
     with ForeignLoad(llama.pid) as load:
         run = run_tool(args, name, timeout=300)
@@ -432,3 +434,35 @@ def test_usage_prompt_tokens_is_isl_plus_template(runs, template):
         elif not all(v is not None and abs(v - want) <= 1e-6 * max(1.0, abs(want)) for v in got.values()):
             failures.append(f"{tag}: {got}, not {want:g} for every request")
     assert not failures, "\n".join(failures) + f"\n{run.text()}"
+
+
+def test_apply_chat_template_counts_what_llama_evaluated(llama, tokenizer, template):
+    """--apply-chat-template with the model's own template (written into the tokenizer's
+    tokenizer_config.json, as a model's folder has it): inferperf's input length is the
+    rendered prompt the server evaluated, request by request (less the BOS llama.cpp puts
+    first, which the template does not write), and as long as asked: the template's tokens
+    were taken from each synthetic prompt."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "servers"))
+    from llama_model import CHAT_TEMPLATE
+
+    folder = ARTIFACTS / "llm-tokenizer-templated"
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(tokenizer, folder)
+    config_file = folder / "tokenizer_config.json"
+    config = json.loads(config_file.read_text())
+    config["chat_template"] = CHAT_TEMPLATE
+    config_file.write_text(json.dumps(config))
+    tokens = 64
+    run = profile(llama, "llm-tokens-chat-template", tokens, folder, extra=["--apply-chat-template"])
+    exported = exported_requests(run)
+    rows = evaluated_table(run, template, exported)
+    note(f"--apply-chat-template {tokens}: ISL {run.length('input_sequence_length')}; template {template}; {table_text(rows)}")
+    # The template around one user message, one token per byte: "user: ", "\n", "assistant: ".
+    wrapped = len("user: \nassistant: ".encode())
+    bos = template - wrapped
+    assert bos in (0, 1), f"the server's template tokens {template}, the rendered wrapping {wrapped}"
+    assert len(rows) == len(exported) == REQUESTS, table_text(rows)
+    wrong = [(i, r) for i, r in enumerate(rows) if r[0] - bos != r[3] or r[3] != tokens]
+    assert not wrong, f"requests whose evaluated prompt (less BOS {bos}) is not their ISL {tokens}: {wrong}"

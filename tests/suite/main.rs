@@ -13,6 +13,7 @@ mod bad_inputs;
 mod bls;
 mod cache_bust;
 mod cancellation;
+mod chat_template;
 mod checked_answers;
 mod client;
 mod compare;

@@ -14,13 +14,21 @@ use crate::error::{RunError, RunResult};
 pub async fn for_run(llm: &OpenAiConfig, target: &Target) -> RunResult<Counter> {
     let counter = choose(llm, target).await?;
     println!("Tokens counted with {}.", counter.info().describe());
+    if llm.apply_chat_template && counter.count_chat(&[]).is_none() {
+        println!(
+            "Note: --apply-chat-template: {} has no chat template (a tokenizer_config.json beside its tokenizer.json with a chat_template), so prompts are counted without one, as AIPerf does.",
+            counter.info().describe()
+        );
+    }
     Ok(counter)
 }
 
 async fn choose(llm: &OpenAiConfig, target: &Target) -> RunResult<Counter> {
     if let Some(name) = llm.tokenizer.clone() {
         let revision = llm.tokenizer_revision.clone();
-        return tokio::task::spawn_blocking(move || tokenizer::load(&name, revision.as_deref()))
+        let templated = llm.apply_chat_template;
+        let load = move || tokenizer::load_with(&name, revision.as_deref(), templated);
+        return tokio::task::spawn_blocking(load)
             .await
             .map_err(|e| RunError::failed(format!("Loading the tokenizer failed: {e}.")))?;
     }

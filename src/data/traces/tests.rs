@@ -24,6 +24,7 @@ fn llm() -> OpenAiConfig {
         tokenizer_revision: None,
         use_server_token_count: false,
         cache_bust: None,
+        apply_chat_template: false,
     }
 }
 

@@ -19,6 +19,7 @@ use std::time::Instant;
 use super::caller::{Called, Caller};
 use crate::backend::{Request, Target};
 use crate::config::{LoadConfig, LoadMode};
+use crate::data::chat_template::conversation_messages;
 use crate::data::sessions::{conversation_text, spans};
 use crate::data::tokenizer::Counter;
 use crate::data::{Dataset, Prompt};
@@ -132,11 +133,15 @@ impl SessionPlan {
         if history.is_empty() {
             return prompt.input_tokens;
         }
-        let text = conversation_text(prompt, history);
-        self.tokenizer
-            .as_ref()
-            .and_then(|t| t.count(&text).ok())
-            .map_or(prompt.input_tokens, |n| n + self.marker_tokens)
+        let Some(tokenizer) = &self.tokenizer else {
+            return prompt.input_tokens;
+        };
+        let templated = tokenizer.count_chat(&conversation_messages(prompt, history));
+        let counted = match templated {
+            Some(templated) => templated.ok(),
+            None => tokenizer.count(&conversation_text(prompt, history)).ok(),
+        };
+        counted.map_or(prompt.input_tokens, |n| n + self.marker_tokens)
     }
 }
 

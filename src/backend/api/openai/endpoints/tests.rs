@@ -29,6 +29,7 @@ fn adapter(endpoint: Endpoint, streaming: bool, extra: &[(&str, Value)]) -> Open
             tokenizer_revision: None,
             use_server_token_count: false,
             cache_bust: None,
+            apply_chat_template: false,
         },
         streaming,
         wire: OpenAiWire::default(),
