@@ -11,7 +11,6 @@ use minijinja::{context, Environment, Error, ErrorKind};
 use serde_json::{json, Value};
 
 use super::entry::Prompt;
-use super::tokenizer::TokenCount;
 use crate::error::{RunError, RunResult};
 
 /// A tokenizer's chat template, ready to render.
@@ -134,51 +133,6 @@ pub fn conversation_messages(prompt: &Prompt, history: &[(String, String)]) -> V
     });
     messages.splice(at..at, earlier);
     messages
-}
-
-/// The tokens a chat template adds around a user message (and a system message when
-/// `system`), measured on a sample: what synthetic prompts are shortened by.
-pub fn overhead(counter: &dyn TokenCount, system: bool) -> RunResult<u32> {
-    const USER: &str = "Could you write a short function that reverses a string?";
-    const SYSTEM: &str = "You are a helpful assistant.";
-    let mut messages = Vec::new();
-    let mut bare = 0;
-    let count = |text: &str| counter.count(text).map_err(unreadable);
-    if system {
-        messages.push(json!({"role": "system", "content": SYSTEM}));
-        bare += count(SYSTEM)?;
-    }
-    messages.push(json!({"role": "user", "content": USER}));
-    bare += count(USER)?;
-    match counter.count_chat(&messages) {
-        Some(templated) => Ok(templated.map_err(unreadable)?.saturating_sub(bare)),
-        None => Ok(0),
-    }
-}
-
-/// Recounts each chat prompt's input through the template (`marker`: the cache-bust
-/// marker's tokens, which the rendered text leaves out).
-pub fn count_in(
-    entries: &mut [super::Entry],
-    counter: &dyn TokenCount,
-    marker: u32,
-) -> RunResult<()> {
-    for prompt in entries.iter_mut().filter_map(|e| e.prompt.as_mut()) {
-        if prompt.body.is_some() {
-            continue;
-        }
-        match counter.count_chat(&prompt_messages(prompt)) {
-            Some(templated) => prompt.input_tokens = templated.map_err(unreadable)? + marker,
-            None => return Ok(()),
-        }
-    }
-    Ok(())
-}
-
-fn unreadable(why: String) -> RunError {
-    RunError::bad_option(format!(
-        "--apply-chat-template: the tokenizer's chat template cannot render a prompt ({why}): drop --apply-chat-template, or mend the template."
-    ))
 }
 
 #[cfg(test)]

@@ -89,7 +89,7 @@ impl Dataset {
             let room = marker::Room {
                 marker: marker_tokens,
                 template: match templated {
-                    true => chat_template::overhead(counter.as_ref(), system)?,
+                    true => marker::template_overhead(counter.as_ref(), system)?,
                     false => 0,
                 },
             };
@@ -101,7 +101,7 @@ impl Dataset {
             let mut entries = prompt_entries(data, file.as_ref(), llm, seed, counter.as_ref())?;
             marker::count_in(&mut entries, marker_tokens);
             if templated {
-                chat_template::count_in(&mut entries, counter.as_ref(), marker_tokens)?;
+                marker::count_templated(&mut entries, counter.as_ref(), marker_tokens)?;
             }
             return Ok(Dataset {
                 entries,
