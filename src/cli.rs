@@ -109,7 +109,10 @@ of that figure across the windows merged into the level, (max - min) / 2 / mean;
 measured in one window has no spread to read, so its noise is the run's stability \
 percentage (-s, 10% by default). A change is beyond noise when |change| > noise(A) + \
 noise(B); then it is better (throughput up, latency down) or worse, else within noise. \
---fail-on exits 1 when a figure moved past its limit and beyond noise, 0 otherwise; a \
+--fail-on exits 1 when a figure moved past its limit and beyond noise, 0 otherwise. A run \
+that is not whole (ended on an error, interrupted or cut off, lacking a level the baseline \
+measured, or with a level in which no request succeeded) fails the comparison (exit 1) \
+unless --allow-partial accepts it. A \
 results file that cannot be read or a bad --fail-on is exit 3. -o FILE.html also writes the \
 comparison as one self-contained page (no script, nothing fetched) and prints its path; it \
 is written whether the gate passes or not, and an -o path that cannot be written is exit 99.";
@@ -127,6 +130,11 @@ pub struct CompareArgs {
     /// E.g. 'throughput<-5%,p99>+10%'.
     #[arg(long, value_name = "LIMITS")]
     pub fail_on: Option<String>,
+    /// Compare a run that is not whole on what it measured, instead of failing (exit 1): a
+    /// run that ended on an error, was interrupted or cut off, lacks a level the baseline
+    /// measured, or had a level in which no request succeeded.
+    #[arg(long)]
+    pub allow_partial: bool,
     /// Also write the comparison as one HTML page: the runs, the settings that differ, the
     /// verdicts, and the runs' throughput-latency curves and latency distributions drawn
     /// over each other (a colour per run). Written whole (a temporary file renamed), its

@@ -73,9 +73,12 @@ async fn run(command: Command, given: Vec<String>) -> Result<i32, RunError> {
         Command::Profile(args) => commands::profile::run(&args, given).await,
         Command::Serve(args) => commands::serve::run(&args).await,
         Command::Demo(args) => commands::demo::run(&args).await,
-        Command::Compare(args) => {
-            commands::compare::run(&args.runs, args.fail_on.as_deref(), args.output.as_deref())
-        }
+        Command::Compare(args) => commands::compare::run(&commands::compare::CompareRequest {
+            paths: &args.runs,
+            fail_on: args.fail_on.as_deref(),
+            output: args.output.as_deref(),
+            allow_partial: args.allow_partial,
+        }),
         Command::Report(args) => commands::report::run(&args.results, &args.output),
         Command::Sweep(args) => commands::sweep::run(&args).await,
         Command::Merge(args) => commands::merge::run(&args),

@@ -8,15 +8,32 @@ use std::path::{Path, PathBuf};
 use crate::config::bounds::is_percentile;
 use crate::error::{RunError, RunResult};
 use crate::report::compare::text::console_text;
-use crate::report::compare::{compare, Figure, Limit, Run};
+use crate::report::compare::{compare, validity, Figure, Limit, Run};
 use crate::report::html::comparison_page;
 use crate::results::{self, replace_file};
 
+/// What `compare` was asked.
+pub struct CompareRequest<'a> {
+    pub paths: &'a [PathBuf],
+    pub fail_on: Option<&'a str>,
+    pub output: Option<&'a Path>,
+    /// `--allow-partial`: a run that is not whole is compared on what it measured.
+    pub allow_partial: bool,
+}
+
 /// `inferperf compare`: reads the runs, prints the comparison, writes the page to `output`
 /// when asked (and prints its path), and returns the exit code: 1 when a --fail-on limit
-/// was passed beyond noise, else 0 — the page is written either way; a page that cannot be
-/// written is an error (exit 99).
-pub fn run(paths: &[PathBuf], fail_on: Option<&str>, output: Option<&Path>) -> RunResult<i32> {
+/// was passed beyond noise, or when a run is not whole (ended on an error, interrupted,
+/// cut off, lacking a baseline level, a level with no success) and `--allow-partial` was not
+/// given, else 0 — the page is written either way; a page that cannot be written is an
+/// error (exit 99).
+pub fn run(request: &CompareRequest) -> RunResult<i32> {
+    let CompareRequest {
+        paths,
+        fail_on,
+        output,
+        allow_partial,
+    } = *request;
     let limits = match fail_on {
         Some(text) => parse_fail_on(text).map_err(RunError::bad_option)?,
         None => Vec::new(),
@@ -36,6 +53,15 @@ pub fn run(paths: &[PathBuf], fail_on: Option<&str>, output: Option<&Path>) -> R
     }
     print!("{}", console_text(&runs, &comparison));
     let mut code = 0;
+    for problem in validity::problems(&runs) {
+        match allow_partial {
+            true => println!("Accepted (--allow-partial): {problem}"),
+            false => {
+                println!("FAIL {problem} Compare whole runs, or accept it with --allow-partial.");
+                code = 1;
+            }
+        }
+    }
     if let Some(fail_on) = fail_on {
         if comparison.failures.is_empty() {
             println!("--fail-on '{fail_on}': no figure moved past its limit beyond noise.");

@@ -168,7 +168,8 @@ impl Recorder {
                 Some(self.start.elapsed().as_secs_f64()),
             ),
         };
-        file.finished = true;
+        // Finished is a run that ended as asked: one ended by an error or Ctrl-C is not.
+        file.finished = end.error.is_none() && !end.interrupted;
         file.interrupted = end.interrupted;
         file.error = end.error.map(ToString::to_string);
         if let (Some(timeline), Some(total)) = (&mut file.timeline, end.timeline_total) {

@@ -147,25 +147,40 @@ async fn a_run_against_itself_is_within_noise() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("nowhere.json"), "{err}");
 
-    // An unfinished run warns; a level only one run has is listed as unmatched.
+    // A run that is not whole fails the gate, each reason in one sentence, unless
+    // --allow-partial accepts it; its levels are compared as they are either way.
     let mut raw: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(a).unwrap()).unwrap();
     raw["finished"] = false.into();
+    raw["error"] = "the server went away".into();
     raw["levels"].as_array_mut().unwrap().pop();
     let partial = tmp.path().join("partial.json");
     std::fs::write(&partial, raw.to_string()).unwrap();
-    let output = compare(&[a, partial.to_str().unwrap()]).await;
-    assert_eq!(output.status.code(), Some(0));
-    assert!(
-        common::stderr(&output).contains("is not finished"),
-        "{}",
-        common::stderr(&output)
-    );
+    let output = compare(&[a, partial.to_str().unwrap(), "--fail-on", "p99>+50%"]).await;
+    assert_eq!(output.status.code(), Some(1));
     let text = common::stdout(&output);
+    assert!(
+        text.contains("ended on an error (the server went away)"),
+        "{text}"
+    );
+    assert!(text.contains("lacks 1 of"), "{text}");
     assert!(
         text.contains("Unmatched levels: concurrency 2 only in"),
         "{text}"
     );
+    let accepted = compare(&[a, partial.to_str().unwrap(), "--allow-partial"]).await;
+    assert_eq!(accepted.status.code(), Some(0));
+    let text = common::stdout(&accepted);
+    assert!(text.contains("Accepted (--allow-partial)"), "{text}");
+    // A level in which no request succeeded is no measurement of the server.
+    let mut raw: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a).unwrap()).unwrap();
+    raw["levels"][0]["merged"]["ok"] = 0.into();
+    let empty = tmp.path().join("empty.json");
+    std::fs::write(&empty, raw.to_string()).unwrap();
+    let output = compare(&[a, empty.to_str().unwrap()]).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(common::stdout(&output).contains("no request succeeded"));
 
     // An -o path that cannot be written: one sentence, exit 99, no file left behind.
     let nowhere = tmp.path().join("no-such-dir").join("compare.html");

@@ -60,7 +60,10 @@ fn assert_prompt(phase: &str, (code, took): (Option<i32>, Duration), expected: i
 fn assert_written(dir: &Path, levels: usize) {
     let file: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
-    assert_eq!(file["finished"], true);
+    assert_eq!(
+        file["finished"], false,
+        "an interrupted run is not finished"
+    );
     assert_eq!(file["interrupted"], true);
     assert_eq!(file["levels"].as_array().map(Vec::len), Some(levels));
 }

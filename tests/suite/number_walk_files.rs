@@ -193,7 +193,13 @@ async fn every_number_of_a_results_file_is_read_or_refused_by_compare_merge_and_
                         let runs = vec![baseline.clone(), file.clone()];
                         let html = out.join("report.html");
                         guarded(format!("compare {name}"), move || {
-                            inferperf::commands::compare::run(&runs, Some("p99>+10%"), None)
+                            let request = inferperf::commands::compare::CompareRequest {
+                                paths: &runs,
+                                fail_on: Some("p99>+10%"),
+                                output: None,
+                                allow_partial: false,
+                            };
+                            inferperf::commands::compare::run(&request)
                         })
                         .and_then(|_| {
                             let file = file.clone();

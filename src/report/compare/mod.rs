@@ -4,5 +4,6 @@
 
 pub mod model;
 pub mod text;
+pub mod validity;
 
 pub use model::*;

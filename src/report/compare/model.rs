@@ -249,7 +249,8 @@ fn format_value(figure: Figure, v: Option<f64>) -> String {
     }
 }
 
-/// The warnings about the runs themselves: no levels, not finished.
+/// The warnings about the runs themselves: no levels (how a run ended is
+/// [`super::validity`]'s).
 fn run_warnings(runs: &[Run]) -> Vec<String> {
     let mut warnings = Vec::new();
     for run in runs {
@@ -262,12 +263,6 @@ fn run_warnings(runs: &[Run]) -> Vec<String> {
                 } else {
                     ""
                 }
-            ));
-        }
-        if !run.file.finished {
-            warnings.push(format!(
-                "{} is not finished (the run was still going or stopped early): its levels are compared as they are.",
-                run.name
             ));
         }
     }

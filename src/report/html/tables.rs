@@ -130,7 +130,9 @@ pub fn settings(file: &ResultsFile) -> String {
             ),
         ));
     }
-    let state = if file.interrupted {
+    let state = if file.error.is_some() {
+        "<span class=\"bad\">ended on an error (below)</span>".to_string()
+    } else if file.interrupted {
         "<span class=\"bad\">interrupted</span>".to_string()
     } else if !file.finished {
         "running (the page is rewritten as the run goes)".to_string()

@@ -30,7 +30,8 @@ pub struct ResultsFile {
     pub started_at: String,
     pub ended_at: Option<String>,
     pub duration_s: Option<f64>,
-    /// False while the run goes on (the file is rewritten after each level).
+    /// True once the run ended as asked; false while it goes on (the file is rewritten after
+    /// each level), and for a run ended by an error (`error`) or Ctrl-C (`interrupted`).
     pub finished: bool,
     /// The run was cut short with Ctrl-C; the levels finished until then are here.
     pub interrupted: bool,
