@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 
+use super::cancel::mix;
 use super::Payload;
 use crate::config::cache_bust::DIGEST_PLACEHOLDER;
 
@@ -69,14 +70,6 @@ pub fn fill(payload: &Payload, digest: &Digest) -> Option<Payload> {
     let mut filled = bytes.to_vec();
     filled[at..at + placeholder.len()].copy_from_slice(&digest.0);
     Some(Payload::Http(Bytes::from(filled)))
-}
-
-/// SplitMix64's finalizer: a well-spread 64-bit value of `x`.
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -44,8 +44,9 @@ impl CancelPlan {
     }
 }
 
-/// SplitMix64's finalizer: a well-spread 64-bit value of `x`.
-fn mix(x: u64) -> u64 {
+/// SplitMix64's finalizer: a well-spread 64-bit value of `x` (the cancellations' draws, and
+/// `--cache-bust`'s digests).
+pub(super) fn mix(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
