@@ -6,7 +6,10 @@
 //! word is taken from the synthetic text so the input is as long as asked.
 
 use crate::common;
-use crate::server_util::Http;
+use crate::llm_cache_truth::server_metric;
+
+/// The server's prefix-cache hits, in tokens.
+const HITS: &str = "vllm:prefix_cache_hits_total";
 
 /// The server's prefix-cache hits (tokens) after ten requests of a 160-word shared system
 /// prompt and 40 words of their own, one at a time, marked at `place`; and the input
@@ -36,11 +39,7 @@ async fn hits_after(place: &str, more: &[&str]) -> (u64, f64, f64) {
     let w = &results[0].merged;
     assert_eq!(w.ok, 10, "{place}");
     let tokens = w.tokens.as_ref().unwrap();
-    let page = Http::new(server.http_addr).get("/metrics").await;
-    let page = String::from_utf8(page.body.to_vec()).unwrap();
-    let start = "vllm:prefix_cache_hits_total{model_name=\"chat\"} ";
-    let line = page.lines().find(|l| l.starts_with(start)).unwrap();
-    let hits = line[start.len()..].parse::<f64>().unwrap() as u64;
+    let hits = server_metric(&server, HITS).await as u64;
     (hits, tokens.input_tokens.min(), tokens.input_tokens.max())
 }
 
@@ -98,11 +97,7 @@ async fn a_session_keeps_one_marker_on_all_its_turns() {
     let results = common::profile(&flags).await;
     let w = &results[0].merged;
     assert_eq!(w.ok, 6);
-    let page = Http::new(server.http_addr).get("/metrics").await;
-    let page = String::from_utf8(page.body.to_vec()).unwrap();
-    let start = "vllm:prefix_cache_hits_total{model_name=\"chat\"} ";
-    let line = page.lines().find(|l| l.starts_with(start)).unwrap();
-    let hits = line[start.len()..].parse::<f64>().unwrap() as u64;
+    let hits = server_metric(&server, HITS).await as u64;
     // A second turn resends its first turn's 33 words (marker and 32) and the 16-word
     // answer: the first turn's two whole blocks are cached, nothing of another session.
     assert_eq!(hits, 3 * 2 * 16, "hits of the three second turns");

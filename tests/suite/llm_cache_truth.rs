@@ -10,7 +10,7 @@ use crate::server_util::Http;
 use inferperf::server::RunningServer;
 
 /// A counter of the server's `/metrics` page, for model `chat`.
-async fn server_metric(server: &RunningServer, name: &str) -> f64 {
+pub(crate) async fn server_metric(server: &RunningServer, name: &str) -> f64 {
     let answer = Http::new(server.http_addr).get("/metrics").await;
     let page = String::from_utf8(answer.body.to_vec()).unwrap();
     let start = format!("{name}{{model_name=\"chat\"}} ");
