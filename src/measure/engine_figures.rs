@@ -102,7 +102,8 @@ pub struct CountCheck {
     pub client: f64,
     /// How far apart the requests in flight at the level's two ends can put the two: the
     /// engine counts a token when it makes it, the client when its request ends, so a
-    /// request under way at the start or the end is on one side only.
+    /// request under way at the start or the end is on one side only; and so is what ended
+    /// while a boundary's page was being read.
     #[serde(default)]
     pub in_flight: f64,
 }
@@ -124,7 +125,8 @@ impl CountCheck {
 /// are the server's usage figures where it gave them, else the client's own count). A
 /// token count may differ by the most requests the engine held at once (running and
 /// waiting) times the client's mean count per request; a request is counted by both when
-/// it ends.
+/// it ends. Either may also differ by what the client counts in the time the engine's page
+/// was read after a window's boundary.
 pub fn count_checks(f: &EngineFigures, client: &WindowStats) -> Vec<CountCheck> {
     let tokens = client.tokens.as_ref();
     let client_input = tokens.map(|t| match t.usage_input_tokens.count() {
@@ -137,6 +139,13 @@ pub fn count_checks(f: &EngineFigures, client: &WindowStats) -> Vec<CountCheck> 
         .map(|g| g.max)
         .sum::<f64>();
     let per_request = |count: f64| held * count / (client.ok.max(1) as f64);
+    // What ended while a boundary's page was being read is on one side only as well.
+    let read_late_s = client.metrics.as_ref().map_or(0.0, |m| m.read_late_s);
+    let seconds = client.duration.as_secs_f64();
+    let while_read = |count: f64| match seconds > 0.0 {
+        true => count / seconds * read_late_s,
+        false => 0.0,
+    };
     let counts = [
         ("requests", f.requests, Some(client.ok as f64), false),
         ("prompt tokens", f.prompt_tokens, client_input, true),
@@ -154,7 +163,7 @@ pub fn count_checks(f: &EngineFigures, client: &WindowStats) -> Vec<CountCheck> 
                 what: what.to_string(),
                 engine: engine?,
                 client,
-                in_flight: if per_token { per_request(client) } else { 0.0 },
+                in_flight: while_read(client) + if per_token { per_request(client) } else { 0.0 },
             })
         })
         .collect()

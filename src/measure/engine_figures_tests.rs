@@ -79,3 +79,29 @@ fn token_counts_may_differ_by_the_requests_the_engine_held_at_once() {
         "no prompt tokens counted by the engine: {checks:?}"
     );
 }
+
+#[test]
+fn what_ended_while_a_boundarys_page_was_read_is_allowed_for() {
+    let figures = EngineFigures {
+        requests: Some(104.0),
+        ..EngineFigures::default()
+    };
+    // 100 requests in 2 s (50/s), a page read up to 60 ms after its boundary: 3 requests
+    // may be counted by the engine in this window and by the client in the next.
+    let mut client = WindowStats::new(1);
+    client.ok = 100;
+    client.duration = std::time::Duration::from_secs(2);
+    client.metrics = Some(MetricsWindow {
+        read_late_s: 0.06,
+        ..MetricsWindow::default()
+    });
+    let checks = count_checks(&figures, &client);
+    let requests = checks.iter().find(|c| c.what == "requests").unwrap();
+    assert!((requests.in_flight - 3.0).abs() < 1e-9, "{requests:?}");
+    assert!(!requests.disagrees(), "4 apart, within 1 + 3");
+    let five = CountCheck {
+        engine: 105.0,
+        ..requests.clone()
+    };
+    assert!(five.disagrees(), "5 apart, beyond 4");
+}

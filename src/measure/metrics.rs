@@ -100,6 +100,9 @@ pub struct MetricsWindow {
     pub last_error: Option<String>,
     /// The engine whose series the `engine:` keys hold (`--server-metrics`).
     pub engine: Option<Engine>,
+    /// The longest a boundary's page was read after the boundary (seconds): whatever ended
+    /// in that time is in the engine's counts of the window and in the client's next one.
+    pub read_late_s: f64,
 }
 
 impl MetricsWindow {
@@ -110,6 +113,7 @@ impl MetricsWindow {
         self.scrapes += other.scrapes;
         self.failed_scrapes += other.failed_scrapes;
         self.engine = self.engine.or(other.engine);
+        self.read_late_s = self.read_late_s.max(other.read_late_s);
         if other.last_error.is_some() {
             self.last_error.clone_from(&other.last_error);
         }
@@ -138,6 +142,8 @@ struct Pending {
     previous: Option<Scrape>,
     failed: u64,
     last_error: Option<String>,
+    /// The longest a boundary's read ended after its boundary, since the last window.
+    read_late: Duration,
 }
 
 /// What a scrape keeps of a page: GPU and process series, each `--metric`, and the
@@ -306,6 +312,8 @@ impl MetricsScraper {
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         match result {
             Ok(mut scrape) => {
+                let late = Instant::now().saturating_duration_since(boundary);
+                pending.read_late = pending.read_late.max(late);
                 scrape.at = boundary;
                 let place = pending.scrapes.partition_point(|s| s.at <= boundary);
                 pending.scrapes.insert(place, scrape);
@@ -327,6 +335,7 @@ impl MetricsScraper {
             failed_scrapes: std::mem::take(&mut pending.failed),
             last_error: pending.last_error.take(),
             engine: self.tracked.engine,
+            read_late_s: std::mem::take(&mut pending.read_late).as_secs_f64(),
             ..MetricsWindow::default()
         };
         let mut previous = pending.previous.take();

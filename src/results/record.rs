@@ -245,6 +245,7 @@ fn metrics_record(m: &MetricsWindow) -> MetricsRecord {
     MetricsRecord {
         scrapes: m.scrapes,
         failed_scrapes: m.failed_scrapes,
+        read_late_s: m.read_late_s,
         last_error: m.last_error.clone(),
         series: m
             .series

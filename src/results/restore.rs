@@ -203,6 +203,7 @@ fn metrics_window(m: &MetricsRecord, engine: Option<&EngineRecord>) -> MetricsWi
         series,
         scrapes: m.scrapes,
         failed_scrapes: m.failed_scrapes,
+        read_late_s: m.read_late_s,
         last_error: m.last_error.clone(),
         engine: (engine.and_then(|e| e.figures.engine.as_deref())).and_then(Engine::from_name),
     }

@@ -374,6 +374,9 @@ pub struct BreakdownRecord {
 pub struct MetricsRecord {
     pub scrapes: u64,
     pub failed_scrapes: u64,
+    /// The longest a boundary's page was read after the boundary.
+    #[serde(default)]
+    pub read_late_s: f64,
     pub last_error: Option<String>,
     pub series: BTreeMap<String, SeriesRecord>,
 }
