@@ -10,6 +10,7 @@ mod aiperf;
 mod aiperf_flags;
 mod aiperf_load;
 mod aiperf_load_modes;
+mod aiperf_repeats;
 mod aiperf_runtime;
 mod aiperf_server;
 mod dialect;
@@ -29,6 +30,7 @@ pub use aiperf::{refuse_aiperf_only, AiperfArgs, AIPERF_ALIASES, AIPERF_HELP};
 pub use aiperf_flags::{aiperf_flag, AiperfFlag, Taken, AIPERF_FLAGS};
 pub use aiperf_load::AiperfLoadArgs;
 pub use aiperf_load_modes::AiperfLoadModeArgs;
+pub use aiperf_repeats::AiperfRepeatArgs;
 pub use aiperf_runtime::AiperfRuntimeArgs;
 pub use aiperf_server::AiperfServerArgs;
 pub use dialect::{dialect_of, is_aiperf_only, Dialect};
@@ -616,6 +618,8 @@ pub struct ProfileArgs {
     pub aiperf_load: AiperfLoadArgs,
     #[command(flatten)]
     pub aiperf_modes: AiperfLoadModeArgs,
+    #[command(flatten)]
+    pub aiperf_repeats: AiperfRepeatArgs,
     #[command(flatten)]
     pub aiperf_server: AiperfServerArgs,
     #[command(flatten)]

@@ -19,6 +19,7 @@ mod openai;
 mod output;
 mod parse;
 pub mod rate_series;
+pub mod repeats;
 mod request_options;
 pub mod sessions;
 pub mod shard;
@@ -38,7 +39,7 @@ pub use measure::{GoodputLimits, MeasureConfig};
 pub use metrics::{Engine, GpuTelemetry, MetricAggregation, MetricSpec, MetricsConfig};
 pub use openai::{Endpoint, OpenAiConfig, PromptSource};
 pub use output::OutputConfig;
-pub use output::{REPORT_CSV_NAME, RESULTS_FILE_NAME};
+pub use output::{repetition_label, REPORT_CSV_NAME, RESULTS_FILE_NAME};
 pub(crate) use parse::whole_range;
 use parse::*;
 pub use parse::{parse_concurrency_range, parse_headers, parse_shapes};
@@ -349,6 +350,7 @@ impl Config {
                 benchmark_grace: lowered.benchmark_grace,
                 metrics,
                 gpu_telemetry,
+                repeats: repeats::parse(&args.aiperf_repeats)?,
             },
             output: OutputConfig {
                 csv_file: args.csv_file.clone(),
@@ -398,8 +400,27 @@ impl Config {
         config.check_shard()?;
         config.check_replicas()?;
         config.check_sequence_ids()?;
+        config.check_repeats()?;
         config.shard_outputs();
         Ok(config)
+    }
+
+    /// Repeated runs repeat levels, on this machine alone.
+    fn check_repeats(&self) -> RunResult<()> {
+        if !self.measure.repeats.repeated() {
+            return Ok(());
+        }
+        if self.load.mode.timeline().is_some() {
+            return Err(RunError::bad_option(
+                "--num-profile-runs repeats levels, and a --ramp or --load-steps plan has none: repeat the plan with separate runs, or give levels (--concurrency-range, --request-rate-range).",
+            ));
+        }
+        if self.load.shard.is_some() {
+            return Err(RunError::bad_option(
+                "--num-profile-runs is not taken with shards (--enable-mpi, --shard): run the sharded profile several times and compare the merged results.",
+            ));
+        }
+        Ok(())
     }
 
     /// The control calls are HTTP calls on an OpenAI-compatible server.

@@ -4,9 +4,12 @@
 //! same reports for a run merged from its shards' results files; `sweep` and `demo` run
 //! this command's [`profile`] for each of their settings.
 
+mod repeats;
 mod sent;
 mod token_counter;
 pub mod variations;
+
+pub use repeats::profile_runs;
 
 use std::sync::Arc;
 
@@ -37,7 +40,7 @@ pub async fn run(args: &ProfileArgs, given: Vec<String>) -> RunResult<i32> {
     cfg.arguments = given;
     let interrupt = Arc::new(Interrupt::default());
     super::watch_ctrl_c(interrupt.clone());
-    let result = profile(&cfg, interrupt.clone()).await;
+    let result = profile_runs(&cfg, interrupt.clone()).await;
     super::interrupted(&interrupt, result.map(|outcome| outcome.exit_code))
 }
 

@@ -36,6 +36,8 @@ pub struct MeasureConfig {
     pub metrics: Option<MetricsConfig>,
     /// `--gpu-telemetry`, when asked for.
     pub gpu_telemetry: Option<super::metrics::GpuTelemetry>,
+    /// AIPerf's `--num-profile-runs` and its companions.
+    pub repeats: super::repeats::Repeats,
 }
 
 /// AIPerf's `--goodput` limits in milliseconds (`None`: no limit on that figure), with

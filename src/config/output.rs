@@ -86,6 +86,43 @@ impl super::Config {
     }
 }
 
+impl super::Config {
+    /// The configuration of profile run `index` (from 0) of `--num-profile-runs`: its
+    /// outputs in `profile_runs/run_NNNN` of the artifact and report folders (AIPerf's
+    /// layout) and its files named with `-run_NNNN`; no warm-up after the first run unless
+    /// asked, and a seed of its own when asked.
+    pub fn for_repetition(&mut self, index: u32) {
+        let label = repetition_label(index);
+        if let Some(llm) = self.target.llm_mut() {
+            llm.artifact_dir =
+                (llm.artifact_dir.take()).map(|d| d.join("profile_runs").join(&label));
+        }
+        let output = &mut self.output;
+        output.report_dir = (output.report_dir.take()).map(|d| d.join("profile_runs").join(&label));
+        for file in [
+            &mut output.csv_file,
+            &mut output.results_file,
+            &mut output.profile_export_file,
+            &mut output.per_url_csv,
+        ] {
+            *file = file.as_deref().map(|path| suffixed(path, &label));
+        }
+        let repeats = &self.measure.repeats;
+        if index > 0 && !repeats.warm_up_after_first {
+            self.load.warm_up = None;
+            self.load.warmup_request_count = 0;
+        }
+        if repeats.vary_seed {
+            self.load.seed = self.load.seed.wrapping_add(u64::from(index));
+        }
+    }
+}
+
+/// AIPerf's name of profile run `index` (from 0): `run_0001`.
+pub fn repetition_label(index: u32) -> String {
+    format!("run_{:04}", index + 1)
+}
+
 /// `out.csv` as `out-<suffix>.csv`.
 fn suffixed(path: &Path, suffix: &str) -> PathBuf {
     let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());

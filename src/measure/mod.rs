@@ -2,6 +2,7 @@
 //! the stability rule, and a level's windows become its result. Load over time is cut into
 //! 1-second buckets instead (`timeline`).
 
+pub mod confidence;
 pub mod cpu;
 pub mod distribution;
 pub mod engine_figures;

@@ -27,6 +27,7 @@ pub mod metrics;
 pub mod open_loop;
 pub mod per_url_csv;
 pub mod profile_export;
+pub mod repeats;
 pub mod replicas;
 mod reports;
 pub mod results_file;

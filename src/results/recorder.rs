@@ -86,6 +86,7 @@ impl Recorder {
             merged_from: Vec::new(),
             timeline,
             clock_offset_s: None,
+            repetitions: None,
             settings,
         };
         Recorder {

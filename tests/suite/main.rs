@@ -49,6 +49,7 @@ mod profile_export;
 mod progress;
 mod public_datasets;
 mod rate;
+mod repeats;
 mod replicas;
 mod responses;
 mod results;

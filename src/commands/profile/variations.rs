@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use super::{profile, ProfileOutcome};
+use super::{profile_runs, ProfileOutcome};
 use crate::cli::{parse_command_line, without_header_values, Command, Sweep, Variation};
 use crate::config::Config;
 use crate::error::{RunError, RunResult, EXIT_OK};
@@ -29,7 +29,7 @@ pub async fn run(sweep: &Sweep) -> RunResult<i32> {
             i + 1,
             variation.label
         );
-        let outcome = profile(&cfg, interrupt.clone()).await;
+        let outcome = profile_runs(&cfg, interrupt.clone()).await;
         if let Err(error) = &outcome {
             eprintln!("error: {error}");
         }

@@ -39,7 +39,13 @@ pub(super) fn apply(args: &mut ProfileArgs) -> RunResult<()> {
     auto_fixed_schedule(args)?;
     default_request_count(args);
     if args.seed.is_none() {
-        args.seed = Some(rand::random::<u32>() as u64);
+        // Repeated runs send one workload each time (AIPerf's --set-consistent-seed): 42.
+        let r = &args.aiperf_repeats;
+        let consistent = r.num_profile_runs.is_some_and(|n| n > 1) && !r.no_set_consistent_seed;
+        args.seed = Some(match consistent {
+            true => 42,
+            false => rand::random::<u32>() as u64,
+        });
     }
     if args.llm.num_prompts.is_none() {
         let sessions = args.sessions.conversation_num.map(|n| n as usize);

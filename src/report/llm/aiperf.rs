@@ -17,10 +17,10 @@ use super::{csv_row, iso_utc, Figure, Stats, LLM_PERCENTILES};
 /// The layout version of AIPerf's JSON that this file follows.
 const SCHEMA_VERSION: &str = "1.4";
 /// The AIPerf release whose files these copy.
-const AIPERF_VERSION: &str = "0.13.0";
+pub(crate) const AIPERF_VERSION: &str = "0.13.0";
 
 /// The statistics columns of the CSV's first block, after `Metric`.
-pub(super) const CSV_STATS: [&str; 14] = [
+pub(crate) const CSV_STATS: [&str; 14] = [
     "avg", "min", "max", "sum", "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "std",
 ];
 

@@ -14,8 +14,10 @@ use serde::{Deserialize, Serialize};
 use crate::measure::engine_figures::{CountCheck, EngineFigures};
 use crate::measure::gpu_figures::GpuTelemetry;
 
+mod repetitions;
 mod settings;
 
+pub use repetitions::*;
 pub use settings::*;
 
 /// The version of the layout this inferperf writes and reads.
@@ -56,6 +58,10 @@ pub struct ResultsFile {
     /// start (`started_at` and every window's offsets are on this host's clock).
     #[serde(default)]
     pub clock_offset_s: Option<f64>,
+    /// `--num-profile-runs`: every profile run and each figure's interval over them; the
+    /// file's `levels` are then the first run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repetitions: Option<Repetitions>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

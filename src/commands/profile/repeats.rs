@@ -1,0 +1,218 @@
+//! AIPerf's repeated runs (`--num-profile-runs N`): the whole profile N times, one run after
+//! the other as AIPerf runs them (each with its warm-up or not, its seed, and its reports in
+//! `profile_runs/run_NNNN`), a pause between runs; then each figure of each level over the
+//! runs — its mean, spread and confidence interval — on the console, in AIPerf's aggregate
+//! files and in the `repetitions` of the results file, which also holds every run's levels.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::{profile, recorded_settings, ProfileOutcome};
+use crate::config::{repetition_label, Config};
+use crate::error::{RunError, RunResult, EXIT_OK};
+use crate::load::profiler::Interrupt;
+use crate::measure::confidence;
+use crate::measure::level::{LevelResult, LoadLevel};
+use crate::report::compare::model::load_text;
+use crate::report::llm::artifacts::level_folder_name;
+use crate::report::repeats::{self, run_figures};
+use crate::results::{
+    self, LevelLoad, RepeatedFigure, RepeatedLevel, RepetitionRun, Repetitions, Settings,
+};
+
+/// One profile run: its label, configuration and how it ended.
+struct Ran {
+    label: String,
+    cfg: Config,
+    outcome: RunResult<ProfileOutcome>,
+}
+
+/// The profile `cfg` asks for, run `--num-profile-runs` times (once: the plain profile).
+pub async fn profile_runs(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
+    let repeats = &cfg.measure.repeats;
+    if !repeats.repeated() {
+        return profile(cfg, interrupt).await;
+    }
+    let mut ran: Vec<Ran> = Vec::new();
+    for index in 0..repeats.runs {
+        let mut run_cfg = cfg.clone();
+        run_cfg.for_repetition(index);
+        let label = repetition_label(index);
+        println!(
+            "=== Profile run {} of {} ({label}) ===",
+            index + 1,
+            repeats.runs
+        );
+        let outcome = profile(&run_cfg, interrupt.clone()).await;
+        if let Err(error) = &outcome {
+            eprintln!("error: {label}: {error}");
+        }
+        ran.push(Ran {
+            label,
+            cfg: run_cfg,
+            outcome,
+        });
+        if interrupt.is_raised() {
+            break;
+        }
+        if index + 1 < repeats.runs && !repeats.cooldown.is_zero() {
+            interrupt.sleep(repeats.cooldown).await;
+        }
+    }
+    let settings = recorded_settings(cfg);
+    let repetitions = summarise(cfg, &settings, &ran);
+    println!();
+    print!("{}", repeats::block(&repetitions, |l| load_text(&l.load)));
+    write_aggregates(cfg, &settings, &repetitions)?;
+    if let Some(path) = cfg.output.results_path() {
+        write_results(&path, &ran, repetitions)?;
+    }
+    outcome_of(ran)
+}
+
+/// The levels a run measured (none when it failed).
+fn measured(run: &Ran) -> &[LevelResult] {
+    run.outcome.as_ref().map_or(&[], |o| &o.results)
+}
+
+/// The exit of the repeated profile: the first failed run's error, else the last run's
+/// levels with the highest exit code (2 when a level of any run was unstable).
+fn outcome_of(ran: Vec<Ran>) -> RunResult<ProfileOutcome> {
+    let mut exit_code = EXIT_OK;
+    let mut last = None;
+    for run in ran {
+        let outcome = run.outcome?;
+        exit_code = exit_code.max(outcome.exit_code);
+        last = Some(outcome.results);
+    }
+    let results = last.ok_or_else(|| RunError::failed("No profile run was measured."))?;
+    Ok(ProfileOutcome { results, exit_code })
+}
+
+/// Every run's record and, per level of the first run that measured any, each figure over
+/// the runs.
+fn summarise(cfg: &Config, settings: &Settings, ran: &[Ran]) -> Repetitions {
+    let runs = (ran.iter())
+        .map(|run| {
+            let file = run.cfg.output.results_path();
+            let levels = (file.as_ref()).and_then(|p| results::read(p).ok());
+            RepetitionRun {
+                label: run.label.clone(),
+                results_file: file.map(|p| p.display().to_string()),
+                error: run.outcome.as_ref().err().map(|e| e.to_string()),
+                measured: measured(run).len(),
+                levels: levels.map(|f| f.levels).unwrap_or_default(),
+            }
+        })
+        .collect();
+    let first = ran.iter().map(measured).find(|levels| !levels.is_empty());
+    let levels = (first.unwrap_or_default().iter())
+        .map(|level| repeated_level(settings, level.level, ran, cfg))
+        .collect();
+    Repetitions {
+        confidence_level: cfg.measure.repeats.confidence,
+        asked: cfg.measure.repeats.runs,
+        cooldown_s: cfg.measure.repeats.cooldown.as_secs_f64(),
+        runs,
+        levels,
+    }
+}
+
+/// A level's figures over the runs that measured it.
+fn repeated_level(
+    settings: &Settings,
+    level: LoadLevel,
+    ran: &[Ran],
+    cfg: &Config,
+) -> RepeatedLevel {
+    let per_run: Vec<Vec<repeats::RunFigure>> = (ran.iter())
+        .map(|run| {
+            (measured(run).iter())
+                .find(|r| r.level == level)
+                .map(|r| run_figures(settings, r))
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut figures = std::collections::BTreeMap::new();
+    for f in per_run.iter().flatten() {
+        if figures.contains_key(&f.name) {
+            continue;
+        }
+        let values: Vec<Option<f64>> = (per_run.iter())
+            .map(|run| run.iter().find(|g| g.name == f.name).map(|g| g.value))
+            .collect();
+        let finite: Vec<f64> = values.iter().flatten().copied().collect();
+        if let Some(interval) = confidence::over(&finite, cfg.measure.repeats.confidence) {
+            let figure = RepeatedFigure {
+                unit: f.unit.clone(),
+                values,
+                interval,
+            };
+            figures.insert(f.name.clone(), figure);
+        }
+    }
+    RepeatedLevel {
+        load: match level {
+            LoadLevel::Concurrency(c) => LevelLoad::Concurrency(c),
+            LoadLevel::Rate(r) => LevelLoad::RequestRate(r),
+        },
+        figures,
+    }
+}
+
+/// AIPerf's aggregate files, in `aggregate/` of the artifact folder (an AIPerf command
+/// line's one level), or of each level's folder.
+fn write_aggregates(cfg: &Config, settings: &Settings, rep: &Repetitions) -> RunResult<()> {
+    let Some(dir) = cfg.target.llm().and_then(|l| l.artifact_dir.clone()) else {
+        return Ok(());
+    };
+    let aiperf = (settings.command_line.as_ref()).is_some_and(|c| c.is_aiperf());
+    for level in &rep.levels {
+        let folder = match (aiperf, level.load) {
+            (true, _) => dir.join("aggregate"),
+            (false, load) => dir.join("aggregate").join(level_folder_name(
+                settings,
+                match load {
+                    LevelLoad::Concurrency(c) => LoadLevel::Concurrency(c),
+                    LevelLoad::RequestRate(r) => LoadLevel::Rate(r),
+                },
+            )),
+        };
+        let files = [
+            (
+                "profile_export_aiperf_aggregate.json",
+                repeats::aggregate_json(rep, level).pretty(),
+            ),
+            (
+                "profile_export_aiperf_aggregate.csv",
+                repeats::aggregate_csv(rep, level),
+            ),
+        ];
+        std::fs::create_dir_all(&folder).map_err(|e| write_error(&folder, &e))?;
+        for (name, text) in files {
+            let path = folder.join(name);
+            std::fs::write(&path, text).map_err(|e| write_error(&path, &e))?;
+        }
+    }
+    Ok(())
+}
+
+/// The results file of the repeated profile: the first run's that measured a level, with
+/// every run and the intervals in `repetitions`.
+fn write_results(path: &Path, ran: &[Ran], rep: Repetitions) -> RunResult<()> {
+    let first = (ran.iter())
+        .filter(|run| run.outcome.as_ref().is_ok_and(|o| !o.results.is_empty()))
+        .find_map(|run| results::read(run.cfg.output.results_path()?).ok());
+    let Some(mut file) = first else {
+        return Ok(());
+    };
+    file.repetitions = Some(rep);
+    results::write_file(path, &file).map_err(|e| write_error(path, &e))
+}
+
+fn write_error(path: &Path, e: &std::io::Error) -> RunError {
+    RunError::failed(format!(
+        "Cannot write the repeated runs' figures to {}: {e}.",
+        path.display()
+    ))
+}

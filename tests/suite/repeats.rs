@@ -1,0 +1,170 @@
+//! AIPerf's repeated runs (`--num-profile-runs`) against the embedded `llm` engine: every
+//! run in its own folder with its own reports, the warm-up in the first run only (the
+//! server's own count of requests says so), one workload for every run unless each is to
+//! draw its own, each figure's interval over the runs in the results file and in AIPerf's
+//! aggregate files, and the values they summarise each run's own figures.
+
+use serde_json::Value;
+
+use crate::common;
+use crate::server_util::Http;
+use inferperf::server::RunningServer;
+
+/// The requests the engine answered, by its own `/metrics` page (every finish reason).
+async fn answered(server: &RunningServer) -> f64 {
+    let answer = Http::new(server.http_addr).get("/metrics").await;
+    let page = String::from_utf8(answer.body.to_vec()).unwrap();
+    (page.lines())
+        .filter(|l| l.starts_with("vllm:request_success_total{model_name=\"chat\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum()
+}
+
+fn json(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// A repeated profile of `runs` runs with `extra` flags: its output, folder and results.
+async fn repeated(
+    server: &RunningServer,
+    runs: &str,
+    extra: &[&str],
+) -> (std::process::Output, tempfile::TempDir) {
+    let addr = server.http_addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(dir.path());
+    let report = dir.path().join("report");
+    let artifacts = dir.path().join("artifacts");
+    let mut args = vec![
+        "profile",
+        "-m",
+        "chat",
+        "--endpoint-type",
+        "chat",
+        "--streaming",
+        "-u",
+        &addr,
+        "--tokenizer",
+        tokenizer.to_str().unwrap(),
+        "--concurrency",
+        "2",
+        "--request-count",
+        "20",
+        "--synthetic-input-tokens-mean",
+        "30",
+        "--num-profile-runs",
+        runs,
+        "--report-dir",
+        report.to_str().unwrap(),
+        "--artifact-dir",
+        artifacts.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    (common::run_cli(&args).await, dir)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_run_is_kept_and_each_figure_is_given_over_the_runs() {
+    let server = common::start_server(&["chat=llm:ttft_ms=2,itl_ms=1,output_tokens=8"]).await;
+    let before = answered(&server).await;
+    let (out, dir) = repeated(&server, "3", &["--warmup-request-count", "5"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    // Each run's pre-flight request and 20 measured; the 5 warm-up requests once.
+    assert_eq!(answered(&server).await - before, 3.0 * 21.0 + 5.0);
+    let stdout = common::stdout(&out);
+    assert!(
+        stdout.contains("=== Profile run 3 of 3 (run_0003) ==="),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Over 3 profile run(s) of 3: mean, 95% confidence interval"),
+        "{stdout}"
+    );
+    let report = dir.path().join("report");
+    let top = common::assert_valid(&report.join("results.json"));
+    let rep = &top["repetitions"];
+    assert_eq!(rep["asked"], 3);
+    assert_eq!(rep["confidence_level"], 0.95);
+    let runs = rep["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 3);
+    let level = &rep["levels"][0];
+    assert_eq!(level["load"]["concurrency"], 2);
+    let throughput = &level["figures"]["request_throughput_avg"];
+    for (i, run) in runs.iter().enumerate() {
+        let label = format!("run_{:04}", i + 1);
+        assert_eq!(run["label"], label.as_str());
+        assert_eq!(run["measured"], 1);
+        // The run's own results file, and the figures it gave, are those summarised.
+        let own = common::assert_valid(
+            &report
+                .join("profile_runs")
+                .join(&label)
+                .join("results.json"),
+        );
+        assert_eq!(run["levels"], own["levels"], "{label}");
+        let artifacts = dir.path().join("artifacts/profile_runs").join(&label);
+        // An AIPerf command line: the run's files in its folder itself, as AIPerf lays them.
+        let export = json(&artifacts.join("profile_export_aiperf.json"));
+        assert_eq!(
+            throughput["values"][i], export["request_throughput"]["avg"],
+            "{label}"
+        );
+    }
+    let count = &level["figures"]["request_count_avg"];
+    assert_eq!(
+        (count["mean"].as_f64(), count["std"].as_f64()),
+        (Some(20.0), Some(0.0))
+    );
+    let t = throughput["t_critical"].as_f64().unwrap();
+    assert!((t - 4.302_653).abs() < 1e-5, "t(0.975, 2): {t}");
+    let values: Vec<f64> = (throughput["values"].as_array().unwrap().iter())
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let mean = values.iter().sum::<f64>() / 3.0;
+    assert!((throughput["mean"].as_f64().unwrap() - mean).abs() < 1e-9 * mean);
+    let (low, high) = (
+        throughput["ci_low"].as_f64().unwrap(),
+        throughput["ci_high"].as_f64().unwrap(),
+    );
+    assert!(low <= mean && mean <= high && (mean - low - (high - mean)).abs() < 1e-6 * mean);
+    // AIPerf's aggregate files say the same.
+    let aggregate = dir.path().join("artifacts/aggregate");
+    let agg = json(&aggregate.join("profile_export_aiperf_aggregate.json"));
+    assert_eq!(agg["metadata"]["aggregation_type"], "confidence");
+    assert_eq!(agg["metadata"]["num_successful_runs"], 3);
+    assert_eq!(
+        agg["metrics"]["request_throughput_avg"]["mean"],
+        throughput["mean"]
+    );
+    assert_eq!(
+        agg["metrics"]["request_throughput_avg"]["unit"],
+        "requests/sec"
+    );
+    let csv =
+        std::fs::read_to_string(aggregate.join("profile_export_aiperf_aggregate.csv")).unwrap();
+    assert!(csv.starts_with("metric,mean,std,min,max,cv,se,ci_low,ci_high,t_critical,unit\r\n"));
+    assert!(
+        csv.contains("Run Labels,\"['run_0001', 'run_0002', 'run_0003']\""),
+        "{csv}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_share_a_workload_unless_each_draws_its_own() {
+    let server = common::start_server(&["chat=llm:ttft_ms=1,itl_ms=1,output_tokens=4"]).await;
+    let inputs = |dir: &tempfile::TempDir, run: &str| {
+        let path = dir
+            .path()
+            .join("artifacts/profile_runs")
+            .join(run)
+            .join("inputs.json");
+        std::fs::read_to_string(path).unwrap()
+    };
+    let (out, same) = repeated(&server, "2", &[]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(inputs(&same, "run_0001"), inputs(&same, "run_0002"));
+    let (out, own) = repeated(&server, "2", &["--vary-seed-per-trial"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_ne!(inputs(&own, "run_0001"), inputs(&own, "run_0002"));
+}
