@@ -111,7 +111,10 @@ of that figure across the windows merged into the level, (max - min) / 2 / mean;
 measured in one window has no spread to read, so its noise is the run's stability \
 percentage (-s, 10% by default). A change is beyond noise when |change| > noise(A) + \
 noise(B); then it is better (throughput up, latency down) or worse, else within noise. \
---fail-on exits 1 when a figure moved past its limit and beyond noise, 0 otherwise. A run \
+Where both runs were repeated (--num-profile-runs), each figure is the mean of the runs and \
+the noise is half of Welch's t interval of the change at the baseline's --confidence-level \
+(the runs' own variation); with a single run on either side the run-to-run variation is \
+unknown, the window rule applies and compare says so. --fail-on exits 1 when a figure moved past its limit and beyond noise, 0 otherwise. A run \
 that is not whole (ended on an error, interrupted or cut off, lacking a level the baseline \
 measured, or with a level in which no request succeeded) fails the comparison (exit 1) \
 unless --allow-partial accepts it. A \

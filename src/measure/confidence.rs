@@ -61,7 +61,13 @@ pub fn t_quantile(n: usize, level: f64) -> Option<f64> {
     if n < 2 {
         return None;
     }
-    let t = StudentsT::new(0.0, 1.0, (n - 1) as f64).ok()?;
+    t_quantile_df((n - 1) as f64, level)
+}
+
+/// The two-sided Student t quantile at confidence `level` with `df` degrees of freedom
+/// (fractional for Welch's test); `None` when `df` is not positive.
+pub fn t_quantile_df(df: f64, level: f64) -> Option<f64> {
+    let t = StudentsT::new(0.0, 1.0, df).ok()?;
     Some(t.inverse_cdf(1.0 - (1.0 - level) / 2.0))
 }
 

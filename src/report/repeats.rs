@@ -56,7 +56,7 @@ pub fn run_figures(settings: &Settings, r: &LevelResult) -> Vec<RunFigure> {
 }
 
 /// The figures the console shows for a level, in this order, when measured.
-const HEADLINE: [(&str, &str); 8] = [
+pub const HEADLINE: [(&str, &str); 8] = [
     ("request_throughput_avg", "Request throughput"),
     ("request_latency_avg", "Request latency avg"),
     ("request_latency_p99", "Request latency p99"),
@@ -85,7 +85,7 @@ pub fn block(rep: &Repetitions, describe_level: impl Fn(&RepeatedLevel) -> Strin
             let i = &f.interval;
             let spread = match (i.t_critical, i.cv) {
                 (Some(_), Some(cv)) => {
-                    format!("{:.2} to {:.2}, cv {:.1}%", i.ci_low, i.ci_high, cv * 100.0)
+                    format!("{:.2} to {:.2}, cv {:.2}%", i.ci_low, i.ci_high, cv * 100.0)
                 }
                 (Some(_), None) => format!("{:.2} to {:.2}", i.ci_low, i.ci_high),
                 (None, _) => "one run: no interval".to_string(),

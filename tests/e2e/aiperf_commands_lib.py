@@ -73,6 +73,7 @@ CAPS = {
     "warmup-request-rate-ramp-duration": 1,
     "conversation-turn-delay-mean": 50,
     "conversation-turn-delay-stddev": 20,
+    "profile-run-cooldown-seconds": 0.5,
 }
 
 # Flags whose comma lists are sweeps (AIPerf 0.13), and AIPerf's unbounded run.
@@ -403,6 +404,11 @@ def expected_requests(line):
     return Expected(total, bound, why)
 
 
+def profile_runs(options):
+    """--num-profile-runs: how many times each run is repeated (AIPerf 0.13: 1 to 10)."""
+    return int(options.number("num-profile-runs", 1))
+
+
 def expected_one_run(options, run, inputs):
     def number(name, default=None):
         if name in run:
@@ -416,10 +422,17 @@ def expected_one_run(options, run, inputs):
     if profiled.count is None:
         return profiled
     bound = profiled.bound
+    # Repeated runs: every run's requests; the warm-up in the first run only, unless each
+    # run is to warm up.
+    repeats = profile_runs(options)
+    warmups = repeats if options.has("no-profile-run-disable-warmup-after-first") else 1
+    profiled_all = profiled.count * repeats
+    if repeats > 1:
+        profiled = Expected(profiled_all, bound, f"{repeats} profile runs × {profiled.why}")
     if warmup is None:
-        return Expected(profiled.count, "least", f"{profiled.why} + a timed warm-up")
+        return Expected(profiled_all, "least", f"{profiled.why} + a timed warm-up")
     why = profiled.why + (f" + {warm_why}" if warmup else "")
-    return Expected(profiled.count + warmup, bound, why)
+    return Expected(profiled_all + warmup * warmups, bound, why)
 
 
 def warmup_requests(options, written):

@@ -42,7 +42,7 @@ from pathlib import Path
 import pytest
 
 from aiperf_commands_lib import (
-    FIXTURE, FLAG_TABLE, Here, expected_requests, main_name, prepare, refused_differently, refused_flags,
+    FIXTURE, FLAG_TABLE, Here, expected_requests, main_name, prepare, profile_runs, refused_differently, refused_flags,
     sweep_runs,
 )
 from conftest import SUMMARY, serve_with_metrics
@@ -295,7 +295,8 @@ def write_report(rows, seconds, counts):
 def preflight_requests(line):
     """inferperf's pre-flight check: one request to each server, before each run."""
     urls = {u for values in line.options.given.get("url", [[]]) for v in values for u in v.split(",")}
-    return PREFLIGHT_PER_RUN * max(1, len(urls)) * len(sweep_runs(line.options))
+    runs = len(sweep_runs(line.options)) * profile_runs(line.options)
+    return PREFLIGHT_PER_RUN * max(1, len(urls)) * runs
 
 
 def outcome_kind(row):

@@ -369,3 +369,71 @@ async fn llm_runs_have_their_pareto_curves_overlaid() {
         "{fast:?} {slow:?}"
     );
 }
+
+/// Profiles model `m` at concurrency 2, three times (`--num-profile-runs 3`), into `path`.
+async fn repeated_run_to(server: &RunningServer, path: &Path) {
+    let url = common::url(server, "http");
+    let output = common::run_cli(&[
+        "-m",
+        "m",
+        "-u",
+        &url,
+        "--concurrency-range",
+        "2",
+        "-p",
+        "300",
+        "-s",
+        "20",
+        "--num-profile-runs",
+        "3",
+        "--results-file",
+        path.to_str().unwrap(),
+    ])
+    .await;
+    assert!(
+        path.exists(),
+        "no results file: {}",
+        common::stderr(&output)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn repeated_runs_are_judged_against_their_own_variation() {
+    let fast = common::start_server(&["m=sleep:ms=10"]).await;
+    let slow = common::start_server(&["m=sleep:ms=13"]).await;
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, again, b) = (
+        tmp.path().join("a.json"),
+        tmp.path().join("again.json"),
+        tmp.path().join("slow.json"),
+    );
+    repeated_run_to(&fast, &a).await;
+    repeated_run_to(&fast, &again).await;
+    repeated_run_to(&slow, &b).await;
+    let (a, again, b) = (
+        a.to_str().unwrap(),
+        again.to_str().unwrap(),
+        b.to_str().unwrap(),
+    );
+    // 30% slower on every run: the change is beyond the runs' variation and names the test.
+    let output = compare(&[a, b, "--fail-on", "p50>+10%"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    let text = common::stdout(&output);
+    let fail = text
+        .lines()
+        .find(|l| l.contains("FAIL"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(fail.contains("Welch's t-test over 3 and 3 runs"), "{text}");
+    assert!(fail.contains("at 95%"), "{text}");
+    assert!(!text.contains("run-to-run variation is unknown"), "{text}");
+    // The same server again: the means' change is within the runs' variation.
+    let output = compare(&[a, again, "--fail-on", "p50>+10%"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", common::stdout(&output));
+    // A single run on one side: the variation is unknown, and compare says what to do.
+    let single = tmp.path().join("single.json");
+    run_to(&fast, &single).await;
+    let output = compare(&[a, single.to_str().unwrap()]).await;
+    let text = common::stdout(&output);
+    assert!(text.contains("run-to-run variation is unknown"), "{text}");
+    assert!(text.contains("--num-profile-runs 3"), "{text}");
+}

@@ -65,7 +65,7 @@ pub async fn profile_runs(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<
     print!("{}", repeats::block(&repetitions, |l| load_text(&l.load)));
     write_aggregates(cfg, &settings, &repetitions)?;
     if let Some(path) = cfg.output.results_path() {
-        write_results(&path, &ran, repetitions)?;
+        write_results(&path, cfg.output.report_dir.as_deref(), &ran, repetitions)?;
     }
     outcome_of(ran)
 }
@@ -198,8 +198,13 @@ fn write_aggregates(cfg: &Config, settings: &Settings, rep: &Repetitions) -> Run
 }
 
 /// The results file of the repeated profile: the first run's that measured a level, with
-/// every run and the intervals in `repetitions`.
-fn write_results(path: &Path, ran: &[Ran], rep: Repetitions) -> RunResult<()> {
+/// every run and the intervals in `repetitions`; and with `--report-dir` its page.
+fn write_results(
+    path: &Path,
+    report_dir: Option<&Path>,
+    ran: &[Ran],
+    rep: Repetitions,
+) -> RunResult<()> {
     let first = (ran.iter())
         .filter(|run| run.outcome.as_ref().is_ok_and(|o| !o.results.is_empty()))
         .find_map(|run| results::read(run.cfg.output.results_path()?).ok());
@@ -207,7 +212,13 @@ fn write_results(path: &Path, ran: &[Ran], rep: Repetitions) -> RunResult<()> {
         return Ok(());
     };
     file.repetitions = Some(rep);
-    results::write_file(path, &file).map_err(|e| write_error(path, &e))
+    results::write_file(path, &file).map_err(|e| write_error(path, &e))?;
+    // A report folder's page shows the runs too.
+    if let Some(dir) = report_dir {
+        let page = dir.join("report.html");
+        crate::report::html::write(&file, &page).map_err(|e| write_error(&page, &e))?;
+    }
+    Ok(())
 }
 
 fn write_error(path: &Path, e: &std::io::Error) -> RunError {

@@ -3,6 +3,7 @@
 //! command that reads the files, prints and exits is `commands::compare`.
 
 pub mod model;
+pub mod run_to_run;
 pub mod text;
 pub mod validity;
 

@@ -33,7 +33,7 @@ impl Figure {
     }
 
     /// The figure of a window: infer/s, or latency in µs. None when it cannot be read.
-    fn value(&self, w: &WindowRecord) -> Option<f64> {
+    pub(super) fn value(&self, w: &WindowRecord) -> Option<f64> {
         match self {
             Figure::Throughput => Some(w.throughput),
             Figure::Avg => Some(w.latency.mean / 1000.0),
@@ -215,6 +215,8 @@ pub struct Comparison {
     pub pairs: Vec<Pair>,
     pub warnings: Vec<String>,
     pub failures: Vec<String>,
+    /// Said when the run-to-run variation is unknown (a single run on either side).
+    pub variation: Option<String>,
 }
 
 /// The figures compared: throughput, p50, p99, the baseline's --percentile, and any
@@ -269,6 +271,21 @@ fn run_warnings(runs: &[Run]) -> Vec<String> {
     warnings
 }
 
+/// What the verdicts could not see: with a single run on either side, the run-to-run
+/// variation is unknown.
+fn variation_note(runs: &[Run]) -> Option<String> {
+    let mut single: Vec<&str> = Vec::new();
+    for run in runs.iter().filter(|r| r.file.repetitions.is_none()) {
+        if !single.contains(&run.name.as_str()) {
+            single.push(&run.name);
+        }
+    }
+    (runs.len() > 1 && !single.is_empty()).then(|| format!(
+        "The run-to-run variation is unknown: {} measured each level once, so a change is judged against the noise of the windows of one run, which misses what moves between runs (the machine, the server's state). Make each run with --num-profile-runs 3 or more to judge against the runs' own variation.",
+        single.join(", ")
+    ))
+}
+
 /// The figures of a level both runs measured; the limits it passed go to `failures`.
 fn matched(
     (base, level_a): (&Run, &LevelRecord),
@@ -279,28 +296,27 @@ fn matched(
 ) -> Matched {
     let mut rows = Vec::new();
     for &figure in figures {
-        let a = figure.value(&level_a.merged);
-        let b = figure.value(&level_b.merged);
-        let change = match (a, b) {
-            (Some(a), Some(b)) if a > 0.0 => Some((b - a) / a * 100.0),
-            _ => None,
-        };
-        let noise_a = noise(level_a, figure, base.file.settings.stability_percentage);
-        let noise_b = noise(level_b, figure, other.file.settings.stability_percentage);
-        let noise_sum = noise_a + noise_b;
-        let v = change.map(|c| verdict(figure, c, noise_a, noise_b));
+        let judged = judge((base, level_a), (other, level_b), figure);
+        let Judged {
+            a,
+            b,
+            change,
+            noise: noise_sum,
+            test,
+        } = judged;
+        let v = change.map(|c| verdict(figure, c, noise_sum, 0.0));
         if let (Some(change), Some(v)) = (change, v) {
             for limit in limits.iter().filter(|l| l.figure == figure) {
                 if limit.passed(change) && v != Verdict::WithinNoise {
                     failures.push(format!(
-                        "{} at {}: {} moved {}% against {}, past the limit {} and beyond noise (±{}%).",
+                        "{} at {}: {} moved {}% against {}, past the limit {} and beyond {}.",
                         other.name,
                         load_text(&level_a.load),
                         figure.name(),
                         crate::number::signed(change, 1),
                         base.name,
                         limit.text(),
-                        crate::number::fixed(noise_sum, 1)
+                        test
                     ));
                 }
             }
@@ -323,6 +339,54 @@ fn matched(
             (false, false) => " (neither stable)",
         },
         rows,
+    }
+}
+
+/// A figure of two levels side by side: the values, the change, and the variation it is
+/// judged against, named.
+struct Judged {
+    a: Option<f64>,
+    b: Option<f64>,
+    change: Option<f64>,
+    noise: f64,
+    /// How the verdict sentence names what the change was judged against.
+    test: String,
+}
+
+/// With repeated runs on both sides, the means of the runs and Welch's interval of the
+/// change; else the first run's values and the noise of each level's windows.
+fn judge(
+    (base, level_a): (&Run, &LevelRecord),
+    (other, level_b): (&Run, &LevelRecord),
+    figure: Figure,
+) -> Judged {
+    let repeated = (super::run_to_run::values(&base.file, &level_a.load, figure)).zip(
+        super::run_to_run::values(&other.file, &level_b.load, figure),
+    );
+    let level = (base.file.repetitions.as_ref()).map_or(0.95, |r| r.confidence_level);
+    if let Some(test) = repeated.and_then(|(a, b)| super::run_to_run::welch(&a, &b, level)) {
+        return Judged {
+            a: Some(test.mean_a),
+            b: Some(test.mean_b),
+            change: Some(test.change()),
+            noise: test.half_width,
+            test: test.named(),
+        };
+    }
+    let a = figure.value(&level_a.merged);
+    let b = figure.value(&level_b.merged);
+    let noise_a = noise(level_a, figure, base.file.settings.stability_percentage);
+    let noise_b = noise(level_b, figure, other.file.settings.stability_percentage);
+    let noise = noise_a + noise_b;
+    Judged {
+        a,
+        b,
+        change: match (a, b) {
+            (Some(a), Some(b)) if a > 0.0 => Some((b - a) / a * 100.0),
+            _ => None,
+        },
+        noise,
+        test: format!("noise (±{}%)", crate::number::fixed(noise, 1)),
     }
 }
 
@@ -396,6 +460,7 @@ pub fn compare(runs: &[Run], limits: &[Limit]) -> Comparison {
         pairs,
         warnings,
         failures,
+        variation: variation_note(runs),
     }
 }
 

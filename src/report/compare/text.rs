@@ -31,5 +31,8 @@ pub fn console_text(runs: &[Run], comparison: &Comparison) -> String {
         }
         let _ = writeln!(text);
     }
+    if let Some(note) = &comparison.variation {
+        let _ = writeln!(text, "Note: {note}");
+    }
     text
 }

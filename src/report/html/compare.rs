@@ -39,7 +39,7 @@ pub fn page(runs: &[Run], comparison: &Comparison, fail_on: Option<&str>) -> Str
     }
     let title = format!("inferperf compare: {}", models.join(", "));
     let mut body = gate(comparison, fail_on);
-    for warning in &comparison.warnings {
+    for warning in comparison.warnings.iter().chain(&comparison.variation) {
         let _ = write!(body, "<div class=\"warn\">{}</div>", esc(warning));
     }
     body.push_str(&runs_table(runs, &drawn));

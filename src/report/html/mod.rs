@@ -20,6 +20,7 @@ mod compare;
 mod curve;
 mod extra;
 mod overlay;
+mod repeats;
 mod server;
 mod svg;
 pub mod sweep;
@@ -82,6 +83,7 @@ fn page(title: &str, body: &str, file: Option<&ResultsFile>) -> String {
 fn run_section(file: &ResultsFile) -> String {
     let mut s = String::new();
     s.push_str(&tables::settings(file));
+    s.push_str(&repeats::repeats(file));
     if !file.levels.is_empty() {
         s.push_str("<h2>Levels</h2>");
         s.push_str(&tables::levels(file));
