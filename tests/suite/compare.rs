@@ -14,22 +14,16 @@ use inferperf::server::RunningServer;
 
 /// Profiles model `m` at concurrency 1 and 2 and writes its results file to `path`.
 async fn run_to(server: &RunningServer, path: &Path) {
+    run_with(server, path, &["--concurrency-range", "1:2", "-p", "400"]).await;
+}
+
+/// Profiles model `m` with these load flags (`-s 20`) into the results file `path`.
+async fn run_with(server: &RunningServer, path: &Path, load: &[&str]) {
     let url = common::url(server, "http");
-    let output = common::run_cli(&[
-        "-m",
-        "m",
-        "-u",
-        &url,
-        "--concurrency-range",
-        "1:2",
-        "-p",
-        "400",
-        "-s",
-        "20",
-        "--results-file",
-        path.to_str().unwrap(),
-    ])
-    .await;
+    let mut args = vec!["-m", "m", "-u", &url, "-s", "20", "--results-file"];
+    args.push(path.to_str().unwrap());
+    args.extend_from_slice(load);
+    let output = common::run_cli(&args).await;
     assert!(
         path.exists(),
         "no results file: {}",
@@ -372,29 +366,19 @@ async fn llm_runs_have_their_pareto_curves_overlaid() {
 
 /// Profiles model `m` at concurrency 2, three times (`--num-profile-runs 3`), into `path`.
 async fn repeated_run_to(server: &RunningServer, path: &Path) {
-    let url = common::url(server, "http");
-    let output = common::run_cli(&[
-        "-m",
-        "m",
-        "-u",
-        &url,
-        "--concurrency-range",
-        "2",
-        "-p",
-        "300",
-        "-s",
-        "20",
-        "--num-profile-runs",
-        "3",
-        "--results-file",
-        path.to_str().unwrap(),
-    ])
+    run_with(
+        server,
+        path,
+        &[
+            "--concurrency-range",
+            "2",
+            "-p",
+            "300",
+            "--num-profile-runs",
+            "3",
+        ],
+    )
     .await;
-    assert!(
-        path.exists(),
-        "no results file: {}",
-        common::stderr(&output)
-    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -36,17 +36,10 @@ async fn repeated(
     let tokenizer = common::word_tokenizer(dir.path());
     let report = dir.path().join("report");
     let artifacts = dir.path().join("artifacts");
-    let mut args = vec![
-        "profile",
-        "-m",
-        "chat",
-        "--endpoint-type",
-        "chat",
-        "--streaming",
-        "-u",
-        &addr,
-        "--tokenizer",
-        tokenizer.to_str().unwrap(),
+    let tokenizer = tokenizer.to_str().unwrap();
+    let mut args = vec!["profile"];
+    args.extend(common::chat_flags(&addr, tokenizer, &[]));
+    args.extend([
         "--concurrency",
         "2",
         "--request-count",
@@ -59,7 +52,7 @@ async fn repeated(
         report.to_str().unwrap(),
         "--artifact-dir",
         artifacts.to_str().unwrap(),
-    ];
+    ]);
     args.extend_from_slice(extra);
     (common::run_cli(&args).await, dir)
 }
