@@ -33,7 +33,7 @@ impl Figure {
     }
 
     /// The figure of a window: infer/s, or latency in µs. None when it cannot be read.
-    pub(super) fn value(&self, w: &WindowRecord) -> Option<f64> {
+    fn value(&self, w: &WindowRecord) -> Option<f64> {
         match self {
             Figure::Throughput => Some(w.throughput),
             Figure::Avg => Some(w.latency.mean / 1000.0),
@@ -360,9 +360,11 @@ fn judge(
     (other, level_b): (&Run, &LevelRecord),
     figure: Figure,
 ) -> Judged {
-    let repeated = (super::run_to_run::values(&base.file, &level_a.load, figure)).zip(
-        super::run_to_run::values(&other.file, &level_b.load, figure),
-    );
+    let repeated = (repeated_values(&base.file, &level_a.load, figure)).zip(repeated_values(
+        &other.file,
+        &level_b.load,
+        figure,
+    ));
     let level = (base.file.repetitions.as_ref()).map_or(0.95, |r| r.confidence_level);
     if let Some(test) = repeated.and_then(|(a, b)| super::run_to_run::welch(&a, &b, level)) {
         return Judged {
@@ -388,6 +390,19 @@ fn judge(
         noise,
         test: format!("noise (±{}%)", crate::number::fixed(noise, 1)),
     }
+}
+
+/// Each repeated run's value of `figure` at `load` (`None` without repetitions, or when
+/// fewer than two runs measured it).
+fn repeated_values(file: &ResultsFile, load: &LevelLoad, figure: Figure) -> Option<Vec<f64>> {
+    let rep = file.repetitions.as_ref()?;
+    let values: Vec<f64> = (rep.runs.iter())
+        .filter_map(|run| {
+            let level = run.levels.iter().find(|l| same_load(&l.load, load))?;
+            figure.value(&level.merged)
+        })
+        .collect();
+    (values.len() >= 2).then_some(values)
 }
 
 /// The run at `index` against the baseline, level by level.

@@ -1,12 +1,10 @@
 //! The run-to-run variation of a figure, where both runs compared were repeated
-//! (`--num-profile-runs`): each run's value of the figure at the level, and Welch's t-test
-//! on the two means — the change's confidence interval at the baseline's
+//! (`--num-profile-runs`; the comparison gathers each run's value of the figure at the
+//! level): Welch's t-test on the two means — the change's confidence interval at the baseline's
 //! `--confidence-level`, from the two runs' own spreads and counts (Welch–Satterthwaite
 //! degrees of freedom). A change is beyond the variation when its interval excludes zero.
 
-use super::model::Figure;
 use crate::measure::confidence::t_quantile_df;
-use crate::results::{LevelLoad, ResultsFile};
 
 /// Two sets of repeated runs of a figure at a level, side by side.
 #[derive(Debug, Clone, PartialEq)]
@@ -19,22 +17,6 @@ pub struct RunToRun {
     pub half_width: f64,
     /// The interval's confidence level.
     pub level: f64,
-}
-
-/// Each repeated run's value of `figure` at `load` (`None` without repetitions, or when
-/// fewer than two runs measured it).
-pub fn values(file: &ResultsFile, load: &LevelLoad, figure: Figure) -> Option<Vec<f64>> {
-    let rep = file.repetitions.as_ref()?;
-    let values: Vec<f64> = (rep.runs.iter())
-        .filter_map(|run| {
-            let level = run
-                .levels
-                .iter()
-                .find(|l| super::model::same_load(&l.load, load))?;
-            figure.value(&level.merged)
-        })
-        .collect();
-    (values.len() >= 2).then_some(values)
 }
 
 /// Welch's test of B's mean against A's, at confidence `level`; `None` when A's mean is
