@@ -76,6 +76,11 @@ async fn every_run_is_kept_and_each_figure_is_given_over_the_runs() {
     );
     let report = dir.path().join("report");
     let top = common::assert_valid(&report.join("results.json"));
+    // Finished: every run asked for ran and finished.
+    assert_eq!(
+        (&top["finished"], &top["error"]),
+        (&Value::Bool(true), &Value::Null)
+    );
     let rep = &top["repetitions"];
     assert_eq!(rep["asked"], 3);
     assert_eq!(rep["confidence_level"], 0.95);

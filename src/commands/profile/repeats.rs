@@ -205,12 +205,23 @@ fn write_results(
     ran: &[Ran],
     rep: Repetitions,
 ) -> RunResult<()> {
-    let first = (ran.iter())
-        .filter(|run| run.outcome.as_ref().is_ok_and(|o| !o.results.is_empty()))
+    // The first run that measured a level, else the first file any run left.
+    let measured =
+        (ran.iter()).filter(|run| run.outcome.as_ref().is_ok_and(|o| !o.results.is_empty()));
+    let first = (measured.chain(ran.iter()))
         .find_map(|run| results::read(run.cfg.output.results_path()?).ok());
     let Some(mut file) = first else {
         return Ok(());
     };
+    // The repeated profile is finished only when every run asked for ran and finished.
+    if let Some(error) = ran.iter().find_map(|run| run.outcome.as_ref().err()) {
+        file.finished = false;
+        file.error.get_or_insert_with(|| error.to_string());
+    }
+    if (ran.len() as u32) < rep.asked {
+        file.finished = false;
+        file.interrupted = true;
+    }
     file.repetitions = Some(rep);
     results::write_file(path, &file).map_err(|e| write_error(path, &e))?;
     // A report folder's page shows the runs too.
