@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use tokio::sync::mpsc;
+use tokio::sync::mpsc::{self, OwnedPermit};
 
 use super::def::ModelKind;
 use super::error::InferError;
@@ -82,9 +82,12 @@ impl Open {
         }
     }
 
-    /// Hands over one answer; false when the client has gone.
-    fn send(&mut self, response: InferResponse, last: bool) -> bool {
-        let answer = StreamAnswer { response, last };
+    /// Hands over one answer that is not the last; false when the client has gone.
+    fn send(&mut self, response: InferResponse) -> bool {
+        let answer = StreamAnswer {
+            response,
+            last: false,
+        };
         self.listening = self.listening && self.sender.try_send(Ok(answer)).is_ok();
         self.listening
     }
@@ -142,14 +145,22 @@ pub fn execute(model: &Model, jobs: Vec<Job>, senders: Vec<StreamSender>) {
         .collect();
     let prepared = Instant::now();
     let (last_produced, previous) = send_responses(model, &timing, &mut open, start);
-    send_final(model, &timing, &mut open, previous);
+    let finals = reserve_finals(model, &timing, &mut open, previous);
     let end = Instant::now();
     let compute = Compute {
         input_ns: nanos(prepared - start),
         infer_ns: nanos(last_produced.saturating_duration_since(prepared)),
         output_ns: nanos(end.saturating_duration_since(last_produced)),
     };
+    // Recorded before the final answers go, so a client that has its final answer reads
+    // statistics that count its request.
     record(model, &open, start, end, compute);
+    for (slot, response) in finals {
+        slot.send(Ok(StreamAnswer {
+            response,
+            last: true,
+        }));
+    }
 }
 
 /// Sends the timed responses while any client listens; returns when the last one was
@@ -176,7 +187,7 @@ fn send_responses(
         let infer_ns = nanos(produced - previous);
         let mut sent = Vec::with_capacity(open.len());
         for o in open.iter_mut().filter(|o| o.listening) {
-            sent.push(o.send(o.template.clone(), false));
+            sent.push(o.send(o.template.clone()));
         }
         let handed = Instant::now();
         let output_ns = nanos(handed - produced);
@@ -195,11 +206,19 @@ fn send_responses(
     (produced, previous)
 }
 
-/// Sends the empty final answer to every client still listening.
-fn send_final(model: &Model, timing: &Timing, open: &mut [Open], previous: Instant) {
+/// Takes a slot for the empty final answer of every client still listening and counts
+/// it; the answers go once the execution is recorded.
+fn reserve_finals(
+    model: &Model,
+    timing: &Timing,
+    open: &mut [Open],
+    previous: Instant,
+) -> Vec<(OwnedPermit<StreamItem>, InferResponse)> {
+    let mut finals = Vec::with_capacity(open.len());
     for o in open.iter_mut().filter(|o| o.listening) {
-        let empty = o.empty_response();
-        let end = if o.send(empty, true) {
+        let slot = o.sender.clone().try_reserve_owned().ok();
+        o.listening = slot.is_some();
+        let end = if slot.is_some() {
             ResponseEnd::Empty
         } else {
             ResponseEnd::Cancel
@@ -208,7 +227,11 @@ fn send_final(model: &Model, timing: &Timing, open: &mut [Open], previous: Insta
         model
             .stats
             .record_response(timing.responses as usize, end, 0, ns);
+        if let Some(slot) = slot {
+            finals.push((slot, o.empty_response()));
+        }
     }
+    finals
 }
 
 /// The execution and each request: a success if its client got the final answer, else a

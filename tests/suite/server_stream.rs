@@ -350,12 +350,15 @@ async fn response_stats_count_every_response_under_its_index() {
         let d = s.response_stats[k].success.unwrap();
         d.ns as f64 / d.count as f64 / 1e6
     };
+    // Responses keep to a schedule from the execution's start: one that comes late (a busy
+    // machine) makes the gap to the next shorter, but none comes early, so the response
+    // times add up to at least first_ms + 4 × interval_ms.
+    let schedule_ms: f64 = ["0", "1", "2", "3", "4"].into_iter().map(mean_ms).sum();
     eprintln!(
-        "mean response time: first {:.2} ms, later {:.2} ms",
-        mean_ms("0"),
-        mean_ms("3")
+        "mean response time: first {:.2} ms, all five {schedule_ms:.2} ms",
+        mean_ms("0")
     );
-    assert!(mean_ms("0") >= 9.5 && mean_ms("3") >= 3.5);
+    assert!(mean_ms("0") >= 9.5 && schedule_ms >= 25.5);
     assert!(grpc_stats(&mut client, "i").await.response_stats.is_empty());
 
     let http = Http::new(server.http_addr);
