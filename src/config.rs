@@ -6,6 +6,7 @@ mod api;
 mod arrival;
 pub mod bounds;
 pub mod cache_bust;
+pub mod convergence;
 mod data;
 pub mod endpoint_options;
 pub mod endpoints;

@@ -46,8 +46,6 @@ const WEKA: &str =
     "it shapes the replay of Weka (SemiAnalysis) traces, which inferperf does not read.";
 /// How AIPerf's trace synthesis is taken.
 const SYNTHESIS: &str = "a trace is rebuilt as AIPerf's synthesizer rebuilds it; without a trace file the flag is refused (AIPerf ignores it), and a request made wholly of shared blocks keeps its short last block (AIPerf's synthesizer stops on it).";
-/// Why AIPerf's adaptive stop of repeated runs is refused.
-const CONVERGENCE: &str = "it stops repeated runs early once a figure has converged; inferperf runs the --num-profile-runs asked for, each figure given with its confidence interval.";
 
 /// AIPerf 0.13's `profile` options, in the order of its `--help`.
 pub const AIPERF_FLAGS: &[AiperfFlag] = &[
@@ -272,10 +270,10 @@ pub const AIPERF_FLAGS: &[AiperfFlag] = &[
     flag(&["profile-run-disable-warmup-after-first", "no-profile-run-disable-warmup-after-first"], Same),
     flag(&["set-consistent-seed", "no-set-consistent-seed"], Same),
     flag(&["vary-seed-per-trial", "no-vary-seed-per-trial"], Differently("each run draws its workload with the seed plus its index, not AIPerf's SHA-256 of the seed, the label and the trial: distinct workloads, as AIPerf's, but not the same ones.")),
-    flag(&["convergence-metric"], Refused(CONVERGENCE)),
-    flag(&["convergence-stat"], Refused(CONVERGENCE)),
-    flag(&["convergence-threshold"], Refused(CONVERGENCE)),
-    flag(&["convergence-mode"], Refused(CONVERGENCE)),
+    flag(&["convergence-metric"], Same),
+    flag(&["convergence-stat"], Same),
+    flag(&["convergence-threshold"], Same),
+    flag(&["convergence-mode"], Differently("distribution is taken with --export-level summary too (the requests are compared in memory), where AIPerf refuses it; its p-value is counted exactly up to 10 million pairs of requests, Kolmogorov's limit beyond.")),
     flag(&["parameter-sweep-cooldown-seconds"], Same),
     flag(&["parameter-sweep-same-seed", "no-parameter-sweep-same-seed"], Same),
     flag(&["parameter-sweep-mode"], Differently("with --num-profile-runs, each value's runs follow one another in its own folder (VALUE/profile_runs/run_NNNN, AIPerf's independent mode) whatever the mode.")),

@@ -39,4 +39,21 @@ pub struct AiperfRepeatArgs {
     /// AIPerf's: every profile run shares the seed (the default).
     #[arg(long)]
     pub no_vary_seed_per_trial: bool,
+    /// AIPerf's: stop the profile runs early once this figure (AIPerf's name, e.g.
+    /// request_latency) has settled; --num-profile-runs is the most runs.
+    #[arg(long, value_name = "METRIC")]
+    pub convergence_metric: Option<String>,
+    /// AIPerf's: the statistic of the figure that ci-width and cv judge: avg (default), p50,
+    /// p90, p95, p99, min or max.
+    #[arg(long, value_name = "STAT")]
+    pub convergence_stat: Option<String>,
+    /// AIPerf's: the bound the test must pass, between 0 and 1: the interval's width as a
+    /// share of the mean (ci-width, default 0.10), the variation (cv, default 0.05), or the
+    /// p-value to exceed (distribution, default 0.05).
+    #[arg(long, value_name = "FRACTION")]
+    pub convergence_threshold: Option<f64>,
+    /// AIPerf's: how the figure is judged settled: ci-width (default), cv or distribution
+    /// (the latest run's requests against the earlier runs', Kolmogorov–Smirnov).
+    #[arg(long, value_name = "MODE")]
+    pub convergence_mode: Option<String>,
 }

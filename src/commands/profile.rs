@@ -4,6 +4,7 @@
 //! same reports for a run merged from its shards' results files; `sweep` and `demo` run
 //! this command's [`profile`] for each of their settings.
 
+mod convergence;
 mod repeats;
 mod sent;
 mod token_counter;

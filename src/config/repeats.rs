@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use super::convergence::Convergence;
 use crate::cli::AiperfRepeatArgs;
 use crate::error::{RunError, RunResult};
 
@@ -25,6 +26,8 @@ pub struct Repeats {
     pub warm_up_after_first: bool,
     /// Whether each run draws its workload with a seed of its own (the seed plus its index).
     pub vary_seed: bool,
+    /// When the runs stop before `runs`: once a figure has settled.
+    pub convergence: Option<Convergence>,
 }
 
 impl Default for Repeats {
@@ -35,6 +38,7 @@ impl Default for Repeats {
             confidence: 0.95,
             warm_up_after_first: false,
             vary_seed: false,
+            convergence: None,
         }
     }
 }
@@ -97,5 +101,6 @@ pub(super) fn parse(args: &AiperfRepeatArgs) -> RunResult<Repeats> {
         confidence,
         warm_up_after_first: args.no_profile_run_disable_warmup_after_first,
         vary_seed: args.vary_seed_per_trial,
+        convergence: super::convergence::parse(args, runs)?,
     })
 }

@@ -2,6 +2,7 @@
 //! the configuration, and the few facts the other boxes decide, handed down by the command
 //! (so that the profiler takes no more of the configuration than is its own).
 
+use crate::config::convergence::ConvergenceMode;
 use crate::config::{LoadConfig, MeasureConfig, OpenAiConfig};
 use crate::measure::distribution::Compaction;
 use crate::measure::window::WindowStats;
@@ -48,10 +49,18 @@ impl<'a> Plan<'a> {
     }
 
     /// Whether every request is logged: for `--profile-export-file` or an LLM run's
-    /// artifacts, which list each request with its wall-clock times.
+    /// artifacts, which list each request with its wall-clock times; and for the adaptive
+    /// stop's distribution test, which compares the runs' requests.
     pub fn logs_requests(&self) -> bool {
         let artifacts = self.llm.is_some_and(|l| l.artifact_dir.is_some());
-        artifacts || self.profile_export
+        artifacts || self.profile_export || self.keeps_requests()
+    }
+
+    /// Whether a level's logged requests stay in its result after its reports: the
+    /// adaptive stop's distribution test reads them once the run has ended.
+    pub fn keeps_requests(&self) -> bool {
+        (self.measure.repeats.convergence.as_ref())
+            .is_some_and(|c| c.mode == ConvergenceMode::Distribution)
     }
 
     /// `--use-server-token-count`: output lengths come from the server's `usage` alone.

@@ -239,7 +239,9 @@ impl<'a> Profiler<'a> {
             // held at a time. So was the results file's record of the level, with every
             // histogram: the windows keep only what the console and CSV show (those compacted
             // during the level let their encoded histograms go).
-            result.requests = None;
+            if !self.plan.keeps_requests() {
+                result.requests = None;
+            }
             let reported = Compaction::percentiles(&self.compaction.percentiles);
             for window in &mut result.windows {
                 window.compact(&reported);

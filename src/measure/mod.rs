@@ -23,4 +23,5 @@ pub mod stability;
 pub mod timeline;
 pub mod tokens;
 pub mod turns;
+pub mod two_sample;
 pub mod window;

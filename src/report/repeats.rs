@@ -4,7 +4,7 @@
 //! `profile_export_aiperf_aggregate.json` and `.csv`.
 
 use crate::measure::level::LevelResult;
-use crate::results::{RepeatedLevel, Repetitions, Settings};
+use crate::results::{ConvergenceRecord, RepeatedLevel, Repetitions, Settings};
 
 use super::llm::aiperf::{self, RunLabels, AIPERF_VERSION, CSV_STATS};
 use super::llm::json::{object, Json};
@@ -96,7 +96,39 @@ pub fn block(rep: &Repetitions, describe_level: impl Fn(&RepeatedLevel) -> Strin
             ));
         }
     }
+    if let Some(c) = &rep.convergence {
+        out.push_str(&format!("  {}\n", convergence_sentence(c)));
+    }
     out
+}
+
+/// How the adaptive stop (`--convergence-metric`) ended, in one sentence.
+pub fn convergence_sentence(c: &ConvergenceRecord) -> String {
+    let figure = match c.mode.as_str() {
+        "distribution" => format!("{} (Kolmogorov–Smirnov p-value)", c.metric),
+        "cv" => format!("{} {} (cv)", c.metric, c.stat),
+        _ => format!("{} {} (interval width / mean)", c.metric, c.stat),
+    };
+    let relation = if c.mode == "distribution" {
+        "above"
+    } else {
+        "below"
+    };
+    match (c.converged, c.value, &c.note) {
+        (_, _, Some(note)) => format!("Convergence was not judged: {note}."),
+        (true, Some(v), _) => format!(
+            "Converged: {figure} was {v:.4} after {} run(s), {relation} {}; the runs stopped there.",
+            c.after_runs, c.threshold
+        ),
+        (false, Some(v), _) => format!(
+            "Not converged: {figure} was {v:.4} after {} run(s), not {relation} {}.",
+            c.after_runs, c.threshold
+        ),
+        (_, None, None) => format!(
+            "Convergence was not judged: fewer than two of the {} run(s) measured {figure}.",
+            c.after_runs
+        ),
+    }
 }
 
 /// The runs that measured something, and those that did not with why.

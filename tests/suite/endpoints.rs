@@ -42,11 +42,13 @@ async fn window(args: &[&str]) -> WindowStats {
     results[0].merged.clone()
 }
 
-/// The time to first token is the server's 30 ms, and not less.
+/// The time to first token is the server's 30 ms, and not less; nor near the whole
+/// answer's 63 ms (30 ms and eleven 3 ms gaps). The bound above leaves room for a busy
+/// machine (a build beside the tests made it 36 ms).
 fn assert_ttft(w: &WindowStats, what: &str) {
     let ttft = ms(w.first_response.mean());
     assert!(
-        ttft >= 30.0 && within(ttft, 30.0, 0.2),
+        ttft >= 30.0 && within(ttft, 30.0, 0.5),
         "{what}: TTFT {ttft} ms"
     );
 }

@@ -166,3 +166,122 @@ async fn the_runs_share_a_workload_unless_each_draws_its_own() {
     assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
     assert_ne!(inputs(&own, "run_0001"), inputs(&own, "run_0002"));
 }
+
+/// The `request_latency` of every successful request in a run's AIPerf records.
+fn record_latencies(dir: &tempfile::TempDir, run: &str) -> Vec<f64> {
+    let path = dir
+        .path()
+        .join("artifacts/profile_runs")
+        .join(run)
+        .join("profile_export.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    (text.lines())
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|r| r["metrics"]["request_latency"]["value"].as_f64())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runs_stop_once_the_figure_has_settled() {
+    let server = common::start_server(&["chat=llm:ttft_ms=1,itl_ms=1,output_tokens=4"]).await;
+    // Every run counts 20 requests: no variation, settled at the second run.
+    let before = answered(&server).await;
+    let count = [
+        "--convergence-metric",
+        "request_count",
+        "--convergence-mode",
+        "cv",
+    ];
+    let (out, dir) = repeated(&server, "5", &count).await;
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    assert_eq!(answered(&server).await - before, 2.0 * 21.0);
+    let stdout = common::stdout(&out);
+    assert!(
+        stdout.contains("Convergence of request_count avg (std / mean): 0.0000 after 2 run(s), below 0.05: settled."),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("run_0003"), "{stdout}");
+    let top = common::assert_valid(&dir.path().join("report/results.json"));
+    // Stopping because the figure settled is finishing, not being interrupted.
+    assert_eq!(
+        (&top["finished"], &top["interrupted"]),
+        (&Value::Bool(true), &Value::Bool(false))
+    );
+    let rep = &top["repetitions"];
+    assert_eq!(rep["runs"].as_array().unwrap().len(), 2);
+    let c = &rep["convergence"];
+    assert_eq!(
+        (
+            &c["converged"],
+            &c["after_runs"],
+            &c["mode"],
+            &c["threshold"],
+            &c["value"]
+        ),
+        (
+            &Value::Bool(true),
+            &Value::from(2),
+            &Value::from("cv"),
+            &Value::from(0.05),
+            &Value::from(0.0)
+        )
+    );
+    let agg = json(
+        &dir.path()
+            .join("artifacts/aggregate/profile_export_aiperf_aggregate.json"),
+    );
+    assert_eq!(agg["metadata"]["num_successful_runs"], 2);
+
+    // Throughput's interval never gets a billionth of its mean wide: every run is made.
+    let narrow = [
+        "--convergence-metric",
+        "request_throughput",
+        "--convergence-threshold",
+        "0.000000001",
+    ];
+    let (out, dir) = repeated(&server, "3", &narrow).await;
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let top = common::assert_valid(&dir.path().join("report/results.json"));
+    let c = &top["repetitions"]["convergence"];
+    assert_eq!(
+        (&c["converged"], &c["after_runs"], &c["mode"]),
+        (
+            &Value::Bool(false),
+            &Value::from(3),
+            &Value::from("ci-width")
+        )
+    );
+    // The width it gives is the interval's of the three runs' throughputs.
+    let f = &top["repetitions"]["levels"][0]["figures"]["request_throughput_avg"];
+    let width = (f["ci_high"].as_f64().unwrap() - f["ci_low"].as_f64().unwrap())
+        / f["mean"].as_f64().unwrap();
+    assert!(
+        (c["value"].as_f64().unwrap() - width).abs() < 1e-9,
+        "{c} vs {width}"
+    );
+    assert_eq!(top["finished"], true);
+
+    // The distribution test: the second run's latencies against the first's, as the
+    // runs' own AIPerf records give them.
+    let ks = [
+        "--convergence-metric",
+        "request_latency",
+        "--convergence-mode",
+        "distribution",
+    ];
+    let (out, dir) = repeated(&server, "2", &ks).await;
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    let top = common::assert_valid(&dir.path().join("report/results.json"));
+    let c = &top["repetitions"]["convergence"];
+    let (first, second) = (
+        record_latencies(&dir, "run_0001"),
+        record_latencies(&dir, "run_0002"),
+    );
+    assert_eq!((first.len(), second.len()), (20, 20));
+    let expected = inferperf::measure::two_sample::ks_test(&first, &second).unwrap();
+    let p = c["value"].as_f64().unwrap();
+    // The records keep milliseconds to the nanosecond: the same orderings, the same p.
+    assert!((p - expected.p_value).abs() < 1e-9, "{p} vs {expected:?}");
+    assert_eq!(c["converged"], p > 0.05);
+    assert_eq!(c["after_runs"], 2);
+}

@@ -3,11 +3,14 @@
 //! `profile_runs/run_NNNN`), a pause between runs; then each figure of each level over the
 //! runs — its mean, spread and confidence interval — on the console, in AIPerf's aggregate
 //! files and in the `repetitions` of the results file, which also holds every run's levels.
+//! With `--convergence-metric` the runs stop once its figure has settled.
 
 use std::path::Path;
 use std::sync::Arc;
 
+use super::convergence::{self, RequestValues};
 use super::{profile, recorded_settings, ProfileOutcome};
+use crate::config::convergence::Convergence;
 use crate::config::{repetition_label, Config};
 use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::Interrupt;
@@ -17,7 +20,8 @@ use crate::report::compare::model::load_text;
 use crate::report::llm::artifacts::level_folder_name;
 use crate::report::repeats::{self, run_figures};
 use crate::results::{
-    self, LevelLoad, RepeatedFigure, RepeatedLevel, RepetitionRun, Repetitions, Settings,
+    self, ConvergenceRecord, LevelLoad, RepeatedFigure, RepeatedLevel, RepetitionRun, Repetitions,
+    Settings,
 };
 
 /// One profile run: its label, configuration and how it ended.
@@ -25,6 +29,8 @@ struct Ran {
     label: String,
     cfg: Config,
     outcome: RunResult<ProfileOutcome>,
+    /// The per-request values the adaptive stop's distribution test compares.
+    requests: Vec<RequestValues>,
 }
 
 /// The profile `cfg` asks for, run `--num-profile-runs` times (once: the plain profile).
@@ -33,7 +39,9 @@ pub async fn profile_runs(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<
     if !repeats.repeated() {
         return profile(cfg, interrupt).await;
     }
+    let settings = recorded_settings(cfg);
     let mut ran: Vec<Ran> = Vec::new();
+    let mut judged = None;
     for index in 0..repeats.runs {
         let mut run_cfg = cfg.clone();
         run_cfg.for_repetition(index);
@@ -43,24 +51,44 @@ pub async fn profile_runs(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<
             index + 1,
             repeats.runs
         );
-        let outcome = profile(&run_cfg, interrupt.clone()).await;
+        let mut outcome = profile(&run_cfg, interrupt.clone()).await;
         if let Err(error) = &outcome {
             eprintln!("error: {label}: {error}");
         }
+        let requests = match (&repeats.convergence, &mut outcome) {
+            (Some(c), Ok(o)) => convergence::take_requests(c, &settings, &mut o.results),
+            _ => Vec::new(),
+        };
         ran.push(Ran {
             label,
             cfg: run_cfg,
             outcome,
+            requests,
         });
         if interrupt.is_raised() {
             break;
+        }
+        if let Some(c) = &repeats.convergence {
+            let j = judge_runs(c, &settings, repeats.confidence, &ran);
+            // A figure no run measured is said once.
+            let said_before = judged
+                .as_ref()
+                .is_some_and(|r: &ConvergenceRecord| r.note.is_some() && r.note == j.note);
+            if !said_before {
+                println!("{}", convergence::progress_line(c, ran.len(), &j));
+            }
+            let settled = j.converged;
+            judged = Some(convergence::record(c, ran.len(), &j));
+            if settled {
+                break;
+            }
         }
         if index + 1 < repeats.runs && !repeats.cooldown.is_zero() {
             interrupt.sleep(repeats.cooldown).await;
         }
     }
-    let settings = recorded_settings(cfg);
-    let repetitions = summarise(cfg, &settings, &ran);
+    let mut repetitions = summarise(cfg, &settings, &ran);
+    repetitions.convergence = judged;
     println!();
     print!("{}", repeats::block(&repetitions, |l| load_text(&l.load)));
     write_aggregates(cfg, &settings, &repetitions)?;
@@ -68,6 +96,23 @@ pub async fn profile_runs(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<
         write_results(&path, cfg.output.report_dir.as_deref(), &ran, repetitions)?;
     }
     outcome_of(ran)
+}
+
+/// The adaptive stop's test over the runs that finished.
+fn judge_runs(
+    c: &Convergence,
+    settings: &Settings,
+    confidence_level: f64,
+    ran: &[Ran],
+) -> convergence::Judgement {
+    let finished: Vec<convergence::Finished<'_>> = (ran.iter())
+        .filter(|run| run.outcome.is_ok())
+        .map(|run| convergence::Finished {
+            levels: measured(run),
+            requests: &run.requests,
+        })
+        .collect();
+    convergence::judge(c, settings, confidence_level, &finished)
 }
 
 /// The levels a run measured (none when it failed).
@@ -115,6 +160,7 @@ fn summarise(cfg: &Config, settings: &Settings, ran: &[Ran]) -> Repetitions {
         cooldown_s: cfg.measure.repeats.cooldown.as_secs_f64(),
         runs,
         levels,
+        convergence: None,
     }
 }
 
@@ -218,7 +264,8 @@ fn write_results(
         file.finished = false;
         file.error.get_or_insert_with(|| error.to_string());
     }
-    if (ran.len() as u32) < rep.asked {
+    let settled = rep.convergence.as_ref().is_some_and(|c| c.converged);
+    if (ran.len() as u32) < rep.asked && !settled {
         file.finished = false;
         file.interrupted = true;
     }

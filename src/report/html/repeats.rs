@@ -4,7 +4,7 @@
 
 use super::esc;
 use crate::report::compare::model::load_text;
-use crate::report::repeats::HEADLINE;
+use crate::report::repeats::{convergence_sentence, HEADLINE};
 use crate::results::ResultsFile;
 
 /// The section, empty for a single run.
@@ -52,6 +52,9 @@ pub fn repeats(file: &ResultsFile) -> String {
             ));
         }
         s.push_str("</table>");
+    }
+    if let Some(c) = &rep.convergence {
+        s.push_str(&format!("<p>{}</p>", esc(&convergence_sentence(c))));
     }
     s
 }

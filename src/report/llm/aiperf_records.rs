@@ -25,6 +25,25 @@ pub fn write_records(out: &mut impl Write, settings: &Settings, r: &LevelResult)
     Ok(())
 }
 
+/// The value of one AIPerf per-request metric (`request_latency`, `time_to_first_token`,
+/// …) for every request of `r` that succeeded and has it, in AIPerf's unit: what AIPerf's
+/// distribution test reads from its records.
+pub fn request_values(settings: &Settings, r: &LevelResult, tag: &str) -> Vec<f64> {
+    let Some(log) = r.requests.as_ref() else {
+        return Vec::new();
+    };
+    let per_request = (RequestLog::each(log))
+        .filter(|(record, _)| record.error.is_none())
+        .map(|(record, gaps)| metrics(record, gaps, settings.streaming));
+    per_request
+        .filter_map(|m| match m.get(tag)?.get("value")? {
+            Json::Float(x) => Some(*x),
+            Json::UInt(n) => Some(*n as f64),
+            _ => None,
+        })
+        .collect()
+}
+
 /// One request as AIPerf's record.
 fn record_json(index: usize, record: &RequestRecord, gaps: &[u64], streaming: bool) -> Json {
     let metadata = object([

@@ -22,6 +22,14 @@ pub fn object<K: Into<String>>(pairs: impl IntoIterator<Item = (K, Json)>) -> Js
 }
 
 impl Json {
+    /// An object's value under `key` (the first, if several).
+    pub fn get(&self, key: &str) -> Option<&Json> {
+        match self {
+            Json::Object(pairs) => pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
     /// The text with two-space indentation, as Python's `json.dumps(…, indent=2)` writes it.
     pub fn pretty(&self) -> String {
         let mut out = String::new();

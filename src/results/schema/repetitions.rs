@@ -22,6 +22,30 @@ pub struct Repetitions {
     pub runs: Vec<RepetitionRun>,
     /// Per level (in the first run's order), each figure over the runs that measured it.
     pub levels: Vec<RepeatedLevel>,
+    /// `--convergence-metric`: the test that stops the runs once a figure has settled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub convergence: Option<ConvergenceRecord>,
+}
+
+/// The adaptive stop: what was judged, by which test, and how it ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConvergenceRecord {
+    /// AIPerf's name of the figure.
+    pub metric: String,
+    /// Its statistic (ci-width and cv; the distribution test takes every request).
+    pub stat: String,
+    /// `ci-width`, `cv` or `distribution`.
+    pub mode: String,
+    pub threshold: f64,
+    /// Whether the figure settled, ending the runs before `asked` (or at it).
+    pub converged: bool,
+    /// The runs made when the test passed, else every run made.
+    pub after_runs: usize,
+    /// The test's last value, at the level furthest from passing: the interval's width as
+    /// a share of the mean, the variation, or the p-value; `None` before it could be asked.
+    pub value: Option<f64>,
+    /// Why the test could not be asked, if it never was.
+    pub note: Option<String>,
 }
 
 /// One profile run.
