@@ -83,6 +83,7 @@ impl super::Config {
         ] {
             *file = file.as_deref().map(|path| suffixed(path, folder));
         }
+        self.measure.repeats.in_sweep = true;
     }
 }
 
@@ -93,12 +94,18 @@ impl super::Config {
     /// asked, and a seed of its own when asked.
     pub fn for_repetition(&mut self, index: u32) {
         let label = repetition_label(index);
+        // Under a sweep's value AIPerf names the run's folder trial_NNNN (its label stays).
+        let folder = match self.measure.repeats.in_sweep {
+            true => format!("trial_{:04}", index + 1),
+            false => label.clone(),
+        };
         if let Some(llm) = self.target.llm_mut() {
             llm.artifact_dir =
-                (llm.artifact_dir.take()).map(|d| d.join("profile_runs").join(&label));
+                (llm.artifact_dir.take()).map(|d| d.join("profile_runs").join(&folder));
         }
         let output = &mut self.output;
-        output.report_dir = (output.report_dir.take()).map(|d| d.join("profile_runs").join(&label));
+        output.report_dir =
+            (output.report_dir.take()).map(|d| d.join("profile_runs").join(&folder));
         for file in [
             &mut output.csv_file,
             &mut output.results_file,

@@ -26,6 +26,9 @@ pub struct Repeats {
     pub warm_up_after_first: bool,
     /// Whether each run draws its workload with a seed of its own (the seed plus its index).
     pub vary_seed: bool,
+    /// The runs are one value's of a sweep: their folders are `trial_NNNN`, as AIPerf
+    /// names them under a sweep's value (a single profile's are `run_NNNN`).
+    pub in_sweep: bool,
     /// When the runs stop before `runs`: once a figure has settled.
     pub convergence: Option<Convergence>,
 }
@@ -38,6 +41,7 @@ impl Default for Repeats {
             confidence: 0.95,
             warm_up_after_first: false,
             vary_seed: false,
+            in_sweep: false,
             convergence: None,
         }
     }
@@ -101,6 +105,7 @@ pub(super) fn parse(args: &AiperfRepeatArgs) -> RunResult<Repeats> {
         confidence,
         warm_up_after_first: args.no_profile_run_disable_warmup_after_first,
         vary_seed: args.vary_seed_per_trial,
+        in_sweep: false,
         convergence: super::convergence::parse(args, runs)?,
     })
 }

@@ -285,3 +285,50 @@ async fn the_runs_stop_once_the_figure_has_settled() {
     assert_eq!(c["converged"], p > 0.05);
     assert_eq!(c["after_runs"], 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_value_of_a_sweep_stops_on_its_own_in_trial_folders() {
+    // AIPerf 0.13 run beside it (`--concurrency 1,2 --parameter-sweep-mode independent
+    // --num-profile-runs 4 --convergence-metric request_count --convergence-mode cv`) made
+    // concurrency_N/profile_runs/trial_0001 and trial_0002 for each value.
+    let server = common::start_server(&["chat=llm:ttft_ms=1,itl_ms=1,output_tokens=4"]).await;
+    let before = answered(&server).await;
+    let addr = server.http_addr.to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let tokenizer = common::word_tokenizer(dir.path());
+    let artifacts = dir.path().join("artifacts");
+    let mut args = vec!["profile"];
+    args.extend(common::chat_flags(&addr, tokenizer.to_str().unwrap(), &[]));
+    args.extend(["--concurrency", "1,2", "--request-count", "10"]);
+    args.extend([
+        "--num-profile-runs",
+        "4",
+        "--artifact-dir",
+        artifacts.to_str().unwrap(),
+    ]);
+    args.extend([
+        "--convergence-metric",
+        "request_count",
+        "--convergence-mode",
+        "cv",
+    ]);
+    let out = common::run_cli(&args).await;
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr(&out));
+    // Two values, two runs each, each run with its pre-flight request.
+    assert_eq!(answered(&server).await - before, 2.0 * 2.0 * 11.0);
+    for value in ["concurrency_1", "concurrency_2"] {
+        let runs = artifacts.join(value).join("profile_runs");
+        let mut folders: Vec<String> = std::fs::read_dir(&runs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        folders.sort();
+        assert_eq!(folders, ["trial_0001", "trial_0002"], "{value}");
+        let agg = json(
+            &artifacts
+                .join(value)
+                .join("aggregate/profile_export_aiperf_aggregate.json"),
+        );
+        assert_eq!(agg["metadata"]["num_successful_runs"], 2, "{value}");
+    }
+}
