@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use super::schema::*;
 use crate::backend::ErrorKind;
-use crate::config::LoadLevel;
 use crate::measure::distribution::Distribution;
 use crate::measure::engine_figures::{count_checks, EngineFigures};
 use crate::measure::gpu_figures::GpuTelemetry;
@@ -325,10 +324,7 @@ pub fn level_record(settings: &Settings, r: &LevelResult, start: Instant) -> Lev
     let urls = settings.servers();
     let first_merged = r.windows.len().saturating_sub(STABILITY_WINDOWS);
     LevelRecord {
-        load: match r.level {
-            LoadLevel::Concurrency(c) => LevelLoad::Concurrency(c),
-            LoadLevel::Rate(rate) => LevelLoad::RequestRate(rate),
-        },
+        load: r.level.into(),
         end: match r.end {
             LevelEnd::Stable => LevelEndRecord::Stable,
             LevelEnd::Unstable => LevelEndRecord::Unstable,

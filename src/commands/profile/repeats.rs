@@ -20,8 +20,7 @@ use crate::report::compare::model::load_text;
 use crate::report::llm::artifacts::level_folder_name;
 use crate::report::repeats::{self, run_figures};
 use crate::results::{
-    self, ConvergenceRecord, LevelLoad, RepeatedFigure, RepeatedLevel, RepetitionRun, Repetitions,
-    Settings,
+    self, ConvergenceRecord, RepeatedFigure, RepeatedLevel, RepetitionRun, Repetitions, Settings,
 };
 
 /// One profile run: its label, configuration and how it ended.
@@ -198,10 +197,7 @@ fn repeated_level(
         }
     }
     RepeatedLevel {
-        load: match level {
-            LoadLevel::Concurrency(c) => LevelLoad::Concurrency(c),
-            LoadLevel::Rate(r) => LevelLoad::RequestRate(r),
-        },
+        load: level.into(),
         figures,
     }
 }
@@ -216,13 +212,9 @@ fn write_aggregates(cfg: &Config, settings: &Settings, rep: &Repetitions) -> Run
     for level in &rep.levels {
         let folder = match (aiperf, level.load) {
             (true, _) => dir.join("aggregate"),
-            (false, load) => dir.join("aggregate").join(level_folder_name(
-                settings,
-                match load {
-                    LevelLoad::Concurrency(c) => LoadLevel::Concurrency(c),
-                    LevelLoad::RequestRate(r) => LoadLevel::Rate(r),
-                },
-            )),
+            (false, load) => dir
+                .join("aggregate")
+                .join(level_folder_name(settings, load.into())),
         };
         let files = [
             (

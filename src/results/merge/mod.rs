@@ -20,7 +20,7 @@ pub use check::check;
 
 use super::restore::window_stats;
 use super::schema::*;
-use crate::config::{LoadLevel, MeasureConfig};
+use crate::config::MeasureConfig;
 use crate::error::{RunError, RunResult};
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::stability::{merge_last, StabilityRule, Verdict};
@@ -244,10 +244,7 @@ fn merge_level(
     notes.extend(judged.note);
     notes.extend(server_note(&shards[0], &judged.windows));
     Ok(LevelResult {
-        level: match records[0].load {
-            LevelLoad::Concurrency(c) => LoadLevel::Concurrency(c),
-            LevelLoad::RequestRate(r) => LoadLevel::Rate(r),
-        },
+        level: records[0].load.into(),
         merged: merge_last(&judged.windows, batch_size),
         windows: judged.windows,
         end: judged.end,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::measure::engine_figures::{CountCheck, EngineFigures};
 use crate::measure::gpu_figures::GpuTelemetry;
+use crate::measure::level::LoadLevel;
 
 mod repetitions;
 mod settings;
@@ -128,6 +129,24 @@ pub struct LevelRecord {
 pub enum LevelLoad {
     Concurrency(u32),
     RequestRate(f64),
+}
+
+impl From<LoadLevel> for LevelLoad {
+    fn from(level: LoadLevel) -> LevelLoad {
+        match level {
+            LoadLevel::Concurrency(c) => LevelLoad::Concurrency(c),
+            LoadLevel::Rate(rate) => LevelLoad::RequestRate(rate),
+        }
+    }
+}
+
+impl From<LevelLoad> for LoadLevel {
+    fn from(load: LevelLoad) -> LoadLevel {
+        match load {
+            LevelLoad::Concurrency(c) => LoadLevel::Concurrency(c),
+            LevelLoad::RequestRate(rate) => LoadLevel::Rate(rate),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
