@@ -197,7 +197,7 @@ async fn the_runs_stop_once_the_figure_has_settled() {
     assert_eq!(answered(&server).await - before, 2.0 * 21.0);
     let stdout = common::stdout(&out);
     assert!(
-        stdout.contains("Convergence of request_count avg (std / mean): 0.0000 after 2 run(s), below 0.05: settled."),
+        stdout.contains("Converged: request_count avg (cv) was 0.0000 after 2 run(s), below 0.05; the runs stopped there."),
         "{stdout}"
     );
     assert!(!stdout.contains("run_0003"), "{stdout}");

@@ -172,43 +172,6 @@ fn distribution_p(
     Ok(two_sample::ks_test(&earlier, latest).map(|t| t.p_value))
 }
 
-/// The line the console prints after a judged run.
-pub fn progress_line(c: &Convergence, runs: usize, j: &Judgement) -> String {
-    let what = describe(c);
-    match (j.value, &j.note) {
-        (_, Some(note)) => format!("Convergence: {note}."),
-        (None, None) => format!("Convergence of {what}: not judged yet after {runs} run(s)."),
-        (Some(v), None) => {
-            let (relation, then) = match (j.converged, c.mode) {
-                (true, ConvergenceMode::Distribution) => ("above", "settled"),
-                (true, _) => ("below", "settled"),
-                (false, ConvergenceMode::Distribution) => ("not above", "not settled"),
-                (false, _) => ("not below", "not settled"),
-            };
-            format!(
-                "Convergence of {what}: {v:.4} after {runs} run(s), {relation} {}: {then}.",
-                c.threshold
-            )
-        }
-    }
-}
-
-/// "the cv of request_latency avg", "the KS p-value of time_to_first_token", ….
-fn describe(c: &Convergence) -> String {
-    match c.mode {
-        ConvergenceMode::CiWidth => {
-            format!("{} {} (confidence interval width / mean)", c.metric, c.stat)
-        }
-        ConvergenceMode::Cv => format!("{} {} (std / mean)", c.metric, c.stat),
-        ConvergenceMode::Distribution => {
-            format!(
-                "{} (Kolmogorov–Smirnov p-value, latest run vs earlier)",
-                c.metric
-            )
-        }
-    }
-}
-
 /// The record of the test for the results file.
 pub fn record(c: &Convergence, runs: usize, j: &Judgement) -> ConvergenceRecord {
     ConvergenceRecord {

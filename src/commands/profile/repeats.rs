@@ -69,16 +69,15 @@ pub async fn profile_runs(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<
         }
         if let Some(c) = &repeats.convergence {
             let j = judge_runs(c, &settings, repeats.confidence, &ran);
+            let record = convergence::record(c, ran.len(), &j);
             // A figure no run measured is said once.
-            let said_before = judged
-                .as_ref()
-                .is_some_and(|r: &ConvergenceRecord| r.note.is_some() && r.note == j.note);
+            let said_before = (judged.as_ref())
+                .is_some_and(|r: &ConvergenceRecord| r.note.is_some() && r.note == record.note);
             if !said_before {
-                println!("{}", convergence::progress_line(c, ran.len(), &j));
+                println!("{}", repeats::convergence_sentence(&record));
             }
-            let settled = j.converged;
-            judged = Some(convergence::record(c, ran.len(), &j));
-            if settled {
+            judged = Some(record);
+            if j.converged {
                 break;
             }
         }
