@@ -208,7 +208,7 @@ pub struct ServeArgs {
     #[arg(
         long = "model",
         value_name = "NAME=KIND[:OPTS]",
-        long_help = crate::server::kinds_help()
+        long_help = inferperf_server::kinds_help()
     )]
     pub models: Vec<String>,
     /// Neither list nor answer the statistics extension (as KServe and MLServer): to see

@@ -171,7 +171,7 @@ pub struct Config {
 }
 
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 impl Config {
     /// Checks every flag and flag combination; the error names the flag and the fix.

@@ -19,9 +19,9 @@ use crate::cli::{clap_sentence, normalize_args, top_help, Command};
 use crate::config::sweep::{Ports, SweepPlan};
 use crate::config::Config;
 use crate::data::{entry, json_file};
-use crate::model::{DataType, ModelSpec, TensorSpec};
-use crate::proto::{ModelInferRequest, ModelInferResponse, ModelStreamInferResponse};
-use crate::wire::{self, InferRequest, InferResponse};
+use inferperf_wire::model::{DataType, ModelSpec, TensorSpec};
+use inferperf_wire::proto::{ModelInferRequest, ModelInferResponse, ModelStreamInferResponse};
+use inferperf_wire::{self as wire, InferRequest, InferResponse};
 
 /// An HTTP/1.1 response as the hand-written reader reads it, the input being everything the
 /// server sent before it closed.

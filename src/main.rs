@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use inferperf::cli::{clap_sentence, normalize_args, refuse_aiperf_only, top_help, Command};
 use inferperf::commands;
-use inferperf::error::{RunError, EXIT_BAD_OPTION};
+use inferperf_wire::error::{RunError, EXIT_BAD_OPTION};
 
 fn main() -> ExitCode {
     let args = match text_args(std::env::args_os()) {

@@ -331,8 +331,8 @@ class Bench:
         if family == "wrk":
             return [self.paths["wrk"], "-t1", f"-c{level}", f"-d{seconds}s", "--latency",
                     "-s", self.scripts[protocol], f"http://{self.server.http}/v2/models/{MODEL}/infer"]
-        return [self.paths["ghz"], "--insecure", "--proto", "proto/grpc_service.proto",
-                "--import-paths", "proto", "--call", "inference.GRPCInferenceService/ModelInfer",
+        return [self.paths["ghz"], "--insecure", "--proto", "crates/wire/proto/grpc_service.proto",
+                "--import-paths", "crates/wire/proto", "--call", "inference.GRPCInferenceService/ModelInfer",
                 "-d", ghz_data(), "-c", str(level), "--connections", str(grpc_connections(level)),
                 "-z", f"{seconds}s", "-O", "json", self.server.grpc]
 

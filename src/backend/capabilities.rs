@@ -72,8 +72,8 @@ mod tests {
     use crate::backend::{capabilities, ALL};
     use crate::cli::{normalize_args, Cli, Command};
     use crate::config::Config;
-    use crate::error::RunResult;
     use clap::Parser;
+    use inferperf_wire::error::RunResult;
 
     fn config(args: &[&str]) -> RunResult<Config> {
         let mut all = vec!["inferperf", "-m", "m"];

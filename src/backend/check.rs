@@ -6,8 +6,8 @@
 //! was wrong, so the report can show the first.
 
 use crate::data::Entry;
-use crate::model::{DataType, ModelSpec, TensorSpec};
-use crate::wire::{Tensor, WireError};
+use inferperf_wire::model::{DataType, ModelSpec, TensorSpec};
+use inferperf_wire::{Tensor, WireError};
 
 use super::outcome::{ErrorKind, Failure, Malformation};
 
@@ -166,7 +166,7 @@ fn first_float_difference(
         .zip(&actual)
         .position(|(&e, &a)| !close(e, a, tolerance))
         .map(|i| {
-            let shown = |v: f64| crate::number::readable(v);
+            let shown = |v: f64| inferperf_wire::number::readable(v);
             (i, shown(expected[i]), shown(actual[i]))
         })
 }
@@ -366,7 +366,7 @@ mod tests {
             name: "S".into(),
             datatype: DataType::Bytes,
             shape: vec![s.len() as i64],
-            data: crate::wire::encode_bytes_elements("S", s).unwrap(),
+            data: inferperf_wire::encode_bytes_elements("S", s).unwrap(),
         };
         let found = compare(&text(&["a", "b"]), &text(&["a", "c"]), 0.0).unwrap_err();
         assert_eq!(

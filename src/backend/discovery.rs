@@ -3,8 +3,8 @@
 //! model is decoupled.
 
 use super::Target;
-use crate::error::{RunError, RunResult};
-use crate::model::{ModelSpec, TensorSpec};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{ModelSpec, TensorSpec};
 
 /// Reads what the server says about the model into a `ModelSpec`, and checks that the run
 /// can measure it (a decoupled model answers only over a stream).
@@ -37,7 +37,7 @@ pub struct Discovered {
 #[derive(Debug, Default, Clone)]
 pub struct ConfigFacts {
     pub max_batch_size: u32,
-    pub scheduler: crate::model::Scheduler,
+    pub scheduler: inferperf_wire::model::Scheduler,
     pub decoupled: bool,
     pub response_cache: bool,
     /// The models an ensemble's steps call, in step order.
@@ -90,7 +90,7 @@ impl Discovered {
 }
 
 /// Parses a datatype named by the server, with a sentence naming the tensor when unknown.
-pub fn server_datatype(text: &str, tensor: &str) -> RunResult<crate::model::DataType> {
+pub fn server_datatype(text: &str, tensor: &str) -> RunResult<inferperf_wire::model::DataType> {
     text.parse().map_err(|_| {
         RunError::failed(format!(
             "The server declares tensor '{tensor}' with datatype '{text}', which inferperf does not know."

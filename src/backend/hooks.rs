@@ -4,7 +4,7 @@
 //! client with the run's headers, bounded by its own timeout.
 
 use crate::config::ControlCall;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 use super::transport::control::HttpControl;
 use super::Target;

@@ -34,13 +34,13 @@ use tokio::time::Sleep;
 
 use crate::config::{ApiSettings, ServiceKind, TargetConfig};
 use crate::data::Entry;
-use crate::error::RunResult;
-use crate::model::{ModelSpec, SequenceStep};
-use crate::wire::{InferRequest, RequestedOutput};
 use api::{dynamic_grpc, kserve, local, openai, tfserving, torchserve, triton_c_api};
 pub use capabilities::{Capabilities, ServerStatistics, Streaming};
 pub use check::AnswerCheck;
 pub use discovery::{discover, server_datatype, ConfigFacts, Discovered};
+use inferperf_wire::error::RunResult;
+use inferperf_wire::model::{ModelSpec, SequenceStep};
+use inferperf_wire::{InferRequest, RequestedOutput};
 pub use outcome::{
     grpc_code_name, AnswerText, ErrorKind, Exchange, Failure, Malformation, TokenSource, Tokens,
 };

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use super::{discover, Request, RequestShape, Target};
 use crate::config::TargetConfig;
 use crate::data::Dataset;
-use crate::error::{RunError, RunResult};
-use crate::model::{ModelSpec, TensorSpec};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{ModelSpec, TensorSpec};
 
 /// One server of the run, with the dataset's requests encoded for it.
 #[derive(Debug, Clone)]
@@ -162,7 +162,7 @@ fn tensors_difference(kind: &str, ours: &[TensorSpec], theirs: &[TensorSpec]) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::DataType;
+    use inferperf_wire::model::DataType;
 
     fn model(shape: Vec<i64>) -> ModelSpec {
         ModelSpec {

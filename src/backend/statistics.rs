@@ -6,7 +6,7 @@
 
 use super::api::{kserve, local, torchserve, triton_c_api};
 use super::{Api, Target};
-use crate::proto::ModelStatistics;
+use inferperf_wire::proto::ModelStatistics;
 
 /// A connection that reads model statistics.
 pub enum StatsSource {

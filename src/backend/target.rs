@@ -12,8 +12,8 @@ use super::transport::{h2, tls, Peer};
 use super::{start_in_process, AnswerCheck, Api, Request};
 use crate::config::{DataConfig, Protocol, TargetConfig};
 use crate::data::Dataset;
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
 
 /// The server and model a run talks to, resolved once.
 #[derive(Debug, Clone)]
@@ -29,7 +29,7 @@ pub struct Target {
     /// `--validation-tolerance`.
     pub tolerance: f64,
     /// The in-process models, for `--service-kind local`.
-    pub local: Option<crate::server::LocalServer>,
+    pub local: Option<inferperf_server::LocalServer>,
     /// Triton in this process, for `--service-kind triton_c_api`.
     pub triton: Option<Arc<InProcessTriton>>,
     /// The requests to cancel on purpose (`--request-cancellation-rate`), if any.

@@ -292,7 +292,7 @@ fn variation(args: &[String], found: &[Found], picks: &[usize], seed: u64) -> Va
 /// A value as AIPerf names it in a folder: a float as Python prints one (`10.0`).
 fn shown(value: &str, float: bool) -> String {
     match value.parse::<f64>() {
-        Ok(v) if float => crate::number::python_float(v),
+        Ok(v) if float => inferperf_wire::number::python_float(v),
         _ => value.to_string(),
     }
 }

@@ -6,11 +6,11 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::config::bounds::is_percentile;
-use crate::error::{RunError, RunResult};
 use crate::report::compare::text::console_text;
 use crate::report::compare::{compare, validity, Figure, Limit, Run};
 use crate::report::html::comparison_page;
 use crate::results::{self, replace_file};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// What `compare` was asked.
 pub struct CompareRequest<'a> {

@@ -10,11 +10,11 @@ use std::sync::Arc;
 use super::profile;
 use crate::cli::{Command, DemoArgs};
 use crate::config::Config;
-use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::{Interrupt, Profiler};
 use crate::measure::cpu::process_cpu_time;
-use crate::server::{self, ModelDef, RunningServer, ServeOptions};
 use crate::ui::progress::Live;
+use inferperf_server::{self as server, ModelDef, RunningServer, ServeOptions};
+use inferperf_wire::error::{RunError, RunResult, EXIT_OK};
 
 /// The models the demo serves.
 const DEMO_MODELS: [&str; 5] = [

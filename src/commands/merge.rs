@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{clap_sentence, normalize_args, Command, MergeArgs};
 use crate::config::{Config, RESULTS_FILE_NAME};
-use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
-use crate::model::ModelSpec;
 use crate::report::{Measured, Origin, Reports};
-use crate::results::merge::{self, MergedRun, Shard};
 use crate::results::{self, MergedOrigin, Recorder, RunEnd, Settings};
+use crate::scale_out::merge::{self, MergedRun, Shard};
+use inferperf_wire::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
+use inferperf_wire::model::ModelSpec;
 
 /// Flags of a shard's command line that are the shard's own, not the run's: dropped with
 /// their value before the command line is parsed again.

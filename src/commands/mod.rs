@@ -16,8 +16,8 @@ pub mod sweep;
 use std::io::IsTerminal;
 use std::sync::Arc;
 
-use crate::error::{RunError, EXIT_INTERRUPTED};
 use crate::load::profiler::Interrupt;
+use inferperf_wire::error::{RunError, EXIT_INTERRUPTED};
 
 /// First Ctrl-C: finish the current window and write every report (then exit 130). Second:
 /// exit 130 now.
@@ -36,7 +36,7 @@ pub fn watch_ctrl_c(interrupt: Arc<Interrupt>) {
         interrupt.raise();
         if tokio::signal::ctrl_c().await.is_ok() {
             // No destructor runs on this exit: the run's shared-memory objects go now.
-            crate::shm::unlink_all_created();
+            inferperf_wire::shm::unlink_all_created();
             std::process::exit(EXIT_INTERRUPTED);
         }
     });

@@ -5,6 +5,7 @@
 //! this command's [`profile`] for each of their settings.
 
 mod convergence;
+mod open_files;
 mod repeats;
 mod sent;
 mod token_counter;
@@ -20,19 +21,19 @@ use crate::backend::{Request, RequestShape, Target};
 use crate::cli::ProfileArgs;
 use crate::config::{Config, LoadMode};
 use crate::data::{Dataset, PromptSettings};
-use crate::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
 use crate::load::plan::Plan;
 use crate::load::profiler::{Interrupt, Profiler};
 use crate::load::sequences::SequencePlan;
 use crate::load::sessions::SessionPlan;
-use crate::load::shards::Coordinator;
 use crate::load::timeline::run_timeline;
 use crate::measure::level::LevelResult;
 use crate::measure::monitors::Monitors;
-use crate::model::ModelSpec;
 use crate::report::{Measured, Origin, Reports, Sent};
 use crate::results::{self, Recorder, RunEnd, Settings};
+use crate::scale_out::shards::Coordinator;
 use crate::ui::progress::Live;
+use inferperf_wire::error::{RunError, RunResult, EXIT_OK, EXIT_UNSTABLE};
+use inferperf_wire::model::ModelSpec;
 
 /// `inferperf profile`: the run these flags ask for (`given`: the command line as the
 /// results file records it, header values hidden), with Ctrl-C watched; its exit code.
@@ -219,7 +220,7 @@ pub struct ProfileOutcome {
 /// flags ask for (the results file first when the model is known, then after every level,
 /// and completed however the run ends).
 pub async fn profile(cfg: &Config, interrupt: Arc<Interrupt>) -> RunResult<ProfileOutcome> {
-    crate::load::open_files::check(&cfg.load, &cfg.target)?;
+    open_files::check(&cfg.load, &cfg.target)?;
     // An unusable report path stops the run before anything is measured.
     let record = Recorder::new(recorded_settings(cfg));
     let mut reports = Reports::open(record, Origin::Measured)?;
@@ -302,7 +303,7 @@ async fn run_prepared(
     }
     let (profiler, notes) = prepared.profiler(cfg, interrupt.clone()).await;
     let mut profiler = profiler
-        .with_coordinator(coordinator)
+        .with_ties(coordinator)
         .with_server_profiler(cfg.target.hooks.profiler.clone());
     for note in notes {
         println!("{note}");

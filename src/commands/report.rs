@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::error::{RunError, RunResult, EXIT_OK};
+use inferperf_wire::error::{RunError, RunResult, EXIT_OK};
 
 /// `inferperf report RESULTS -o FILE.html`: the page of a results file (or a report
 /// folder), written to `out`; prints the path.

@@ -2,8 +2,8 @@
 //! with the models and TLS files the flags give, until it is stopped.
 
 use crate::cli::ServeArgs;
-use crate::error::RunError;
-use crate::server;
+use inferperf_server as server;
+use inferperf_wire::error::RunError;
 
 /// Runs the embedded server until it is stopped.
 pub async fn run(args: &ServeArgs) -> Result<i32, RunError> {

@@ -9,8 +9,8 @@ use super::shm::ShmConfig;
 use super::tfserving::TfServingConfig;
 use super::torchserve::TorchServeConfig;
 use super::{OpenAiConfig, OpenAiWire, RequestParameter, ServiceKind, TritonCApiSettings};
-use crate::error::{RunError, RunResult};
-use crate::server::ModelDef;
+use inferperf_server::ModelDef;
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The API of a run, with its own settings.
 #[derive(Debug, Clone)]

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Gaps between open-loop requests (`--request-distribution`, `--arrival-pattern`).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -131,7 +131,7 @@ pub(super) fn parse_cancellation(args: &ProfileArgs) -> RunResult<Option<Request
     }
     Ok((percent > 0.0).then(|| RequestCancellation {
         percent,
-        delay: crate::number::saturating_secs(seconds),
+        delay: inferperf_wire::number::saturating_secs(seconds),
         seed: args.seed.unwrap_or(0),
     }))
 }

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use crate::cli::{normalize_args, Cli, Command};
 use crate::config::{Config, Distribution, LoadMode, RequestCancellation};
-use crate::error::{RunResult, EXIT_BAD_OPTION};
 use clap::Parser;
+use inferperf_wire::error::{RunResult, EXIT_BAD_OPTION};
 
 fn config(rest: &[&str]) -> RunResult<Config> {
     let mut all = vec!["inferperf", "profile", "-m", "m", "-u", "127.0.0.1:9"];

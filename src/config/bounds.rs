@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use crate::error::{RunError, RunResult};
-use crate::number::TimeUnit;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::number::TimeUnit;
 
 /// The longest a window, a request's wait or a load plan may last.
 pub const MAX_DURATION: Duration = Duration::from_secs(24 * 3600);
@@ -69,7 +69,7 @@ pub const MIN_TIMEOUT_S: f64 = 0.001;
 /// A flag in seconds: from `min` to a day.
 pub fn seconds_flag(flag: &str, seconds: f64, min: f64) -> RunResult<Duration> {
     let max = MAX_DURATION.as_secs_f64();
-    crate::number::duration(flag, seconds, TimeUnit::Seconds, min, max)
+    inferperf_wire::number::duration(flag, seconds, TimeUnit::Seconds, min, max)
 }
 
 /// The most `--max-response-bytes` may be: 64 GiB, more than this kind of machine holds.
@@ -99,10 +99,10 @@ pub fn rate(value: f64, flag: &str) -> RunResult<f64> {
     if value.is_finite() && value > MAX_RATE {
         return Err(RunError::bad_option(format!(
             "{flag} is {} requests per second, beyond what one client can schedule (one send every 100 ns, 1e7 per second): spread the load over several client processes.",
-            crate::number::readable(value)
+            inferperf_wire::number::readable(value)
         )));
     }
-    crate::number::within(flag, value, MIN_RATE, MAX_RATE, "requests per second")
+    inferperf_wire::number::within(flag, value, MIN_RATE, MAX_RATE, "requests per second")
 }
 
 /// `--warmup-request-count N`: at most [`MAX_WARMUP_REQUESTS`].

@@ -6,7 +6,7 @@
 //! the data counts the marker's tokens, the encoder places it, the sender fills it in.
 
 use crate::config::Endpoint;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The twelve characters of a trajectory marker that each send fills in.
 pub const DIGEST_PLACEHOLDER: &str = "????????????";

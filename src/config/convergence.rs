@@ -3,7 +3,7 @@
 //! stop as soon as the figure has settled, `--num-profile-runs` being the most.
 
 use crate::cli::AiperfRepeatArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The runs a test needs before it is asked (AIPerf's, from its command line).
 pub const MIN_RUNS: u32 = 2;

@@ -8,7 +8,7 @@ use super::media::MediaConfig;
 use super::sessions::SessionData;
 use super::workload::WorkloadConfig;
 use super::InputData;
-use crate::model::DataType;
+use inferperf_wire::model::DataType;
 
 /// The settings of the dataset box.
 #[derive(Debug, Clone)]

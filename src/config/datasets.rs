@@ -5,7 +5,7 @@
 //! with the workload's other flags are `workload::check_dataset`'s.
 
 use crate::cli::{DatasetArgs, ProfileArgs};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 pub use super::public_datasets::{PublicChoice, PublicDataset, Shape, Source};
 
@@ -126,7 +126,13 @@ impl DatasetSettings {
             delay_cap_ms: args
                 .inter_turn_delay_cap_seconds
                 .map(|s| {
-                    crate::number::within("--inter-turn-delay-cap-seconds", s, 0.0, MOST_CAP_S, "s")
+                    inferperf_wire::number::within(
+                        "--inter-turn-delay-cap-seconds",
+                        s,
+                        0.0,
+                        MOST_CAP_S,
+                        "s",
+                    )
                 })
                 .transpose()?
                 .map(|s| s * 1000.0),

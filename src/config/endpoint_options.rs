@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::endpoints::Endpoint;
 use super::{OpenAiConfig, OpenAiWire};
 use crate::cli::{EndpointArgs, ProfileArgs};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// AIPerf's one named template.
 const NAMED_TEMPLATES: [(&str, &str); 1] = [("nv-embedqa", r#"{"text": {{ texts|tojson }}}"#)];

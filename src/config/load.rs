@@ -10,7 +10,7 @@ use super::timeline::{parse_load_steps, parse_ramp};
 use super::timeline::{Timeline, TimelineKind};
 use super::{parse_concurrency_range, ConcurrencyRange, Config};
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The load a level applied.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -411,8 +411,8 @@ fn read_intervals(path: &Path) -> RunResult<Vec<Duration>> {
             path.display(),
             index + 1
         );
-        let micros = crate::number::parse_within(&what, line, 0.0, MAX_GAP_US, "µs")?;
-        gaps.push(crate::number::saturating_secs(micros / 1e6));
+        let micros = inferperf_wire::number::parse_within(&what, line, 0.0, MAX_GAP_US, "µs")?;
+        gaps.push(inferperf_wire::number::saturating_secs(micros / 1e6));
     }
     if gaps.is_empty() || gaps.iter().all(Duration::is_zero) {
         return Err(RunError::bad_option(format!(

@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::rate_series::RateSeries;
 use super::{ConcurrencyRange, Config, Distribution, LoadMode, RateRange, WarmUpShape};
 use crate::cli::{AiperfLoadModeArgs, ProfileArgs};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The load shapes of a run (all `None`: none asked).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -61,7 +61,7 @@ pub struct UserCentric {
 impl UserCentric {
     /// The wait between two turns of one user: users / rate seconds.
     pub fn turn_gap(&self) -> Duration {
-        crate::number::saturating_secs(self.users as f64 / self.rate)
+        inferperf_wire::number::saturating_secs(self.users as f64 / self.rate)
     }
 }
 
@@ -122,7 +122,9 @@ pub(super) fn apply(config: &mut Config, args: &ProfileArgs) -> RunResult<()> {
         .transpose()?;
     modes.failed_threshold = flags
         .failed_request_threshold
-        .map(|x| crate::number::within("--failed-request-threshold", x, 0.0, 1.0, "(a share)"))
+        .map(|x| {
+            inferperf_wire::number::within("--failed-request-threshold", x, 0.0, 1.0, "(a share)")
+        })
         .transpose()?;
     modes.notes = notes(&run, config, &modes);
     check_one_measurement(config, flags)?;
@@ -144,7 +146,7 @@ fn user_centric_artifact_dir(config: &mut Config, users: UserCentric) {
         return;
     };
     if llm.artifact_dir.is_none() {
-        let qps = crate::number::python_float(users.rate);
+        let qps = inferperf_wire::number::python_float(users.rate);
         let name = format!(
             "{model}-openai-{}-user_centric-users{}-qps{qps}",
             llm.endpoint.kind_name(),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::cli::{normalize_args, parse_command_line, Command};
-use crate::error::{RunResult, EXIT_BAD_OPTION};
+use inferperf_wire::error::{RunResult, EXIT_BAD_OPTION};
 
 fn config(args: &[&str]) -> RunResult<Config> {
     let mut all = vec![
@@ -33,7 +33,7 @@ fn refused(args: &[&str], needle: &str) {
 }
 
 fn secs(s: f64) -> Option<Duration> {
-    Some(crate::number::saturating_secs(s))
+    Some(inferperf_wire::number::saturating_secs(s))
 }
 
 #[test]

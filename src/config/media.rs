@@ -10,8 +10,8 @@ use std::path::PathBuf;
 
 use super::{Endpoint, InputData, OpenAiConfig, PromptSource, ServiceKind};
 use crate::cli::MediaArgs;
-use crate::error::{RunError, RunResult};
-use crate::number::within;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::number::within;
 
 /// An image side when its flags were not typed (AIPerf's `ImageConfig` default).
 const DEFAULT_IMAGE_SIDE: f64 = 512.0;

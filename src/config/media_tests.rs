@@ -5,7 +5,7 @@ use clap::Parser;
 use super::*;
 use crate::cli::{normalize_args, refuse_aiperf_only, Cli, Command};
 use crate::config::Config;
-use crate::error::EXIT_BAD_OPTION;
+use inferperf_wire::error::EXIT_BAD_OPTION;
 
 fn config(args: &[&str]) -> RunResult<Config> {
     let mut all = vec!["inferperf", "profile", "-m", "m"];

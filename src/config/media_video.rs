@@ -8,8 +8,8 @@ use super::{
     batch, choice, depth, sample_rate_hz, MediaArgs, VideoAudio, VideoFormat, VideoSettings,
     VideoSynth, MAX_VIDEO_FPS, MAX_VIDEO_RAW_BYTES, MAX_VIDEO_SECONDS, MAX_VIDEO_SIDE,
 };
-use crate::error::{RunError, RunResult};
-use crate::number::within;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::number::within;
 
 pub(super) fn video(args: &MediaArgs) -> RunResult<Option<VideoSettings>> {
     let (width, height) = match (args.video_width, args.video_height) {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::ServiceKind;
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
 use crate::prometheus::parse_labels;
+use inferperf_wire::error::{RunError, RunResult};
 
 /// How a metric's scrapes within a window become one value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

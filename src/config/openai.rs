@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use crate::cli::OpenAiArgs;
 use crate::config::cache_bust::CacheBust;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Largest mean prompt or answer length accepted (a prompt of a million words is a mistake).
 const MAX_TOKENS_MEAN: u32 = 1_000_000;
@@ -174,7 +174,7 @@ fn bounded(value: u32, flag: &str) -> RunResult<u32> {
 }
 
 fn stddev(value: f64, flag: &str) -> RunResult<f64> {
-    crate::number::within(flag, value, 0.0, MAX_TOKENS_MEAN as f64, "tokens")
+    inferperf_wire::number::within(flag, value, 0.0, MAX_TOKENS_MEAN as f64, "tokens")
 }
 
 fn parse_num_prompts(value: usize) -> RunResult<usize> {
@@ -234,11 +234,11 @@ fn check_known_field(key: &str, value: &serde_json::Value) -> RunResult<()> {
     let Some(number) = number else {
         return Err(RunError::bad_option(format!(
             "{what} is {value}, not {kind}: give {kind} from {} to {}.",
-            crate::number::readable(least),
-            crate::number::readable(most)
+            inferperf_wire::number::readable(least),
+            inferperf_wire::number::readable(most)
         )));
     };
-    crate::number::within(&what, number, least, most, "").map(|_| ())
+    inferperf_wire::number::within(&what, number, least, most, "").map(|_| ())
 }
 
 /// `key:value`; the value is JSON when it reads as JSON (`3`, `true`, `{"a":1}`), else text.

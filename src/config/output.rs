@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::LoadMode;
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The results file's name in a `--report-dir`.
 pub const RESULTS_FILE_NAME: &str = "results.json";

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 
 use super::{ConcurrencyRange, InputData, MeasurementMode, Protocol, ServiceKind, TensorFormat};
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
-use crate::model::DataType;
-use crate::server::ModelDef;
+use inferperf_server::ModelDef;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::DataType;
 
 /// `--streaming` goes over gRPC (or in process, where the models stream directly; or as
 /// server-sent events from an OpenAI-compatible server).
@@ -89,7 +89,7 @@ pub(super) fn parse_local_models(kind: ServiceKind, values: &[String]) -> RunRes
         ));
     }
     if values.is_empty() {
-        return Ok(crate::server::default_models());
+        return Ok(inferperf_server::default_models());
     }
     values
         .iter()
@@ -242,12 +242,12 @@ pub(super) fn parse_measurement_mode(text: &str) -> RunResult<MeasurementMode> {
 
 /// `-s PCT`: a spread of 0.001% to 1000% (at 1000% every window agrees).
 pub(super) fn parse_stability(value: f64) -> RunResult<f64> {
-    crate::number::within("-s", value, 0.001, 1000.0, "%")
+    inferperf_wire::number::within("-s", value, 0.001, 1000.0, "%")
 }
 
 pub(super) fn parse_percentile(value: f64) -> RunResult<f64> {
     let (least, most) = super::bounds::PERCENTILES;
-    crate::number::within("--percentile", value, least, most, "")
+    inferperf_wire::number::within("--percentile", value, least, most, "")
 }
 
 /// `-l MS`: 0 for no limit, else a latency from a nanosecond to a day.
@@ -257,7 +257,7 @@ pub(super) fn parse_latency_threshold(value: f64) -> RunResult<Option<f64>> {
     }
     let least = super::bounds::MIN_LATENCY_LIMIT_US / 1e3;
     let most = super::bounds::MAX_LATENCY_LIMIT_US / 1e3;
-    crate::number::within("-l", value, least, most, "ms (0 for no limit)").map(Some)
+    inferperf_wire::number::within("-l", value, least, most, "ms (0 for no limit)").map(Some)
 }
 
 pub(super) fn parse_client_threads(count: usize) -> RunResult<usize> {

@@ -3,7 +3,7 @@
 //! that the name is checked with the other flags and the dataset box only reads it. A
 //! name inferperf cannot send says why in one sentence.
 
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// How a public dataset's rows become requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// One point of the series: from `time_s` seconds after the series starts, `qps` requests
 /// per second (linearly towards the next point).

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::convergence::Convergence;
 use crate::cli::AiperfRepeatArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// AIPerf's bound on `--num-profile-runs`.
 pub const MAX_RUNS: u32 = 10;
@@ -101,7 +101,7 @@ pub(super) fn parse(args: &AiperfRepeatArgs) -> RunResult<Repeats> {
     }
     Ok(Repeats {
         runs,
-        cooldown: crate::number::saturating_secs(cooldown_s),
+        cooldown: inferperf_wire::number::saturating_secs(cooldown_s),
         confidence,
         warm_up_after_first: args.no_profile_run_disable_warmup_after_first,
         vary_seed: args.vary_seed_per_trial,

@@ -3,7 +3,7 @@
 
 use super::{Config, Protocol, ServiceKind};
 use crate::cli::RequestOptionArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// `--max-threads N` caps the client threads: min(`--client-threads`, N).
 pub(super) fn cap_client_threads(threads: usize, args: &RequestOptionArgs) -> RunResult<usize> {

@@ -4,7 +4,7 @@
 
 use super::{Config, LoadMode};
 use crate::cli::SequenceArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// perf_analyzer's default sequence length.
 pub const DEFAULT_SEQUENCE_LENGTH: u64 = 20;

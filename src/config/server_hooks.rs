@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::cli::AiperfServerArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// AIPerf's default timeout of a control call.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);

@@ -7,8 +7,8 @@
 
 use super::{ConcurrencyRange, Endpoint, LoadMode, OpenAiConfig, ServiceKind};
 use crate::cli::{ProfileArgs, SessionArgs};
-use crate::error::{RunError, RunResult};
-use crate::number::within;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::number::within;
 
 /// Most synthetic sessions, and most turns a session is drawn with on average.
 const MAX_SESSIONS: u64 = 100_000;
@@ -177,8 +177,8 @@ pub(super) fn apply_concurrency(
 mod tests {
     use crate::cli::{normalize_args, Cli, Command};
     use crate::config::Config;
-    use crate::error::RunResult;
     use clap::Parser;
+    use inferperf_wire::error::RunResult;
 
     fn from_line(args: &[&str]) -> RunResult<Config> {
         let mut all = vec!["inferperf", "-m", "m"];

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{Config, LoadLevel, LoadMode, MeasurementMode};
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The most processes a run may be split over.
 pub const MAX_SHARDS: u32 = 100_000;
@@ -221,7 +221,7 @@ fn parse_start_at(text: &str) -> RunResult<SystemTime> {
             .parse::<f64>()
             .ok()
             .filter(|s| s.is_finite() && *s >= 0.0 && *s < 1e11)
-            .map(|s| UNIX_EPOCH + crate::number::saturating_secs(s)),
+            .map(|s| UNIX_EPOCH + inferperf_wire::number::saturating_secs(s)),
         None => humantime::parse_rfc3339_weak(text).ok(),
     };
     parsed.ok_or_else(|| {

@@ -3,7 +3,7 @@
 
 use super::ServiceKind;
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// perf_analyzer's default `--output-shared-memory-size`, in bytes.
 pub const DEFAULT_OUTPUT_SIZE: u64 = 102_400;

@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The percentiles perf_analyzer always reports, in ascending order.
 pub const STANDARD_PERCENTILES: [f64; 4] = [50.0, 90.0, 95.0, 99.0];
@@ -89,7 +89,9 @@ impl SloCondition {
         let figure = self.figure.name();
         match self.metric {
             SloMetric::Mean => format!("avg {figure}"),
-            SloMetric::Percentile(p) => format!("p{} {figure}", crate::number::readable(p)),
+            SloMetric::Percentile(p) => {
+                format!("p{} {figure}", inferperf_wire::number::readable(p))
+            }
         }
     }
 }
@@ -98,7 +100,7 @@ impl fmt::Display for SloCondition {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let metric = match self.metric {
             SloMetric::Mean => "avg".to_string(),
-            SloMetric::Percentile(p) => format!("p{}", crate::number::readable(p)),
+            SloMetric::Percentile(p) => format!("p{}", inferperf_wire::number::readable(p)),
         };
         let op = if self.strict { "<" } else { "<=" };
         let figure = self.figure.prefix();
@@ -268,7 +270,11 @@ mod tests {
             "",
         ] {
             let err = parse_condition(text).unwrap_err();
-            assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION, "{text}");
+            assert_eq!(
+                err.exit_code(),
+                inferperf_wire::error::EXIT_BAD_OPTION,
+                "{text}"
+            );
             assert!(err.to_string().starts_with("--slo '"), "{err}");
             assert!(!err.to_string().contains('\n') && err.to_string().ends_with('.'));
         }

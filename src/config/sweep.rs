@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::{parse_protocol, Config, Protocol, ServiceKind};
 use crate::cli::{clap_sentence, Cli, Command, ProfileArgs, SweepArgs};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The ports a server command may name; `{port}` is the HTTP port checked for readiness.
 pub const PORT: &str = "port";

@@ -5,8 +5,8 @@
 //! rebuilds the records.
 
 use crate::cli::SynthesisArgs;
-use crate::error::RunResult;
-use crate::number::within;
+use inferperf_wire::error::RunResult;
+use inferperf_wire::number::within;
 
 /// The largest factor a length may be scaled by (a prompt 100 times its recorded length).
 const MOST_SCALE: f64 = 100.0;

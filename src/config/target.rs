@@ -13,7 +13,7 @@ use super::{
     ApiSettings, GrpcCompression, OpenAiConfig, Protocol, RequestParameter, ServiceKind,
     TensorFormat, TlsSettings,
 };
-use crate::server::ModelDef;
+use inferperf_server::ModelDef;
 
 /// The settings of the target box.
 #[derive(Debug, Clone)]

@@ -75,7 +75,7 @@ fn bad_values_name_their_flag() {
         ),
     ] {
         let err = config(&args).unwrap_err();
-        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+        assert_eq!(err.exit_code(), inferperf_wire::error::EXIT_BAD_OPTION);
         assert!(err.to_string().contains(needle), "{args:?}: {err}");
     }
 }
@@ -226,7 +226,7 @@ fn sequence_flags_follow_perf_analyzer() {
     ] {
         let err = config(&args).unwrap_err();
         assert!(err.to_string().contains(needle), "{args:?}: {err}");
-        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+        assert_eq!(err.exit_code(), inferperf_wire::error::EXIT_BAD_OPTION);
     }
 }
 
@@ -242,7 +242,7 @@ fn max_threads_caps_the_client_threads() {
     let capped = config(&["--client-threads", "4", "--max-threads", "2"]).unwrap();
     assert_eq!(capped.load.client_threads, 2);
     let err = config(&["--max-threads", "0"]).unwrap_err();
-    assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+    assert_eq!(err.exit_code(), inferperf_wire::error::EXIT_BAD_OPTION);
 }
 
 #[test]
@@ -268,7 +268,7 @@ fn request_count_fits_every_open_loop_but_the_fixed_schedule() {
         ),
     ] {
         let err = config(&args).unwrap_err();
-        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+        assert_eq!(err.exit_code(), inferperf_wire::error::EXIT_BAD_OPTION);
         assert!(err.to_string().contains(says), "{args:?}: {err}");
     }
 }
@@ -296,7 +296,11 @@ fn request_parameters_are_typed_and_malformed_ones_refused() {
     );
     for bad in ["n:3", "n:x:int", "n:maybe:bool", "n:1:float", ":1:int"] {
         let err = config(&["--request-parameter", bad]).unwrap_err();
-        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION, "{bad}");
+        assert_eq!(
+            err.exit_code(),
+            inferperf_wire::error::EXIT_BAD_OPTION,
+            "{bad}"
+        );
         assert!(err.to_string().contains("NAME:VALUE:TYPE"), "{bad}: {err}");
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{Protocol, ServiceKind};
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The signature TF Serving calls when a request names none.
 pub const DEFAULT_SIGNATURE: &str = "serving_default";

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Longest plan accepted: a day.
 const MAX_TOTAL: Duration = Duration::from_secs(24 * 3600);
@@ -309,7 +309,7 @@ mod tests {
             (parse_load_steps("rate=1:25h"), "under a day"),
         ] {
             let err = result.unwrap_err();
-            assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+            assert_eq!(err.exit_code(), inferperf_wire::error::EXIT_BAD_OPTION);
             assert!(err.to_string().contains(needle), "{err}");
         }
     }
@@ -318,7 +318,7 @@ mod tests {
         Segment {
             from,
             to,
-            duration: crate::number::saturating_secs(secs),
+            duration: inferperf_wire::number::saturating_secs(secs),
         }
     }
 
@@ -328,7 +328,7 @@ mod tests {
             kind: TimelineKind::Concurrency,
             segments: vec![seg_of(1.0, 4.0, 4.0), seg_of(8.0, 8.0, 1.0)],
         };
-        let at = |s: f64| plan.value_at(crate::number::saturating_secs(s));
+        let at = |s: f64| plan.value_at(inferperf_wire::number::saturating_secs(s));
         assert_eq!(
             [at(0.0), at(0.99), at(1.0), at(3.5), at(4.2)],
             [1.0, 1.0, 2.0, 4.0, 8.0]

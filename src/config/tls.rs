@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Protocol, ServiceKind};
 use crate::cli::{ProfileArgs, TlsArgs};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Which flag family configured TLS: the message about a file names the flag it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

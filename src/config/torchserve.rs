@@ -6,7 +6,7 @@
 use super::metrics::metrics_url;
 use super::{Protocol, ServiceKind};
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// TorchServe's inference port, where `-u` points by default.
 pub const DEFAULT_URL: &str = "localhost:8080";

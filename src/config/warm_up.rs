@@ -10,7 +10,7 @@ use super::arrival::Distribution;
 use super::load::{LoadMode, RateRange};
 use super::ConcurrencyRange;
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The warm-up of a run.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::datasets::DatasetSettings;
 use super::synthesis::Synthesis;
 use crate::cli::{ProfileArgs, WorkloadArgs};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Largest prefix, system prompt or block, in tokens.
 const MOST_TOKENS: u32 = 1_000_000;
@@ -356,7 +356,7 @@ fn prefixes(args: &WorkloadArgs) -> RunResult<Option<SharedPrefixes>> {
 fn slice(args: &WorkloadArgs) -> RunResult<TraceSlice> {
     let offset = |value: Option<f64>, flag: &str| -> RunResult<Option<f64>> {
         value
-            .map(|ms| crate::number::within(flag, ms, 0.0, 1e12, "ms"))
+            .map(|ms| inferperf_wire::number::within(flag, ms, 0.0, 1e12, "ms"))
             .transpose()
     };
     let start_ms = offset(

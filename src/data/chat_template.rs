@@ -11,7 +11,7 @@ use minijinja::{context, Environment, Error, ErrorKind};
 use serde_json::{json, Value};
 
 use super::entry::Prompt;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// A tokenizer's chat template, ready to render.
 pub struct ChatTemplate {

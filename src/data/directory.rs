@@ -10,9 +10,9 @@ use std::path::Path;
 
 use super::entry::{self, Entry, ShapeSources};
 use super::values::{self, RawTensor};
-use crate::error::{RunError, RunResult};
-use crate::model::{DataType, ModelSpec, TensorSpec};
-use crate::wire::Tensor;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{DataType, ModelSpec, TensorSpec};
+use inferperf_wire::Tensor;
 
 /// Reads the directory's files for `model`; `shapes` are the `--shape` flags.
 pub fn read(
@@ -186,7 +186,7 @@ mod tests {
             ),
         ] {
             let err = read_dir(&files).unwrap_err();
-            assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+            assert_eq!(err.exit_code(), inferperf_wire::error::EXIT_BAD_OPTION);
             assert!(err.to_string().contains(needle), "{err}");
         }
     }

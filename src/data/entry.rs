@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use bytes::BytesMut;
 
 use super::values::RawTensor;
-use crate::error::{RunError, RunResult};
-use crate::model::{ModelSpec, TensorSpec};
-use crate::wire::Tensor;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{ModelSpec, TensorSpec};
+use inferperf_wire::Tensor;
 
 /// One step of user data: what one request carries at batch size 1.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -274,8 +274,8 @@ pub fn flag_shape<'a>(shapes: &'a BTreeMap<String, Vec<i64>>, name: &str) -> Opt
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::DataType;
     use bytes::Bytes;
+    use inferperf_wire::model::DataType;
 
     fn spec(shape: Vec<i64>) -> TensorSpec {
         TensorSpec {

@@ -8,7 +8,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::config::InputData;
-use crate::model::DataType;
+use inferperf_wire::model::DataType;
 
 /// What the generator needs besides the datatype and element count.
 #[derive(Debug, Clone)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 use hf_hub::{Repo, RepoType};
 
 use super::tokenizer::{hub_cache, offline};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// How long fetching one dataset file may take before the run gives up on it.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(900);

@@ -24,9 +24,9 @@ use serde_json::{Map, Value};
 use super::entry::{self, Entry, ShapeSources};
 use super::values;
 use super::{message_generator, torchserve};
-use crate::error::{RunError, RunResult};
-use crate::model::{ModelSpec, TensorSpec};
-use crate::wire::Tensor;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{ModelSpec, TensorSpec};
+use inferperf_wire::Tensor;
 
 /// Entry keys of perf_analyzer's format that inferperf does not handle yet, and why.
 const UNSUPPORTED_KEYS: [(&str, &str); 5] = [
@@ -324,7 +324,7 @@ fn quoted(names: &[&str]) -> String {
 }
 
 /// The latest `"timestamp"`: a day after the start, in milliseconds.
-const MAX_TIMESTAMP_MS: f64 = crate::number::A_DAY_MS;
+const MAX_TIMESTAMP_MS: f64 = inferperf_wire::number::A_DAY_MS;
 
 /// `"timestamp"`: milliseconds from 0 to a day, as a number or a one-element array.
 fn timestamp(value: &Value) -> Result<f64, String> {
@@ -433,7 +433,7 @@ fn short(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::DataType;
+    use inferperf_wire::model::DataType;
     use serde_json::json;
 
     fn spec(name: &str, datatype: DataType, shape: Vec<i64>) -> TensorSpec {
@@ -462,7 +462,7 @@ mod tests {
 
     fn error(doc: Value) -> String {
         let err = entries(doc).unwrap_err();
-        assert_eq!(err.exit_code(), crate::error::EXIT_BAD_OPTION);
+        assert_eq!(err.exit_code(), inferperf_wire::error::EXIT_BAD_OPTION);
         err.to_string()
     }
 

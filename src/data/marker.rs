@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::config::cache_bust::BustKind;
 use crate::config::{DataConfig, OpenAiConfig};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 use super::tokenizer::TokenCount;
 

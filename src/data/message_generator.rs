@@ -10,8 +10,8 @@ use std::process::{Command, Stdio};
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::model::{DataType, TensorSpec};
-use crate::wire::Tensor;
+use inferperf_wire::model::{DataType, TensorSpec};
+use inferperf_wire::Tensor;
 
 /// The input name perf_analyzer's dynamic gRPC data uses.
 pub const INPUT: &str = "message_generator";

@@ -28,11 +28,11 @@ pub mod values;
 
 use crate::config::shard::ShardPlan;
 use crate::config::{DataConfig, InputData, OpenAiConfig};
-use crate::error::{RunError, RunResult};
-use crate::model::{DataType, ModelSpec, TensorSpec};
-use crate::wire::Tensor;
 pub use entry::{Entry, Prompt};
 use generate::{element_count, tensor_bytes, GenerateOptions};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{DataType, ModelSpec, TensorSpec};
+use inferperf_wire::Tensor;
 
 /// The request data of a run, one entry per distinct request, in the order they are sent.
 #[derive(Debug, Clone)]

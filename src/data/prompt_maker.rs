@@ -11,7 +11,7 @@ pub(crate) use super::lengths::{draw, vocabulary, SYLLABLES};
 use super::tokenizer::{CounterInfo, TokenCount};
 use crate::config::datasets::{Corpus, DatasetSettings};
 use crate::config::OpenAiConfig;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Makes the texts of a run's prompts: exactly so many tokens of pseudo-words (each text's
 /// first word its own), drawn lengths, and counts by the run's tokenizer.

@@ -18,7 +18,7 @@ use super::prompt_maker::{count_given, max_tokens};
 use super::tokenizer::TokenCount;
 use crate::config::workload::WorkloadConfig;
 use crate::config::{InputData, OpenAiConfig, PromptSource};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Where an LLM run's prompts come from, beyond the API's prompt settings.
 pub struct Sources<'a> {

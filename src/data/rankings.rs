@@ -10,7 +10,7 @@ use super::prompt_maker::PromptMaker;
 use super::tokenizer::TokenCount;
 use crate::config::endpoint_options::{MeanStddev, RankingsConfig};
 use crate::config::OpenAiConfig;
-use crate::error::RunResult;
+use inferperf_wire::error::RunResult;
 
 /// `--num-prompts` rankings requests (AIPerf's `--num-dataset-entries`).
 pub fn synthetic(

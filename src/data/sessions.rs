@@ -19,7 +19,7 @@ use super::tokenizer::TokenCount;
 use crate::config::datasets::{Corpus, DatasetSettings};
 use crate::config::sessions::{SyntheticSessions, TurnDelay};
 use crate::config::OpenAiConfig;
-use crate::error::RunResult;
+use inferperf_wire::error::RunResult;
 
 /// Offsets the seed of the delays from the prompts' one, so that they are drawn apart.
 const DELAY_SEED: u64 = 0x5e55_1015;

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{RunError, RunResult};
-use crate::model::{ModelSpec, TensorSpec};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{ModelSpec, TensorSpec};
 
 /// The full shape of `input` in one request, the batch dimension included when the model
 /// batches.
@@ -102,7 +102,7 @@ fn join_dims(dims: &[i64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::DataType;
+    use inferperf_wire::model::DataType;
 
     fn model(shape: Vec<i64>, max_batch: u32) -> ModelSpec {
         ModelSpec {

@@ -18,7 +18,7 @@ use super::sessions::spans;
 use super::tokenizer::TokenCount;
 use crate::config::datasets::{DatasetSettings, Sampling};
 use crate::config::OpenAiConfig;
-use crate::error::RunResult;
+use inferperf_wire::error::RunResult;
 
 /// Seeds of the context prompts, the batch texts and the sampling, apart from the prompts'.
 const CONTEXT_SEED: u64 = 0xC0_7E87;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::chat_template::ChatTemplate;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// How long fetching a tokenizer from the hub may take before the run gives up on it.
 const HUB_TIMEOUT: Duration = Duration::from_secs(30);

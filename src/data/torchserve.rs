@@ -6,8 +6,8 @@
 use bytes::Bytes;
 use serde_json::Value;
 
-use crate::model::{DataType, TensorSpec};
-use crate::wire::Tensor;
+use inferperf_wire::model::{DataType, TensorSpec};
+use inferperf_wire::Tensor;
 
 /// The input name perf_analyzer's TorchServe data uses.
 pub const INPUT: &str = "TORCHSERVE_INPUT";

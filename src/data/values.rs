@@ -13,8 +13,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use half::{bf16, f16};
 use serde_json::Value;
 
-use crate::model::DataType;
-use crate::wire;
+use inferperf_wire as wire;
+use inferperf_wire::model::DataType;
 
 /// Tensor data read from the user, before its shape is known for sure.
 #[derive(Debug, Clone, PartialEq)]

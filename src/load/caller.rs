@@ -13,7 +13,7 @@ use crate::backend::{
     AnswerText, Api, Connection, Deadline, ErrorKind, Exchange, Failure, Request, Target,
 };
 use crate::measure::sample::{Sample, SlotBuffer};
-use crate::model::SequenceStep;
+use inferperf_wire::model::SequenceStep;
 
 /// How a call went, as far as the driver needs to know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -68,7 +68,7 @@ impl RateCurve {
             if within < segment.count() {
                 let t = self.segment_start + segment.time_of_count(within);
                 self.position += self.next_step();
-                return Some(crate::number::saturating_secs(t));
+                return Some(inferperf_wire::number::saturating_secs(t));
             }
             self.count_before += segment.count();
             self.segment_start += segment.secs();
@@ -96,7 +96,7 @@ mod tests {
         Segment {
             from,
             to,
-            duration: crate::number::saturating_secs(secs),
+            duration: inferperf_wire::number::saturating_secs(secs),
         }
     }
 

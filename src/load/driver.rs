@@ -19,9 +19,9 @@ use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
 use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
 use crate::data::Dataset;
-use crate::error::{RunError, RunResult};
 use crate::measure::sample::Drained;
 use crate::measure::window::WindowStats;
+use inferperf_wire::error::{RunError, RunResult};
 
 /// What the requests in flight get to finish once the run is interrupted.
 pub const INTERRUPTED_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
@@ -519,7 +519,7 @@ fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<
 fn fixed_offsets(dataset: &Dataset) -> RunResult<Vec<std::time::Duration>> {
     let offsets: Option<Vec<_>> = dataset
         .timestamps_ms()
-        .map(|t| t.map(|ms| crate::number::saturating_secs(ms.max(0.0) / 1000.0)))
+        .map(|t| t.map(|ms| inferperf_wire::number::saturating_secs(ms.max(0.0) / 1000.0)))
         .collect();
     match offsets {
         Some(list) if !list.is_empty() => Ok(list),

@@ -13,13 +13,12 @@ use super::plan::Plan;
 use super::progress::{LevelStart, Place, Progress, WindowDone};
 use super::ramps::LevelRamps;
 use super::search::Search;
-use super::shards::Coordinator;
+use super::ties::{Alone, Ties};
 use crate::backend::replicas::Replicas;
 use crate::backend::{hooks, ErrorKind, Target};
 use crate::config::shard::ShardPlan;
 use crate::config::{ControlCall, LoadConfig, LoadLevel, LoadMode, MeasurementMode};
 use crate::data::Dataset;
-use crate::error::{RunError, RunResult};
 use crate::measure::distribution::Compaction;
 use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::monitors::Monitors;
@@ -28,6 +27,7 @@ use crate::measure::sample::Drained;
 use crate::measure::slices::Slices;
 use crate::measure::stability::{merge_last, StabilityRule, Verdict, STABILITY_WINDOWS};
 use crate::measure::window::WindowStats;
+use inferperf_wire::error::{RunError, RunResult};
 
 /// How often count windows and request-count runs look at the number of finished requests.
 const POLL: Duration = Duration::from_millis(2);
@@ -72,7 +72,7 @@ pub struct Profiler<'a> {
     /// The live display, told of each level and window cut (none: nothing is computed for it).
     progress: Option<Box<dyn Progress>>,
     /// The other shards of the run, which start and end each level together with this one.
-    coordinator: Arc<Coordinator>,
+    ties: Arc<dyn Ties>,
     /// What the next level's result says besides the driver's notes (a late start).
     pending_notes: Vec<String>,
     /// The run's tokenizer, counting answers as they are folded into windows.
@@ -134,7 +134,7 @@ impl<'a> Profiler<'a> {
             request_log: None,
             compaction: plan.compaction(),
             progress: None,
-            coordinator: Arc::new(Coordinator::alone()),
+            ties: Arc::new(Alone),
             pending_notes: Vec::new(),
             counting,
             ramps: None,
@@ -163,8 +163,8 @@ impl<'a> Profiler<'a> {
     }
 
     /// Starts and ends each level together with the run's other shards.
-    pub fn with_coordinator(mut self, coordinator: Arc<Coordinator>) -> Self {
-        self.coordinator = coordinator;
+    pub fn with_ties(mut self, ties: Arc<dyn Ties>) -> Self {
+        self.ties = ties;
         self
     }
 
@@ -213,7 +213,7 @@ impl<'a> Profiler<'a> {
         if let Some((start, _)) = &self.server_profiler {
             hooks::post(&self.target, start, "--server-profiler").await?;
         }
-        let late = self.coordinator.first_window(&self.interrupt).await?;
+        let late = self.ties.first_window(&self.interrupt).await?;
         self.pending_notes.extend(late);
         let mut search = Search::of(self.plan.load);
         while let Some(level) = search.next(results.last()) {
@@ -335,7 +335,7 @@ impl<'a> Profiler<'a> {
                     .then_some(LevelEnd::Unstable);
             }
             // Alone, this shard's view decides; sharded under MPI, every rank's does.
-            let agreed = self.coordinator.agree(local.is_some(), interrupted).await?;
+            let agreed = self.ties.agree(local.is_some(), interrupted).await?;
             if agreed.any_interrupted {
                 break LevelEnd::Interrupted;
             }

@@ -7,10 +7,10 @@ use std::time::Instant;
 
 use super::Profiler;
 use crate::config::LoadLevel;
-use crate::error::RunResult;
 use crate::load::ramps::LevelRamps;
 use crate::measure::slices::Slices;
 use crate::measure::window::WindowStats;
+use inferperf_wire::error::RunResult;
 
 impl Profiler<'_> {
     /// Puts the level's load on the server: a ramped concurrency from 1 (AIPerf's ramps).

@@ -29,7 +29,7 @@ fn step_time(target: u32, duration: Duration, value: u32) -> Duration {
     if target <= 1 || value <= 1 {
         return Duration::ZERO;
     }
-    crate::number::saturating_secs(
+    inferperf_wire::number::saturating_secs(
         duration.as_secs_f64() * (value - 1) as f64 / (target - 1) as f64,
     )
 }

@@ -54,7 +54,7 @@ fn staircase(segments: &mut Vec<Segment>, secs: f64, value: impl Fn(f64) -> f64)
         segments.push(Segment {
             from: v,
             to: v,
-            duration: crate::number::saturating_secs(to - from),
+            duration: inferperf_wire::number::saturating_secs(to - from),
         });
     }
 }

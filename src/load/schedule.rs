@@ -129,21 +129,21 @@ impl Schedule {
     pub fn next_offset(&mut self) -> Option<Duration> {
         match self {
             Schedule::Constant { rate, sent } => {
-                let at = crate::number::saturating_secs(*sent as f64 / *rate);
+                let at = inferperf_wire::number::saturating_secs(*sent as f64 / *rate);
                 *sent += 1;
                 Some(at)
             }
             Schedule::Poisson {
                 rng, gaps, at_secs, ..
             } => {
-                let at = crate::number::saturating_secs(*at_secs);
+                let at = inferperf_wire::number::saturating_secs(*at_secs);
                 *at_secs += gaps.sample(rng);
                 Some(at)
             }
             Schedule::Gamma {
                 rng, gaps, at_secs, ..
             } => {
-                let at = crate::number::saturating_secs(*at_secs);
+                let at = inferperf_wire::number::saturating_secs(*at_secs);
                 *at_secs += gaps.sample(rng);
                 Some(at)
             }

@@ -14,7 +14,7 @@ use rand::Rng;
 
 use crate::config::sequence::SequenceConfig;
 use crate::data::Dataset;
-use crate::model::{ModelSpec, SequenceStep};
+use inferperf_wire::model::{ModelSpec, SequenceStep};
 
 /// How a run's sequences are made; shared by every slot of a driver.
 #[derive(Debug)]
@@ -160,7 +160,7 @@ impl Sequence {
 mod tests {
     use super::*;
     use crate::data::Entry;
-    use crate::model::Scheduler;
+    use inferperf_wire::model::Scheduler;
     use rand::SeedableRng;
 
     fn config(length: u64, variation: f64, start: u64, count: u64) -> SequenceConfig {

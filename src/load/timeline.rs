@@ -14,11 +14,11 @@ use crate::backend::replicas::Replicas;
 use crate::backend::Target;
 use crate::config::{Timeline, TimelineKind};
 use crate::data::Dataset;
-use crate::error::{RunError, RunResult};
 use crate::measure::distribution::Compaction;
 use crate::measure::sample::Drained;
 use crate::measure::timeline::{Bucket, TimelineOutcome, BUCKET};
 use crate::measure::window::WindowStats;
+use inferperf_wire::error::{RunError, RunResult};
 
 /// How often a closed loop looks at the plan for a new concurrency.
 const FOLLOW_EVERY: Duration = Duration::from_millis(5);

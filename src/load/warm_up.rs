@@ -16,9 +16,9 @@ use crate::config::{
     ConcurrencyRange, LoadConfig, LoadLevel, LoadMode, RateRange, WarmUp, WarmUpShape,
 };
 use crate::data::Dataset;
-use crate::error::RunResult;
 use crate::measure::sample::Drained;
 use crate::measure::window::WindowStats;
+use inferperf_wire::error::RunResult;
 
 /// How often the warm-up looks at its driver.
 const POLL: Duration = Duration::from_millis(2);

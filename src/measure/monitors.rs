@@ -5,12 +5,12 @@
 use std::time::{Duration, Instant};
 
 use super::cpu::process_cpu_time;
-use super::metrics::MetricsScraper;
-use super::server_stats::ServerStatsReader;
+use super::server::metrics::MetricsScraper;
+use super::server::stats::ServerStatsReader;
 use super::window::WindowStats;
 use crate::backend::{capabilities, ServerStatistics, Target};
 use crate::config::{GpuTelemetry, MeasureConfig};
-use crate::model::ModelSpec;
+use inferperf_wire::model::ModelSpec;
 
 /// The monitors of one run.
 #[derive(Default)]

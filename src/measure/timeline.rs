@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use super::window::WindowStats;
-use crate::error::RunError;
+use inferperf_wire::error::RunError;
 
 /// Length of a bucket.
 pub const BUCKET: Duration = Duration::from_secs(1);

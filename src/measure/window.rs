@@ -8,10 +8,10 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::distribution::{Compaction, Distribution};
-use super::metrics::MetricsWindow;
 use super::replica::{merge_replicas, ReplicaWindow};
 use super::sample::{Drained, ErrorNote, Sample};
-use super::server_stats::ServerWindow;
+use super::server::metrics::MetricsWindow;
+use super::server::stats::ServerWindow;
 use super::tokens::{GoodputRule, TokenStats};
 use super::turns::TurnStats;
 use crate::backend::ErrorKind;

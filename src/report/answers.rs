@@ -7,8 +7,8 @@ use crate::backend::ErrorKind;
 use crate::measure::distribution::Distribution;
 use crate::measure::level::LevelResult;
 use crate::measure::window::WindowStats;
-use crate::model::ModelSpec;
 use crate::results::Settings;
+use inferperf_wire::model::ModelSpec;
 
 use super::format::{format_throughput, reported_percentiles, usec};
 

@@ -5,12 +5,12 @@
 //! the ones perf_analyzer users parse.
 
 use crate::backend::Capabilities;
-use crate::error::RunResult;
 use crate::measure::level::{LevelEnd, LevelResult, LoadLevel};
 use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
-use crate::model::ModelSpec;
 use crate::results::{LoadSettings, SegmentRecord, Settings};
+use inferperf_wire::error::RunResult;
+use inferperf_wire::model::ModelSpec;
 
 use super::format::{
     format_rate, format_throughput, level_name_value, percentile_label, reported_percentiles,
@@ -40,7 +40,7 @@ pub fn settings_block(s: &Settings) -> String {
         lines.extend(window_settings(s));
         lines.push(format!(
             "  Latency limit: {} msec",
-            crate::number::readable(s.latency_threshold_ms.unwrap_or(0.0))
+            inferperf_wire::number::readable(s.latency_threshold_ms.unwrap_or(0.0))
         ));
     }
     lines.extend(load_limit(s));
@@ -469,7 +469,7 @@ fn over_limit_line(s: &Settings, r: &LevelResult) -> String {
         "  Latency limit reached: {} {} usec is at or above -l {} msec.",
         stabilizing_label(s),
         usec(worst),
-        crate::number::readable(s.latency_threshold_ms.unwrap_or(0.0))
+        inferperf_wire::number::readable(s.latency_threshold_ms.unwrap_or(0.0))
     )
 }
 

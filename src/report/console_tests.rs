@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::backend::ErrorKind;
-use crate::model::ModelSpec;
 use crate::report::{test_level, test_settings, test_settings_with, test_window};
+use inferperf_wire::model::ModelSpec;
 
 /// 100 requests of 1..=100 ms over 5 s at concurrency 4.
 fn hundred_requests(end: LevelEnd) -> LevelResult {

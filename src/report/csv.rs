@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{RunError, RunResult};
 use crate::measure::level::LevelResult;
-use crate::measure::metrics::MetricSpec;
+use crate::measure::server::metrics::MetricSpec;
 use crate::measure::window::WindowStats;
-use crate::model::ModelSpec;
 use crate::results::Settings;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
 
 use super::answers::{responses_cell, stream_time_cell, CSV_STREAM_PERCENTILES};
 use super::server_figures::server_figures;

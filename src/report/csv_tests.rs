@@ -2,8 +2,8 @@
 
 use super::*;
 use crate::measure::level::{LevelEnd, LoadLevel};
-use crate::model::ModelSpec;
 use crate::report::{test_level, test_settings, test_settings_with};
+use inferperf_wire::model::ModelSpec;
 
 const DEFAULT_HEADER: &str = "Concurrency,Inferences/Second,Client Send,Client Recv,\
                               p50 latency,p90 latency,p95 latency,p99 latency";
@@ -52,7 +52,7 @@ fn header(settings: &Settings, mode: &str) -> String {
 }
 
 fn level_with_server(cache: bool) -> LevelResult {
-    use crate::measure::server_stats::{ModelCounters, ServerWindow, Timed};
+    use crate::measure::server::stats::{ModelCounters, ServerWindow, Timed};
     let mut level = test_level(
         LoadLevel::Concurrency(1),
         &[1000; 10],
@@ -129,8 +129,8 @@ fn verbose_csv_adds_perf_analyzer_columns_and_metrics() {
         1.0,
         LevelEnd::Stable,
     );
-    let mut metrics = crate::measure::metrics::MetricsWindow::default();
-    let mut stat = crate::measure::metrics::SeriesStats {
+    let mut metrics = crate::measure::server::metrics::MetricsWindow::default();
+    let mut stat = crate::measure::server::metrics::SeriesStats {
         count: 1,
         sum: 0.5,
         max: 0.5,

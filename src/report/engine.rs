@@ -4,8 +4,10 @@
 //! agree with the client's (a warning past 1%: another client, or requests the engine
 //! counted in another window, or figures one side gets wrong).
 
-use crate::measure::engine_figures::{count_checks, EngineFigures, GaugeFigures, HistogramFigures};
-use crate::measure::metrics::MetricsWindow;
+use crate::measure::server::engine_figures::{
+    count_checks, EngineFigures, GaugeFigures, HistogramFigures,
+};
+use crate::measure::server::metrics::MetricsWindow;
 use crate::measure::window::WindowStats;
 use crate::report::server_figures::disagreement;
 

@@ -4,9 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::RunResult;
 use crate::measure::level::LevelResult;
-use crate::measure::server_stats::ModelCounters;
+use crate::measure::server::stats::ModelCounters;
+use inferperf_wire::error::RunResult;
 
 use super::format::mode_column;
 use super::format::{format_throughput, usec};
@@ -119,7 +119,7 @@ mod tests {
     use super::*;
     use crate::measure::level::LevelEnd;
     use crate::measure::level::LoadLevel;
-    use crate::measure::server_stats::{ServerWindow, Timed};
+    use crate::measure::server::stats::{ServerWindow, Timed};
     use crate::report::test_level;
 
     fn counters(name: &str, n: u64) -> ModelCounters {

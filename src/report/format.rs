@@ -24,7 +24,7 @@ pub fn format_rate(rate: f64) -> String {
 
 /// `p95 latency`, `p99.9 latency`: the label of a percentile in reports.
 pub fn percentile_label(p: f64) -> String {
-    format!("p{} latency", crate::number::readable(p))
+    format!("p{} latency", inferperf_wire::number::readable(p))
 }
 
 /// The name of the latency that stability and `-l` look at: `latency` (the mean) or

@@ -2,8 +2,8 @@
 //! GPU its utilization, memory, power and the energy it drew, and the output tokens per
 //! joule over all GPUs and per GPU.
 
-use crate::measure::gpu_figures::GpuTelemetry;
-use crate::measure::metrics::MetricsWindow;
+use crate::measure::server::gpu_figures::GpuTelemetry;
+use crate::measure::server::metrics::MetricsWindow;
 use crate::measure::window::WindowStats;
 
 /// The console lines of the GPUs of a level (none when it has no GPU series).

@@ -2,7 +2,7 @@
 //! (per-GPU utilization, power and memory), the server process's CPU and memory, each
 //! `--metric`, and the CSV cells for `--verbose-csv`.
 
-use crate::measure::metrics::{MetricAggregation, MetricSpec, MetricsWindow, GPU_METRICS};
+use crate::measure::server::metrics::{MetricAggregation, MetricSpec, MetricsWindow, GPU_METRICS};
 use crate::results::MetricsSettings;
 
 /// perf_analyzer's titles of the four GPU metrics, in its column order, with their units.
@@ -97,7 +97,7 @@ pub fn number(value: f64) -> String {
     if value.fract() == 0.0 && value.abs() < 1e15 {
         format!("{}", value as i64)
     } else if value.abs() >= 1e15 {
-        crate::number::readable(value)
+        inferperf_wire::number::readable(value)
     } else {
         let text = format!("{value:.3}");
         text.trim_end_matches('0').trim_end_matches('.').to_string()
@@ -119,7 +119,7 @@ pub fn gpu_cell(m: Option<&MetricsWindow>, index: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::metrics::SeriesStats;
+    use crate::measure::server::metrics::SeriesStats;
 
     fn stats(values: &[f64]) -> SeriesStats {
         let mut s = SeriesStats {

@@ -45,12 +45,12 @@ pub use search::search_block;
 pub use timeline::{bucket_line, timeline_header, timeline_summary, write_timeline_csv};
 
 use crate::data::Dataset;
-use crate::error::RunResult;
 use crate::measure::level::LevelResult;
 use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
-use crate::model::ModelSpec;
 use crate::results::{ResultsFile, Settings};
+use inferperf_wire::error::RunResult;
+use inferperf_wire::model::ModelSpec;
 
 use llm::payloads::Payloads;
 
@@ -206,7 +206,7 @@ fn test_window(
     };
     let mut samples: Vec<Sample> = latencies_us.iter().map(|&l| sample(l, None)).collect();
     samples.extend(errors.iter().map(|&kind| sample(1, Some(kind))));
-    WindowStats::from_samples(&samples, crate::number::saturating_secs(secs), 1)
+    WindowStats::from_samples(&samples, inferperf_wire::number::saturating_secs(secs), 1)
 }
 
 /// A level whose merged result is the one window built by [`test_window`].

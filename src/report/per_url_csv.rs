@@ -5,11 +5,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::RunResult;
 use crate::measure::level::LevelResult;
 use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 use crate::results::Settings;
+use inferperf_wire::error::RunResult;
 
 use super::csv::{probe_flag, write_error};
 use super::format::{format_throughput, level_name_value, mode_column, usec};

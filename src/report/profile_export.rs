@@ -16,11 +16,11 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::backend::Capabilities;
-use crate::error::{RunError, RunResult};
 use crate::measure::level::{LevelResult, LoadLevel};
 use crate::measure::request_log::{RequestLog, RequestRecord};
 use crate::results::{LoadSettings, Settings};
-use crate::wire::tensor_values_json;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::tensor_values_json;
 
 use super::llm::json::{object, Json};
 use super::llm::payloads::Payloads;
@@ -88,7 +88,7 @@ impl RequestInputs {
 
 /// One tensor's value as JSON text: a scalar for one element, else a flat array. Data that
 /// has no JSON form (a BYTES element that is not UTF-8, a NaN) is written as `null`.
-fn tensor_value(t: &crate::wire::Tensor) -> String {
+fn tensor_value(t: &inferperf_wire::Tensor) -> String {
     let Ok(array) = tensor_values_json(t) else {
         return "null".to_string();
     };

@@ -105,8 +105,8 @@ fn a_rate_level_is_a_request_rate_experiment_and_no_log_means_no_requests() {
 
 #[test]
 fn a_tensor_request_lists_its_inputs_by_name_as_perf_analyzer_writes_them() {
-    use crate::model::DataType;
-    use crate::wire::Tensor;
+    use inferperf_wire::model::DataType;
+    use inferperf_wire::Tensor;
     let tensor = |name: &str, datatype, shape: Vec<i64>, data: Vec<u8>| Tensor {
         name: name.into(),
         datatype,

@@ -3,11 +3,11 @@
 //! ([`Recorder`]) and tells each report of the start, every level or second, and the end,
 //! with the record as it stands. The commands call nothing else to report a run.
 
-use crate::error::RunResult;
 use crate::measure::level::LevelResult;
 use crate::measure::timeline::Bucket;
-use crate::model::ModelSpec;
 use crate::results::{Recorder, ResultsFile, RunEnd};
+use inferperf_wire::error::RunResult;
+use inferperf_wire::model::ModelSpec;
 
 use super::{Measured, Origin, Reporter, Run, Sent, REPORTS};
 

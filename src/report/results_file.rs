@@ -9,10 +9,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::error::{RunError, RunResult};
 use crate::measure::level::LevelResult;
 use crate::measure::timeline::Bucket;
 use crate::results::{check_writable, write_file, Settings};
+use inferperf_wire::error::{RunError, RunResult};
 
 use super::{Entry, Measured, Origin, Reporter, Run, Sent};
 

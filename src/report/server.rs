@@ -4,7 +4,7 @@
 //! into client send, network and server overhead, queue, compute and client receive.
 
 use crate::backend::Capabilities;
-use crate::measure::server_stats::{ModelCounters, ServerWindow};
+use crate::measure::server::stats::{ModelCounters, ServerWindow};
 use crate::measure::window::WindowStats;
 use crate::results::Settings;
 
@@ -319,7 +319,7 @@ fn share(part: f64, whole: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::server_stats::Timed;
+    use crate::measure::server::stats::Timed;
     use crate::measure::window::WindowStats;
     use crate::report::test_window;
 
@@ -424,7 +424,7 @@ mod tests {
             lines[0]
         );
         assert_eq!(lines.len(), 1);
-        w.client_cpu = crate::number::saturating_secs(2.0 * available_cores());
+        w.client_cpu = inferperf_wire::number::saturating_secs(2.0 * available_cores());
         let lines = client_cost_lines(&settings, &w, false);
         assert!(
             lines[1].contains("not the server, limited this load"),

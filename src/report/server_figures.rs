@@ -3,8 +3,8 @@
 //! table); the console and the AIPerf exports write their own layouts. Also the one sentence
 //! both the console and the HTML report give a count the engine and the client disagree on.
 
-use crate::measure::engine_figures::{CountCheck, EngineFigures, GaugeFigures};
-use crate::measure::gpu_figures::GpuTelemetry;
+use crate::measure::server::engine_figures::{CountCheck, EngineFigures, GaugeFigures};
+use crate::measure::server::gpu_figures::GpuTelemetry;
 use crate::measure::window::WindowStats;
 
 /// One engine or GPU figure of a level, named with its unit.

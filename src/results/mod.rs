@@ -11,32 +11,28 @@
 //! (`--report-dir DIR` → `DIR/results.json`, `--results-file F`), read back with [`read`],
 //! and described field by field in `docs/results.schema.json` (checked against real files
 //! by `tests/suite/results.rs`). Its settings ([`settings`], the one place the
-//! configuration becomes the record) are what every report is rendered from.
+//! configuration becomes the record, in `record/settings.rs`; read back for the reports in
+//! `reader/settings.rs`) are what every report is rendered from.
 //!
 //! For a reader: `read(path)?` gives a [`ResultsFile`]; each [`DistributionRecord`] lists the
 //! run's percentiles and `distribution()?` rebuilds a
 //! [`Distribution`](crate::measure::distribution::Distribution) for any other percentile or
 //! for merging ([`merge_distributions`]); [`window_stats`] gives a whole window back as
-//! measured, and [`merge`] merges the results files of a run's shards into one run.
+//! measured, and `scale_out::merge` merges the results files of a run's shards into one run.
 
-pub mod merge;
 mod reader;
 mod record;
-mod recorded;
 mod recorder;
-mod restore;
 mod schema;
-mod settings;
-mod turns;
 mod writer;
 
-pub use reader::{merge_distributions, read};
-pub use record::{distribution_record, file_percentiles, window_record, FILE_PERCENTILES};
 #[cfg(test)]
-pub(crate) use recorded::test_settings;
-pub use recorded::ResultsPath;
+pub(crate) use reader::settings::test_settings;
+pub use reader::settings::ResultsPath;
+pub use reader::{merge_distributions, read};
+pub use record::restore::{error_kind, model_spec, window_stats};
+pub use record::settings::{command_line_record, settings, without_userinfo};
+pub use record::{distribution_record, file_percentiles, window_record, FILE_PERCENTILES};
 pub use recorder::{MergedOrigin, Recorder, RunEnd};
-pub use restore::{error_kind, model_spec, window_stats};
 pub use schema::*;
-pub use settings::{command_line_record, settings, without_userinfo};
 pub use writer::{check_writable, replace_file, write_file};

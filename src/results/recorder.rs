@@ -10,11 +10,11 @@ use std::time::{Instant, SystemTime};
 use super::record::{bucket_record, file_percentiles, level_record, model_record, window_record};
 use super::schema::rfc3339;
 use super::schema::*;
-use crate::error::RunError;
 use crate::measure::level::LevelResult;
 use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
-use crate::model::ModelSpec;
+use inferperf_wire::error::RunError;
+use inferperf_wire::model::ModelSpec;
 
 /// How a run ended, for the last write.
 #[derive(Debug, Default)]

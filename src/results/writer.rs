@@ -7,9 +7,9 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use super::recorded::ResultsPath;
 use super::schema::ResultsFile;
-use crate::error::{RunError, RunResult};
+use super::ResultsPath;
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Creates the folder the file goes in and tries writing a file there; a refusal names the
 /// flag that gave the path.

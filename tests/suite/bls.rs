@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{profile, run_cli, served, start_server, stderr, stdout, url};
-use inferperf::server::{LocalServer, ModelDef};
+use inferperf_server::{LocalServer, ModelDef};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn composing_models_are_broken_down_over_http_and_grpc() {

@@ -10,7 +10,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use inferperf::server::RunningServer;
+use inferperf_server::RunningServer;
 
 /// Profiles model `m` at concurrency 1 and 2 and writes its results file to `path`.
 async fn run_to(server: &RunningServer, path: &Path) {

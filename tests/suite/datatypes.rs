@@ -5,7 +5,7 @@
 use crate::common;
 
 use common::*;
-use inferperf::model::DataType;
+use inferperf_wire::model::DataType;
 
 async fn round_trip(server_url: &str, model: &str, protocol: &str, format: &str) {
     let local_def = format!("{model}={}", local_definition(model));

@@ -186,7 +186,7 @@ fn check_command(command: Command) -> Result<(), String> {
             .map(drop)
             .map_err(|e| e.to_string()),
         Command::Serve(args) => args.models.iter().try_for_each(|m| {
-            m.parse::<inferperf::server::ModelDef>()
+            m.parse::<inferperf_server::ModelDef>()
                 .map(drop)
                 .map_err(|e| format!("--model {m}: {e}"))
         }),

@@ -9,8 +9,8 @@
 use crate::common;
 
 use common::{profile, run_cli, served, start_server, stderr, stdout, url};
-use inferperf::proto::model_infer_request::InferInputTensor;
-use inferperf::proto::{InferTensorContents, ModelInferRequest};
+use inferperf_wire::proto::model_infer_request::InferInputTensor;
+use inferperf_wire::proto::{InferTensorContents, ModelInferRequest};
 use prost::Message;
 
 /// An identity request (FP32 [1, 16]) as protobuf bytes.

@@ -10,7 +10,7 @@ use crate::common;
 
 use inferperf::backend::TokenSource;
 use inferperf::measure::window::WindowStats;
-use inferperf::server::{RunningServer, TokenCounts};
+use inferperf_server::{RunningServer, TokenCounts};
 
 fn counts(server: &RunningServer, model: &str) -> TokenCounts {
     let all = server.local.openai_statistics();

@@ -6,9 +6,9 @@
 //! in; the engine named on the page it came from (vLLM's names, or SGLang's); and the pages
 //! of several replicas added up.
 
-use inferperf::measure::engine_figures::EngineFigures;
-use inferperf::measure::engine_metrics::Engine;
 use inferperf::measure::level::LevelResult;
+use inferperf::measure::server::engine_figures::EngineFigures;
+use inferperf::measure::server::engine_metrics::Engine;
 use inferperf::results::{self, ResultsFile};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

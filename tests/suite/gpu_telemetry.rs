@@ -4,9 +4,9 @@
 //! the level is that power over the level's time (less for the moments the client holds
 //! fewer in flight), and the output tokens per joule follow.
 
-use inferperf::measure::gpu_figures::GpuTelemetry;
-use inferperf::measure::gpu_series::GpuField;
-use inferperf::server::{self, ServeOptions};
+use inferperf::measure::server::gpu_figures::GpuTelemetry;
+use inferperf::measure::server::gpu_series::GpuField;
+use inferperf_server::{self as server, ServeOptions};
 
 use crate::common;
 

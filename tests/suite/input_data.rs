@@ -8,7 +8,7 @@ use crate::common;
 use std::path::Path;
 
 use common::*;
-use inferperf::wire::Tensor;
+use inferperf_wire::Tensor;
 use serde_json::{json, Value};
 
 fn write_json(dir: &Path, name: &str, doc: &Value) -> String {

@@ -7,7 +7,7 @@
 use crate::common;
 use crate::server_util::Http;
 
-use inferperf::server::RunningServer;
+use inferperf_server::RunningServer;
 
 /// A counter of the server's `/metrics` page, for model `chat`.
 pub(crate) async fn server_metric(server: &RunningServer, name: &str) -> f64 {

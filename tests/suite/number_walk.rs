@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use clap::CommandFactory;
 use inferperf::cli::Cli;
-use inferperf::server::RunningServer;
+use inferperf_server::RunningServer;
 use tokio::sync::Semaphore;
 
 use crate::common;
@@ -656,7 +656,7 @@ fn sources(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn floats_become_durations_only_through_the_checked_helper() {
-    // These panic on NaN, a negative or a huge value; `inferperf::number` has the checked
+    // These panic on NaN, a negative or a huge value; `inferperf_wire::number` has the checked
     // and saturating forms.
     let panicking = [
         "from_secs_f64",
@@ -668,9 +668,17 @@ fn floats_become_durations_only_through_the_checked_helper() {
     ];
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    sources(&root.join("src"), &mut files);
+    for tree in ["src", "crates/wire/src", "crates/server/src"] {
+        sources(&root.join(tree), &mut files);
+    }
+    assert!(files
+        .iter()
+        .any(|f| f.ends_with("crates/server/src/llm/mod.rs")));
     let mut found = Vec::new();
-    for file in files.iter().filter(|f| !f.ends_with("src/number.rs")) {
+    for file in files
+        .iter()
+        .filter(|f| !f.ends_with("crates/wire/src/number.rs"))
+    {
         let text = std::fs::read_to_string(file).unwrap();
         for (number, line) in text.lines().enumerate() {
             if panicking.iter().any(|p| line.contains(p)) {
@@ -685,7 +693,7 @@ fn floats_become_durations_only_through_the_checked_helper() {
     }
     assert!(
         found.is_empty(),
-        "use inferperf::number:\n{}",
+        "use inferperf_wire::number:\n{}",
         found.join("\n")
     );
 }

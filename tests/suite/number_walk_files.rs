@@ -110,7 +110,7 @@ fn replaced(doc: &Value, path: &[String], value: &Value) -> Value {
 /// Runs `job` on a thread of its own; a panic or a run past 20 s is a failure.
 fn guarded(
     name: String,
-    job: impl FnOnce() -> Result<i32, inferperf::error::RunError> + Send + 'static,
+    job: impl FnOnce() -> Result<i32, inferperf_wire::error::RunError> + Send + 'static,
 ) -> Result<(), String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

@@ -218,7 +218,7 @@ async fn trace_settings_are_set_for_the_run_and_restored_after_it() {
     // Another model's settings were never touched; a model without the route fails early.
     assert_eq!(
         trace.get("add_sub"),
-        inferperf::server::TraceSettings::default().get("x")
+        inferperf_server::TraceSettings::default().get("x")
     );
     let missing = run_cli(&[
         "-m",

@@ -11,7 +11,7 @@ use crate::common;
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use inferperf::server::{self, ModelDef, RunningServer, ServeOptions, TlsFiles};
+use inferperf_server::{self as server, ModelDef, RunningServer, ServeOptions, TlsFiles};
 
 /// perf_analyzer's long options, in the order of its `long_options` table.
 const PA_LONG_OPTIONS: [&str; 67] = [
@@ -621,15 +621,15 @@ fn write_data(dir: &Path) {
 /// A dynamic gRPC data file: one entry whose generator prints one identity ModelInferRequest
 /// after its 4-byte little-endian length.
 fn write_generator(dir: &Path) {
-    use inferperf::proto::model_infer_request::InferInputTensor;
+    use inferperf_wire::proto::model_infer_request::InferInputTensor;
     use prost::Message;
-    let request = inferperf::proto::ModelInferRequest {
+    let request = inferperf_wire::proto::ModelInferRequest {
         model_name: "identity".into(),
         inputs: vec![InferInputTensor {
             name: "INPUT0".into(),
             datatype: "FP32".into(),
             shape: vec![1, 16],
-            contents: Some(inferperf::proto::InferTensorContents {
+            contents: Some(inferperf_wire::proto::InferTensorContents {
                 fp32_contents: vec![1.0; 16],
                 ..Default::default()
             }),

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::common;
 use crate::server_util::Http;
-use inferperf::server::RunningServer;
+use inferperf_server::RunningServer;
 
 /// The requests the engine answered, by its own `/metrics` page (every finish reason).
 async fn answered(server: &RunningServer) -> f64 {

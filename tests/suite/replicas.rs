@@ -519,17 +519,17 @@ struct ApiCase {
     model: &'static str,
     flags: &'static [&'static str],
     grpc: bool,
-    count: fn(&inferperf::server::RunningServer) -> u64,
+    count: fn(&inferperf_server::RunningServer) -> u64,
     /// Requests discovery sends to each server before the run (OpenAI's one-token probe).
     discovery_requests: u64,
 }
 
-fn inference_successes(server: &inferperf::server::RunningServer) -> u64 {
+fn inference_successes(server: &inferperf_server::RunningServer) -> u64 {
     let stats = server.local.statistics("m").unwrap();
     stats.inference_stats.unwrap().success.unwrap().count
 }
 
-fn completions(server: &inferperf::server::RunningServer) -> u64 {
+fn completions(server: &inferperf_server::RunningServer) -> u64 {
     let all = server.local.openai_statistics();
     all.into_iter().find(|(n, _)| n == "m").unwrap().1.completed
 }
@@ -590,7 +590,7 @@ async fn every_api_spreads_its_requests_over_the_urls() {
             common::start_server(&[case.model]).await,
             common::start_server(&[case.model]).await,
         ];
-        let addr = |s: &inferperf::server::RunningServer| match case.grpc {
+        let addr = |s: &inferperf_server::RunningServer| match case.grpc {
             true => s.grpc_addr.to_string(),
             false => s.http_addr.to_string(),
         };

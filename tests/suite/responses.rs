@@ -11,11 +11,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use inferperf::backend::{ErrorKind, Malformation, TokenSource};
-use inferperf::server::TokenCounts;
+use inferperf_server::TokenCounts;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-fn counts(server: &inferperf::server::RunningServer) -> TokenCounts {
+fn counts(server: &inferperf_server::RunningServer) -> TokenCounts {
     let all = server.local.openai_statistics();
     all.into_iter().find(|(name, _)| name == "chat").unwrap().1
 }

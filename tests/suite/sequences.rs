@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::{profile, run_cli, start_server, stderr, stdout, url};
-use inferperf::server::RunningServer;
+use inferperf_server::RunningServer;
 
 fn sequence_counts(server: &RunningServer, model: &str) -> (u64, u64, u64, u64) {
     let (_, c) = (server.local.sequence_statistics().into_iter())

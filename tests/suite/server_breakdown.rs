@@ -8,7 +8,7 @@ use crate::common;
 use common::{profile, run_cli, stdout, url};
 use inferperf::config::MetricAggregation;
 use inferperf::measure::level::LevelResult;
-use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
+use inferperf_server::{self as server, ModelDef, RunningServer, ServeOptions};
 
 async fn serve(models: &[&str], statistics: bool) -> RunningServer {
     let models: Vec<ModelDef> = models.iter().map(|m| m.parse().unwrap()).collect();
@@ -25,7 +25,7 @@ async fn serve(models: &[&str], statistics: bool) -> RunningServer {
     .expect("server starts")
 }
 
-fn server_of(r: &LevelResult) -> &inferperf::measure::server_stats::ServerWindow {
+fn server_of(r: &LevelResult) -> &inferperf::measure::server::stats::ServerWindow {
     r.merged
         .server
         .as_ref()

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
 
-use inferperf::model::DataType;
-use inferperf::wire::{self, InferRequest, InferResponse, RequestedOutput, Tensor};
+use inferperf_wire::model::DataType;
+use inferperf_wire::{self as wire, InferRequest, InferResponse, RequestedOutput, Tensor};
 use server_util::*;
 
 /// The request with OUTPUT0 asked for, as binary data or JSON.
@@ -27,7 +27,7 @@ fn asking(input: Tensor, binary: bool) -> InferRequest {
 
 /// The answers over HTTP JSON, HTTP binary and gRPC, each checked to be a success.
 async fn answers(
-    server: &inferperf::server::RunningServer,
+    server: &inferperf_server::RunningServer,
     model: &str,
     input: &Tensor,
 ) -> Vec<InferResponse> {

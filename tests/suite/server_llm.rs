@@ -19,7 +19,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
-use inferperf::server::{ModelDef, RunningServer};
+use inferperf_server::{ModelDef, RunningServer};
 use server_util::*;
 
 /// The tests take turns so that they do not disturb each other's timing.
@@ -560,7 +560,7 @@ async fn kserve_describes_an_llm_model_but_sends_inference_to_the_openai_routes(
     let message = answer.json()["error"].as_str().unwrap().to_string();
     assert!(message.contains("/v1/chat/completions"), "{message}");
     let mut client = grpc(&server).await;
-    let msg = inferperf::wire::to_grpc_request("c", "", &request(vec![fp32(1, &[16])]));
+    let msg = inferperf_wire::to_grpc_request("c", "", &request(vec![fp32(1, &[16])]));
     let status = client.model_infer(msg).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::Unimplemented);
     assert!(status.message().contains("/v1/"), "{}", status.message());

@@ -21,7 +21,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
-use inferperf::server::RunningServer;
+use inferperf_server::RunningServer;
 use server_util::*;
 
 /// The timed tests take turns so that they do not disturb each other.

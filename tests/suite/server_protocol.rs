@@ -12,14 +12,14 @@ use hyper::{Method, StatusCode};
 use serde_json::{json, Value};
 use tonic::transport::Channel;
 
-use inferperf::model::DataType;
-use inferperf::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
-use inferperf::proto::{
+use inferperf_server::{self as server, ModelDef, RunningServer, ServeOptions};
+use inferperf_wire::model::DataType;
+use inferperf_wire::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+use inferperf_wire::proto::{
     ModelConfigRequest, ModelInferRequest, ModelMetadataRequest, ModelReadyRequest,
     ServerLiveRequest, ServerMetadataRequest,
 };
-use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
-use inferperf::wire::{self, InferRequest, InferResponse, RequestedOutput, Tensor};
+use inferperf_wire::{self as wire, InferRequest, InferResponse, RequestedOutput, Tensor};
 use server_util::Http;
 
 fn model_name(datatype: DataType) -> String {
@@ -379,11 +379,11 @@ async fn grpc_infer_every_datatype_and_add_sub() {
             .iter()
             .zip([7, -3])
             .map(
-                |(name, v)| inferperf::proto::model_infer_request::InferInputTensor {
+                |(name, v)| inferperf_wire::proto::model_infer_request::InferInputTensor {
                     name: name.to_string(),
                     datatype: "INT32".into(),
                     shape: vec![16],
-                    contents: Some(inferperf::proto::InferTensorContents {
+                    contents: Some(inferperf_wire::proto::InferTensorContents {
                         int_contents: vec![v; 16],
                         ..Default::default()
                     }),

@@ -35,7 +35,7 @@ struct Measured {
 async fn measure(client: &Grpc, model: &str, c: usize, secs: f64) -> Measured {
     let mut stats_client = client.clone();
     let before = grpc_stats(&mut stats_client, model).await;
-    let msg = inferperf::wire::to_grpc_request(model, "", &request(vec![fp32(1, &[16])]));
+    let msg = inferperf_wire::to_grpc_request(model, "", &request(vec![fp32(1, &[16])]));
     let client = client.clone();
     let driven = drive(c, Duration::from_secs_f64(secs), move || {
         let (mut client, msg) = (client.clone(), msg.clone());
@@ -157,7 +157,7 @@ async fn a_preferred_batch_size_runs_without_waiting_out_the_delay() {
     let server =
         start(&["p=identity:shape=1,max_batch=4,preferred_batch=2,queue_delay_us=2000000"]).await;
     let client = grpc(&server).await;
-    let msg = inferperf::wire::to_grpc_request("p", "", &request(vec![fp32(1, &[1])]));
+    let msg = inferperf_wire::to_grpc_request("p", "", &request(vec![fp32(1, &[1])]));
     let started = std::time::Instant::now();
     let ok = send_n(2, 2, move |_| {
         let (mut client, msg) = (client.clone(), msg.clone());
@@ -200,7 +200,7 @@ async fn a_failing_model_fails_at_its_rate_with_its_code() {
     assert!(within(failed, 0.2, 0.03), "failed {failed:.3}");
 
     let mut client = grpc(&server).await;
-    let msg = inferperf::wire::to_grpc_request("flaky", "", &request(vec![fp32(1, &[16])]));
+    let msg = inferperf_wire::to_grpc_request("flaky", "", &request(vec![fp32(1, &[16])]));
     let mut codes = Vec::new();
     for _ in 0..100 {
         if let Err(status) = client.model_infer(msg.clone()).await {
@@ -223,7 +223,7 @@ async fn spinning_burns_cpu_without_stalling_other_models() {
     let _turn = ONE_AT_A_TIME.lock().await;
     let server = start(&["hot=sleep:ms=20,spin=true,instances=1", "identity=identity"]).await;
     let client = grpc(&server).await;
-    let hot = inferperf::wire::to_grpc_request("hot", "", &request(vec![fp32(1, &[16])]));
+    let hot = inferperf_wire::to_grpc_request("hot", "", &request(vec![fp32(1, &[16])]));
     let c = client.clone();
     let busy = tokio::spawn(async move {
         send_n(10, 2, move |_| {
@@ -233,7 +233,7 @@ async fn spinning_burns_cpu_without_stalling_other_models() {
         .await
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let quick = inferperf::wire::to_grpc_request("identity", "", &request(vec![fp32(1, &[16])]));
+    let quick = inferperf_wire::to_grpc_request("identity", "", &request(vec![fp32(1, &[16])]));
     let started = std::time::Instant::now();
     client.clone().model_infer(quick).await.unwrap();
     assert!(

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 use bytes::{BufMut, BytesMut};
 use serde_json::Value;
 
-use inferperf::model::DataType;
-use inferperf::proto::ModelInferRequest;
-use inferperf::wire::{self, Tensor};
+use inferperf_wire::model::DataType;
+use inferperf_wire::proto::ModelInferRequest;
+use inferperf_wire::{self as wire, Tensor};
 use server_util::*;
 
 const MODELS: [&str; 4] = [
@@ -192,7 +192,7 @@ async fn http_and_grpc_statistics_agree() {
             .status,
         404
     );
-    let everything = inferperf::proto::ModelStatisticsRequest::default();
+    let everything = inferperf_wire::proto::ModelStatisticsRequest::default();
     let all = grpc(&server)
         .await
         .model_statistics(everything)

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use tokio::sync::Mutex;
 
-use inferperf::proto::{ModelConfigRequest, ModelInferResponse};
-use inferperf::server::InferError;
-use inferperf::wire;
+use inferperf_server::InferError;
+use inferperf_wire as wire;
+use inferperf_wire::proto::{ModelConfigRequest, ModelInferResponse};
 use server_util::*;
 
 /// Timing tests take turns so that they do not measure each other.
@@ -129,7 +129,7 @@ async fn requests_in_flight_on_one_stream_all_complete_in_order() {
 }
 
 /// Streams completed per second with two streams kept busy for `secs`.
-async fn streams_per_second(server: &inferperf::server::RunningServer, model: &str) -> f64 {
+async fn streams_per_second(server: &inferperf_server::RunningServer, model: &str) -> f64 {
     let client = grpc(server).await;
     let model = model.to_string();
     let driven = drive(2, Duration::from_secs(2), move || {

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use common::{profile, run_cli, served, start_server, stderr, url};
 use inferperf::backend::{ErrorKind, Payload};
-use inferperf::server::{RunningServer, ShmPlace};
-use inferperf::shm::{Mapping, PREFIX, SHM_DIR};
+use inferperf_server::{RunningServer, ShmPlace};
+use inferperf_wire::shm::{Mapping, PREFIX, SHM_DIR};
 use serde_json::json;
 
 const BIN: &str = env!("CARGO_BIN_EXE_inferperf");

@@ -6,10 +6,12 @@
 use crate::common;
 
 use common::*;
-use inferperf::proto::tensorflow::serving::prediction_service_client::PredictionServiceClient;
-use inferperf::proto::tensorflow::serving::{GetModelMetadataRequest, ModelSpec, PredictRequest};
-use inferperf::proto::tensorflow::SignatureDef;
-use inferperf::wire::tfserving::{from_tensor_proto, to_tensor_proto};
+use inferperf_wire::proto::tensorflow::serving::prediction_service_client::PredictionServiceClient;
+use inferperf_wire::proto::tensorflow::serving::{
+    GetModelMetadataRequest, ModelSpec, PredictRequest,
+};
+use inferperf_wire::proto::tensorflow::SignatureDef;
+use inferperf_wire::tfserving::{from_tensor_proto, to_tensor_proto};
 use prost::Message;
 
 const REQUESTS: &str = "300";
@@ -103,7 +105,7 @@ async fn a_missing_signature_or_model_is_one_sentence_and_exit_99() {
 /// Every datatype the server's `identity` can take comes back as it was sent.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_datatype_is_predicted_back_unchanged() {
-    use inferperf::model::DataType;
+    use inferperf_wire::model::DataType;
     let models: Vec<String> = DataType::ALL
         .iter()
         .map(|d| {
@@ -132,7 +134,7 @@ async fn every_datatype_is_predicted_back_unchanged() {
             .await
             .unwrap()
             .into_inner();
-        let map = inferperf::proto::tensorflow::serving::SignatureDefMap::decode(
+        let map = inferperf_wire::proto::tensorflow::serving::SignatureDefMap::decode(
             &meta.metadata["signature_def"].value[..],
         )
         .unwrap();
@@ -144,10 +146,10 @@ async fn every_datatype_is_predicted_back_unchanged() {
                 bytes::Bytes::from((0..(6 * size) as u8).map(|b| b % 2).collect::<Vec<_>>())
             }
             None => {
-                inferperf::wire::encode_bytes_elements("x", ["a", "bb", "", "d", "e", "f"]).unwrap()
+                inferperf_wire::encode_bytes_elements("x", ["a", "bb", "", "d", "e", "f"]).unwrap()
             }
         };
-        let tensor = inferperf::wire::Tensor {
+        let tensor = inferperf_wire::Tensor {
             name: input.clone(),
             datatype,
             shape: vec![2, 3],

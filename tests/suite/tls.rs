@@ -11,7 +11,7 @@ use crate::common;
 
 use std::path::{Path, PathBuf};
 
-use inferperf::server::{self, RunningServer, ServeOptions, TlsFiles};
+use inferperf_server::{self as server, RunningServer, ServeOptions, TlsFiles};
 use rcgen::{
     date_time_ymd, BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa,
     Issuer, KeyPair, KeyUsagePurpose,

@@ -11,7 +11,7 @@ use crate::common;
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use inferperf::server::{self, RunningServer, ServeOptions};
+use inferperf_server::{self as server, RunningServer, ServeOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 

@@ -10,8 +10,8 @@ use crate::backend::check::wire_failure;
 use crate::backend::memo::{memoised, CheckedAnswers};
 use crate::backend::outcome::{Failure, Malformation};
 use crate::backend::Request;
-use crate::proto::ModelInferResponse;
-use crate::wire;
+use inferperf_wire as wire;
+use inferperf_wire::proto::ModelInferResponse;
 
 /// Checks an encoded `ModelInferResponse` (a unary gRPC answer, or an in-process one).
 pub fn check_protobuf(

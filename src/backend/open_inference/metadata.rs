@@ -6,9 +6,9 @@
 use serde_json::Value;
 
 use crate::backend::{server_datatype, ConfigFacts, Discovered, Target};
-use crate::error::RunResult;
-use crate::model::{DataType, Scheduler, TensorSpec};
-use crate::proto;
+use inferperf_wire::error::RunResult;
+use inferperf_wire::model::{DataType, Scheduler, TensorSpec};
+use inferperf_wire::proto;
 
 /// Model metadata: `{name, versions, platform, inputs: [{name, datatype, shape}], outputs}`.
 pub fn parse_metadata(meta: &Value, target: &Target) -> RunResult<Discovered> {
@@ -164,7 +164,7 @@ pub fn config_facts(config: &proto::ModelConfig) -> ConfigFacts {
 /// Whether a sequence batcher's `CORRID` control input is `TYPE_STRING`.
 fn string_correlation_ids(batching: &proto::ModelSequenceBatching) -> bool {
     use proto::model_sequence_batching::control::Kind;
-    let string = crate::model::DataType::Bytes.config_enum();
+    let string = inferperf_wire::model::DataType::Bytes.config_enum();
     (batching.control_input.iter())
         .flat_map(|input| &input.control)
         .any(|c| c.kind == Kind::ControlSequenceCorrid as i32 && c.data_type == string)

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 use crate::config::{ParameterValue, RequestParameter};
-use crate::model::SequenceStep;
+use inferperf_wire::model::SequenceStep;
 
 /// `--request-parameter`s as the JSON values of a request's `parameters` (which the gRPC
 /// encoder turns into typed `InferParameter`s).

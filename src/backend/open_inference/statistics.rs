@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::proto::{InferStatistics, ModelStatistics, StatisticDuration};
+use inferperf_wire::proto::{InferStatistics, ModelStatistics, StatisticDuration};
 
 /// The extension's JSON (`{"model_stats": [...]}`) as protobuf messages; `None` when the
 /// answer is not in that form.

@@ -32,7 +32,7 @@ use tokio_rustls::TlsConnector;
 use self::self_signed::NamedSelfSigned;
 use crate::backend::outcome::ErrorKind;
 use crate::config::{TlsFile, TlsSettings};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The application protocol a connection asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,6 @@ use super::convergence::{self, RequestValues};
 use super::{profile, recorded_settings, ProfileOutcome};
 use crate::config::convergence::Convergence;
 use crate::config::{repetition_label, Config};
-use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::Interrupt;
 use crate::measure::confidence;
 use crate::measure::level::{LevelResult, LoadLevel};
@@ -22,6 +21,7 @@ use crate::report::repeats::{self, run_figures};
 use crate::results::{
     self, ConvergenceRecord, RepeatedFigure, RepeatedLevel, RepetitionRun, Repetitions, Settings,
 };
+use inferperf_wire::error::{RunError, RunResult, EXIT_OK};
 
 /// One profile run: its label, configuration and how it ended.
 struct Ran {

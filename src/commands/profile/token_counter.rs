@@ -8,7 +8,7 @@ use crate::backend::api::openai::tokenize;
 use crate::backend::Target;
 use crate::config::OpenAiConfig;
 use crate::data::tokenizer::{self, Counter};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The run's counter, said on the console.
 pub async fn for_run(llm: &OpenAiConfig, target: &Target) -> RunResult<Counter> {

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use super::{profile_runs, ProfileOutcome};
 use crate::cli::{parse_command_line, without_header_values, Command, Sweep, Variation};
 use crate::config::Config;
-use crate::error::{RunError, RunResult, EXIT_OK};
 use crate::load::profiler::Interrupt;
+use inferperf_wire::error::{RunError, RunResult, EXIT_OK};
 
 /// Runs every variation of `sweep` (whose lines follow `inferperf profile`); the exit code
 /// of the sweep: the first failed run's, else 0.
@@ -39,7 +39,7 @@ pub async fn run(sweep: &Sweep) -> RunResult<i32> {
         }
         if i + 1 < count && sweep.cooldown_s > 0.0 {
             interrupt
-                .sleep(crate::number::saturating_secs(sweep.cooldown_s))
+                .sleep(inferperf_wire::number::saturating_secs(sweep.cooldown_s))
                 .await;
         }
     }

@@ -11,7 +11,7 @@ use std::io::BufRead;
 use std::path::Path;
 
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Requests of an AIPerf run that names no bound (`--request-count`, `--benchmark-duration`,
 /// `--conversation-num`, a fixed schedule).

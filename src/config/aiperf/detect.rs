@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The formats a record's `"type"` may name, as AIPerf spells them.
 const TYPE_NAMES: [&str; 8] = [

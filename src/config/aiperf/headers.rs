@@ -5,7 +5,7 @@
 
 use crate::cli::ProfileArgs;
 use crate::config::endpoints::Endpoint;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// `--api-key KEY` as the header AIPerf sends, after the `-H` headers and in place of one of
 /// the same name: `Authorization: Bearer KEY`, or `x-api-key: KEY` for the messages type.

@@ -17,7 +17,7 @@ use std::time::Duration;
 use super::endpoints::Endpoint;
 use super::GoodputLimits;
 use crate::cli::{AiperfArgs, ProfileArgs};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// A flag and its `--no-` opposite together mean nothing: refused, as AIPerf refuses them.
 fn refuse_both_ways(args: &ProfileArgs) -> RunResult<()> {
@@ -51,7 +51,10 @@ pub(super) fn default_artifact_dir(config: &mut super::Config) {
     let stimulus = match &load.mode {
         super::LoadMode::FixedSchedule => "fixed_schedule".to_string(),
         super::LoadMode::RequestRate { range, .. } => {
-            let rate = format!("request_rate{}", crate::number::python_float(range.start));
+            let rate = format!(
+                "request_rate{}",
+                inferperf_wire::number::python_float(range.start)
+            );
             match load.max_concurrency {
                 Some(cap) => format!("concurrency{cap}-{rate}"),
                 None => rate,
@@ -372,7 +375,7 @@ fn goodput_limits(values: &[String]) -> RunResult<GoodputLimits> {
             super::bounds::MAX_LATENCY_LIMIT_US / 1e3,
         );
         let what = format!("--goodput '{pair}': the limit");
-        let value = crate::number::within(&what, value, least, most, "ms")?;
+        let value = inferperf_wire::number::within(&what, value, least, most, "ms")?;
         let slot = match metric.trim() {
             "time_to_first_token" => &mut limits.ttft_ms,
             "inter_token_latency" => &mut limits.itl_ms,

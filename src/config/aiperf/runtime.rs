@@ -4,7 +4,7 @@
 //! reuse, and which AIPerf files are written under which name.
 
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// What of AIPerf's runtime flags has no perf_analyzer form.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -6,8 +6,8 @@ use crate::cli::{normalize_args, refuse_aiperf_only, Cli, Command};
 use crate::config::{
     ApiSettings, Config, Distribution, Endpoint, LoadMode, OpenAiWire, ServiceKind,
 };
-use crate::error::{RunResult, EXIT_BAD_OPTION};
 use clap::Parser;
+use inferperf_wire::error::{RunResult, EXIT_BAD_OPTION};
 
 fn line(args: &[&str]) -> Vec<String> {
     let mut all = vec!["inferperf".to_string(), "profile".to_string()];

@@ -5,7 +5,7 @@
 //! The servers themselves stay `host:port` for the rest of the configuration.
 
 use crate::cli::ProfileArgs;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Splits the path (and query) off every `--url`, leaving `scheme://host:port`; the one
 /// path they share, if any. URLs with different paths are refused.

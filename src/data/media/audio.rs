@@ -12,7 +12,7 @@ use rand::rngs::SmallRng;
 use super::sample::{derive, noise, normal_at_least, pick};
 use super::AudioClip;
 use crate::config::media::{AudioFormat, AudioSettings};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The shortest clip AIPerf makes, in seconds.
 const MIN_SECONDS: f64 = 0.01;

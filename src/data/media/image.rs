@@ -17,7 +17,7 @@ use rand::Rng;
 
 use super::sample::{derive, pick, positive_normal_integer};
 use crate::config::media::{ImageFormat, ImageSettings, ImageSource, Sampling};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// AIPerf's JPEG quality and PNG compression level.
 const JPEG_QUALITY: u8 = 85;

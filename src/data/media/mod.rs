@@ -17,7 +17,7 @@ mod video;
 use std::sync::Arc;
 
 use crate::config::media::MediaConfig;
-use crate::error::RunResult;
+use inferperf_wire::error::RunResult;
 
 /// The media of one prompt, in AIPerf's order within each medium. Present (even empty) when
 /// the run includes a medium: the prompt's content then goes as a list of parts.

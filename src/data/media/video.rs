@@ -17,7 +17,7 @@ use rand::{Rng, SeedableRng};
 use super::frames::frame;
 use super::sample::{derive, noise};
 use crate::config::media::{VideoFormat, VideoSettings};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The program that encodes the videos, looked up on PATH.
 const FFMPEG: &str = "ffmpeg";

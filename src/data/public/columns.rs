@@ -11,7 +11,7 @@ use super::record;
 use crate::config::datasets::{PublicDataset, Shape};
 use crate::data::parts::Parts;
 use crate::data::traces::Record;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The requests of `rows`.
 pub fn records(dataset: &PublicDataset, rows: &[Map<String, Value>]) -> RunResult<Vec<Record>> {

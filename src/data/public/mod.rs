@@ -16,7 +16,7 @@ use super::hub::{self, DatasetRepo};
 use super::traces::{Record, TraceFile};
 use crate::config::datasets::{PublicChoice, Shape, Source};
 use crate::config::workload::FileFormat;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Reads a public dataset, every file it needs fetched first when not cached.
 pub fn read(choice: &PublicChoice) -> RunResult<TraceFile> {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Every row of the file at `path` (`shown` in messages).
 pub fn read(path: &Path, shown: &str) -> RunResult<Vec<Map<String, Value>>> {

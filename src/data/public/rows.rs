@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The file kinds whose rows can be read.
 const DATA_EXTENSIONS: [&str; 3] = ["parquet", "jsonl", "json"];

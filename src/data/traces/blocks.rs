@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use super::{Content, Record};
 use crate::data::prompt_maker::Place;
 use crate::data::prompts::PromptMaker;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Checks that every record's `input_length` fits its hash ids: more than `(K-1)·B` tokens
 /// and at most `K·B`.

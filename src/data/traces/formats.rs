@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use super::turn_fields::{self, bad};
 use super::{Content, Record};
 use crate::data::parts::Parts;
-use crate::error::RunResult;
-use crate::number::{readable, A_DAY_MS};
+use inferperf_wire::error::RunResult;
+use inferperf_wire::number::{readable, A_DAY_MS};
 
 /// Every non-blank line of a JSON Lines file as an object, with its `FILE line N`.
 pub(super) fn objects<'a>(

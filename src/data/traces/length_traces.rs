@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::formats::{count, objects};
 use super::turn_fields::bad;
 use super::{Content, Record};
-use crate::error::RunResult;
+use inferperf_wire::error::RunResult;
 
 /// One Bailian line, checked.
 struct BailianLine {

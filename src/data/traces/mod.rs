@@ -28,7 +28,7 @@ use super::prompts::{self, PromptMaker};
 use super::tokenizer::TokenCount;
 use crate::config::workload::{FileFormat, WorkloadConfig};
 use crate::config::OpenAiConfig;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// What one request of a file asks: a text, a length to make a prompt of (with the hash ids
 /// of its blocks), chat messages, or a whole body to send as given.

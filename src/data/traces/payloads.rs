@@ -10,7 +10,7 @@ use super::formats::objects;
 use super::turn_fields::bad;
 use super::{Content, Record};
 use crate::data::parts::Parts;
-use crate::error::RunResult;
+use inferperf_wire::error::RunResult;
 
 /// raw_payload lines: a request each (`session`: the folder file's session, whose turns
 /// they are, each carrying its own history as authored).

@@ -15,7 +15,7 @@ use super::formats::objects;
 use super::turn_fields::{self, TurnFields};
 use super::{Content, ReadOptions, Record};
 use crate::data::parts::Parts;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// AIPerf's number of random_pool conversations when none is given.
 const DEFAULT_CONVERSATIONS: u32 = 100;

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::{Content, Record};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The turns of a ShareGPT file; each gpt answer is kept so that the run's tokenizer counts
 /// the answer's length asked for (see [`super::entries`]).

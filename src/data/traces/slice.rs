@@ -8,8 +8,8 @@ use std::collections::HashSet;
 
 use crate::config::workload::TraceSlice;
 use crate::data::entry::Entry;
-use crate::error::{RunError, RunResult};
-use crate::number::{readable, A_DAY_MS};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::number::{readable, A_DAY_MS};
 
 /// What the slice left out, for the console.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

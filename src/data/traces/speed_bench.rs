@@ -10,7 +10,7 @@ use super::formats::objects;
 use super::turn_fields::bad;
 use super::{Content, Record};
 use crate::config::workload::FileFormat;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The text AIPerf refuses: the published file's stand-in for withheld prompts.
 const PLACEHOLDER: &str =

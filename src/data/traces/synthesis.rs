@@ -14,7 +14,7 @@ use rand::{Rng, SeedableRng};
 
 use super::{Content, Record};
 use crate::config::synthesis::Synthesis;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// Mixed into the run's seed for the draws of prefix trees.
 const TREE_SEED: u64 = 0x5917_4e51_5000_0001;

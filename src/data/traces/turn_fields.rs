@@ -11,7 +11,7 @@ use base64::Engine;
 use serde_json::{Map, Value};
 
 use crate::data::parts::Parts;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// A bad line: one sentence naming the file, the line and what is wrong.
 pub(super) fn bad(origin: &str, what: impl std::fmt::Display) -> RunError {

@@ -22,7 +22,7 @@ use crate::load::schedule::Schedule;
 use crate::load::sequences::{Sequence, SequencePlan};
 use crate::load::timer::PreciseTimer;
 use crate::measure::sample::{SlotBuffer, SlotBuffers};
-use crate::model::SequenceStep;
+use inferperf_wire::model::SequenceStep;
 
 /// Longest a wait goes without looking at the stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(20);

@@ -23,8 +23,8 @@ use crate::data::chat_template::conversation_messages;
 use crate::data::sessions::{conversation_text, spans};
 use crate::data::tokenizer::Counter;
 use crate::data::{Dataset, Prompt};
-use crate::error::{RunError, RunResult};
 use crate::measure::sample::SlotBuffer;
+use inferperf_wire::error::{RunError, RunResult};
 
 pub use open::OpenSessions;
 pub use scheduled::ScheduledSessions;
@@ -43,7 +43,7 @@ impl TurnTiming {
     /// The wait after the answer before this turn, when it has one.
     fn delay(&self) -> Option<std::time::Duration> {
         let ms = self.delay_ms.filter(|&ms| ms > 0.0)?;
-        Some(crate::number::saturating_secs(ms / 1000.0))
+        Some(inferperf_wire::number::saturating_secs(ms / 1000.0))
     }
 }
 

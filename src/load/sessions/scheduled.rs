@@ -238,7 +238,7 @@ impl SessionPlan {
 }
 
 fn after_ms(ms: f64) -> Duration {
-    crate::number::saturating_secs(ms.max(0.0) / 1000.0)
+    inferperf_wire::number::saturating_secs(ms.max(0.0) / 1000.0)
 }
 
 /// One thread's share of the sessions, started on its timer.

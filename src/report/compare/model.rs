@@ -23,7 +23,7 @@ impl Figure {
         match self {
             Figure::Throughput => "throughput".to_string(),
             Figure::Avg => "avg".to_string(),
-            Figure::Percentile(p) => format!("p{}", crate::number::readable(*p)),
+            Figure::Percentile(p) => format!("p{}", inferperf_wire::number::readable(*p)),
         }
     }
 
@@ -77,7 +77,7 @@ impl Limit {
     fn text(&self) -> String {
         let op = if self.percent < 0.0 { '<' } else { '>' };
         let sign = if self.percent < 0.0 { "" } else { "+" };
-        let percent = crate::number::readable(self.percent);
+        let percent = inferperf_wire::number::readable(self.percent);
         format!("{}{op}{sign}{percent}%", self.figure.name())
     }
 }
@@ -182,9 +182,9 @@ impl Row {
             format_value(self.figure, self.a),
             format_value(self.figure, self.b),
             self.change.map_or("n/a".to_string(), |c| {
-                format!("{}%", crate::number::signed(c, 1))
+                format!("{}%", inferperf_wire::number::signed(c, 1))
             }),
-            format!("±{}%", crate::number::fixed(self.noise, 1)),
+            format!("±{}%", inferperf_wire::number::fixed(self.noise, 1)),
             self.verdict
                 .map_or("n/a (no baseline value)", |v| v.text())
                 .to_string(),
@@ -245,9 +245,9 @@ fn format_value(figure: Figure, v: Option<f64>) -> String {
     match v {
         None => "n/a".to_string(),
         Some(v) if figure == Figure::Throughput => {
-            format!("{} {}", crate::number::fixed(v, 1), figure.unit())
+            format!("{} {}", inferperf_wire::number::fixed(v, 1), figure.unit())
         }
-        Some(v) => format!("{} {}", crate::number::fixed(v, 0), figure.unit()),
+        Some(v) => format!("{} {}", inferperf_wire::number::fixed(v, 0), figure.unit()),
     }
 }
 
@@ -313,7 +313,7 @@ fn matched(
                         other.name,
                         load_text(&level_a.load),
                         figure.name(),
-                        crate::number::signed(change, 1),
+                        inferperf_wire::number::signed(change, 1),
                         base.name,
                         limit.text(),
                         test
@@ -388,7 +388,7 @@ fn judge(
             _ => None,
         },
         noise,
-        test: format!("noise (±{}%)", crate::number::fixed(noise, 1)),
+        test: format!("noise (±{}%)", inferperf_wire::number::fixed(noise, 1)),
     }
 }
 

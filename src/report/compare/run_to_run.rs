@@ -67,8 +67,8 @@ impl RunToRun {
             "Welch's t-test over {} and {} runs: ±{}% at {}%",
             self.runs_a,
             self.runs_b,
-            crate::number::fixed(self.half_width, 1),
-            crate::number::readable(self.level * 100.0)
+            inferperf_wire::number::fixed(self.half_width, 1),
+            inferperf_wire::number::readable(self.level * 100.0)
         )
     }
 }

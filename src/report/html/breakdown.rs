@@ -74,7 +74,7 @@ pub fn breakdown(file: &ResultsFile) -> String {
         let mut base = 0.0;
         for (k, (part, v)) in parts.iter().enumerate() {
             if *v > 0.0 {
-                let tip = format!("{name}: {part} {} ms", crate::number::fixed(*v, 3));
+                let tip = format!("{name}: {part} {} ms", inferperf_wire::number::fixed(*v, 3));
                 c.bar(
                     i as f64 + 1.0,
                     0.7,

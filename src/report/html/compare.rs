@@ -140,7 +140,7 @@ fn runs_table(runs: &[Run], drawn: &[Drawn]) -> String {
             },
             esc(&format!("{} · {}", s.url, s.protocol)),
             esc(&f.started_at),
-            f.duration_s.map_or("–".into(), |d| format!("{} s", crate::number::fixed(d, 1))),
+            f.duration_s.map_or("–".into(), |d| format!("{} s", inferperf_wire::number::fixed(d, 1))),
             f.levels.len(),
         );
     }

@@ -27,8 +27,8 @@ pub fn curve_points(file: &ResultsFile, p: f64, prefix: &str) -> Points {
             let tip = format!(
                 "{prefix}{}: {} infer/s, p{p} {} ms{}",
                 load_name(l),
-                crate::number::fixed(l.merged.throughput, 1),
-                crate::number::fixed(v, 3),
+                inferperf_wire::number::fixed(l.merged.throughput, 1),
+                inferperf_wire::number::fixed(v, 3),
                 if l.stable { "" } else { " (unstable)" }
             );
             Some((l.merged.throughput, v, tip))
@@ -122,7 +122,10 @@ pub fn percentile_points(level: &LevelRecord, prefix: &str) -> Points {
                 (
                     p,
                     ms(v),
-                    format!("{prefix}p{p}: {} ms", crate::number::fixed(ms(v), 3)),
+                    format!(
+                        "{prefix}p{p}: {} ms",
+                        inferperf_wire::number::fixed(ms(v), 3)
+                    ),
                 )
             })
         })

@@ -33,9 +33,9 @@ use std::path::{Path, PathBuf};
 
 use super::compare::{Comparison, Run};
 use super::{Entry, Measured, Reporter, Run as RunView};
-use crate::error::{RunError, RunResult};
 use crate::measure::level::LevelResult;
 use crate::results::{replace_file, DistributionRecord, LevelLoad, LevelRecord, ResultsFile};
+use inferperf_wire::error::{RunError, RunResult};
 
 pub use svg::esc;
 

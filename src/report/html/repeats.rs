@@ -16,7 +16,7 @@ pub fn repeats(file: &ResultsFile) -> String {
     let mut s = format!(
         "<h2>Over {measured} profile runs of {}</h2><p>Each figure's mean over the runs, its {}% confidence interval (Student t) and its run-to-run variation (cv); the tables above are the first run's.</p>",
         rep.asked,
-        crate::number::readable(rep.confidence_level * 100.0)
+        inferperf_wire::number::readable(rep.confidence_level * 100.0)
     );
     let labels: Vec<String> = rep
         .runs

@@ -9,8 +9,8 @@ use std::fmt::Write;
 
 use super::load_name;
 use super::svg::{colored, esc, load_chart, num, Points};
-use crate::measure::engine_figures::EngineFigures;
-use crate::measure::gpu_figures::GpuTelemetry;
+use crate::measure::server::engine_figures::EngineFigures;
+use crate::measure::server::gpu_figures::GpuTelemetry;
 use crate::report::server_figures::{disagreement, engine_figures, gpu_figures, NamedFigure};
 use crate::results::{LevelRecord, ResultsFile, WindowRecord};
 
@@ -205,7 +205,8 @@ fn timelines(file: &ResultsFile) -> String {
             }
             all
         });
-    let gpu_series = |f: fn(&crate::measure::gpu_figures::GpuFigures) -> Option<f64>, unit| {
+    let gpu_series = |f: fn(&crate::measure::server::gpu_figures::GpuFigures) -> Option<f64>,
+                      unit| {
         (uuids.iter())
             .map(|uuid| {
                 let points = per_window(

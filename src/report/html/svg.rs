@@ -46,7 +46,7 @@ pub fn num(v: f64) -> String {
     } else if v.fract() == 0.0 && a < 1e4 {
         format!("{v:.0}")
     } else if !(1e-3..1e12).contains(&a) {
-        crate::number::readable(v)
+        inferperf_wire::number::readable(v)
     } else if a >= 1e6 {
         format!("{:.2}M", v / 1e6)
     } else if a >= 1e4 {

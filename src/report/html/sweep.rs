@@ -72,7 +72,7 @@ pub fn write(page: &SweepPage<'_>, path: &Path) -> std::io::Result<()> {
 }
 
 fn cell(v: Option<f64>) -> String {
-    v.map_or("–".into(), |v| crate::number::fixed(v, 2))
+    v.map_or("–".into(), |v| inferperf_wire::number::fixed(v, 2))
 }
 
 fn table(rows: &[SweepRow]) -> String {
@@ -118,7 +118,7 @@ fn table(rows: &[SweepRow]) -> String {
                 out,
                 "<tr>{values}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"l {}\">{}</td><td class=\"l\">{links}</td></tr>",
                 esc(&load),
-                crate::number::fixed(throughput, 1),
+                inferperf_wire::number::fixed(throughput, 1),
                 cell(p50),
                 cell(p90),
                 cell(p99),
@@ -236,7 +236,7 @@ fn overlay(
                         "{}, load {}: {} infer/s, p50 {} ms, p99 {} ms{}",
                         row.label,
                         f.load,
-                        crate::number::fixed(f.throughput, 1),
+                        inferperf_wire::number::fixed(f.throughput, 1),
                         cell(f.p50),
                         cell(f.p99),
                         if f.stable { "" } else { " (unstable)" }

@@ -89,7 +89,7 @@ pub fn settings(file: &ResultsFile) -> String {
                 file.started_at,
                 file.duration_s.map_or("–".into(), |d| format!(
                     "{} s",
-                    crate::number::fixed(d, 1)
+                    inferperf_wire::number::fixed(d, 1)
                 ))
             ),
         ),
@@ -189,8 +189,9 @@ pub fn levels(file: &ResultsFile) -> String {
     out.push_str("<th>Avg ms</th><th>Requests</th><th>Errors</th><th>Windows</th><th class=\"l\">Stable</th><th class=\"l\">Why</th></tr>");
     for (i, level) in file.levels.iter().enumerate() {
         let m = &level.merged;
-        let cell =
-            |p: f64| pct(&m.latency, p).map_or("–".into(), |v| crate::number::fixed(ms(v), 3));
+        let cell = |p: f64| {
+            pct(&m.latency, p).map_or("–".into(), |v| inferperf_wire::number::fixed(ms(v), 3))
+        };
         let knee = if file.knee == Some(i) {
             " ◆ knee"
         } else {
@@ -200,7 +201,7 @@ pub fn levels(file: &ResultsFile) -> String {
             out,
             "<tr><td class=\"l\">{}{knee}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
             esc(&load_name(level)),
-            crate::number::fixed(m.throughput, 1),
+            inferperf_wire::number::fixed(m.throughput, 1),
             cell(50.0),
             cell(90.0),
             cell(95.0),
@@ -220,7 +221,7 @@ pub fn levels(file: &ResultsFile) -> String {
         let _ = write!(
             out,
             "<td>{}</td><td>{}</td><td{}>{}</td><td>{}/{}</td><td class=\"l {}\">{}</td><td class=\"l\">{}</td></tr>",
-            crate::number::fixed(ms(m.latency.mean), 3),
+            inferperf_wire::number::fixed(ms(m.latency.mean), 3),
             m.completed,
             if m.failed > 0 { " class=\"bad\"" } else { "" },
             if errors.is_empty() { "0".to_string() } else { esc(&errors.join(", ")) },

@@ -60,13 +60,13 @@ pub fn level_windows(level: &LevelRecord) -> String {
             format!(
                 "window {}: {} infer/s ({tag})",
                 i + 1,
-                crate::number::fixed(w.throughput, 1)
+                inferperf_wire::number::fixed(w.throughput, 1)
             ),
         ));
         let tip = format!(
             "window {}: {} infer/s, {} errors ({tag})",
             i + 1,
-            crate::number::fixed(w.throughput, 1),
+            inferperf_wire::number::fixed(w.throughput, 1),
             w.failed
         );
         points.push((x, w.throughput, COLORS[0], merged, tip));
@@ -75,7 +75,7 @@ pub fn level_windows(level: &LevelRecord) -> String {
                 let tip = format!(
                     "window {}: p{p} {} ms ({tag})",
                     i + 1,
-                    crate::number::fixed(ms(v), 3)
+                    inferperf_wire::number::fixed(ms(v), 3)
                 );
                 list.push((x, ms(v), tip, color, merged));
             }
@@ -133,8 +133,8 @@ pub fn timeline(t: &TimelineRecord) -> String {
                 b.window.throughput,
                 format!(
                     "{} s: {} infer/s, {} errors",
-                    crate::number::fixed(b.plan_offset_s, 0),
-                    crate::number::fixed(b.window.throughput, 1),
+                    inferperf_wire::number::fixed(b.plan_offset_s, 0),
+                    inferperf_wire::number::fixed(b.window.throughput, 1),
                     b.window.failed
                 ),
             )
@@ -149,8 +149,8 @@ pub fn timeline(t: &TimelineRecord) -> String {
                 b.target,
                 format!(
                     "{} s: target {}",
-                    crate::number::fixed(b.plan_offset_s, 0),
-                    crate::number::fixed(b.target, 1)
+                    inferperf_wire::number::fixed(b.plan_offset_s, 0),
+                    inferperf_wire::number::fixed(b.target, 1)
                 ),
             )
         })
@@ -181,8 +181,8 @@ pub fn timeline(t: &TimelineRecord) -> String {
                     v,
                     format!(
                         "{} s: p{p} {} ms",
-                        crate::number::fixed(b.plan_offset_s, 0),
-                        crate::number::fixed(v, 3)
+                        inferperf_wire::number::fixed(b.plan_offset_s, 0),
+                        inferperf_wire::number::fixed(v, 3)
                     ),
                 ))
             })

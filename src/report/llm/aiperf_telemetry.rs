@@ -7,10 +7,10 @@
 //! deltas and percentile estimates).
 
 use super::json::{object, Json};
-use crate::measure::engine_figures::EngineFigures;
-use crate::measure::engine_metrics::{Engine, Role, ROLES};
-use crate::measure::gpu_figures::GpuTelemetry;
-use crate::measure::metrics::{MetricsWindow, SeriesStats};
+use crate::measure::server::engine_figures::EngineFigures;
+use crate::measure::server::engine_metrics::{Engine, Role, ROLES};
+use crate::measure::server::gpu_figures::GpuTelemetry;
+use crate::measure::server::metrics::{MetricsWindow, SeriesStats};
 use crate::measure::window::WindowStats;
 use crate::results::Settings;
 

@@ -11,10 +11,10 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::error::{RunError, RunResult};
 use crate::measure::level::{LevelResult, LoadLevel};
 use crate::measure::request_log::WallClock;
 use crate::results::{LoadSettings, Settings};
+use inferperf_wire::error::{RunError, RunResult};
 
 use super::aiperf::RunLabels;
 use super::{

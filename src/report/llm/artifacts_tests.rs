@@ -3,13 +3,13 @@
 
 use super::*;
 use crate::data::{Dataset, Entry, Prompt};
-use crate::error::EXIT_GENERIC;
 use crate::measure::level::LevelEnd;
-use crate::model::ModelSpec;
 use crate::report::llm::payloads::Payloads;
 use crate::report::llm::{test_llm_settings, test_llm_window};
 use crate::report::{test_record, Sent};
 use crate::results::ResultsFile;
+use inferperf_wire::error::EXIT_GENERIC;
+use inferperf_wire::model::ModelSpec;
 
 fn level(level: LoadLevel) -> LevelResult {
     LevelResult {

@@ -19,7 +19,7 @@ pub mod turns;
 
 use crate::measure::distribution::Distribution;
 use crate::measure::window::WindowStats;
-pub use crate::number::python_float;
+pub use inferperf_wire::number::python_float;
 
 /// The percentiles GenAI-Perf and AIPerf report, ascending. The merged windows the exports
 /// read are never compacted, so every one is at hand; a caller that compacts windows and

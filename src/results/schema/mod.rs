@@ -11,9 +11,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::engine_figures::{CountCheck, EngineFigures};
-use crate::measure::gpu_figures::GpuTelemetry;
 use crate::measure::level::LoadLevel;
+use crate::measure::server::engine_figures::{CountCheck, EngineFigures};
+use crate::measure::server::gpu_figures::GpuTelemetry;
 
 mod repetitions;
 mod settings;

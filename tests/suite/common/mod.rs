@@ -9,7 +9,7 @@ use inferperf::cli::{normalize_args, Command};
 use inferperf::config::Config;
 use inferperf::load::profiler::Interrupt;
 use inferperf::measure::level::LevelResult;
-use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
+use inferperf_server::{self as server, ModelDef, RunningServer, ServeOptions};
 
 /// Starts the embedded server on free loopback ports with the given models (or the
 /// default set when empty).
@@ -138,7 +138,7 @@ pub async fn answers(
     args: &[&str],
 ) -> (
     inferperf::commands::profile::Prepared,
-    Vec<Vec<inferperf::wire::Tensor>>,
+    Vec<Vec<inferperf_wire::Tensor>>,
 ) {
     use inferperf::backend::Payload;
     let cfg = config(args);
@@ -153,7 +153,7 @@ pub async fn answers(
             Payload::Grpc(framed) => grpc_answer(target, framed).await,
             Payload::Local(call) => {
                 let server = target.local.as_ref().expect("in-process models");
-                let call = inferperf::wire::InferRequest::clone(call);
+                let call = inferperf_wire::InferRequest::clone(call);
                 server
                     .infer(&target.model, &target.version, call)
                     .await
@@ -168,7 +168,7 @@ pub async fn answers(
 async fn http_answer(
     target: &inferperf::backend::Target,
     bytes: &[u8],
-) -> inferperf::wire::InferResponse {
+) -> inferperf_wire::InferResponse {
     use inferperf::backend::transport::http1::Http1Stream;
     let mut io = Http1Stream::connect(&target.peer.addrs, target.peer.timeout)
         .await
@@ -181,22 +181,22 @@ async fn http_answer(
         "{}",
         String::from_utf8_lossy(&answer.body)
     );
-    inferperf::wire::decode_http_response(&answer.body, answer.header_len).expect("decodes")
+    inferperf_wire::decode_http_response(&answer.body, answer.header_len).expect("decodes")
 }
 
 async fn grpc_answer(
     target: &inferperf::backend::Target,
     framed: &[u8],
-) -> inferperf::wire::InferResponse {
-    use inferperf::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+) -> inferperf_wire::InferResponse {
+    use inferperf_wire::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
     use prost::Message;
-    let message = inferperf::proto::ModelInferRequest::decode(&framed[5..]).expect("protobuf");
+    let message = inferperf_wire::proto::ModelInferRequest::decode(&framed[5..]).expect("protobuf");
     let mut client =
         GrpcInferenceServiceClient::connect(format!("http://{}", target.peer.addrs[0]))
             .await
             .expect("connect");
     let answer = client.model_infer(message).await.expect("answer");
-    inferperf::wire::from_grpc_response(answer.into_inner()).expect("decodes")
+    inferperf_wire::from_grpc_response(answer.into_inner()).expect("decodes")
 }
 
 /// docs/results.schema.json.

@@ -17,15 +17,15 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 use tonic::transport::Channel;
 
-use inferperf::model::DataType;
-use inferperf::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
-use inferperf::proto::infer_parameter::ParameterChoice;
-use inferperf::proto::{
+use inferperf_server::{self as server, ModelDef, RunningServer, ServeOptions};
+use inferperf_wire::model::DataType;
+use inferperf_wire::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+use inferperf_wire::proto::infer_parameter::ParameterChoice;
+use inferperf_wire::proto::{
     ModelInferRequest, ModelInferResponse, ModelStatistics, ModelStatisticsRequest,
     ModelStreamInferResponse,
 };
-use inferperf::server::{self, ModelDef, RunningServer, ServeOptions};
-use inferperf::wire::{self, InferRequest, Tensor};
+use inferperf_wire::{self as wire, InferRequest, Tensor};
 
 pub type Grpc = GrpcInferenceServiceClient<Channel>;
 

@@ -19,8 +19,8 @@ use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::DynamicGrpcSettings;
 use crate::data::message_generator::{self, input_spec, split_messages};
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {

@@ -13,9 +13,9 @@ use crate::backend::memo::CheckedAnswers;
 use crate::backend::open_inference::answer::protobuf_failure;
 use crate::backend::outcome::{ErrorKind, Failure, Malformation};
 use crate::backend::Request;
-use crate::proto::infer_parameter::ParameterChoice;
-use crate::proto::ModelStreamInferResponse;
-use crate::wire;
+use inferperf_wire as wire;
+use inferperf_wire::proto::infer_parameter::ParameterChoice;
+use inferperf_wire::proto::ModelStreamInferResponse;
 
 /// The response parameter that marks the last answer of a request on a stream.
 pub const FINAL_RESPONSE: &str = "triton_final_response";
@@ -87,9 +87,9 @@ pub fn check_stream_message(
 mod tests {
     use super::*;
     use crate::backend::{AnswerCheck, Payload};
-    use crate::model::{DataType, TensorSpec};
-    use crate::proto::InferParameter;
-    use crate::wire::{InferResponse, Tensor};
+    use inferperf_wire::model::{DataType, TensorSpec};
+    use inferperf_wire::proto::InferParameter;
+    use inferperf_wire::{InferResponse, Tensor};
 
     fn request() -> Request {
         Request {

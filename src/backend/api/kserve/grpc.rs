@@ -9,9 +9,9 @@ use crate::backend::outcome::ErrorKind;
 use crate::backend::transport::control::{connect_channel, status_kind, with_metadata};
 use crate::backend::transport::h2::MAX_MESSAGE;
 use crate::backend::{Discovered, Target};
-use crate::error::{RunError, RunResult};
-use crate::proto;
-use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::proto;
+use inferperf_wire::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
 
 /// Reads server metadata, model metadata and (if present) the model configuration.
 pub async fn discover(target: &Target) -> RunResult<Discovered> {

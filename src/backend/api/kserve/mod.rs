@@ -28,9 +28,9 @@ use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::shm::SharedMemory;
 use crate::config::{KserveSettings, Protocol, TargetConfig, TensorFormat};
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
-use crate::wire::{self, InferRequest};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
+use inferperf_wire::{self as wire, InferRequest};
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {

@@ -16,7 +16,7 @@ use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::backend::transport::control::HttpControl;
 use crate::backend::transport::http1::{post, Http1Stream};
 use crate::backend::{Discovered, Request, Target};
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// One HTTP/1.1 connection to the server, for inference requests.
 pub struct HttpConn {

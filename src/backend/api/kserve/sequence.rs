@@ -11,7 +11,7 @@ use prost::encoding::{encode_key, encode_varint, WireType};
 
 use crate::backend::open_inference::parameters::sequence_members;
 use crate::backend::Payload;
-use crate::model::SequenceStep;
+use inferperf_wire::model::SequenceStep;
 
 /// A KServe request with the step's parameters; `None` when its bytes are not a request
 /// this adapter encoded.
@@ -154,7 +154,7 @@ fn length_delimited(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
 mod tests {
     use super::*;
     use crate::backend::transport::h2::frame_message;
-    use crate::wire::{self, InferRequest, Tensor};
+    use inferperf_wire::{self as wire, InferRequest, Tensor};
     use prost::Message;
 
     fn step(start: bool, end: bool, string_id: bool) -> SequenceStep {
@@ -171,7 +171,7 @@ mod tests {
             id: String::new(),
             inputs: vec![Tensor {
                 name: "INPUT".into(),
-                datatype: crate::model::DataType::Int32,
+                datatype: inferperf_wire::model::DataType::Int32,
                 shape: vec![1],
                 data: Bytes::from_static(&[3, 0, 0, 0]),
             }],
@@ -226,7 +226,7 @@ mod tests {
         let patched = patch_grpc(&framed, &step(false, true, true)).unwrap();
         let len = u32::from_be_bytes(patched[1..5].try_into().unwrap()) as usize;
         assert_eq!(len, patched.len() - 5);
-        let decoded = crate::proto::ModelInferRequest::decode(&patched[5..]).unwrap();
+        let decoded = inferperf_wire::proto::ModelInferRequest::decode(&patched[5..]).unwrap();
         let request = wire::from_grpc_request(decoded).unwrap();
         assert_eq!(request.parameters["sequence_id"], "42");
         assert_eq!(request.parameters["sequence_end"], true);

@@ -28,13 +28,13 @@ use crate::backend::transport::compression;
 use crate::backend::{Payload, Target};
 use crate::config::{shm::ShmConfig, Protocol};
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
-use crate::proto::infer_parameter::ParameterChoice;
-use crate::proto::model_infer_request::{InferInputTensor, InferRequestedOutputTensor};
-use crate::proto::InferParameter;
-use crate::shm::{Mapping, BYTE_SIZE_PARAM, OFFSET_PARAM, PREFIX, REGION_PARAM};
-use crate::wire::{self, InferRequest};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
+use inferperf_wire::proto::infer_parameter::ParameterChoice;
+use inferperf_wire::proto::model_infer_request::{InferInputTensor, InferRequestedOutputTensor};
+use inferperf_wire::proto::InferParameter;
+use inferperf_wire::shm::{Mapping, BYTE_SIZE_PARAM, OFFSET_PARAM, PREFIX, REGION_PARAM};
+use inferperf_wire::{self as wire, InferRequest};
 
 /// Sessions made by this process, numbered so that their names never collide.
 static SESSIONS: AtomicUsize = AtomicUsize::new(0);
@@ -208,7 +208,7 @@ impl ShmSession {
         let map = Mapping::create(&key_of(&name), end).map_err(|e| {
             RunError::failed(format!(
                 "Cannot create the shared-memory region {}/{name} ({e}): is /dev/shm full or not writable?",
-                crate::shm::SHM_DIR
+                inferperf_wire::shm::SHM_DIR
             ))
         })?;
         for (tensor, &offset) in entry.inputs.iter().zip(&offsets) {
@@ -332,11 +332,11 @@ fn refused(target: &Target, name: &str, why: &str) -> RunError {
 
 /// Unlinks what dead runs left in /dev/shm and unregisters their regions on the server.
 async fn clear_stale(target: &Target, control: &mut Control) {
-    crate::shm::remove_stale_objects();
+    inferperf_wire::shm::remove_stale_objects();
     let Ok(names) = control.status(target).await else {
         return;
     };
-    for name in names.iter().filter(|n| crate::shm::is_stale(n)) {
+    for name in names.iter().filter(|n| inferperf_wire::shm::is_stale(n)) {
         let _ = control.unregister(target, name).await;
     }
 }

@@ -19,11 +19,11 @@ use crate::backend::memo::CheckedAnswers;
 use crate::backend::open_inference::answer::check_protobuf;
 use crate::backend::outcome::{Failure, Malformation};
 use crate::backend::{Payload, Request};
-use crate::model::DataType;
-use crate::proto::infer_parameter::ParameterChoice;
-use crate::proto::ModelInferResponse;
-use crate::shm::BYTE_SIZE_PARAM;
-use crate::wire::{self, Tensor, WireError};
+use inferperf_wire::model::DataType;
+use inferperf_wire::proto::infer_parameter::ParameterChoice;
+use inferperf_wire::proto::ModelInferResponse;
+use inferperf_wire::shm::BYTE_SIZE_PARAM;
+use inferperf_wire::{self as wire, Tensor, WireError};
 
 /// The slot's region, the name its requests were encoded with, and the requests rewritten.
 pub struct SlotShm {

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use crate::backend::transport::control::{connect_channel, with_metadata, HttpControl};
 use crate::backend::Target;
 use crate::config::Protocol;
-use crate::proto;
-use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+use inferperf_wire::proto;
+use inferperf_wire::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
 use tonic::transport::Channel;
 
 /// A connection for the extension's calls.

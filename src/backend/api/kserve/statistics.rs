@@ -10,8 +10,8 @@ use crate::backend::open_inference::statistics::parse_statistics_json;
 use crate::backend::transport::control::{connect_channel, with_metadata, HttpControl};
 use crate::backend::{grpc_code_name, Target};
 use crate::config::Protocol;
-use crate::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
-use crate::proto::{ModelStatistics, ModelStatisticsRequest};
+use inferperf_wire::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
+use inferperf_wire::proto::{ModelStatistics, ModelStatisticsRequest};
 
 /// A connection that reads model statistics from a KServe v2 server.
 pub enum KserveStats {

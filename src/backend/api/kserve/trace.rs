@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use crate::backend::transport::control::HttpControl;
 use crate::backend::Target;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The settings changed for a run and the values they had before it.
 #[derive(Debug)]

@@ -21,10 +21,10 @@ use crate::backend::{
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::{LocalSettings, TargetConfig};
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
-use crate::server::{InferError, LocalServer};
-use crate::wire::InferRequest;
+use inferperf_server::{InferError, LocalServer};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
+use inferperf_wire::InferRequest;
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {
@@ -114,7 +114,7 @@ impl LocalConn {
             .await
             .map_err(failure)?;
         let done = Instant::now();
-        let body = Bytes::from(crate::wire::to_grpc_response(&response).encode_to_vec());
+        let body = Bytes::from(inferperf_wire::to_grpc_response(&response).encode_to_vec());
         check_protobuf(&mut self.checked, request, &body)?;
         ex.recv_ns = elapsed_ns(done);
         ex.answer(done);
@@ -190,7 +190,7 @@ impl LocalStats {
     }
 
     /// The models' cumulative statistics now.
-    pub fn read(&self) -> Vec<crate::proto::ModelStatistics> {
+    pub fn read(&self) -> Vec<inferperf_wire::proto::ModelStatistics> {
         // `MODEL:VERSION` (a BLS composing model): the embedded server has one version of
         // each model, whose statistics it gives.
         let name = |m: &String| m.split_once(':').map_or(m.clone(), |(n, _)| n.into());

@@ -17,7 +17,7 @@ use crate::backend::{
     Tokens,
 };
 use crate::data::Prompt;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// How long the end of a body may take to come after `data: [DONE]` before the connection
 /// is given up (a server that keeps the stream open would otherwise hold the slot).

@@ -22,9 +22,9 @@ use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::{self, ApiSettings, OpenAiConfig, OpenAiSettings, OpenAiWire, TargetConfig};
 use crate::data::{Entry, Prompt};
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
 use endpoints::{wire, BodyInput, EndpointWire};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {

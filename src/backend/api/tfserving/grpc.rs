@@ -17,13 +17,13 @@ use crate::backend::transport::grpc_unary::UnaryCall;
 use crate::backend::transport::h2::MAX_MESSAGE;
 use crate::backend::{grpc_code_name, Discovered, Payload, Request, Target};
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::proto::tensorflow::serving::prediction_service_client::PredictionServiceClient;
-use crate::proto::tensorflow::serving::{
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::proto::tensorflow::serving::prediction_service_client::PredictionServiceClient;
+use inferperf_wire::proto::tensorflow::serving::{
     GetModelMetadataRequest, PredictRequest, PredictResponse, SignatureDefMap,
 };
-use crate::wire::tfserving::{from_tensor_proto, to_tensor_proto};
-use crate::wire::{Tensor, WireError};
+use inferperf_wire::tfserving::{from_tensor_proto, to_tensor_proto};
+use inferperf_wire::{Tensor, WireError};
 
 /// The gRPC path of TF Serving's Predict.
 pub const PREDICT_PATH: &str = "/tensorflow.serving.PredictionService/Predict";

@@ -16,12 +16,12 @@ use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::tfserving::{RestFormat, TfServingConfig};
 use crate::config::Protocol;
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::model::{ModelSpec, TensorSpec};
-use crate::proto::tensorflow::serving::model_spec::VersionChoice;
-use crate::proto::tensorflow::serving::ModelSpec as TfModelSpec;
-use crate::proto::tensorflow::{SignatureDef, TensorInfo};
-use crate::wire::tfserving::{dims, from_tf_dtype, tf_dtype_name};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::{ModelSpec, TensorSpec};
+use inferperf_wire::proto::tensorflow::serving::model_spec::VersionChoice;
+use inferperf_wire::proto::tensorflow::serving::ModelSpec as TfModelSpec;
+use inferperf_wire::proto::tensorflow::{SignatureDef, TensorInfo};
+use inferperf_wire::tfserving::{dims, from_tf_dtype, tf_dtype_name};
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {
@@ -63,7 +63,7 @@ impl Adapter for TfServing {
     }
 
     fn encode(&self, target: &Target, _model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
-        let cannot = |e: crate::wire::WireError| {
+        let cannot = |e: inferperf_wire::WireError| {
             RunError::bad_option(format!(
                 "--input-data {}: cannot encode the request for TF Serving: {e}.",
                 entry.origin

@@ -19,11 +19,11 @@ use crate::backend::transport::http1::{frame_request, post, user_headers, Http1S
 use crate::backend::{Discovered, Payload, Request, Target};
 use crate::config::tfserving::RestFormat;
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::proto::tensorflow::{DataType as TfType, SignatureDef, TensorInfo};
-use crate::wire::tf_json::{columns, from_json, rows, to_json};
-use crate::wire::tfserving::tf_shape;
-use crate::wire::{Tensor, WireError};
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::proto::tensorflow::{DataType as TfType, SignatureDef, TensorInfo};
+use inferperf_wire::tf_json::{columns, from_json, rows, to_json};
+use inferperf_wire::tfserving::tf_shape;
+use inferperf_wire::{Tensor, WireError};
 
 /// `/v1/models/M[/versions/V]`.
 pub fn model_path(target: &Target) -> String {

@@ -12,7 +12,7 @@ use crate::backend::transport::control::HttpControl;
 use crate::backend::{Discovered, Target};
 use crate::config::torchserve::TorchServeConfig;
 use crate::data::torchserve::input_spec;
-use crate::error::{RunError, RunResult};
+use inferperf_wire::error::{RunError, RunResult};
 
 /// What describe-model says about one model.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 use crate::backend::transport::control::HttpControl;
 use crate::backend::Target;
 use crate::prometheus::{parse, MetricSample};
-use crate::proto::{InferStatistics, ModelStatistics, StatisticDuration};
+use inferperf_wire::proto::{InferStatistics, ModelStatistics, StatisticDuration};
 
 const REQUESTS: &str = "ts_inference_requests_total";
 const QUEUE_US: &str = "ts_queue_latency_microseconds";

@@ -18,8 +18,8 @@ use crate::backend::{Adapter, Connection, Discovered, Payload, Request, Target};
 use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::torchserve::TorchServeConfig;
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {

@@ -28,9 +28,9 @@ use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::backend::{Request, Target};
 use crate::config::{TargetConfig, TritonCApiSettings};
 use crate::data::Entry;
-use crate::error::{RunError, RunResult};
-use crate::model::ModelSpec;
-use crate::wire::InferRequest;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::model::ModelSpec;
+use inferperf_wire::InferRequest;
 
 /// What this API can do, and how reports name it.
 pub const CAPABILITIES: Capabilities = Capabilities {
@@ -187,7 +187,7 @@ impl CApiStats {
     }
 
     /// The cumulative statistics now. `Err` is the reason, as a phrase.
-    pub fn read(&self) -> Result<Vec<crate::proto::ModelStatistics>, String> {
+    pub fn read(&self) -> Result<Vec<inferperf_wire::proto::ModelStatistics>, String> {
         let json = (self.server.statistics(&self.model))
             .map_err(|e| format!("Triton's statistics call failed ({e})"))?;
         parse_statistics_json(&json)

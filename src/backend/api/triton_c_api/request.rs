@@ -14,8 +14,8 @@ use tokio::sync::mpsc;
 
 use super::ffi::{self, check, CError, Functions, Handle};
 use super::server::{user_data, Shared};
-use crate::model::DataType;
-use crate::wire::{InferRequest, Tensor};
+use inferperf_wire::model::DataType;
+use inferperf_wire::{InferRequest, Tensor};
 
 /// One response of a request: its outputs (or Triton's error), and whether it is the last.
 #[derive(Debug)]

@@ -16,8 +16,8 @@ use tokio::sync::mpsc;
 use super::ffi::{self, check, CError, Functions, Handle};
 use super::request::{self, Answer};
 use crate::config::TritonCApiSettings;
-use crate::error::{RunError, RunResult};
-use crate::wire::InferRequest;
+use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::InferRequest;
 
 /// Seconds Triton waits for in-flight requests when the run ends.
 const EXIT_TIMEOUT_S: u32 = 10;

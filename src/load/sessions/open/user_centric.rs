@@ -86,7 +86,7 @@ pub(super) fn start_lanes(
     let count = threads.len().max(1);
     (starting.shared.starters).store(first.len(), Ordering::Relaxed);
     let lanes = first.into_iter().enumerate().map(|(lane, user)| {
-        let offset = crate::number::saturating_secs(user.order as f64 * stagger);
+        let offset = inferperf_wire::number::saturating_secs(user.order as f64 * stagger);
         let run = Lane {
             thread: lane % count,
             first_at: origin + offset,
