@@ -211,7 +211,7 @@ async fn measure_cost(
     if let Some(hook) = live.hook() {
         profiler = profiler.with_progress(hook);
     }
-    let outcome = profiler.sweep(|_| {}).await;
+    let outcome = profiler.measure_levels(|_| {}).await;
     live.finish();
     let cpu = process_cpu_time().saturating_sub(cpu_before);
     if let Some(e) = outcome.error {

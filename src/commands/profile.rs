@@ -313,7 +313,7 @@ async fn run_prepared(
         profiler = profiler.with_progress(hook);
     }
     let outcome = profiler
-        .sweep(|level| live.suspend(|| reports.level(level)))
+        .measure_levels(|level| live.suspend(|| reports.level(level)))
         .await;
     live.finish();
     let error = outcome

@@ -18,8 +18,8 @@ use crate::cli::SweepArgs;
 use crate::config::sweep::{Ports, Setting, SweepPlan, GRPC_PORT, METRICS_PORT};
 use crate::config::{Config, REPORT_CSV_NAME, RESULTS_FILE_NAME};
 use crate::load::profiler::Interrupt;
+use crate::report::console::sweep::{row_sentence, table, SettingEnd, SweepRow};
 use crate::report::html::sweep::{self as page, SweepPage};
-use crate::report::sweep::{row_sentence, table, SettingEnd, SweepRow};
 use inferperf_wire::error::{
     RunError, RunResult, EXIT_GENERIC, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNSTABLE,
 };

@@ -4,9 +4,14 @@
 
 use std::time::Duration;
 
+use super::parse::*;
+use super::{bounds, metrics, repeats};
 use super::{
-    MeasurementMode, MetricsConfig, SloCondition, SloMetric, LLM_PERCENTILES, STANDARD_PERCENTILES,
+    parse_slo, GpuTelemetry, MeasurementMode, MetricsConfig, ServiceKind, SloCondition, SloMetric,
+    TlsSettings, LLM_PERCENTILES, STANDARD_PERCENTILES,
 };
+use crate::cli::ProfileArgs;
+use inferperf_wire::error::RunResult;
 
 /// The settings of the measurement box.
 #[derive(Debug, Clone)]
@@ -38,6 +43,17 @@ pub struct MeasureConfig {
     pub gpu_telemetry: Option<super::metrics::GpuTelemetry>,
     /// AIPerf's `--num-profile-runs` and its companions.
     pub repeats: super::repeats::Repeats,
+}
+
+/// What AIPerf's flags say of the measurement beside perf_analyzer's: read while they are
+/// lowered (`config::aiperf`), taken by [`MeasureConfig::parse`].
+#[derive(Debug)]
+pub(super) struct AiperfMeasure {
+    /// `--goodput`'s limits.
+    pub goodput: GoodputLimits,
+    pub benchmark_duration: Option<Duration>,
+    /// `--benchmark-grace-period` (AIPerf's default 30 s; `None`: every answer).
+    pub benchmark_grace: Option<Duration>,
 }
 
 /// AIPerf's `--goodput` limits in milliseconds (`None`: no limit on that figure), with
@@ -81,5 +97,56 @@ impl MeasureConfig {
             kept.sort_by(f64::total_cmp);
         }
         kept
+    }
+}
+
+impl MeasureConfig {
+    /// The measurement's flags: windows, stability, limits, the scraped pages (an
+    /// `https://` page with the server's TLS settings, `target_tls`) and repeated runs.
+    pub(super) fn parse(
+        args: &ProfileArgs,
+        aiperf: &AiperfMeasure,
+        kind: ServiceKind,
+        target_tls: Option<&TlsSettings>,
+    ) -> RunResult<MeasureConfig> {
+        let mut config = MeasureConfig {
+            measurement_mode: parse_measurement_mode(&args.measurement_mode)?,
+            measurement_interval: bounds::window_ms(args.measurement_interval)?,
+            measurement_request_count: positive(
+                args.measurement_request_count,
+                "--measurement-request-count",
+            )?,
+            stability_percentage: parse_stability(args.stability_percentage)?,
+            max_trials: positive(args.max_trials as u64, "-r")? as u32,
+            percentile: args.percentile.map(parse_percentile).transpose()?,
+            latency_threshold_ms: parse_latency_threshold(args.latency_threshold)?,
+            slo: parse_slo(&args.slo)?,
+            goodput: aiperf.goodput.clone(),
+            benchmark_duration: aiperf.benchmark_duration,
+            benchmark_grace: aiperf.benchmark_grace,
+            metrics: metrics::parse_metrics(args, kind)?,
+            gpu_telemetry: metrics::parse_gpu_telemetry(args)?,
+            repeats: repeats::parse(&args.aiperf_repeats)?,
+        };
+        config.pages_over_tls(target_tls);
+        Ok(config)
+    }
+
+    /// A page scraped over HTTPS is read with the server's TLS settings (else the system's
+    /// roots).
+    fn pages_over_tls(&mut self, target_tls: Option<&TlsSettings>) {
+        let dcgm = match self.gpu_telemetry.as_mut() {
+            Some(GpuTelemetry::Dcgm(page)) => Some(page),
+            _ => None,
+        };
+        for metrics in self.metrics.iter_mut().chain(dcgm) {
+            if metrics.url.starts_with("https://") {
+                metrics.tls = Some(
+                    target_tls
+                        .cloned()
+                        .unwrap_or_else(TlsSettings::system_default),
+                );
+            }
+        }
     }
 }

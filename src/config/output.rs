@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::aiperf::Lowered;
 use super::LoadMode;
 use crate::cli::ProfileArgs;
 use inferperf_wire::error::{RunError, RunResult};
@@ -40,6 +41,28 @@ pub struct OutputConfig {
 }
 
 impl OutputConfig {
+    /// The reports' flags: where each report goes and how much it says.
+    pub(super) fn parse(
+        args: &ProfileArgs,
+        lowered: &Lowered,
+        load: &LoadMode,
+    ) -> RunResult<OutputConfig> {
+        let (report_dir, results_file) = parse_outputs(args)?;
+        Ok(OutputConfig {
+            csv_file: args.csv_file.clone(),
+            report_dir,
+            results_file,
+            profile_export_file: parse_profile_export(args, load)?,
+            per_url_csv: args.per_url_csv.clone(),
+            verbose: args.verbose,
+            verbose_csv: args.verbose_csv,
+            progress: !args.no_progress,
+            dashboard_asked: args.aiperf.ui_type.as_deref().map(str::trim) == Some("dashboard"),
+            aiperf_export_prefix: lowered.runtime.export_prefix.clone(),
+            summary_only: lowered.runtime.summary_only,
+        })
+    }
+
     /// Where `results.json` goes: `DIR/results.json` with `--report-dir DIR`, or
     /// `--results-file`; `None` when the run writes no results file.
     pub fn results_path(&self) -> Option<PathBuf> {
@@ -143,7 +166,7 @@ fn suffixed(path: &Path, suffix: &str) -> PathBuf {
 
 /// `--report-dir` and `--results-file`: each a non-empty path, and not both (each names
 /// where `results.json` goes).
-pub(super) fn parse_outputs(args: &ProfileArgs) -> RunResult<(Option<PathBuf>, Option<PathBuf>)> {
+fn parse_outputs(args: &ProfileArgs) -> RunResult<(Option<PathBuf>, Option<PathBuf>)> {
     let non_empty = |path: &Option<PathBuf>, flag: &str| match path {
         Some(p) if p.as_os_str().is_empty() => Err(RunError::bad_option(format!(
             "{flag} needs a path, e.g. {flag} runs/baseline."
@@ -166,10 +189,7 @@ pub(super) fn parse_outputs(args: &ProfileArgs) -> RunResult<(Option<PathBuf>, O
 /// `--profile-export-file`: a path that does not exist yet (perf_analyzer refuses to
 /// overwrite an export), for a run measured in windows (a `--ramp` or `--load-steps` run
 /// has a per-second timeline instead, which the results file holds).
-pub(super) fn parse_profile_export(
-    args: &ProfileArgs,
-    load: &LoadMode,
-) -> RunResult<Option<PathBuf>> {
+fn parse_profile_export(args: &ProfileArgs, load: &LoadMode) -> RunResult<Option<PathBuf>> {
     let Some(path) = &args.profile_export_file else {
         return Ok(None);
     };

@@ -7,13 +7,22 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::aiperf::{Lowered, OpenAiWire};
+use super::api::ApiFlags;
+use super::load::arrival;
+use super::parse::*;
 use super::shm::ShmConfig;
 use super::tfserving::TfServingConfig;
 use super::{
-    ApiSettings, GrpcCompression, OpenAiConfig, Protocol, RequestParameter, ServiceKind,
+    aiperf, bounds, openai, request_options, server_hooks, shm, tfserving, tls, torchserve,
+};
+use super::{
+    ApiSettings, Endpoint, GrpcCompression, OpenAiConfig, Protocol, RequestParameter, ServiceKind,
     TensorFormat, TlsSettings,
 };
+use crate::cli::ProfileArgs;
 use inferperf_server::ModelDef;
+use inferperf_wire::error::{RunError, RunResult};
 
 /// The settings of the target box.
 #[derive(Debug, Clone)]
@@ -135,4 +144,162 @@ impl TargetConfig {
             _ => None,
         }
     }
+}
+
+/// `--service-kind` and `-i`, and the flags that belong to one API (`--grpc-method`,
+/// `--shared-memory`, TorchServe's): read first, so that a flag given to the wrong API is
+/// named before anything else; every section then asks which API a run speaks.
+pub(super) struct OwnFlags {
+    pub kind: ServiceKind,
+    pub protocol: Protocol,
+    grpc_method: Option<String>,
+    shm: ShmConfig,
+    torchserve: Option<super::torchserve::TorchServeConfig>,
+}
+
+impl OwnFlags {
+    pub(super) fn parse(args: &ProfileArgs) -> RunResult<OwnFlags> {
+        let kind = parse_service_kind(args.service_kind.as_deref().unwrap_or("triton"))?;
+        let protocol = match (parse_protocol(&args.protocol)?, kind) {
+            // perf_analyzer's dynamic gRPC forces gRPC.
+            (_, ServiceKind::DynamicGrpc) => Protocol::Grpc,
+            (protocol, _) => protocol,
+        };
+        Ok(OwnFlags {
+            kind,
+            protocol,
+            grpc_method: request_options::parse_grpc_method(args, kind)?,
+            shm: shm::parse(args, kind)?,
+            torchserve: torchserve::parse(args, kind, protocol)?,
+        })
+    }
+}
+
+impl TargetConfig {
+    /// The target's flags: the servers, the model, TLS, how requests travel and the API's
+    /// own settings (`llm` and `wire`: the OpenAI settings, read with the dataset's).
+    pub(super) fn parse(
+        args: &ProfileArgs,
+        lowered: &Lowered,
+        own: OwnFlags,
+        llm: Option<OpenAiConfig>,
+        wire: OpenAiWire,
+    ) -> RunResult<TargetConfig> {
+        let (kind, protocol) = (own.kind, own.protocol);
+        let (urls, secure_url) = server_urls(args, kind, protocol)?;
+        let model_name = match &own.grpc_method {
+            Some(method) if args.model_name.trim().is_empty() => method.clone(),
+            _ => non_empty(&args.model_name, "-m")?,
+        };
+        let tls = tls::parse_tls(args, protocol, kind, secure_url)?;
+        let api = api_settings(args, own, llm, wire)?;
+        Ok(TargetConfig {
+            model_name,
+            model_version: args.model_version.trim().to_string(),
+            url: urls[0].clone(),
+            urls,
+            tls,
+            api,
+            protocol,
+            input_format: tensor_format(&args.input_tensor_format, "--input-tensor-format")?,
+            output_format: tensor_format(&args.output_tensor_format, "--output-tensor-format")?,
+            headers: parse_headers(&args.headers)?,
+            request_timeout: bounds::request_timeout(args.request_timeout)?,
+            max_response_bytes: bounds::max_response_bytes(args.max_response_bytes)?,
+            grpc_connection_share: parse_connection_share(args.grpc_connection_share, protocol)?,
+            streaming: parse_streaming(args.streaming, protocol, kind)?,
+            validation_tolerance: parse_tolerance(args.validation_tolerance)?,
+            grpc_compression: request_options::parse_grpc_compression(&args.pa, protocol, kind)?,
+            server_in_process: false,
+            cancellation: arrival::parse_cancellation(args)?,
+            hooks: server_hooks::parse(&args.aiperf_server)?,
+            connection_per_request: lowered.runtime.connection_per_request,
+        })
+    }
+}
+
+/// The `-u` servers, or the API's default address (TF Serving's, TorchServe's ports) when
+/// none was given; and whether a URL asked for TLS.
+fn server_urls(
+    args: &ProfileArgs,
+    kind: ServiceKind,
+    protocol: Protocol,
+) -> RunResult<(Vec<String>, bool)> {
+    let default_url = tfserving::default_url(kind, protocol).or(torchserve::default_url(kind));
+    match default_url {
+        Some(default) if args.url.is_empty() => parse_urls(&[default.to_string()], protocol),
+        _ => parse_urls(&args.url, protocol),
+    }
+}
+
+fn tensor_format(flag_value: &Option<String>, flag: &str) -> RunResult<Option<TensorFormat>> {
+    flag_value
+        .as_deref()
+        .map(|f| parse_tensor_format(f, flag))
+        .transpose()
+}
+
+/// The settings only the run's API takes, each refused under another API.
+fn api_settings(
+    args: &ProfileArgs,
+    own: OwnFlags,
+    llm: Option<OpenAiConfig>,
+    wire: OpenAiWire,
+) -> RunResult<ApiSettings> {
+    let OwnFlags {
+        kind,
+        protocol,
+        grpc_method,
+        shm,
+        torchserve,
+    } = own;
+    let flags = ApiFlags {
+        local_models: parse_local_models(kind, &args.local_models)?,
+        llm,
+        wire,
+        tfserving: tfserving::parse(args, kind)?,
+        torchserve,
+        grpc_method,
+        triton_c_api: request_options::parse_triton_c_api(&args.pa, kind, args.verbose >= 1)?,
+        request_parameters: request_options::parse_request_parameters(&args.pa.request_parameters)?,
+        bls_composing_models: request_options::parse_bls_composing_models(&args.pa, kind)?,
+        shm,
+        trace_settings: request_options::parse_trace_settings(&args.pa, protocol, kind)?,
+    };
+    ApiSettings::assemble(kind, flags)
+}
+
+/// The LLM flags: read for `--service-kind openai` (HTTP only), refused elsewhere.
+pub(super) fn parse_llm(
+    args: &ProfileArgs,
+    kind: ServiceKind,
+    protocol: Protocol,
+) -> RunResult<Option<OpenAiConfig>> {
+    if kind != ServiceKind::OpenAi {
+        openai::refuse_without_openai(&args.llm)?;
+        aiperf::refuse_without_openai(&args.aiperf)?;
+        return Ok(None);
+    }
+    if protocol != Protocol::Http {
+        return Err(RunError::bad_option(
+            "--service-kind openai speaks HTTP: drop -i grpc (and give the HTTP port in -u).",
+        ));
+    }
+    if args.batch_size != 1 {
+        return Err(RunError::bad_option(
+            "--service-kind openai sends one prompt per request: drop -b (or use -b 1).",
+        ));
+    }
+    let mut llm = OpenAiConfig::parse(&args.llm)?;
+    if args.llm.num_prompts.is_none() {
+        llm.num_prompts =
+            openai::default_entries(args.sessions.conversation_num, args.request_count);
+    }
+    if args.streaming && !llm.endpoint.streams() {
+        return Err(RunError::bad_option(match llm.endpoint {
+            Endpoint::Embeddings => "--streaming does not apply to v1/embeddings (an embedding comes in one piece): drop --streaming.".to_string(),
+            other => format!("--streaming does not apply to --endpoint-type {} (its answer comes in one piece): drop --streaming.", other.kind_name()),
+        }));
+    }
+    Ok(Some(llm))
 }

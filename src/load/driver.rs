@@ -17,7 +17,7 @@ use super::schedule::Schedule;
 use super::sessions::{OpenSessions, ScheduledSessions, SessionLoop, SessionPlan};
 use crate::backend::replicas::Replicas;
 use crate::backend::{Request, Target};
-use crate::config::{Distribution, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
+use crate::config::{ArrivalPattern, LoadConfig, LoadLevel, LoadMode, PeriodicRange};
 use crate::data::Dataset;
 use crate::measure::sample::Drained;
 use crate::measure::window::WindowStats;
@@ -482,15 +482,15 @@ fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<
     }
     Ok(match &load.mode {
         LoadMode::RequestRate {
-            distribution: Distribution::Constant,
+            distribution: ArrivalPattern::Constant,
             ..
         } => Schedule::constant(rate),
         LoadMode::RequestRate {
-            distribution: Distribution::Poisson,
+            distribution: ArrivalPattern::Poisson,
             ..
         } => Schedule::poisson(rate, load.seed),
         LoadMode::RequestRate {
-            distribution: Distribution::Gamma { smoothness },
+            distribution: ArrivalPattern::Gamma { smoothness },
             ..
         } => Schedule::gamma(rate, *smoothness, load.seed),
         LoadMode::Intervals { gaps } => Schedule::intervals(gaps.clone()),
@@ -502,9 +502,9 @@ fn whole_schedule(load: &LoadConfig, dataset: &Dataset, rate: f64) -> RunResult<
         LoadMode::Timeline { plan, distribution } => {
             let segments = plan.segments.clone();
             Schedule::Curve(match *distribution {
-                Distribution::Constant => RateCurve::new(segments, None),
-                Distribution::Poisson => RateCurve::new(segments, Some(load.seed)),
-                Distribution::Gamma { smoothness } => {
+                ArrivalPattern::Constant => RateCurve::new(segments, None),
+                ArrivalPattern::Poisson => RateCurve::new(segments, Some(load.seed)),
+                ArrivalPattern::Gamma { smoothness } => {
                     RateCurve::gamma(segments, smoothness, load.seed)
                 }
             })

@@ -40,14 +40,14 @@ pub use super::driver::INTERRUPTED_GRACE;
 #[path = "profiler_shapes.rs"]
 mod shapes;
 
-/// What a sweep measured, and the error that cut it short, if any.
+/// What the run's levels measured, and the error that cut it short, if any.
 #[derive(Debug, Default)]
-pub struct SweepOutcome {
+pub struct LevelsOutcome {
     pub results: Vec<LevelResult>,
     pub error: Option<RunError>,
 }
 
-/// Runs the sweep of one configuration against one target.
+/// Runs the levels of one configuration against one target.
 pub struct Profiler<'a> {
     plan: Plan<'a>,
     /// How many servers the load is spread over (each window has a share for each).
@@ -180,11 +180,11 @@ impl<'a> Profiler<'a> {
         self
     }
 
-    /// Measures every level of the sweep, handing each result to `on_level` as it is done.
+    /// Measures every level of the run, handing each result to `on_level` as it is done.
     /// Levels finished before a failure are kept.
-    pub async fn sweep(mut self, mut on_level: impl FnMut(&LevelResult)) -> SweepOutcome {
-        let mut outcome = SweepOutcome::default();
-        if let Err(e) = self.sweep_levels(&mut on_level, &mut outcome.results).await {
+    pub async fn measure_levels(mut self, mut on_level: impl FnMut(&LevelResult)) -> LevelsOutcome {
+        let mut outcome = LevelsOutcome::default();
+        if let Err(e) = self.each_level(&mut on_level, &mut outcome.results).await {
             outcome.error = Some(e);
         }
         let grace = match self.failed_stop {
@@ -201,7 +201,7 @@ impl<'a> Profiler<'a> {
         outcome
     }
 
-    async fn sweep_levels(
+    async fn each_level(
         &mut self,
         on_level: &mut impl FnMut(&LevelResult),
         results: &mut Vec<LevelResult>,

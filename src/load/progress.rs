@@ -1,5 +1,5 @@
 //! What the profiler tells a live progress display, as plain numbers: which level it is
-//! measuring and where that level stands in the sweep, then after every window cut that
+//! measuring and where that level stands among the run's levels, then after every window cut that
 //! window's figures and how close the last windows are to the stability rule. The display
 //! itself (a terminal line) is a report's business; the profiler only calls the hook, at
 //! level starts and window cuts, never on the hot path.
@@ -9,13 +9,13 @@ use crate::config::{LoadLevel, LoadMode, MeasureConfig};
 use crate::measure::stability::{spread, STABILITY_WINDOWS};
 use crate::measure::window::WindowStats;
 
-/// Most levels counted ahead to say "level 3 of N"; a longer sweep is shown without N.
+/// Most levels counted ahead to say "level 3 of N"; a longer run is shown without N.
 const MAX_COUNTED: usize = 100_000;
 
-/// Where a level stands in its sweep.
+/// Where a level stands among its run's levels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Place {
-    /// A linear sweep's `number`-th level (from 1), of `of` levels when the range is
+    /// A linear range's `number`-th level (from 1), of `of` levels when the range is
     /// bounded; `at_most` when `-l` or `--slo` may stop it earlier.
     Level {
         number: usize,
@@ -27,7 +27,7 @@ pub enum Place {
 }
 
 impl Place {
-    /// The place of the `number`-th level (from 1) measured by the sweep of `plan`.
+    /// The place of the `number`-th level (from 1) measured by the run of `plan`.
     pub fn of(plan: &Plan, number: usize) -> Place {
         let searchable = matches!(
             plan.load.mode,
@@ -103,7 +103,7 @@ impl WindowDone {
     }
 }
 
-/// A live display of a sweep. Called at the start of each level, after each window cut,
+/// A live display of a run's levels. Called at the start of each level, after each window cut,
 /// and when the level ends (before its report is printed).
 pub trait Progress: Send {
     fn level_started(&mut self, start: &LevelStart);
@@ -128,7 +128,7 @@ mod tests {
     }
 
     #[test]
-    fn a_level_knows_its_place_in_the_sweep() {
+    fn a_level_knows_its_place_among_the_levels() {
         let cfg = test_config_from(&["--concurrency-range", "1:36:5"]);
         assert_eq!(
             Place::of(&Plan::new(&cfg.load, &cfg.measure), 3),

@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::curve::RateCurve;
 use super::schedule::Schedule;
 use crate::config::rate_series::RateSeries;
-use crate::config::{Distribution, LoadConfig, LoadMode, Segment};
+use crate::config::{ArrivalPattern, LoadConfig, LoadMode, Segment};
 
 /// AIPerf's interval between two moves of a rate (`RATE_RAMP_UPDATE_INTERVAL`).
 pub const RATE_UPDATE_S: f64 = 0.1;
@@ -71,8 +71,8 @@ pub fn shaped_schedule(load: &LoadConfig, rate: f64) -> Option<Schedule> {
     };
     let segments = rate_segments(rate, modes.run.rate_ramp, series);
     Some(Schedule::Curve(match distribution {
-        Distribution::Constant => RateCurve::new(segments, None),
-        Distribution::Poisson => RateCurve::new(segments, Some(load.seed)),
-        Distribution::Gamma { smoothness } => RateCurve::gamma(segments, smoothness, load.seed),
+        ArrivalPattern::Constant => RateCurve::new(segments, None),
+        ArrivalPattern::Poisson => RateCurve::new(segments, Some(load.seed)),
+        ArrivalPattern::Gamma { smoothness } => RateCurve::gamma(segments, smoothness, load.seed),
     }))
 }

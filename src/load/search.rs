@@ -1,4 +1,4 @@
-//! Which level a sweep measures next. A linear sweep walks the range in order and stops
+//! Which level a run measures next. A linear range walks the range in order and stops
 //! after a level that hit `-l` or missed `--slo`; a binary search (`--binary-search`) does
 //! what perf_analyzer does: it measures the range's start and end, then bisects between the
 //! highest level that met the criteria and the lowest that did not, until they are no more
@@ -7,14 +7,14 @@
 use crate::config::{ConcurrencyRange, LoadConfig, LoadLevel, LoadMode};
 use crate::measure::level::{LevelEnd, LevelResult};
 
-/// The order in which a sweep visits its levels.
+/// The order in which a run visits its levels.
 pub enum Search {
     Linear(Box<dyn Iterator<Item = LoadLevel>>),
     Binary(Bisection),
 }
 
 impl Search {
-    /// The order a configuration's sweep visits its levels in: linear, or bisection with
+    /// The order a configuration's run visits its levels in: linear, or bisection with
     /// `--binary-search`.
     pub fn of(load: &LoadConfig) -> Search {
         match (&load.mode, load.binary_search) {

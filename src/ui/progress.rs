@@ -3,7 +3,7 @@
 //! cleared before a level's report is printed and suspended around every other line the run
 //! prints while it is drawn, so the report's lines are never mixed with it.
 //!
-//! A sweep's line, redrawn at each window cut (the spinner turns every 200 ms):
+//! A run's line, redrawn at each window cut (the spinner turns every 200 ms):
 //!
 //! ```text
 //! - level 3 of 8: concurrency 11 | window 4/10 | last window 1234.5 infer/sec, p99 12.34 ms, 0 errors | stability: spread 14.2%, over -s 10%
@@ -240,7 +240,7 @@ impl Progress for Live {
     }
 }
 
-/// A sweep's line: the spinner, the level's head, the window and its figures.
+/// A run's line: the spinner, the level's head, the window and its figures.
 const LEVEL_TEMPLATE: &str = "{spinner} {prefix} | {wide_msg}";
 /// A load plan's line: the spinner, the plan's clock and target, the last second's figures.
 const PLAN_TEMPLATE: &str = "{spinner} {plan} | {wide_msg}";
@@ -406,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn a_sweep_line_names_the_level_window_figures_and_stability() {
+    fn a_level_line_names_the_level_window_figures_and_stability() {
         let start = LevelStart {
             place: Place::Level {
                 number: 3,

@@ -42,7 +42,7 @@ async fn run(args: &[String]) -> (LevelResult, Vec<RequestRecord>) {
         .await;
     let records = Mutex::new(Vec::new());
     let outcome = profiler
-        .sweep(|level| {
+        .measure_levels(|level| {
             let log = level
                 .requests
                 .as_ref()

@@ -89,10 +89,29 @@ fn declared_modules(file: &Path, text: &str) -> Vec<(String, PathBuf)> {
 }
 
 fn module_declaration(line: &str) -> Option<String> {
-    let rest = line.strip_prefix("pub ").unwrap_or(line);
-    let rest = rest.strip_prefix("pub(crate) ").unwrap_or(rest);
+    // Any visibility: `pub`, `pub(crate)`, `pub(super)`, `pub(in crate::x)`.
+    let rest = match line.strip_prefix("pub") {
+        Some(after) if after.starts_with('(') => after.split_once(") ")?.1,
+        Some(after) => after.strip_prefix(' ')?,
+        None => line,
+    };
     let name = rest.strip_prefix("mod ")?.strip_suffix(';')?;
     Some(name.trim().to_string())
+}
+
+#[test]
+fn a_module_is_followed_whatever_its_visibility() {
+    for line in [
+        "mod a;",
+        "pub mod a;",
+        "pub(crate) mod a;",
+        "pub(super) mod a;",
+        "pub(in crate::config) mod a;",
+    ] {
+        assert_eq!(module_declaration(line).as_deref(), Some("a"), "{line}");
+    }
+    assert_eq!(module_declaration("pub fn a();"), None);
+    assert_eq!(module_declaration("mod tests {"), None);
 }
 
 fn path_attribute(attribute: &str) -> Option<String> {

@@ -8,7 +8,7 @@ use crate::common;
 use common::*;
 use inferperf::config::LoadLevel;
 use inferperf::measure::level::{LevelEnd, LevelResult};
-use inferperf::report::search::knee;
+use inferperf::report::console::search::knee;
 
 fn describe(results: &[LevelResult]) -> Vec<String> {
     results

@@ -154,7 +154,7 @@ async fn breakdown_adds_up_to_the_client_latency() {
             b.accounted() <= b.request + 1.0,
             "queue + compute fit in the request time"
         );
-        let line = inferperf::report::server::time_split_line(w).expect("a time split");
+        let line = inferperf::report::console::server::time_split_line(w).expect("a time split");
         let total: f64 = line
             .split(" usec (")
             .filter_map(|part| part.rsplit(' ').next()?.parse::<f64>().ok())

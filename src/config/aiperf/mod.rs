@@ -15,7 +15,7 @@ mod url_path;
 use std::time::Duration;
 
 use super::endpoints::Endpoint;
-use super::GoodputLimits;
+use super::measure::{AiperfMeasure, GoodputLimits};
 use crate::cli::{AiperfArgs, ProfileArgs};
 use inferperf_wire::error::{RunError, RunResult};
 
@@ -100,11 +100,8 @@ pub struct OpenAiWire {
 pub(super) struct Lowered {
     pub args: ProfileArgs,
     pub wire: OpenAiWire,
-    /// `--goodput`'s limits.
-    pub goodput: GoodputLimits,
-    pub benchmark_duration: Option<Duration>,
-    /// `--benchmark-grace-period` (AIPerf's default 30 s; `None`: every answer).
-    pub benchmark_grace: Option<Duration>,
+    /// `--goodput`, `--benchmark-duration` and its grace period.
+    pub measure: AiperfMeasure,
     /// AIPerf's runtime and output flags without a perf_analyzer form.
     pub runtime: runtime::Runtime,
 }
@@ -165,15 +162,17 @@ pub(super) fn lower(given: &ProfileArgs) -> RunResult<Lowered> {
                 "--benchmark-grace-period is the wait after a --benchmark-duration run's last send: add --benchmark-duration SECONDS, or drop it.",
             ))
         }
-        (Some(text), Some(_)) => super::warm_up::grace_period(text, "--benchmark-grace-period")?,
+        (Some(text), Some(_)) => super::load::warm_up::grace_period(text, "--benchmark-grace-period")?,
         (None, _) => Some(DEFAULT_BENCHMARK_GRACE),
     };
     Ok(Lowered {
         args,
         wire,
-        goodput,
-        benchmark_duration,
-        benchmark_grace,
+        measure: AiperfMeasure {
+            goodput,
+            benchmark_duration,
+            benchmark_grace,
+        },
         runtime,
     })
 }

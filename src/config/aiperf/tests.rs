@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::cli::{normalize_args, refuse_aiperf_only, Cli, Command};
 use crate::config::{
-    ApiSettings, Config, Distribution, Endpoint, LoadMode, OpenAiWire, ServiceKind,
+    ApiSettings, ArrivalPattern, Config, Endpoint, LoadMode, OpenAiWire, ServiceKind,
 };
 use clap::Parser;
 use inferperf_wire::error::{RunResult, EXIT_BAD_OPTION};
@@ -142,13 +142,13 @@ fn request_rate_is_one_poisson_level_and_concurrency_beside_it_a_cap() {
         panic!("a rate level: {:?}", c.load.mode);
     };
     assert_eq!((range.start, range.end), (2.5, 2.5));
-    assert_eq!(distribution, Distribution::Poisson);
+    assert_eq!(distribution, ArrivalPattern::Poisson);
     assert_eq!(c.load.max_concurrency, Some(4));
     let constant = aiperf(&["--request-rate", "3", "--request-distribution", "constant"]);
     assert!(matches!(
         constant.unwrap().load.mode,
         LoadMode::RequestRate {
-            distribution: Distribution::Constant,
+            distribution: ArrivalPattern::Constant,
             ..
         }
     ));
@@ -157,7 +157,7 @@ fn request_rate_is_one_poisson_level_and_concurrency_beside_it_a_cap() {
     assert!(matches!(
         pa.load.mode,
         LoadMode::RequestRate {
-            distribution: Distribution::Constant,
+            distribution: ArrivalPattern::Constant,
             ..
         }
     ));

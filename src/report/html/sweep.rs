@@ -11,7 +11,7 @@ use std::path::Path;
 use super::server::{pareto_points, PARETO_TITLE, PARETO_X, PARETO_Y};
 use super::svg::{esc, load_chart, Chart, Line, Points, Series, XAxis, COLORS};
 use super::STYLE;
-use crate::report::sweep::{figures, load_title, row_sentence, LevelFigures, SweepRow};
+use crate::report::console::sweep::{figures, load_title, row_sentence, LevelFigures, SweepRow};
 use crate::results::LevelLoad;
 
 /// What the page says about the sweep as a whole.
@@ -273,7 +273,7 @@ fn overlay(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::sweep::SettingEnd;
+    use crate::report::console::sweep::SettingEnd;
 
     #[test]
     fn a_failed_setting_is_a_row_with_its_sentence_and_escaped_lines() {

@@ -96,7 +96,7 @@ pub async fn profile(args: &[&str]) -> Vec<LevelResult> {
     let (profiler, _notes) = prepared
         .profiler(&cfg, Arc::new(Interrupt::default()))
         .await;
-    let outcome = profiler.sweep(|_| {}).await;
+    let outcome = profiler.measure_levels(|_| {}).await;
     if let Some(e) = outcome.error {
         panic!("profile failed: {e}");
     }

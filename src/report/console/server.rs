@@ -8,7 +8,7 @@ use crate::measure::server::stats::{ModelCounters, ServerWindow};
 use crate::measure::window::WindowStats;
 use crate::results::Settings;
 
-use super::format::usec;
+use crate::report::format::usec;
 
 /// Client CPU above this share of what its threads can use means the client limited the load.
 const CLIENT_BUSY_SHARE: f64 = 0.8;

@@ -2,13 +2,28 @@
 //! how the load is sent (client threads, slack, the in-flight cap), and this process's part
 //! of it (shards, sequences). The drivers and the profiler take this section; the flags of
 //! each load mode are read in `load.rs`.
+//!
+//! The flags it is read from, one file each: the levels (`levels.rs`: concurrency and rate
+//! ranges, periodic and timeline loads), how open-loop requests arrive and are cancelled
+//! (`arrival.rs`), load over time (`timeline.rs`, `rate_series.rs`), AIPerf's other load
+//! modes (`aiperf_modes.rs`) and the warm-up (`warm_up.rs`).
+
+pub(super) mod aiperf_modes;
+pub(super) mod arrival;
+pub(super) mod levels;
+pub mod rate_series;
+pub(super) mod timeline;
+pub(super) mod warm_up;
 
 use std::time::Duration;
 
-use super::load::{LoadLevel, LoadMode, RateRange};
-use super::sequence::SequenceConfig;
-use super::shard::ShardPlan;
-use super::ConcurrencyRange;
+use crate::cli::ProfileArgs;
+use crate::config::parse::parse_client_threads;
+use crate::config::sequence::{self, SequenceConfig};
+use crate::config::shard::{self, ShardPlan};
+use crate::config::{bounds, request_options, sessions, ConcurrencyRange};
+use inferperf_wire::error::RunResult;
+use levels::{LoadLevel, LoadMode, RateRange};
 
 /// The settings of the load box: the load plan (its mode, levels and search), how the
 /// load is sent (client threads, slack, the in-flight cap), and this process's part of it.
@@ -27,7 +42,7 @@ pub struct LoadConfig {
     pub send_slack: Duration,
     pub warmup_request_count: u64,
     /// The warm-up before the first level, when one is asked.
-    pub warm_up: Option<super::warm_up::WarmUp>,
+    pub warm_up: Option<warm_up::WarmUp>,
     /// `--request-count`: exactly this many requests in one window.
     pub request_count: Option<u64>,
     /// AIPerf's `--conversation-num`: this many sessions, each played whole, in one window.
@@ -44,10 +59,46 @@ pub struct LoadConfig {
     pub session_concurrency: Option<u32>,
     /// AIPerf's shapes of the measured load: ramps, prefill limit, rate series, user-centric
     /// rate, slices and failure threshold (see `config::load_modes`).
-    pub modes: super::load_modes::LoadModes,
+    pub modes: aiperf_modes::LoadModes,
 }
 
 impl LoadConfig {
+    /// The load's flags, with the levels read before (`mode`, `concurrency`) and
+    /// `--session-concurrency` from the dataset's session flags.
+    pub(in crate::config) fn parse(
+        args: &ProfileArgs,
+        mode: LoadMode,
+        mut concurrency: ConcurrencyRange,
+        session_concurrency: Option<u32>,
+    ) -> RunResult<LoadConfig> {
+        let warmup_request_count = bounds::warmup_requests(args.warmup_request_count)?;
+        let client_threads = request_options::cap_client_threads(
+            parse_client_threads(args.client_threads)?,
+            &args.pa,
+        )?;
+        let send_slack = bounds::send_slack(args.send_slack)?;
+        sessions::apply_concurrency(session_concurrency, args, &mode, &mut concurrency)?;
+        let warm_up = warm_up::parse(args, &mode, &concurrency)?;
+        Ok(LoadConfig {
+            mode,
+            concurrency,
+            max_concurrency: args.max_concurrency.filter(|&n| n > 0),
+            seed: args.seed.unwrap_or(0),
+            client_threads,
+            send_slack,
+            warmup_request_count,
+            warm_up,
+            request_count: (args.request_count > 0).then_some(args.request_count),
+            session_count: args.sessions.conversation_num.filter(|&n| n > 0),
+            binary_search: args.binary_search,
+            async_mode: args.async_mode,
+            shard: shard::parse_shard(args)?,
+            sequence: sequence::parse(&args.sequence)?,
+            session_concurrency,
+            modes: aiperf_modes::LoadModes::default(),
+        })
+    }
+
     /// The levels of the sweep, in order (unbounded when the range's end is 0).
     pub fn levels(&self) -> Box<dyn Iterator<Item = LoadLevel>> {
         match &self.mode {

@@ -6,10 +6,10 @@
 
 use std::time::Duration;
 
-use super::arrival::Distribution;
-use super::load::{LoadMode, RateRange};
-use super::ConcurrencyRange;
+use super::arrival::ArrivalPattern;
+use super::levels::{LoadMode, RateRange};
 use crate::cli::ProfileArgs;
+use crate::config::ConcurrencyRange;
 use inferperf_wire::error::{RunError, RunResult};
 
 /// The warm-up of a run.
@@ -35,25 +35,25 @@ pub enum WarmUpShape {
     /// Send at this rate, at most `cap` in flight.
     Rate {
         rate: f64,
-        distribution: Distribution,
+        distribution: ArrivalPattern,
         cap: Option<u32>,
     },
 }
 
 /// The warm-up the flags ask for (`None`: none). `mode` and `concurrency` are the run's
 /// load, whose first level a warm-up without a shape of its own applies.
-pub(super) fn parse(
+pub(in crate::config) fn parse(
     args: &ProfileArgs,
     mode: &LoadMode,
     concurrency: &ConcurrencyRange,
 ) -> RunResult<Option<WarmUp>> {
     let flags = &args.aiperf_load;
     let requests = (args.warmup_request_count > 0)
-        .then(|| super::bounds::warmup_requests(args.warmup_request_count))
+        .then(|| crate::config::bounds::warmup_requests(args.warmup_request_count))
         .transpose()?;
     let duration = flags
         .warmup_duration
-        .map(|s| super::bounds::seconds_flag("--warmup-duration", s, 0.001))
+        .map(|s| crate::config::bounds::seconds_flag("--warmup-duration", s, 0.001))
         .transpose()?;
     let sessions = flags.num_warmup_sessions.filter(|&n| n > 0);
     if requests.is_none() && duration.is_none() && sessions.is_none() {
@@ -90,10 +90,10 @@ fn shape(
             range: RateRange { start, .. },
             distribution,
         } => (Some(*start), *distribution),
-        _ => (None, Distribution::Poisson),
+        _ => (None, ArrivalPattern::Poisson),
     };
     if let Some(rate) = flags.warmup_request_rate.or(run_rate) {
-        super::bounds::rate(rate, "--warmup-request-rate")?;
+        crate::config::bounds::rate(rate, "--warmup-request-rate")?;
         let distribution = match &flags.warmup_arrival_pattern {
             Some(pattern) => pattern_named(pattern)?,
             None => run_distribution,
@@ -124,11 +124,11 @@ fn shape(
 }
 
 /// AIPerf's warm-up patterns (gamma with the run's smoothness, or 1).
-fn pattern_named(pattern: &str) -> RunResult<Distribution> {
+fn pattern_named(pattern: &str) -> RunResult<ArrivalPattern> {
     match pattern.trim().replace('_', "-").as_str() {
-        "constant" => Ok(Distribution::Constant),
-        "poisson" | "concurrency-burst" => Ok(Distribution::Poisson),
-        "gamma" => Ok(Distribution::Gamma { smoothness: 1.0 }),
+        "constant" => Ok(ArrivalPattern::Constant),
+        "poisson" | "concurrency-burst" => Ok(ArrivalPattern::Poisson),
+        "gamma" => Ok(ArrivalPattern::Gamma { smoothness: 1.0 }),
         other => Err(RunError::bad_option(format!(
             "--warmup-arrival-pattern '{other}' is unknown: use constant, poisson or gamma."
         ))),
@@ -156,7 +156,7 @@ fn refuse_shape_without_bound(args: &ProfileArgs) -> RunResult<()> {
 }
 
 /// A grace period in seconds, or `inf` (`None`: wait for every answer).
-pub(super) fn grace_period(text: &str, flag: &str) -> RunResult<Option<Duration>> {
+pub(in crate::config) fn grace_period(text: &str, flag: &str) -> RunResult<Option<Duration>> {
     let text = text.trim();
     if matches!(text.to_ascii_lowercase().as_str(), "inf" | "infinity") {
         return Ok(None);
@@ -169,7 +169,7 @@ pub(super) fn grace_period(text: &str, flag: &str) -> RunResult<Option<Duration>
     if seconds == 0.0 {
         return Ok(Some(Duration::ZERO));
     }
-    super::bounds::seconds_flag(flag, seconds, 0.0).map(Some)
+    crate::config::bounds::seconds_flag(flag, seconds, 0.0).map(Some)
 }
 
 #[cfg(test)]
@@ -190,10 +190,10 @@ mod tests {
 
     #[test]
     fn patterns_take_dashes_or_underscores() {
-        assert_eq!(pattern_named("constant").unwrap(), Distribution::Constant);
+        assert_eq!(pattern_named("constant").unwrap(), ArrivalPattern::Constant);
         assert_eq!(
             pattern_named("concurrency_burst").unwrap(),
-            Distribution::Poisson
+            ArrivalPattern::Poisson
         );
         assert!(pattern_named("bursty").is_err());
     }

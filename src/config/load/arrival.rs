@@ -2,7 +2,7 @@
 //! `--request-distribution` beside AIPerf's `--arrival-pattern` and `--arrival-smoothness`
 //! (gamma arrivals), and AIPerf's `--request-cancellation-rate` and
 //! `--request-cancellation-delay`. This exists so that the rules on how these flags combine
-//! sit in one place, read once into a [`Distribution`] and a [`RequestCancellation`].
+//! sit in one place, read once into an [`ArrivalPattern`] and a [`RequestCancellation`].
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use inferperf_wire::error::{RunError, RunResult};
 
 /// Gaps between open-loop requests (`--request-distribution`, `--arrival-pattern`).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Distribution {
+pub enum ArrivalPattern {
     Constant,
     Poisson,
     /// Gamma gaps of this shape (`--arrival-smoothness`) and the rate's mean.
@@ -20,20 +20,20 @@ pub enum Distribution {
     },
 }
 
-impl Distribution {
+impl ArrivalPattern {
     /// The pattern's name, as the flags and the results file say it.
     pub fn name(&self) -> &'static str {
         match self {
-            Distribution::Constant => "constant",
-            Distribution::Poisson => "poisson",
-            Distribution::Gamma { .. } => "gamma",
+            ArrivalPattern::Constant => "constant",
+            ArrivalPattern::Poisson => "poisson",
+            ArrivalPattern::Gamma { .. } => "gamma",
         }
     }
 
     /// Gamma's shape, for the pattern that has one.
     pub fn smoothness(&self) -> Option<f64> {
         match self {
-            Distribution::Gamma { smoothness } => Some(*smoothness),
+            ArrivalPattern::Gamma { smoothness } => Some(*smoothness),
             _ => None,
         }
     }
@@ -58,7 +58,7 @@ const MAX_CANCELLATION_DELAY_S: f64 = 86_400.0;
 /// The gaps between open-loop requests: `--request-distribution` (perf_analyzer's, which
 /// takes gamma too) or `--arrival-pattern` (AIPerf's; they must agree when both are given),
 /// and gamma's shape `--arrival-smoothness`, which implies gamma as in AIPerf.
-pub(super) fn parse_distribution(args: &ProfileArgs) -> RunResult<Distribution> {
+pub(in crate::config) fn parse_distribution(args: &ProfileArgs) -> RunResult<ArrivalPattern> {
     let perf_analyzer = args.request_distribution.as_deref();
     let aiperf = args.aiperf.arrival_pattern.as_deref();
     let smoothness = args.aiperf.arrival_smoothness;
@@ -79,9 +79,9 @@ pub(super) fn parse_distribution(args: &ProfileArgs) -> RunResult<Distribution> 
         None => "--request-distribution",
     };
     match (pattern, smoothness) {
-        ("constant", None) => Ok(Distribution::Constant),
-        ("poisson", None) => Ok(Distribution::Poisson),
-        ("gamma", given) => Ok(Distribution::Gamma {
+        ("constant", None) => Ok(ArrivalPattern::Constant),
+        ("poisson", None) => Ok(ArrivalPattern::Poisson),
+        ("gamma", given) => Ok(ArrivalPattern::Gamma {
             smoothness: parse_smoothness(given.unwrap_or(1.0))?,
         }),
         ("constant" | "poisson", Some(_)) => Err(RunError::bad_option(format!(
@@ -105,7 +105,9 @@ fn parse_smoothness(value: f64) -> RunResult<f64> {
 
 /// `--request-cancellation-rate` and `--request-cancellation-delay`; `None` when no
 /// request is to be cancelled (a rate of 0, as in AIPerf).
-pub(super) fn parse_cancellation(args: &ProfileArgs) -> RunResult<Option<RequestCancellation>> {
+pub(in crate::config) fn parse_cancellation(
+    args: &ProfileArgs,
+) -> RunResult<Option<RequestCancellation>> {
     let (rate, delay) = (
         args.aiperf.request_cancellation_rate,
         args.aiperf.request_cancellation_delay,

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-pub use super::arrival::Distribution;
+pub use super::arrival::ArrivalPattern;
 use super::timeline::{parse_load_steps, parse_ramp};
 use super::timeline::{Timeline, TimelineKind};
-use super::{parse_concurrency_range, ConcurrencyRange, Config};
 use crate::cli::ProfileArgs;
+use crate::config::{parse_concurrency_range, ConcurrencyRange, Config};
 use inferperf_wire::error::{RunError, RunResult};
 
 /// The load a level applied.
@@ -73,7 +73,7 @@ pub enum LoadMode {
     /// Open loop at each rate of the range.
     RequestRate {
         range: RateRange,
-        distribution: Distribution,
+        distribution: ArrivalPattern,
     },
     /// Open loop with gaps from a file, looped; one level.
     Intervals { gaps: Vec<Duration> },
@@ -82,7 +82,7 @@ pub enum LoadMode {
     /// Load that changes over time, reported per second rather than as levels.
     Timeline {
         plan: Timeline,
-        distribution: Distribution,
+        distribution: ArrivalPattern,
     },
     /// Sets of streamed requests started as the previous set's answers come; one level.
     Periodic(PeriodicRange),
@@ -131,7 +131,7 @@ impl Config {
         Ok(())
     }
 
-    pub(super) fn check_search(&self) -> RunResult<()> {
+    pub(in crate::config) fn check_search(&self) -> RunResult<()> {
         let searchable = matches!(
             self.load.mode,
             LoadMode::Concurrency | LoadMode::RequestRate { .. }
@@ -172,7 +172,7 @@ impl Config {
 
     /// Periodic concurrency measures the answers of streams: it needs `--streaming`, and
     /// takes neither a request count nor a warm-up.
-    pub(super) fn check_periodic(&self) -> RunResult<()> {
+    pub(in crate::config) fn check_periodic(&self) -> RunResult<()> {
         if !matches!(self.load.mode, LoadMode::Periodic(_)) {
             return Ok(());
         }
@@ -190,7 +190,7 @@ impl Config {
     }
 
     /// Load over time is reported per second: the options of stable levels do not apply.
-    pub(super) fn check_timeline(&self) -> RunResult<()> {
+    pub(in crate::config) fn check_timeline(&self) -> RunResult<()> {
         if self.load.mode.timeline().is_none() {
             return Ok(());
         }
@@ -210,7 +210,7 @@ impl Config {
 }
 
 /// Reads the load-mode flags; more than one mode is a bad option, as in perf_analyzer.
-pub(super) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, ConcurrencyRange)> {
+pub(in crate::config) fn parse_load(args: &ProfileArgs) -> RunResult<(LoadMode, ConcurrencyRange)> {
     let concurrency_text = concurrency_flags(args)?;
     let modes = [
         ("--concurrency-range", concurrency_text.is_some()),
@@ -328,7 +328,7 @@ fn parse_periodic(text: &str, period: Option<u64>) -> RunResult<PeriodicRange> {
             "--periodic-concurrency-range '{text}' is not START:END:STEP with whole numbers, START and STEP at least 1 and END at least START (e.g. 10:100:30)."
         ))
     };
-    let (start, end, step) = super::whole_range(text).ok_or_else(bad)?;
+    let (start, end, step) = crate::config::whole_range(text).ok_or_else(bad)?;
     if start == 0 || step == 0 || end < start {
         return Err(bad());
     }
@@ -373,7 +373,7 @@ pub fn parse_rate_range(text: &str) -> RunResult<RateRange> {
         let value = part.trim().parse::<f64>().map_err(|_| bad())?;
         rates[i] = match (i, value) {
             (1, 0.0) => 0.0,
-            (_, v) => super::bounds::rate(v, &what)?,
+            (_, v) => crate::config::bounds::rate(v, &what)?,
         };
     }
     let (start, end, step) = match parts.len() {

@@ -3,6 +3,20 @@
 //! perf_analyzer's, line for line where it has one; what inferperf adds (error counts,
 //! stability warnings, per-window detail with `-v`) comes as extra lines that do not change
 //! the ones perf_analyzer users parse.
+//!
+//! Beside the level block, the console's other blocks, one file each: the open loop's
+//! send figures ([`open_loop`]), where the time went ([`server`]), the engine's and the
+//! GPUs' account ([`engine`], [`gpu`]), each `-u` server ([`replicas`]), a search's end
+//! ([`search`]), load over time ([`timeline`]) and `inferperf sweep`'s table ([`sweep`]).
+
+pub mod engine;
+pub mod gpu;
+pub mod open_loop;
+pub mod replicas;
+pub mod search;
+pub mod server;
+pub mod sweep;
+pub mod timeline;
 
 use crate::backend::Capabilities;
 use crate::measure::level::{LevelEnd, LevelResult, LoadLevel};
@@ -16,7 +30,7 @@ use super::format::{
     format_rate, format_throughput, level_name_value, percentile_label, reported_percentiles,
     stabilizing_label, usec,
 };
-use super::{answers, server, Entry, Measured, Origin, Reporter, Run, Sent};
+use super::{answers, Entry, Measured, Origin, Reporter, Run, Sent};
 
 /// Joins report lines, each ending in a newline.
 fn join_lines(lines: &[String]) -> String {
@@ -46,7 +60,7 @@ pub fn settings_block(s: &Settings) -> String {
     lines.extend(load_limit(s));
     lines.extend(command_line_line(s));
     lines.extend(search_settings(s));
-    lines.extend(super::replicas::settings_line(s));
+    lines.extend(replicas::settings_line(s));
     // The client is asynchronous whatever --sync/--async say (see --help).
     lines.push("  Using asynchronous calls for inference".to_string());
     if s.tls.is_some() {
@@ -235,10 +249,10 @@ pub fn level_block(s: &Settings, model: &ModelSpec, r: &LevelResult) -> String {
     let w = &r.merged;
     let mut lines = vec![level_heading(s, &r.level), "  Client: ".to_string()];
     lines.extend(client_lines(s, model, w));
-    lines.extend(super::replicas::replica_lines(s, w));
+    lines.extend(replicas::replica_lines(s, w));
     let open_loop = matches!(r.level, LoadLevel::Rate(_));
     if let LoadLevel::Rate(rate) = r.level {
-        lines.extend(super::open_loop::open_loop_lines(s, rate, w));
+        lines.extend(open_loop::open_loop_lines(s, rate, w));
     }
     lines.extend(error_line(w));
     lines.extend(cancelled_line(s, w));
@@ -246,15 +260,15 @@ pub fn level_block(s: &Settings, model: &ModelSpec, r: &LevelResult) -> String {
     lines.extend(server::client_cost_lines(s, w, open_loop));
     if let Some(stats) = &w.server {
         lines.extend(server::server_lines(stats));
-        lines.extend(super::replicas::first_server_note(s));
+        lines.extend(replicas::first_server_note(s));
     }
     if let (Some(recorded), Some(metrics)) = (&s.metrics, &w.metrics) {
         let specs = s.metric_specs();
         lines.extend(super::metrics::metrics_lines(recorded, &specs, metrics));
     }
     if let Some(metrics) = &w.metrics {
-        lines.extend(super::engine::engine_lines(metrics, w));
-        lines.extend(super::gpu::gpu_lines(metrics, w));
+        lines.extend(engine::engine_lines(metrics, w));
+        lines.extend(gpu::gpu_lines(metrics, w));
     }
     // The split sets one server's figures against every server's latency: not with several.
     if s.servers().len() < 2 {
@@ -592,5 +606,4 @@ fn model_lines(model: &ModelSpec) -> String {
 }
 
 #[cfg(test)]
-#[path = "console_tests.rs"]
 mod tests;

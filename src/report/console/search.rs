@@ -7,7 +7,7 @@ use crate::measure::slo::SloCheck;
 use crate::measure::window::WindowStats;
 use crate::results::Settings;
 
-use super::format::{format_throughput, level_name_value, stabilizing_label, usec};
+use crate::report::format::{format_throughput, level_name_value, stabilizing_label, usec};
 
 /// The search block, or nothing when the run did not search (no `--slo`, no
 /// `--binary-search`).

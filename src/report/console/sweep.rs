@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use super::html::{ms, pct};
+use crate::report::html::{ms, pct};
 use crate::results::{LevelLoad, LevelRecord, ResultsFile};
 
 /// How a setting of a sweep ended.

@@ -11,7 +11,7 @@ use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;
 use crate::results::{LoadSettings, Settings};
 
-use super::format::{format_throughput, percentile_label, reported_percentiles, usec};
+use crate::report::format::{format_throughput, percentile_label, reported_percentiles, usec};
 
 /// One column of the per-second report.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::cli::{normalize_args, Cli, Command};
-use crate::config::{Config, Distribution, LoadMode, RequestCancellation};
+use crate::config::{ArrivalPattern, Config, LoadMode, RequestCancellation};
 use clap::Parser;
 use inferperf_wire::error::{RunResult, EXIT_BAD_OPTION};
 
@@ -19,7 +19,7 @@ fn config(rest: &[&str]) -> RunResult<Config> {
     Config::from_args(&p)
 }
 
-fn distribution(rest: &[&str]) -> Distribution {
+fn distribution(rest: &[&str]) -> ArrivalPattern {
     match config(rest).unwrap().load.mode {
         LoadMode::RequestRate { distribution, .. } => distribution,
         other => panic!("not a rate: {other:?}"),
@@ -38,14 +38,14 @@ fn refused(rest: &[&str], expected: &str) {
 fn arrival_patterns_come_from_either_tool_s_flag() {
     let rate = ["--request-rate-range", "10"];
     let with = |more: &[&str]| distribution(&[&rate[..], more].concat());
-    assert_eq!(with(&[]), Distribution::Constant);
+    assert_eq!(with(&[]), ArrivalPattern::Constant);
     assert_eq!(
         with(&["--request-distribution", "poisson"]),
-        Distribution::Poisson
+        ArrivalPattern::Poisson
     );
     assert_eq!(
         with(&["--arrival-pattern", "poisson"]),
-        Distribution::Poisson
+        ArrivalPattern::Poisson
     );
     assert_eq!(
         with(&[
@@ -54,11 +54,11 @@ fn arrival_patterns_come_from_either_tool_s_flag() {
             "--request-distribution",
             "constant"
         ]),
-        Distribution::Constant
+        ArrivalPattern::Constant
     );
     assert_eq!(
         with(&["--arrival-pattern", "gamma"]),
-        Distribution::Gamma { smoothness: 1.0 }
+        ArrivalPattern::Gamma { smoothness: 1.0 }
     );
     assert_eq!(
         with(&[
@@ -67,27 +67,27 @@ fn arrival_patterns_come_from_either_tool_s_flag() {
             "--arrival-smoothness",
             "3"
         ]),
-        Distribution::Gamma { smoothness: 3.0 }
+        ArrivalPattern::Gamma { smoothness: 3.0 }
     );
     // Smoothness implies gamma, as in AIPerf; vLLM's name is taken too.
     assert_eq!(
         with(&["--arrival-smoothness", "4"]),
-        Distribution::Gamma { smoothness: 4.0 }
+        ArrivalPattern::Gamma { smoothness: 4.0 }
     );
     assert_eq!(
         with(&["--arrival-pattern", "gamma", "--vllm-burstiness", "0.5"]),
-        Distribution::Gamma { smoothness: 0.5 }
+        ArrivalPattern::Gamma { smoothness: 0.5 }
     );
     // AIPerf's --request-rate is Poisson unless a pattern is given.
     let aiperf = |more: &[&str]| distribution(&[&["--request-rate", "5"][..], more].concat());
-    assert_eq!(aiperf(&[]), Distribution::Poisson);
+    assert_eq!(aiperf(&[]), ArrivalPattern::Poisson);
     assert_eq!(
         aiperf(&["--arrival-smoothness", "2"]),
-        Distribution::Gamma { smoothness: 2.0 }
+        ArrivalPattern::Gamma { smoothness: 2.0 }
     );
     assert_eq!(
         aiperf(&["--arrival-pattern", "constant"]),
-        Distribution::Constant
+        ArrivalPattern::Constant
     );
 }
 

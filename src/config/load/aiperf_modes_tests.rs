@@ -154,7 +154,7 @@ fn a_series_is_a_rate_run_whose_concurrency_is_a_cap_and_whose_warm_up_is_not_a_
     else {
         panic!("{:?}", c.load.mode);
     };
-    assert_eq!((range.start, *distribution), (2.0, Distribution::Poisson));
+    assert_eq!((range.start, *distribution), (2.0, ArrivalPattern::Poisson));
     assert_eq!(c.load.max_concurrency, Some(3));
     let shape = c.load.warm_up.as_ref().map(|w| w.shape);
     assert_eq!(shape, Some(WarmUpShape::Concurrency(3)), "AIPerf's warm-up");

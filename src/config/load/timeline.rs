@@ -197,7 +197,7 @@ fn parse_value(text: &str, kind: TimelineKind, flag: &str) -> RunResult<f64> {
         if rate == 0.0 {
             return Ok(0.0);
         }
-        return super::bounds::rate(rate, &format!("{flag}: the rate '{text}'"));
+        return crate::config::bounds::rate(rate, &format!("{flag}: the rate '{text}'"));
     }
     let value = match kind {
         TimelineKind::Rate => None,

@@ -114,7 +114,10 @@ fn check(points: &[RatePoint]) -> Result<(), String> {
                 p.time_s
             ));
         }
-        let (low, high) = (super::bounds::MIN_RATE, super::bounds::MAX_RATE);
+        let (low, high) = (
+            crate::config::bounds::MIN_RATE,
+            crate::config::bounds::MAX_RATE,
+        );
         if !(p.qps.is_finite() && p.qps >= low && p.qps <= high) {
             return Err(format!(
                 "point {i}: qps {} is not a rate from {low} to {high} requests per second.",

@@ -11,8 +11,8 @@
 use std::time::Duration;
 
 use super::rate_series::RateSeries;
-use super::{ConcurrencyRange, Config, Distribution, LoadMode, RateRange, WarmUpShape};
 use crate::cli::{AiperfLoadModeArgs, ProfileArgs};
+use crate::config::{ArrivalPattern, ConcurrencyRange, Config, LoadMode, RateRange, WarmUpShape};
 use inferperf_wire::error::{RunError, RunResult};
 
 /// The load shapes of a run (all `None`: none asked).
@@ -92,7 +92,7 @@ struct Run<'a> {
 
 /// Reads the load-shape flags into `config.load.modes`, making a series or a user-centric
 /// rate the run's load mode.
-pub(super) fn apply(config: &mut Config, args: &ProfileArgs) -> RunResult<()> {
+pub(in crate::config) fn apply(config: &mut Config, args: &ProfileArgs) -> RunResult<()> {
     let flags = &args.aiperf_modes;
     let given = flags.given();
     let Some(&first) = given.first() else {
@@ -158,7 +158,7 @@ fn user_centric_artifact_dir(config: &mut Config, users: UserCentric) {
 
 /// Seconds of a ramp or a slice: above 0, at most a day.
 fn seconds(flag: &str, value: f64) -> RunResult<Duration> {
-    super::bounds::seconds_flag(flag, value, super::bounds::MIN_TIMEOUT_S)
+    crate::config::bounds::seconds_flag(flag, value, crate::config::bounds::MIN_TIMEOUT_S)
 }
 
 /// `--user-centric-rate` with `--num-users`, with AIPerf's rules.
@@ -178,7 +178,7 @@ fn user_centric(run: &Run, config: &Config) -> RunResult<Option<UserCentric>> {
         }
         (Some(rate), Some(users)) => (rate, users),
     };
-    let rate = super::bounds::rate(rate, "--user-centric-rate")?;
+    let rate = crate::config::bounds::rate(rate, "--user-centric-rate")?;
     if users == 0 {
         return Err(RunError::bad_option(
             "--num-users 0 simulates no user: give 1 or more.",
@@ -235,7 +235,7 @@ fn series(run: &Run, _config: &Config) -> RunResult<Option<RateSeries>> {
 /// the users' together), with the concurrency given as its in-flight cap.
 fn become_rate(config: &mut Config, run: &mut Run, modes: &LoadModes) -> RunResult<()> {
     let (rate, distribution) = match (&modes.user_centric, &modes.rate_series) {
-        (Some(users), _) => (users.rate, Distribution::Constant),
+        (Some(users), _) => (users.rate, ArrivalPattern::Constant),
         (None, Some(series)) => (series.initial_qps(), series_distribution(run.args)?),
         (None, None) => return Ok(()),
     };
@@ -269,13 +269,13 @@ fn become_rate(config: &mut Config, run: &mut Run, modes: &LoadModes) -> RunResu
 
 /// A series' gaps: `--arrival-pattern` (or `--request-distribution`), Poisson by default
 /// as AIPerf's.
-fn series_distribution(args: &ProfileArgs) -> RunResult<Distribution> {
+fn series_distribution(args: &ProfileArgs) -> RunResult<ArrivalPattern> {
     let named = args.request_distribution.is_some()
         || args.aiperf.arrival_pattern.is_some()
         || args.aiperf.arrival_smoothness.is_some();
     match named {
         true => super::arrival::parse_distribution(args),
-        false => Ok(Distribution::Poisson),
+        false => Ok(ArrivalPattern::Poisson),
     }
 }
 
@@ -490,5 +490,5 @@ fn check_one_measurement(config: &Config, flags: &AiperfLoadModeArgs) -> RunResu
 }
 
 #[cfg(test)]
-#[path = "load_modes_tests.rs"]
+#[path = "aiperf_modes_tests.rs"]
 mod tests;

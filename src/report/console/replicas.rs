@@ -7,7 +7,7 @@
 use crate::measure::window::WindowStats;
 use crate::results::Settings;
 
-use super::format::{format_throughput, usec};
+use crate::report::format::{format_throughput, usec};
 
 /// The settings line naming the servers, when there are several.
 pub fn settings_line(settings: &Settings) -> Option<String> {
