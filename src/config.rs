@@ -46,6 +46,7 @@ pub use target::TargetConfig;
 pub mod datasets;
 pub mod public_datasets;
 pub mod sequence;
+pub use crate::apis::{Capabilities, ServerStatistics, ServiceKind, Streaming, SERVICE_KINDS};
 mod server_hooks;
 pub mod shm;
 mod slo;
@@ -57,40 +58,6 @@ pub use request_options::TritonCApiSettings;
 pub use tls::{TlsFile, TlsFlags, TlsSettings};
 
 use std::path::PathBuf;
-
-/// Which kind of backend answers (`--service-kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ServiceKind {
-    /// Any KServe v2 server (Triton, KServe, MLServer, the embedded server).
-    Triton,
-    /// The built-in models, called in this process.
-    Local,
-    /// An OpenAI-compatible server (vLLM, SGLang, llama.cpp, …).
-    OpenAi,
-    /// TF Serving's PredictionService (gRPC) or REST API.
-    TfServing,
-    /// TorchServe's HTTP inference API (`POST /predictions/M[/V]`).
-    TorchServe,
-    /// Any gRPC method (`--grpc-method`), called with the messages a generator prints.
-    DynamicGrpc,
-    /// Triton started in this process and called through its C API.
-    TritonCApi,
-}
-
-impl ServiceKind {
-    /// The name the settings block prints.
-    pub fn label(self) -> &'static str {
-        match self {
-            ServiceKind::Triton => "TRITON",
-            ServiceKind::Local => "LOCAL",
-            ServiceKind::OpenAi => "OPENAI",
-            ServiceKind::TfServing => "TFSERVING",
-            ServiceKind::TorchServe => "TORCHSERVE",
-            ServiceKind::DynamicGrpc => "DYNAMIC_GRPC",
-            ServiceKind::TritonCApi => "TRITON_C_API",
-        }
-    }
-}
 
 /// Wire protocol to the server (`-i`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,10 +229,7 @@ impl Config {
         if self.target.urls.len() < 2 {
             return Ok(());
         }
-        if matches!(
-            self.target.service_kind(),
-            ServiceKind::Local | ServiceKind::TritonCApi
-        ) {
+        if self.target.service_kind().in_process() {
             return Err(RunError::bad_option(format!(
                 "--service-kind {} runs the models in this process: give a single -u (or none).",
                 self.target.service_kind().label().to_ascii_lowercase()

@@ -1,19 +1,19 @@
 //! Client backends: how a request reaches the server and how its answers come back, in two
 //! floors. [`transport`] is every way bytes reach a server (TCP, TLS, HTTP/1.1, HTTP/2 and
 //! gRPC, compression, the control client) and names no API. [`api`] holds one folder per
-//! API, each an [`Adapter`] — discovery, encoding a dataset entry once, opening a
-//! connection — with the table of what it can do ([`Capabilities`]); none imports a
+//! API, each an [`Adapter`] — starting its in-process models, discovery, encoding a dataset
+//! entry once, opening a connection, reading the server's statistics; none imports a
 //! sibling, and the Open Inference Protocol's messages that three of them share are in
-//! [`open_inference`]. This file is the registry, the one place that names every adapter:
-//! [`Api`], [`capabilities`], [`Connection`] (every kind of connection they open) and the
-//! start of the in-process ones. The files beside it name none, so that an adapter can use
-//! them without a circle: [`Target`] is the resolved server and model, discovery what the
-//! server says of it, what every API's answers are checked against is [`check`].
+//! [`open_inference`]. What each API can do is its row in `crate::apis`. This file is the
+//! registry, the one place that names every adapter, a line each: [`Api`] and
+//! [`Connection`] (every kind of connection they open) are made from those lines. The files
+//! beside it name none, so that an adapter can use them without a circle: [`Target`] is
+//! the resolved server and model, discovery what the server says of it, [`statistics`] the
+//! shape of a statistics reader, what every API's answers are checked against is [`check`].
 
 pub mod api;
 pub mod cache_bust;
 pub mod cancel;
-mod capabilities;
 pub mod check;
 mod discovery;
 pub mod hooks;
@@ -22,6 +22,7 @@ pub mod open_inference;
 pub mod outcome;
 pub mod replicas;
 pub mod statistics;
+use statistics::StatsSource;
 mod target;
 pub mod transport;
 
@@ -32,10 +33,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use tokio::time::Sleep;
 
-use crate::config::{ApiSettings, ServiceKind, TargetConfig};
+use crate::apis::{Capabilities, ServiceKind};
+use crate::config::{ApiSettings, TargetConfig};
 use crate::data::Entry;
 use api::{dynamic_grpc, kserve, local, openai, tfserving, torchserve, triton_c_api};
-pub use capabilities::{Capabilities, ServerStatistics, Streaming};
 pub use check::AnswerCheck;
 pub use discovery::{discover, server_datatype, ConfigFacts, Discovered};
 use inferperf_wire::error::RunResult;
@@ -51,39 +52,111 @@ pub use target::{RequestShape, Target};
 /// allocation on the hot path, and the set of APIs is known when the program is built).
 #[allow(async_fn_in_trait)]
 pub trait Adapter {
+    /// Starts what the API runs in this process (its models), before anything is asked of
+    /// it, and says what the run calls that server; `None` for an API reached over the
+    /// network.
+    async fn start(&mut self, _target: &TargetConfig) -> RunResult<Option<&'static str>> {
+        Ok(None)
+    }
     /// Reads what the model takes and returns.
     async fn discover(&self, target: &Target) -> RunResult<Discovered>;
     /// Encodes one dataset entry, once, when the run starts.
     fn encode(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload>;
     /// Opens the connection of in-flight slot `slot`.
     async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind>;
+    /// Opens a reader of the server's statistics, for the APIs whose row has them (and the
+    /// composing models' too when `all_models`). `Err` is the reason, as a phrase.
+    async fn statistics(
+        &self,
+        _target: &Target,
+        _all_models: bool,
+        _models: &[String],
+    ) -> Result<StatsSource, String> {
+        Err("this API has no server statistics".into())
+    }
 }
 
-/// The registered adapters.
-#[derive(Debug, Clone)]
-pub enum Api {
+/// The registry: each API's adapter beside its [`ServiceKind`], one line each. It makes
+/// [`Api`] and its dispatch; what an API can do is its kind's row (`config::SERVICE_KINDS`).
+macro_rules! adapters {
+    ($($(#[$doc:meta])* $variant:ident($adapter:ty) = $kind:ident,)*) => {
+        /// The registered adapters.
+        #[derive(Debug, Clone)]
+        pub enum Api {
+            $($(#[$doc])* $variant($adapter),)*
+        }
+
+        impl Api {
+            /// The `--service-kind` this adapter answers for.
+            pub fn service_kind(&self) -> ServiceKind {
+                match self {
+                    $(Api::$variant(_) => ServiceKind::$kind,)*
+                }
+            }
+
+            async fn start(&mut self, target: &TargetConfig) -> RunResult<Option<&'static str>> {
+                match self {
+                    $(Api::$variant(a) => a.start(target).await,)*
+                }
+            }
+
+            async fn discover(&self, target: &Target) -> RunResult<Discovered> {
+                match self {
+                    $(Api::$variant(a) => a.discover(target).await,)*
+                }
+            }
+
+            fn encode(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
+                match self {
+                    $(Api::$variant(a) => a.encode(target, model, entry),)*
+                }
+            }
+
+            async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
+                match self {
+                    $(Api::$variant(a) => a.open(target, slot).await,)*
+                }
+            }
+
+            /// A reader of the server's statistics (see [`Adapter::statistics`]).
+            pub async fn statistics(
+                &self,
+                target: &Target,
+                all_models: bool,
+                models: &[String],
+            ) -> Result<StatsSource, String> {
+                match self {
+                    $(Api::$variant(a) => a.statistics(target, all_models, models).await,)*
+                }
+            }
+        }
+    };
+}
+
+adapters! {
     /// KServe v2 over HTTP or gRPC (Triton, KServe, MLServer, the embedded server).
-    Kserve(kserve::Kserve),
+    Kserve(kserve::Kserve) = Triton,
     /// The built-in models in this process.
-    Local(local::Local),
+    Local(local::Local) = Local,
     /// OpenAI-compatible servers (chat, completions, embeddings).
-    OpenAi(openai::OpenAi),
+    OpenAi(openai::OpenAi) = OpenAi,
     /// TF Serving (gRPC PredictionService or REST).
-    TfServing(tfserving::TfServing),
+    TfServing(tfserving::TfServing) = TfServing,
     /// TorchServe's HTTP inference API.
-    TorchServe(torchserve::TorchServe),
+    TorchServe(torchserve::TorchServe) = TorchServe,
     /// Any gRPC method, with generated messages (perf_analyzer's dynamic gRPC).
-    DynamicGrpc(dynamic_grpc::DynamicGrpc),
+    DynamicGrpc(dynamic_grpc::DynamicGrpc) = DynamicGrpc,
     /// Triton in this process, through its C API.
-    TritonCApi(triton_c_api::TritonCApi),
+    TritonCApi(triton_c_api::TritonCApi) = TritonCApi,
 }
 
 impl Api {
-    /// The adapter the target section asks for, for requests of `shape`.
+    /// The adapter the target section asks for, for requests of `shape`: each API's
+    /// settings make its adapter.
     pub fn for_target(target: &TargetConfig, shape: RequestShape) -> Api {
         match &target.api {
             ApiSettings::Kserve(s) => Api::Kserve(kserve::Kserve::new(target, s, shape.batch_size)),
-            ApiSettings::Local(_) => Api::Local(local::Local::new(target)),
+            ApiSettings::Local(s) => Api::Local(local::Local::new(target, s)),
             ApiSettings::OpenAi(s) => Api::OpenAi(openai::OpenAi::new(target, s)),
             ApiSettings::TfServing(s) => Api::TfServing(tfserving::TfServing::new(s)),
             ApiSettings::TorchServe(s) => {
@@ -94,41 +167,9 @@ impl Api {
         }
     }
 
-    /// The `--service-kind` this adapter answers for.
-    pub fn service_kind(&self) -> ServiceKind {
-        match self {
-            Api::Kserve(_) => ServiceKind::Triton,
-            Api::Local(_) => ServiceKind::Local,
-            Api::OpenAi(_) => ServiceKind::OpenAi,
-            Api::TfServing(_) => ServiceKind::TfServing,
-            Api::TorchServe(_) => ServiceKind::TorchServe,
-            Api::DynamicGrpc(_) => ServiceKind::DynamicGrpc,
-            Api::TritonCApi(_) => ServiceKind::TritonCApi,
-        }
-    }
-
-    async fn discover(&self, target: &Target) -> RunResult<Discovered> {
-        match self {
-            Api::Kserve(a) => a.discover(target).await,
-            Api::Local(a) => a.discover(target).await,
-            Api::OpenAi(a) => a.discover(target).await,
-            Api::TfServing(a) => a.discover(target).await,
-            Api::TorchServe(a) => a.discover(target).await,
-            Api::DynamicGrpc(a) => a.discover(target).await,
-            Api::TritonCApi(a) => a.discover(target).await,
-        }
-    }
-
-    fn encode(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
-        match self {
-            Api::Kserve(a) => a.encode(target, model, entry),
-            Api::Local(a) => a.encode(target, model, entry),
-            Api::OpenAi(a) => a.encode(target, model, entry),
-            Api::TfServing(a) => a.encode(target, model, entry),
-            Api::TorchServe(a) => a.encode(target, model, entry),
-            Api::DynamicGrpc(a) => a.encode(target, model, entry),
-            Api::TritonCApi(a) => a.encode(target, model, entry),
-        }
+    /// What this API can do.
+    pub fn capabilities(&self) -> &'static Capabilities {
+        self.service_kind().capabilities()
     }
 
     /// A turn of a multi-turn chat session with its history (earlier prompts and the
@@ -147,7 +188,7 @@ impl Api {
     }
 
     /// `request` as one step of a sequence: KServe's requests, and the in-process ones of the
-    /// local models and Triton, carry the step's parameters (the APIs whose table says
+    /// local models and Triton, carry the step's parameters (the APIs whose row says
     /// `sequences`); the other APIs send the request unchanged.
     pub fn in_sequence(&self, request: &Request, step: &SequenceStep) -> Request {
         let payload = match (&request.payload, self) {
@@ -164,68 +205,6 @@ impl Api {
             payload: payload.unwrap_or_else(|| request.payload.clone()),
             ..request.clone()
         }
-    }
-
-    async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
-        match self {
-            Api::Kserve(a) => a.open(target, slot).await,
-            Api::Local(a) => a.open(target, slot).await,
-            Api::OpenAi(a) => a.open(target, slot).await,
-            Api::TfServing(a) => a.open(target, slot).await,
-            Api::TorchServe(a) => a.open(target, slot).await,
-            Api::DynamicGrpc(a) => a.open(target, slot).await,
-            Api::TritonCApi(a) => a.open(target, slot).await,
-        }
-    }
-}
-
-/// Every API's table, in `--service-kind`'s order.
-pub const ALL: [&Capabilities; 7] = [
-    &kserve::CAPABILITIES,
-    &local::CAPABILITIES,
-    &openai::CAPABILITIES,
-    &tfserving::CAPABILITIES,
-    &torchserve::CAPABILITIES,
-    &dynamic_grpc::CAPABILITIES,
-    &triton_c_api::CAPABILITIES,
-];
-
-/// What the API of `kind` can do.
-pub fn capabilities(kind: ServiceKind) -> &'static Capabilities {
-    match kind {
-        ServiceKind::Triton => &kserve::CAPABILITIES,
-        ServiceKind::Local => &local::CAPABILITIES,
-        ServiceKind::OpenAi => &openai::CAPABILITIES,
-        ServiceKind::TfServing => &tfserving::CAPABILITIES,
-        ServiceKind::TorchServe => &torchserve::CAPABILITIES,
-        ServiceKind::DynamicGrpc => &dynamic_grpc::CAPABILITIES,
-        ServiceKind::TritonCApi => &triton_c_api::CAPABILITIES,
-    }
-}
-
-impl Capabilities {
-    /// The API a results file names (its settings' `service_kind`), if it is one of ours.
-    pub fn named(name: &str) -> Option<&'static Capabilities> {
-        ALL.into_iter().find(|c| c.name == name)
-    }
-}
-
-/// Starts the models of an in-process API (the local models, Triton through its C API) into
-/// `target`; false for the APIs reached over the network.
-async fn start_in_process(cfg: &TargetConfig, target: &mut Target) -> RunResult<bool> {
-    match &cfg.api {
-        ApiSettings::Local(settings) => {
-            target.peer.authority = "local".into();
-            target.local = Some(local::serve(settings)?);
-            Ok(true)
-        }
-        ApiSettings::TritonCApi(settings) => {
-            let started = triton_c_api::start(&cfg.model_name, settings).await?;
-            target.peer.authority = "in-process Triton".into();
-            target.triton = Some(Arc::new(started));
-            Ok(true)
-        }
-        _ => Ok(false),
     }
 }
 
@@ -287,10 +266,44 @@ impl Deadline {
     }
 }
 
-/// One slot's connection to the server, of the kind its adapter opened. Every kind has
-/// `send(&mut self, &Request, &mut Exchange) -> Result<(), Failure>`, which sends one request
-/// and reads and checks its answers, and `is_usable`.
-pub enum Connection {
+/// What every kind of connection does: send one request and read and check its answers,
+/// and say whether it can still be used.
+#[allow(async_fn_in_trait)]
+pub trait Conn {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure>;
+    /// False once the connection broke; the slot then opens a new one.
+    fn is_usable(&mut self) -> bool {
+        true
+    }
+}
+
+/// Every kind of connection the adapters open, one line each: it makes [`Connection`] and
+/// its dispatch.
+macro_rules! connections {
+    ($($(#[$doc:meta])* $variant:ident($conn:ty),)*) => {
+        /// One slot's connection to the server, of the kind its adapter opened.
+        pub enum Connection {
+            $($(#[$doc])* $variant($conn),)*
+        }
+
+        impl Connection {
+            async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+                match self {
+                    $(Connection::$variant(c) => c.send(request, ex).await,)*
+                }
+            }
+
+            /// False once the connection broke; the slot then opens a new one.
+            pub fn is_usable(&mut self) -> bool {
+                match self {
+                    $(Connection::$variant(c) => c.is_usable(),)*
+                }
+            }
+        }
+    };
+}
+
+connections! {
     KserveHttp(kserve::rest::HttpConn),
     /// KServe's ModelInfer, a unary gRPC call.
     KserveGrpc(kserve::unary::GrpcConn),
@@ -343,39 +356,11 @@ impl Connection {
         deadline: &mut Deadline,
     ) -> Result<(), Failure> {
         let timer = deadline.start(ex.sent);
-        let send = async {
-            match self {
-                Connection::KserveHttp(c) => c.send(request, ex).await,
-                Connection::KserveGrpc(c) => c.send(request, ex).await,
-                Connection::KserveStream(c) => c.send(request, ex).await,
-                Connection::Local(c) => c.send(request, ex).await,
-                Connection::TritonCApi(c) => c.send(request, ex).await,
-                Connection::OpenAi(c) => c.send(request, ex).await,
-                Connection::TfHttp(c) => c.send(request, ex).await,
-                Connection::TfGrpc(c) => c.send(request, ex).await,
-                Connection::TorchServe(c) => c.send(request, ex).await,
-                Connection::DynamicGrpc(c) => c.send(request, ex).await,
-            }
-        };
+        let send = self.send(request, ex);
         tokio::select! {
             biased;
             result = send => result,
             _ = timer => Err(ErrorKind::Timeout.into()),
-        }
-    }
-
-    /// False once the connection broke; the slot then opens a new one.
-    pub fn is_usable(&mut self) -> bool {
-        match self {
-            Connection::KserveHttp(c) => c.is_usable(),
-            Connection::KserveGrpc(c) => c.is_usable(),
-            Connection::KserveStream(c) => c.is_usable(),
-            Connection::Local(_) | Connection::TritonCApi(_) => true,
-            Connection::OpenAi(c) => c.is_usable(),
-            Connection::TfHttp(c) => c.is_usable(),
-            Connection::TfGrpc(c) => c.is_usable(),
-            Connection::TorchServe(c) => c.is_usable(),
-            Connection::DynamicGrpc(c) => c.is_usable(),
         }
     }
 }

@@ -1,26 +1,36 @@
 //! The server's statistics, whichever API gives them: the cumulative counters the measurement
-//! side turns into per-window deltas. Triton's statistics extension over the network
-//! ([`kserve::statistics`]), the embedded models and Triton in this process, or TorchServe's
-//! Prometheus counters ([`torchserve::metrics`]) — each read by its adapter into the same
-//! protobuf `ModelStatistics`; this is only which one a run uses.
+//! side turns into per-window deltas. Each adapter that has statistics (its row's
+//! `server_statistics`) opens a reader of its own (`Adapter::statistics`): Triton's statistics
+//! extension over the network, the embedded models and Triton in this process, TorchServe's
+//! Prometheus counters — each read into the same protobuf `ModelStatistics`. This file names
+//! no API: it is the shape every reader has.
 
-use super::api::{kserve, local, torchserve, triton_c_api};
-use super::{Api, Target};
+use futures::future::BoxFuture;
+
+use super::Target;
 use inferperf_wire::proto::ModelStatistics;
 
-/// A connection that reads model statistics.
-pub enum StatsSource {
-    /// A KServe v2 server's statistics extension, over HTTP or gRPC.
-    Kserve(kserve::statistics::KserveStats),
-    /// The embedded models in this process.
-    Local(local::LocalStats),
-    /// Triton in this process: the same JSON its HTTP front end answers.
-    TritonCApi(triton_c_api::CApiStats),
-    /// TorchServe's Prometheus counters, read as statistics.
-    TorchServe(torchserve::metrics::TsMetricsSource),
+/// What reads one server's statistics. Read once per window, so a boxed future costs
+/// nothing that matters.
+pub trait StatsReader: Send {
+    /// The server's cumulative statistics now. `Err` is the reason, as a phrase.
+    fn read(&mut self) -> BoxFuture<'_, Result<Vec<ModelStatistics>, String>>;
+
+    /// Server-wide answer counters by status class, where the server keeps them only for
+    /// the whole server (TorchServe); taken at the last read.
+    fn answers(&self) -> Option<AnswerCounts> {
+        None
+    }
 }
 
+/// A reader of the run's server statistics.
+pub struct StatsSource(Box<dyn StatsReader>);
+
 impl StatsSource {
+    pub fn new(reader: impl StatsReader + 'static) -> StatsSource {
+        StatsSource(Box::new(reader))
+    }
+
     /// Opens a statistics reader for the model, and for every model when `all_models` (an
     /// ensemble's composing models are reported too). `Err` is the reason, as a phrase.
     pub async fn open(
@@ -28,37 +38,42 @@ impl StatsSource {
         all_models: bool,
         models: &[String],
     ) -> Result<Self, String> {
-        if let Api::TorchServe(ts) = &target.api {
-            let source = torchserve::metrics::TsMetricsSource::open(target, ts.metrics_url());
-            return Ok(StatsSource::TorchServe(source.await?));
-        }
-        if let Some(server) = &target.triton {
-            let stats = triton_c_api::CApiStats::new(server.clone(), target, all_models);
-            return Ok(StatsSource::TritonCApi(stats));
-        }
-        if let Some(server) = &target.local {
-            return Ok(StatsSource::Local(local::LocalStats::new(server, models)));
-        }
-        let stats = kserve::statistics::KserveStats::open(target, all_models).await?;
-        Ok(StatsSource::Kserve(stats))
+        target.api.statistics(target, all_models, models).await
     }
 
     /// The server's cumulative statistics now. `Err` is the reason, as a phrase.
     pub async fn read(&mut self) -> Result<Vec<ModelStatistics>, String> {
-        match self {
-            StatsSource::Kserve(source) => source.read().await,
-            StatsSource::Local(source) => Ok(source.read()),
-            StatsSource::TritonCApi(source) => source.read(),
-            StatsSource::TorchServe(source) => source.read().await,
+        self.0.read().await
+    }
+
+    /// Server-wide answer counters by status class (see [`StatsReader::answers`]).
+    pub fn answers(&self) -> Option<AnswerCounts> {
+        self.0.answers()
+    }
+}
+
+/// Every answer the server gave, by status class, for all models together (TorchServe's
+/// frontend counters `Requests2XX/4XX/5XX`: it does not count them per model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AnswerCounts {
+    pub ok: u64,
+    pub client_errors: u64,
+    pub server_errors: u64,
+}
+
+impl AnswerCounts {
+    /// What was counted between `before` and `self`.
+    pub fn since(&self, before: &AnswerCounts) -> AnswerCounts {
+        AnswerCounts {
+            ok: self.ok.saturating_sub(before.ok),
+            client_errors: self.client_errors.saturating_sub(before.client_errors),
+            server_errors: self.server_errors.saturating_sub(before.server_errors),
         }
     }
 
-    /// Server-wide answer counters by status class, where the server keeps them only for
-    /// the whole server (TorchServe); taken at the last [`StatsSource::read`].
-    pub fn answers(&self) -> Option<torchserve::metrics::AnswerCounts> {
-        match self {
-            StatsSource::TorchServe(source) => source.answers(),
-            _ => None,
-        }
+    pub fn add(&mut self, other: &AnswerCounts) {
+        self.ok += other.ok;
+        self.client_errors += other.client_errors;
+        self.server_errors += other.server_errors;
     }
 }

@@ -7,9 +7,8 @@
 
 use std::sync::Arc;
 
-use super::api::triton_c_api::InProcessTriton;
 use super::transport::{h2, tls, Peer};
-use super::{start_in_process, AnswerCheck, Api, Request};
+use super::{AnswerCheck, Api, Request};
 use crate::config::{DataConfig, Protocol, TargetConfig};
 use crate::data::Dataset;
 use inferperf_wire::error::{RunError, RunResult};
@@ -28,10 +27,6 @@ pub struct Target {
     pub streaming: bool,
     /// `--validation-tolerance`.
     pub tolerance: f64,
-    /// The in-process models, for `--service-kind local`.
-    pub local: Option<inferperf_server::LocalServer>,
-    /// Triton in this process, for `--service-kind triton_c_api`.
-    pub triton: Option<Arc<InProcessTriton>>,
     /// The requests to cancel on purpose (`--request-cancellation-rate`), if any.
     pub cancel: Option<Arc<super::cancel::CancelPlan>>,
     /// AIPerf's `--connection-reuse-strategy never`: each request on a new connection.
@@ -95,14 +90,13 @@ impl Target {
             version: cfg.model_version.clone(),
             streaming: cfg.streaming,
             tolerance: cfg.validation_tolerance,
-            local: None,
-            triton: None,
             cancel: (cfg.cancellation.as_ref())
                 .map(|c| Arc::new(super::cancel::CancelPlan::new(c))),
             connection_per_request: cfg.connection_per_request,
             cache_bust: trajectory_markers(cfg),
         };
-        if start_in_process(cfg, &mut target).await? {
+        if let Some(authority) = target.api.start(cfg).await? {
+            target.peer.authority = authority.into();
             target.peer.headers.clear();
             return Ok(target);
         }
@@ -137,16 +131,16 @@ impl Target {
     /// The lane of in-flight slot `slot`: the slots of one lane share a connection (gRPC)
     /// and so run on the same client thread; elsewhere each slot is its own lane.
     pub fn lane(&self, slot: usize) -> usize {
-        match (self.protocol, &self.local, &self.triton) {
-            (Protocol::Grpc, None, None) => self.peer.grpc.lane(slot),
+        match (self.protocol, self.api.service_kind().in_process()) {
+            (Protocol::Grpc, false) => self.peer.grpc.lane(slot),
             _ => slot,
         }
     }
 
     /// How many consecutive slots make one lane (see [`Target::lane`]).
     pub fn lane_width(&self) -> usize {
-        match (self.protocol, &self.local, &self.triton) {
-            (Protocol::Grpc, None, None) => self.peer.grpc.width(),
+        match (self.protocol, self.api.service_kind().in_process()) {
+            (Protocol::Grpc, false) => self.peer.grpc.width(),
             _ => 1,
         }
     }

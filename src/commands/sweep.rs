@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
 
 use super::profile;
-use crate::backend::capabilities;
+
 use crate::cli::SweepArgs;
 use crate::config::sweep::{Ports, Setting, SweepPlan, GRPC_PORT, METRICS_PORT};
 use crate::config::{Config, REPORT_CSV_NAME, RESULTS_FILE_NAME};
@@ -266,7 +266,7 @@ fn clear_dir(dir: &Path) -> std::io::Result<()> {
 /// What answers 200 once the server is ready, as the API's table says: KServe v2's
 /// readiness, OpenAI's model list, TorchServe's ping, TF Serving's model metadata.
 fn ready_path(cfg: &Config) -> String {
-    let path = capabilities(cfg.target.service_kind()).readiness_path;
+    let path = cfg.target.service_kind().capabilities().readiness_path;
     path.replace("{model}", &cfg.target.model_name)
 }
 

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use super::{ConcurrencyRange, InputData, MeasurementMode, Protocol, ServiceKind, TensorFormat};
+use super::{
+    ConcurrencyRange, InputData, MeasurementMode, Protocol, ServiceKind, Streaming, TensorFormat,
+};
 use crate::cli::ProfileArgs;
 use inferperf_server::ModelDef;
 use inferperf_wire::error::{RunError, RunResult};
@@ -19,8 +21,8 @@ pub(super) fn parse_streaming(
     kind: ServiceKind,
 ) -> RunResult<bool> {
     let elsewhere = matches!(
-        kind,
-        ServiceKind::Local | ServiceKind::OpenAi | ServiceKind::TritonCApi
+        kind.capabilities().streaming,
+        Streaming::InProcess | Streaming::ServerSentEvents
     );
     if streaming && protocol != Protocol::Grpc && !elsewhere {
         return Err(RunError::bad_option(
@@ -60,21 +62,6 @@ pub(super) fn parse_protocol(text: &str) -> RunResult<Protocol> {
         "grpc" => Ok(Protocol::Grpc),
         _ => Err(RunError::bad_option(format!(
             "-i '{text}' is not a protocol: use -i http or -i grpc."
-        ))),
-    }
-}
-
-pub(super) fn parse_service_kind(text: &str) -> RunResult<ServiceKind> {
-    match text {
-        "triton" | "kserve" => Ok(ServiceKind::Triton),
-        "local" => Ok(ServiceKind::Local),
-        "openai" => Ok(ServiceKind::OpenAi),
-        "tfserving" => Ok(ServiceKind::TfServing),
-        "torchserve" => Ok(ServiceKind::TorchServe),
-        "dynamic_grpc" => Ok(ServiceKind::DynamicGrpc),
-        "triton_c_api" => Ok(ServiceKind::TritonCApi),
-        _ => Err(RunError::bad_option(format!(
-            "--service-kind '{text}' is not supported: use triton (any KServe v2 server), tfserving (TF Serving), torchserve (TorchServe), openai (an OpenAI-compatible server), dynamic_grpc (any gRPC method) triton_c_api (Triton in this process, with --triton-server-directory and --model-repository) or local (built-in models in this process)."
         ))),
     }
 }

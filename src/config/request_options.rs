@@ -1,7 +1,7 @@
 //! The checks of perf_analyzer's remaining options (`cli::request_options`): what each means in
 //! inferperf, and the one sentence for a value or combination that cannot work.
 
-use super::{Config, Protocol, ServiceKind};
+use super::{Config, Protocol, ServerStatistics, ServiceKind};
 use crate::cli::RequestOptionArgs;
 use inferperf_wire::error::{RunError, RunResult};
 
@@ -90,12 +90,8 @@ fn parse_bool(text: &str) -> Option<bool> {
 impl Config {
     /// Request parameters travel in KServe v2 requests only.
     pub(super) fn check_request_parameters(&self) -> RunResult<()> {
-        if !self.target.request_parameters().is_empty()
-            && !matches!(
-                self.target.service_kind(),
-                ServiceKind::Triton | ServiceKind::TritonCApi
-            )
-        {
+        let kind = self.target.service_kind();
+        if !self.target.request_parameters().is_empty() && !kind.capabilities().request_parameters {
             return Err(RunError::bad_option(format!(
                 "--request-parameter is sent as KServe v2 request parameters, which --service-kind {} does not take: drop it.",
                 self.target.service_kind().label().to_ascii_lowercase()
@@ -155,7 +151,7 @@ pub(super) fn parse_grpc_compression(
             "--grpc-compression-algorithm compresses gRPC messages: add -i grpc or drop it.",
         ));
     }
-    if !matches!(kind, ServiceKind::Triton | ServiceKind::TfServing) {
+    if !kind.capabilities().grpc_compression {
         return Err(RunError::bad_option(
             "--grpc-compression-algorithm applies to --service-kind triton or tfserving over gRPC.",
         ));
@@ -244,12 +240,13 @@ pub(super) fn parse_bls_composing_models(
             models.push(item.to_string());
         }
     }
-    if !models.is_empty()
-        && !matches!(
-            kind,
-            ServiceKind::Triton | ServiceKind::Local | ServiceKind::TritonCApi
-        )
-    {
+    // A BLS model is broken down from the statistics of the models it calls.
+    let statistics = kind.capabilities().server_statistics;
+    let per_model = matches!(
+        statistics,
+        ServerStatistics::StatisticsExtension | ServerStatistics::InProcess
+    );
+    if !models.is_empty() && !per_model {
         return Err(RunError::bad_option(
             "--bls-composing-models breaks a BLS model down with Triton's statistics extension, which only --service-kind triton has.",
         ));

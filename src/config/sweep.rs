@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{parse_protocol, Config, Protocol, ServiceKind};
+use super::{parse_protocol, Config, Protocol};
 use crate::cli::{clap_sentence, Cli, Command, ProfileArgs, SweepArgs};
 use inferperf_wire::error::{RunError, RunResult};
 
@@ -254,10 +254,7 @@ impl SweepPlan {
         }
         args.report_dir = Some(self.setting_dir(setting));
         let cfg = Config::from_args(&args)?;
-        if matches!(
-            cfg.target.service_kind(),
-            ServiceKind::Local | ServiceKind::TritonCApi
-        ) {
+        if cfg.target.service_kind().in_process() {
             return Err(RunError::bad_option(format!(
                 "--service-kind {} runs the models inside inferperf: a sweep needs a server to start; drop it.",
                 cfg.target.service_kind().label().to_ascii_lowercase()

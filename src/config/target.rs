@@ -159,7 +159,7 @@ pub(super) struct OwnFlags {
 
 impl OwnFlags {
     pub(super) fn parse(args: &ProfileArgs) -> RunResult<OwnFlags> {
-        let kind = parse_service_kind(args.service_kind.as_deref().unwrap_or("triton"))?;
+        let kind = ServiceKind::parse(args.service_kind.as_deref().unwrap_or("triton"))?;
         let protocol = match (parse_protocol(&args.protocol)?, kind) {
             // perf_analyzer's dynamic gRPC forces gRPC.
             (_, ServiceKind::DynamicGrpc) => Protocol::Grpc,

@@ -304,3 +304,55 @@ fn request_parameters_are_typed_and_malformed_ones_refused() {
         assert!(err.to_string().contains("NAME:VALUE:TYPE"), "{bad}: {err}");
     }
 }
+
+mod service_kinds {
+    use crate::apis::Streaming;
+    use crate::cli::{normalize_args, Cli, Command};
+    use crate::config::Config;
+    use clap::Parser;
+    use inferperf_wire::error::RunResult;
+
+    fn config(args: &[&str]) -> RunResult<Config> {
+        let mut all = vec!["inferperf", "-m", "m"];
+        all.extend_from_slice(args);
+        let line = normalize_args(all.iter().map(|s| s.to_string()).collect());
+        let Command::Profile(p) = Cli::try_parse_from(line).expect("flags parse").command else {
+            panic!("expected profile");
+        };
+        Config::from_args(&p)
+    }
+
+    /// The table says what the flags allow: an API takes `--streaming` and `--shared-memory
+    /// system` exactly when its table says it can, and counts tokens exactly when the run
+    /// has LLM settings.
+    #[test]
+    fn the_table_agrees_with_the_flags() {
+        let kinds: [(&str, &[&str]); 5] = [
+            ("triton", &["-i", "grpc"]),
+            ("local", &[]),
+            ("openai", &["--endpoint", "v1/chat/completions"]),
+            ("tfserving", &[]),
+            ("torchserve", &[]),
+        ];
+        for (kind, base) in kinds {
+            let with = |extra: &[&str]| {
+                let mut args = vec!["--service-kind", kind];
+                args.extend_from_slice(base);
+                args.extend_from_slice(extra);
+                config(&args)
+            };
+            let run = with(&[]).expect("a valid run");
+            let table = run.target.service_kind().capabilities();
+            assert_eq!(table.name, kind);
+            assert_eq!(table.tokens, run.target.llm().is_some(), "{kind}: tokens");
+            let streams = with(&["--streaming"]).is_ok();
+            assert_eq!(
+                table.streaming != Streaming::None,
+                streams,
+                "{kind}: streaming"
+            );
+            let shm = with(&["--shared-memory", "system"]).is_ok();
+            assert_eq!(table.shared_memory, shm, "{kind}: shared memory");
+        }
+    }
+}

@@ -18,6 +18,16 @@ pub struct Agreement {
     pub any_interrupted: bool,
 }
 
+impl Agreement {
+    /// What a process measuring alone decides: its own view.
+    pub fn alone(done: bool, interrupted: bool) -> Agreement {
+        Agreement {
+            all_done: done,
+            any_interrupted: interrupted,
+        }
+    }
+}
+
 /// The ties between this process and the others measuring the same run.
 pub trait Ties: Send + Sync {
     /// Waits until the first window may start; a note when it started late.
@@ -43,11 +53,6 @@ impl Ties for Alone {
     }
 
     fn agree(&self, done: bool, interrupted: bool) -> BoxFuture<'_, RunResult<Agreement>> {
-        Box::pin(async move {
-            Ok(Agreement {
-                all_done: done,
-                any_interrupted: interrupted,
-            })
-        })
+        Box::pin(async move { Ok(Agreement::alone(done, interrupted)) })
     }
 }

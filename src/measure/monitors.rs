@@ -8,7 +8,8 @@ use super::cpu::process_cpu_time;
 use super::server::metrics::MetricsScraper;
 use super::server::stats::ServerStatsReader;
 use super::window::WindowStats;
-use crate::backend::{capabilities, ServerStatistics, Target};
+use crate::backend::Target;
+use crate::config::ServerStatistics;
 use crate::config::{GpuTelemetry, MeasureConfig};
 use inferperf_wire::model::ModelSpec;
 
@@ -38,7 +39,7 @@ impl Monitors {
         let mut notes = Vec::new();
         // An API without server statistics (OpenAI-compatible servers, TF Serving, an
         // arbitrary gRPC method) has nothing to read.
-        let server = match capabilities(target.api.service_kind()).server_statistics {
+        let server = match target.api.capabilities().server_statistics {
             ServerStatistics::None => None,
             _ => ServerStatsReader::open(target, model)
                 .await

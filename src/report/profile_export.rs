@@ -15,7 +15,7 @@ use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::backend::Capabilities;
+use crate::apis::Capabilities;
 use crate::measure::level::{LevelResult, LoadLevel};
 use crate::measure::request_log::{RequestLog, RequestRecord};
 use crate::results::{LoadSettings, Settings};

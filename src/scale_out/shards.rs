@@ -83,10 +83,7 @@ impl Coordinator {
     /// Shares this shard's view of the window just cut; alone, its own view is the answer.
     async fn agree_on(&self, done: bool, interrupted: bool) -> RunResult<Agreement> {
         let Some(world) = &self.mpi else {
-            return Ok(Agreement {
-                all_done: done,
-                any_interrupted: interrupted,
-            });
+            return Ok(Agreement::alone(done, interrupted));
         };
         let min = world
             .all_min(vec![i32::from(done), -i32::from(interrupted)])

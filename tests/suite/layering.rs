@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 /// The boxes in order, each with the source it is made of. What every box may use is not
 /// listed: the wire formats and the embedded server are crates of their own
 /// (`crates/wire`, `crates/server`, whose edges the compiler holds: neither can name the
-/// client), and in this crate only the Prometheus text reader and the flag definitions
-/// (`prometheus`, `cli`) are shared ground.
+/// client), and in this crate only the Prometheus text reader, the flag definitions and
+/// the table of APIs (`prometheus`, `cli`, `apis`) are shared ground.
 const BOXES: [(&str, &[&str]); 10] = [
     ("config", &["src/config.rs", "src/config"]),
     ("data", &["src/data"]),

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::backend::api::torchserve::metrics::AnswerCounts;
+use crate::backend::statistics::AnswerCounts;
 use crate::backend::statistics::StatsSource;
 use crate::backend::Target;
 use inferperf_wire::model::ModelSpec;

@@ -18,7 +18,7 @@ pub mod server;
 pub mod sweep;
 pub mod timeline;
 
-use crate::backend::Capabilities;
+use crate::apis::Capabilities;
 use crate::measure::level::{LevelEnd, LevelResult, LoadLevel};
 use crate::measure::timeline::Bucket;
 use crate::measure::window::WindowStats;

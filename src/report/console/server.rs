@@ -3,7 +3,7 @@
 //! cost with a warning when the client was the limit, and one line splitting the latency
 //! into client send, network and server overhead, queue, compute and client receive.
 
-use crate::backend::Capabilities;
+use crate::apis::Capabilities;
 use crate::measure::server::stats::{ModelCounters, ServerWindow};
 use crate::measure::window::WindowStats;
 use crate::results::Settings;

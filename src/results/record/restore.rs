@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::backend::api::torchserve::metrics::AnswerCounts;
+use crate::backend::statistics::AnswerCounts;
 use crate::backend::{ErrorKind, Malformation};
 use crate::measure::distribution::Distribution;
 use crate::measure::replica::ReplicaWindow;

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use crate::backend::capabilities;
 use crate::config::shard::ShardPlan;
 use crate::config::shm::SharedMemory;
 use crate::config::{
@@ -33,7 +32,7 @@ pub fn settings(
             1 => Vec::new(),
             _ => target.urls.iter().map(|u| without_userinfo(u)).collect(),
         },
-        service_kind: capabilities(target.service_kind()).name.to_string(),
+        service_kind: target.service_kind().capabilities().name.to_string(),
         protocol: protocol_name(target.protocol).to_string(),
         local_models: (target.local_models().iter())
             .map(ToString::to_string)

@@ -152,7 +152,10 @@ pub async fn answers(
             Payload::Http(bytes) => http_answer(target, bytes).await,
             Payload::Grpc(framed) => grpc_answer(target, framed).await,
             Payload::Local(call) => {
-                let server = target.local.as_ref().expect("in-process models");
+                let inferperf::backend::Api::Local(local) = &target.api else {
+                    panic!("{args:?}: in-process calls are the local API's");
+                };
+                let server = local.started().expect("in-process models");
                 let call = inferperf_wire::InferRequest::clone(call);
                 server
                     .infer(&target.model, &target.version, call)

@@ -14,27 +14,13 @@ use http::Request as Head;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure};
 use crate::backend::transport::grpc_unary::start_call;
 use crate::backend::transport::h2::{grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
+use crate::backend::Conn;
 use crate::backend::{nanos, Adapter, Connection, Discovered, Payload, Request, Target};
-use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::DynamicGrpcSettings;
 use crate::data::message_generator::{self, input_spec, split_messages};
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
 use inferperf_wire::model::ModelSpec;
-
-/// What this API can do, and how reports name it.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    name: "dynamic_grpc",
-    export_name: "dynamic_grpc",
-    streaming: Streaming::None,
-    tokens: false,
-    server_statistics: ServerStatistics::None,
-    sequences: false,
-    shared_memory: false,
-    readiness_path: "/v2/health/ready",
-    in_process: None,
-    call_name: None,
-};
 
 /// The dynamic gRPC adapter, with the method's path (`/package.Service/Method`).
 #[derive(Debug, Clone)]
@@ -109,13 +95,13 @@ pub struct DynamicGrpcConn {
     head: Head<()>,
 }
 
-impl DynamicGrpcConn {
-    pub fn is_usable(&self) -> bool {
+impl Conn for DynamicGrpcConn {
+    fn is_usable(&mut self) -> bool {
         self.lane.is_usable()
     }
 
     /// One call: the request's messages, then its answers until the status.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let Payload::Grpc(framed) = &request.payload else {
             return Err(ErrorKind::Connection.into());
         };

@@ -22,29 +22,15 @@ use serde_json::Value;
 
 use crate::backend::open_inference::parameters::request_parameters;
 use crate::backend::outcome::ErrorKind;
+use crate::backend::statistics::StatsSource;
 use crate::backend::transport::compression;
 use crate::backend::{requested_outputs, Adapter, Connection, Discovered, Payload, Target};
-use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::shm::SharedMemory;
 use crate::config::{KserveSettings, Protocol, TargetConfig, TensorFormat};
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
 use inferperf_wire::model::ModelSpec;
 use inferperf_wire::{self as wire, InferRequest};
-
-/// What this API can do, and how reports name it.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    name: "triton",
-    export_name: "triton",
-    streaming: Streaming::GrpcStream,
-    tokens: false,
-    server_statistics: ServerStatistics::StatisticsExtension,
-    sequences: true,
-    shared_memory: true,
-    readiness_path: "/v2/health/ready",
-    in_process: None,
-    call_name: None,
-};
 
 /// The KServe v2 adapter, with the flags that shape its requests.
 #[derive(Debug, Clone)]
@@ -155,6 +141,16 @@ impl Adapter for Kserve {
                 Connection::KserveStream(stream::StreamConn::open(target, slot).await?)
             }
         })
+    }
+
+    async fn statistics(
+        &self,
+        target: &Target,
+        all_models: bool,
+        _models: &[String],
+    ) -> Result<StatsSource, String> {
+        let stats = statistics::KserveStats::open(target, all_models).await?;
+        Ok(StatsSource::new(stats))
     }
 }
 

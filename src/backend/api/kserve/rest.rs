@@ -15,6 +15,7 @@ use crate::backend::open_inference::metadata::{parse_config, parse_metadata};
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::backend::transport::control::HttpControl;
 use crate::backend::transport::http1::{post, Http1Stream};
+use crate::backend::Conn;
 use crate::backend::{Discovered, Request, Target};
 use inferperf_wire::error::{RunError, RunResult};
 
@@ -42,13 +43,15 @@ impl HttpConn {
             ..self
         }
     }
+}
 
-    pub fn is_usable(&mut self) -> bool {
+impl Conn for HttpConn {
+    fn is_usable(&mut self) -> bool {
         self.io.is_usable()
     }
 
     /// Writes a framed inference request and reads and checks its answer.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let own = self.shm.as_mut().map(|shm| shm.request(request));
         let request = own.as_ref().unwrap_or(request);
         let (response, done) = post(&mut self.io, request, ex).await?;

@@ -3,6 +3,9 @@
 //! control connection of its own that carries the user's `-H` headers, so that a server
 //! whose statistics sit behind an access token answers.
 
+use futures::future::BoxFuture;
+
+use crate::backend::statistics::StatsReader;
 use serde_json::Value;
 
 use super::request::model_path;
@@ -113,4 +116,10 @@ async fn read_http(conn: &mut HttpControl, path: &str) -> Result<Vec<ModelStatis
     let json: Value = serde_json::from_slice(&body)
         .map_err(|e| format!("GET {path} did not answer JSON ({e})"))?;
     parse_statistics_json(&json).ok_or_else(|| format!("GET {path} has no \"model_stats\" list"))
+}
+
+impl StatsReader for KserveStats {
+    fn read(&mut self) -> BoxFuture<'_, Result<Vec<ModelStatistics>, String>> {
+        Box::pin(KserveStats::read(self))
+    }
 }

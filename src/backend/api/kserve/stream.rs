@@ -18,6 +18,7 @@ use super::answer::{check_stream_message, StreamAnswer};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::backend::transport::h2::{copy_head, grpc_status, h2_error, Lane, MessageReader};
+use crate::backend::Conn;
 use crate::backend::{nanos, Payload, Request, Target};
 
 const STREAM_PATH: &str = "/inference.GRPCInferenceService/ModelStreamInfer";
@@ -47,29 +48,6 @@ impl StreamConn {
             stream: None,
             checked: CheckedAnswers::default(),
         })
-    }
-
-    pub fn is_usable(&self) -> bool {
-        self.lane.is_usable()
-    }
-
-    /// Sends one request on the stream and reads its answers up to the final one.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let Payload::Grpc(framed) = &request.payload else {
-            return Err(ErrorKind::Connection.into());
-        };
-        let result = self.exchange(framed, request, ex).await;
-        if let Err(failure) = &result {
-            if failure.kind == ErrorKind::Connection {
-                self.lane.mark_broken();
-            }
-            // A server's error message ends its request and leaves the stream as it was;
-            // after anything else the stream may still hold answers of this request.
-            if failure.kind != ErrorKind::StreamError {
-                self.stream = None;
-            }
-        }
-        result
     }
 
     async fn exchange(
@@ -126,6 +104,31 @@ impl StreamConn {
             answers: None,
             reader: MessageReader::for_lane(&self.lane),
         })
+    }
+}
+
+impl Conn for StreamConn {
+    fn is_usable(&mut self) -> bool {
+        self.lane.is_usable()
+    }
+
+    /// Sends one request on the stream and reads its answers up to the final one.
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let Payload::Grpc(framed) = &request.payload else {
+            return Err(ErrorKind::Connection.into());
+        };
+        let result = self.exchange(framed, request, ex).await;
+        if let Err(failure) = &result {
+            if failure.kind == ErrorKind::Connection {
+                self.lane.mark_broken();
+            }
+            // A server's error message ends its request and leaves the stream as it was;
+            // after anything else the stream may still hold answers of this request.
+            if failure.kind != ErrorKind::StreamError {
+                self.stream = None;
+            }
+        }
+        result
     }
 }
 

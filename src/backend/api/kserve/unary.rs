@@ -11,6 +11,7 @@ use crate::backend::memo::CheckedAnswers;
 use crate::backend::open_inference::answer::check_protobuf;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure};
 use crate::backend::transport::grpc_unary::UnaryCall;
+use crate::backend::Conn;
 use crate::backend::{Payload, Request, Target};
 
 /// The gRPC path of KServe's ModelInfer.
@@ -41,13 +42,15 @@ impl GrpcConn {
             ..self
         }
     }
+}
 
-    pub fn is_usable(&self) -> bool {
+impl Conn for GrpcConn {
+    fn is_usable(&mut self) -> bool {
         self.call.is_usable()
     }
 
     /// Sends one framed request message and reads and checks the answer.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let own = self.shm.as_mut().map(|shm| shm.request(request));
         let request = own.as_ref().unwrap_or(request);
         let Payload::Grpc(framed) = &request.payload else {

@@ -15,56 +15,62 @@ use crate::backend::memo::CheckedAnswers;
 use crate::backend::open_inference::answer::check_protobuf;
 use crate::backend::open_inference::metadata::{config_facts, discovered};
 use crate::backend::outcome::{ErrorKind, Exchange, Failure};
+use crate::backend::statistics::{StatsReader, StatsSource};
+use crate::backend::Conn;
 use crate::backend::{
     elapsed_ns, requested_outputs, Adapter, Connection, Discovered, Payload, Request, Target,
 };
-use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::{LocalSettings, TargetConfig};
 use crate::data::Entry;
+use futures::future::BoxFuture;
 use inferperf_server::{InferError, LocalServer};
 use inferperf_wire::error::{RunError, RunResult};
 use inferperf_wire::model::ModelSpec;
+use inferperf_wire::proto::ModelStatistics;
 use inferperf_wire::InferRequest;
 
-/// What this API can do, and how reports name it.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    name: "local",
-    export_name: "triton",
-    streaming: Streaming::InProcess,
-    tokens: false,
-    server_statistics: ServerStatistics::InProcess,
-    sequences: true,
-    shared_memory: false,
-    readiness_path: "/v2/health/ready",
-    in_process: Some("models"),
-    call_name: Some("local call"),
-};
-
-/// The embedded models of `--model` definitions, ready to be called in this process.
-pub fn serve(settings: &LocalSettings) -> RunResult<LocalServer> {
-    LocalServer::new(settings.models.clone()).map_err(|e| {
-        RunError::bad_option(format!("The --model definitions cannot be served: {e:#}."))
-    })
-}
-
-/// The in-process adapter.
+/// The in-process adapter, with the models of `--model` definitions once started.
 #[derive(Debug, Clone)]
 pub struct Local {
     streaming: bool,
+    models: Vec<inferperf_server::ModelDef>,
+    server: Option<LocalServer>,
 }
 
 impl Local {
-    pub fn new(target: &TargetConfig) -> Local {
+    pub fn new(target: &TargetConfig, settings: &LocalSettings) -> Local {
         Local {
             streaming: target.streaming,
+            models: settings.models.clone(),
+            server: None,
         }
+    }
+
+    /// The models, once started.
+    pub fn started(&self) -> Option<&LocalServer> {
+        self.server.as_ref()
+    }
+
+    /// The started models.
+    fn server(&self) -> RunResult<&LocalServer> {
+        (self.server.as_ref()).ok_or_else(|| {
+            RunError::failed("The --model definitions were not started for this run.")
+        })
     }
 }
 
 #[allow(async_fn_in_trait)]
 impl Adapter for Local {
+    async fn start(&mut self, _target: &TargetConfig) -> RunResult<Option<&'static str>> {
+        let server = LocalServer::new(self.models.clone()).map_err(|e| {
+            RunError::bad_option(format!("The --model definitions cannot be served: {e:#}."))
+        })?;
+        self.server = Some(server);
+        Ok(Some("local"))
+    }
+
     async fn discover(&self, target: &Target) -> RunResult<Discovered> {
-        discover(target)
+        discover(self.server()?, target)
     }
 
     fn encode(&self, _target: &Target, model: &ModelSpec, entry: &Entry) -> RunResult<Payload> {
@@ -76,7 +82,7 @@ impl Adapter for Local {
     }
 
     async fn open(&self, target: &Target, _slot: usize) -> Result<Connection, ErrorKind> {
-        let server = target.local.clone().ok_or(ErrorKind::Connection)?;
+        let server = self.server().map_err(|_| ErrorKind::Connection)?.clone();
         Ok(Connection::Local(LocalConn {
             server,
             model: target.model.clone(),
@@ -84,6 +90,16 @@ impl Adapter for Local {
             streaming: self.streaming,
             checked: CheckedAnswers::default(),
         }))
+    }
+
+    async fn statistics(
+        &self,
+        _target: &Target,
+        _all_models: bool,
+        models: &[String],
+    ) -> Result<StatsSource, String> {
+        let server = self.server().map_err(|e| e.to_string())?;
+        Ok(StatsSource::new(LocalStats::new(server, models)))
     }
 }
 
@@ -97,31 +113,6 @@ pub struct LocalConn {
 }
 
 impl LocalConn {
-    /// Calls the model and checks its answer (or, streaming, every answer of its stream).
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let Payload::Local(call) = &request.payload else {
-            return Err(ErrorKind::Connection.into());
-        };
-        let marshal = Instant::now();
-        let call = InferRequest::clone(call);
-        ex.send_ns = elapsed_ns(marshal);
-        if self.streaming {
-            return self.stream(call, request, ex).await;
-        }
-        let response = self
-            .server
-            .infer(&self.model, &self.version, call)
-            .await
-            .map_err(failure)?;
-        let done = Instant::now();
-        let body = Bytes::from(inferperf_wire::to_grpc_response(&response).encode_to_vec());
-        check_protobuf(&mut self.checked, request, &body)?;
-        ex.recv_ns = elapsed_ns(done);
-        ex.answer(done);
-        ex.finish(done);
-        Ok(())
-    }
-
     /// A streamed call: each answer is timed as it comes, checked, and the last one ends it.
     async fn stream(
         &mut self,
@@ -153,17 +144,40 @@ impl LocalConn {
     }
 }
 
+impl Conn for LocalConn {
+    /// Calls the model and checks its answer (or, streaming, every answer of its stream).
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let Payload::Local(call) = &request.payload else {
+            return Err(ErrorKind::Connection.into());
+        };
+        let marshal = Instant::now();
+        let call = InferRequest::clone(call);
+        ex.send_ns = elapsed_ns(marshal);
+        if self.streaming {
+            return self.stream(call, request, ex).await;
+        }
+        let response = self
+            .server
+            .infer(&self.model, &self.version, call)
+            .await
+            .map_err(failure)?;
+        let done = Instant::now();
+        let body = Bytes::from(inferperf_wire::to_grpc_response(&response).encode_to_vec());
+        check_protobuf(&mut self.checked, request, &body)?;
+        ex.recv_ns = elapsed_ns(done);
+        ex.answer(done);
+        ex.finish(done);
+        Ok(())
+    }
+}
+
 /// An in-process error as the gRPC code a server would answer with.
 fn failure(e: InferError) -> Failure {
     ErrorKind::GrpcCode(e.grpc_code() as i32).into()
 }
 
 /// Reads the in-process model's metadata and configuration.
-pub fn discover(target: &Target) -> RunResult<Discovered> {
-    let server = target
-        .local
-        .as_ref()
-        .ok_or_else(|| RunError::failed("The local service kind has no models to call."))?;
+fn discover(server: &LocalServer, target: &Target) -> RunResult<Discovered> {
     let metadata = server.metadata(&target.model).ok_or_else(|| {
         RunError::failed(format!(
             "There is no local model '{}': define it with --model {}=KIND[:options] (kinds: identity, add_sub, echo, sleep, stream, fail, noop).",
@@ -198,5 +212,11 @@ impl LocalStats {
         (names.iter())
             .filter_map(|m| self.server.statistics(m))
             .collect()
+    }
+}
+
+impl StatsReader for LocalStats {
+    fn read(&mut self) -> BoxFuture<'_, Result<Vec<ModelStatistics>, String>> {
+        Box::pin(std::future::ready(Ok(LocalStats::read(self))))
     }
 }

@@ -12,6 +12,7 @@ use super::endpoints::{EndpointWire, Reading};
 use super::events::{is_done, ChunkFacts, EventReader};
 use super::OpenAi;
 use crate::backend::transport::http1::{frame_request, user_headers, Http1Stream, ResponseStart};
+use crate::backend::Conn;
 use crate::backend::{
     nanos, ErrorKind, Exchange, Failure, Malformation, Payload, Request, Target, TokenSource,
     Tokens,
@@ -95,35 +96,6 @@ impl OpenAiConn {
             wire: adapter.endpoint_wire(),
             reading: reading(adapter),
         })
-    }
-
-    pub fn is_usable(&mut self) -> bool {
-        self.io.is_usable()
-    }
-
-    /// Sends one prompt's request and reads its answer.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
-        let Payload::Http(bytes) = &request.payload else {
-            return Err(ErrorKind::Connection.into());
-        };
-        self.io.send(bytes).await?;
-        ex.send_ns = nanos(ex.sent.elapsed());
-        let head = self.io.receive_head().await?;
-        let result = if head.status != 200 {
-            self.read_error(head).await
-        } else if head.event_stream {
-            self.read_events(request, ex, head).await
-        } else {
-            self.read_whole(request, ex, head).await
-        };
-        if result.is_err() {
-            self.io.abandon_body();
-        }
-        // Between requests the connection keeps no buffer of its own (see
-        // `EventReader::clear`).
-        self.events.clear();
-        self.body = BytesMut::new();
-        result
     }
 
     /// Reads an answer that is not a 200 into the failure it reports.
@@ -243,6 +215,37 @@ impl OpenAiConn {
         if !matches!(read, Ok(Ok(()))) {
             self.io.abandon_body();
         }
+    }
+}
+
+impl Conn for OpenAiConn {
+    fn is_usable(&mut self) -> bool {
+        self.io.is_usable()
+    }
+
+    /// Sends one prompt's request and reads its answer.
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+        let Payload::Http(bytes) = &request.payload else {
+            return Err(ErrorKind::Connection.into());
+        };
+        self.io.send(bytes).await?;
+        ex.send_ns = nanos(ex.sent.elapsed());
+        let head = self.io.receive_head().await?;
+        let result = if head.status != 200 {
+            self.read_error(head).await
+        } else if head.event_stream {
+            self.read_events(request, ex, head).await
+        } else {
+            self.read_whole(request, ex, head).await
+        };
+        if result.is_err() {
+            self.io.abandon_body();
+        }
+        // Between requests the connection keeps no buffer of its own (see
+        // `EventReader::clear`).
+        self.events.clear();
+        self.body = BytesMut::new();
+        result
     }
 }
 

@@ -19,26 +19,11 @@ use serde_json::Value;
 
 use crate::backend::transport::http1::{frame_request, user_headers};
 use crate::backend::{Adapter, Connection, Discovered, ErrorKind, Payload, Target};
-use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::{self, ApiSettings, OpenAiConfig, OpenAiSettings, OpenAiWire, TargetConfig};
 use crate::data::{Entry, Prompt};
 use endpoints::{wire, BodyInput, EndpointWire};
 use inferperf_wire::error::{RunError, RunResult};
 use inferperf_wire::model::ModelSpec;
-
-/// What this API can do, and how reports name it.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    name: "openai",
-    export_name: "openai",
-    streaming: Streaming::ServerSentEvents,
-    tokens: true,
-    server_statistics: ServerStatistics::None,
-    sequences: false,
-    shared_memory: false,
-    readiness_path: "/v1/models",
-    in_process: None,
-    call_name: None,
-};
 
 /// The OpenAI adapter and the settings it encodes prompts with.
 #[derive(Debug, Clone)]

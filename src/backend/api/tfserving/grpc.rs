@@ -15,6 +15,7 @@ use crate::backend::transport::compression;
 use crate::backend::transport::control::{connect_channel, status_kind, with_metadata};
 use crate::backend::transport::grpc_unary::UnaryCall;
 use crate::backend::transport::h2::MAX_MESSAGE;
+use crate::backend::Conn;
 use crate::backend::{grpc_code_name, Discovered, Payload, Request, Target};
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
@@ -123,13 +124,15 @@ impl TfGrpcConn {
             checked: CheckedAnswers::default(),
         })
     }
+}
 
-    pub fn is_usable(&self) -> bool {
+impl Conn for TfGrpcConn {
+    fn is_usable(&mut self) -> bool {
         self.call.is_usable()
     }
 
     /// Sends one framed `PredictRequest` and reads and checks the answer.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let Payload::Grpc(framed) = &request.payload else {
             return Err(ErrorKind::Connection.into());
         };

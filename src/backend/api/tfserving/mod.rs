@@ -12,7 +12,6 @@ use std::collections::HashMap;
 
 use crate::backend::outcome::ErrorKind;
 use crate::backend::{Adapter, Connection, Discovered, Payload, Target};
-use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::tfserving::{RestFormat, TfServingConfig};
 use crate::config::Protocol;
 use crate::data::Entry;
@@ -22,20 +21,6 @@ use inferperf_wire::proto::tensorflow::serving::model_spec::VersionChoice;
 use inferperf_wire::proto::tensorflow::serving::ModelSpec as TfModelSpec;
 use inferperf_wire::proto::tensorflow::{SignatureDef, TensorInfo};
 use inferperf_wire::tfserving::{dims, from_tf_dtype, tf_dtype_name};
-
-/// What this API can do, and how reports name it.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    name: "tfserving",
-    export_name: "tfserving",
-    streaming: Streaming::None,
-    tokens: false,
-    server_statistics: ServerStatistics::None,
-    sequences: false,
-    shared_memory: false,
-    readiness_path: "/v1/models/{model}/metadata",
-    in_process: None,
-    call_name: None,
-};
 
 /// The TF Serving adapter, with the signature it calls and the REST body's form.
 #[derive(Debug, Clone)]

@@ -16,6 +16,7 @@ use crate::backend::memo::{memoised, CheckedAnswers};
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::backend::transport::control::HttpControl;
 use crate::backend::transport::http1::{frame_request, post, user_headers, Http1Stream};
+use crate::backend::Conn;
 use crate::backend::{Discovered, Payload, Request, Target};
 use crate::config::tfserving::RestFormat;
 use crate::data::Entry;
@@ -177,13 +178,15 @@ impl TfHttpConn {
             checked: CheckedAnswers::default(),
         })
     }
+}
 
-    pub fn is_usable(&mut self) -> bool {
+impl Conn for TfHttpConn {
+    fn is_usable(&mut self) -> bool {
         self.io.is_usable()
     }
 
     /// Writes a framed predict request and reads and checks its answer.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let (response, done) = post(&mut self.io, request, ex).await?;
         if response.trailing > 0 {
             return Err(Failure::bad(

@@ -6,6 +6,9 @@
 //! for Triton: the request latency is TorchServe's inference latency (which holds the
 //! queue), the queue its queue latency, and compute the difference.
 
+use futures::future::BoxFuture;
+
+use crate::backend::statistics::{AnswerCounts, StatsReader};
 use crate::backend::transport::control::HttpControl;
 use crate::backend::Target;
 use crate::prometheus::{parse, MetricSample};
@@ -18,32 +21,6 @@ const INFERENCE_US: &str = "ts_inference_latency_microseconds";
 const REQUESTS_2XX: &str = "Requests2XX";
 const REQUESTS_4XX: &str = "Requests4XX";
 const REQUESTS_5XX: &str = "Requests5XX";
-
-/// TorchServe's frontend counters `Requests2XX/4XX/5XX`: every answer the server gave, by
-/// status class, for all models together (TorchServe does not count them per model).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct AnswerCounts {
-    pub ok: u64,
-    pub client_errors: u64,
-    pub server_errors: u64,
-}
-
-impl AnswerCounts {
-    /// What was counted between `before` and `self`.
-    pub fn since(&self, before: &AnswerCounts) -> AnswerCounts {
-        AnswerCounts {
-            ok: self.ok.saturating_sub(before.ok),
-            client_errors: self.client_errors.saturating_sub(before.client_errors),
-            server_errors: self.server_errors.saturating_sub(before.server_errors),
-        }
-    }
-
-    pub fn add(&mut self, other: &AnswerCounts) {
-        self.ok += other.ok;
-        self.client_errors += other.client_errors;
-        self.server_errors += other.server_errors;
-    }
-}
 
 /// A connection to TorchServe's metrics page, for one model.
 pub struct TsMetricsSource {
@@ -149,6 +126,16 @@ pub fn statistics(text: &str, model: &str, version: &str) -> Result<ModelStatist
         }),
         ..Default::default()
     })
+}
+
+impl StatsReader for TsMetricsSource {
+    fn read(&mut self) -> BoxFuture<'_, Result<Vec<ModelStatistics>, String>> {
+        Box::pin(TsMetricsSource::read(self))
+    }
+
+    fn answers(&self) -> Option<AnswerCounts> {
+        TsMetricsSource::answers(self)
+    }
 }
 
 #[cfg(test)]

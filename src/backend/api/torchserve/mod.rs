@@ -13,27 +13,14 @@ use std::time::Instant;
 use bytes::BytesMut;
 
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
+use crate::backend::statistics::StatsSource;
 use crate::backend::transport::http1::{frame_request, post_accepting, user_headers, Http1Stream};
+use crate::backend::Conn;
 use crate::backend::{Adapter, Connection, Discovered, Payload, Request, Target};
-use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::config::torchserve::TorchServeConfig;
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
 use inferperf_wire::model::ModelSpec;
-
-/// What this API can do, and how reports name it.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    name: "torchserve",
-    export_name: "torchserve",
-    streaming: Streaming::None,
-    tokens: false,
-    server_statistics: ServerStatistics::PrometheusMetrics,
-    sequences: false,
-    shared_memory: false,
-    readiness_path: "/ping",
-    in_process: None,
-    call_name: None,
-};
 
 /// The TorchServe adapter, with where its management API is and whether the inputs come
 /// from `--shape` flags.
@@ -97,6 +84,16 @@ impl Adapter for TorchServe {
     async fn open(&self, target: &Target, _slot: usize) -> Result<Connection, ErrorKind> {
         Ok(Connection::TorchServe(TsConn::open(target).await?))
     }
+
+    async fn statistics(
+        &self,
+        target: &Target,
+        _all_models: bool,
+        _models: &[String],
+    ) -> Result<StatsSource, String> {
+        let source = metrics::TsMetricsSource::open(target, self.metrics_url()).await?;
+        Ok(StatsSource::new(source))
+    }
 }
 
 /// `/predictions/M` or, with `-x`, `/predictions/M/V`.
@@ -119,13 +116,15 @@ impl TsConn {
             io: Http1Stream::open(&target.peer).await?,
         })
     }
+}
 
-    pub fn is_usable(&mut self) -> bool {
+impl Conn for TsConn {
+    fn is_usable(&mut self) -> bool {
         self.io.is_usable()
     }
 
     /// Writes a framed prediction and reads its answer: any 2xx with a whole body.
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let (response, done): (_, Instant) =
             post_accepting(&mut self.io, request, ex, is_success).await?;
         if response.trailing > 0 {

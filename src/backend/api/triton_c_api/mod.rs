@@ -23,34 +23,26 @@ use crate::backend::open_inference::metadata::{parse_config, parse_metadata};
 use crate::backend::open_inference::parameters::request_parameters;
 use crate::backend::open_inference::statistics::parse_statistics_json;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure};
+use crate::backend::statistics::{StatsReader, StatsSource};
+use crate::backend::Conn;
 use crate::backend::{elapsed_ns, requested_outputs, Adapter, Connection, Discovered, Payload};
-use crate::backend::{Capabilities, ServerStatistics, Streaming};
 use crate::backend::{Request, Target};
 use crate::config::{TargetConfig, TritonCApiSettings};
 use crate::data::Entry;
+use futures::future::BoxFuture;
 use inferperf_wire::error::{RunError, RunResult};
 use inferperf_wire::model::ModelSpec;
+use inferperf_wire::proto::ModelStatistics;
 use inferperf_wire::InferRequest;
-
-/// What this API can do, and how reports name it.
-pub const CAPABILITIES: Capabilities = Capabilities {
-    name: "triton_c_api",
-    export_name: "triton_c_api",
-    streaming: Streaming::InProcess,
-    tokens: false,
-    server_statistics: ServerStatistics::InProcess,
-    sequences: true,
-    shared_memory: false,
-    readiness_path: "/v2/health/ready",
-    in_process: Some("Triton"),
-    call_name: Some("C API call"),
-};
 
 /// The in-process Triton adapter.
 #[derive(Debug, Clone)]
 pub struct TritonCApi {
     streaming: bool,
     parameters: serde_json::Map<String, Value>,
+    settings: TritonCApiSettings,
+    /// Triton, once started.
+    server: Option<Arc<InProcessTriton>>,
 }
 
 impl TritonCApi {
@@ -58,14 +50,26 @@ impl TritonCApi {
         TritonCApi {
             streaming: target.streaming,
             parameters: request_parameters(&settings.request_parameters),
+            settings: settings.clone(),
+            server: None,
         }
+    }
+
+    fn server(&self) -> RunResult<&Arc<InProcessTriton>> {
+        (self.server.as_ref())
+            .ok_or_else(|| RunError::failed("Triton was not started in process for this run."))
     }
 }
 
 #[allow(async_fn_in_trait)]
 impl Adapter for TritonCApi {
+    async fn start(&mut self, target: &TargetConfig) -> RunResult<Option<&'static str>> {
+        self.server = Some(Arc::new(start(&target.model_name, &self.settings).await?));
+        Ok(Some("in-process Triton"))
+    }
+
     async fn discover(&self, target: &Target) -> RunResult<Discovered> {
-        let server = in_process(target)?;
+        let server = self.server()?;
         let version = version_number(&target.version)?;
         let metadata = server.metadata(&target.model, version).map_err(|e| {
             RunError::failed(format!(
@@ -91,7 +95,7 @@ impl Adapter for TritonCApi {
     }
 
     async fn open(&self, target: &Target, _slot: usize) -> Result<Connection, ErrorKind> {
-        let server = in_process(target).map_err(|_| ErrorKind::Connection)?;
+        let server = self.server().map_err(|_| ErrorKind::Connection)?;
         let model = CString::new(target.model.as_str()).map_err(|_| ErrorKind::Connection)?;
         let version = version_number(&target.version).map_err(|_| ErrorKind::Connection)?;
         Ok(Connection::TritonCApi(CApiConn {
@@ -101,10 +105,20 @@ impl Adapter for TritonCApi {
             streaming: self.streaming,
         }))
     }
+
+    async fn statistics(
+        &self,
+        target: &Target,
+        all_models: bool,
+        _models: &[String],
+    ) -> Result<StatsSource, String> {
+        let server = self.server().map_err(|e| e.to_string())?.clone();
+        Ok(StatsSource::new(CApiStats::new(server, target, all_models)))
+    }
 }
 
 /// Starts Triton in this process with the run's model and the models a BLS model calls.
-pub async fn start(model: &str, settings: &TritonCApiSettings) -> RunResult<InProcessTriton> {
+async fn start(model: &str, settings: &TritonCApiSettings) -> RunResult<InProcessTriton> {
     let mut models = vec![model.to_string()];
     models.extend(
         (settings.bls_composing_models.iter())
@@ -118,11 +132,6 @@ pub async fn start(model: &str, settings: &TritonCApiSettings) -> RunResult<InPr
         .map_err(|e| RunError::failed(format!("Starting Triton in process failed: {e}.")))?
 }
 
-fn in_process(target: &Target) -> RunResult<&Arc<InProcessTriton>> {
-    (target.triton.as_ref())
-        .ok_or_else(|| RunError::failed("Triton was not started in process for this run."))
-}
-
 /// One slot's handle on the in-process server.
 pub struct CApiConn {
     server: Arc<InProcessTriton>,
@@ -131,10 +140,10 @@ pub struct CApiConn {
     streaming: bool,
 }
 
-impl CApiConn {
+impl Conn for CApiConn {
     /// Sends one request and checks its answer (streaming: every answer of a decoupled
     /// model, the last one ending it).
-    pub async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
+    async fn send(&mut self, request: &Request, ex: &mut Exchange<'_>) -> Result<(), Failure> {
         let Payload::Local(call) = &request.payload else {
             return Err(ErrorKind::Connection.into());
         };
@@ -192,5 +201,11 @@ impl CApiStats {
             .map_err(|e| format!("Triton's statistics call failed ({e})"))?;
         parse_statistics_json(&json)
             .ok_or_else(|| "Triton's statistics have no \"model_stats\" list".into())
+    }
+}
+
+impl StatsReader for CApiStats {
+    fn read(&mut self) -> BoxFuture<'_, Result<Vec<ModelStatistics>, String>> {
+        Box::pin(std::future::ready(CApiStats::read(self)))
     }
 }
