@@ -6,7 +6,9 @@
 //! body a type sends and how its answer is read are its file under
 //! `backend/api/openai/endpoints/`. Adding a type is a variant here, its row in the table
 //! and that file. AIPerf's types that inferperf cannot send are in [`REFUSED_TYPES`], each
-//! with the sentence that says why.
+//! with the sentence that says why. Beside AIPerf's list, GenAI-Perf's `generate` (Triton's
+//! generate extension), whose path names the model: a path's `{model}` is the model's name,
+//! put in where the request is made ([`model_in_path`]).
 
 /// An endpoint type inferperf speaks (the order of [`ENDPOINT_TYPES`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,6 +34,9 @@ pub enum Endpoint {
     Template,
     /// Request bodies sent as they are given.
     Raw,
+    /// GenAI-Perf's `generate`: Triton's generate extension, `/v2/models/{model}/generate`
+    /// (and `generate_stream`).
+    TritonGenerate,
 }
 
 /// The media a request of a type may carry beside its text.
@@ -74,7 +79,7 @@ pub struct EndpointType {
     /// AIPerf's name (`--endpoint-type NAME`; AIPerf reads `-` as `_`).
     pub name: &'static str,
     /// The path appended to the URL, without its leading `/`; empty: none (the request goes
-    /// to `--custom-endpoint`, or `/`).
+    /// to `--custom-endpoint`, or `/`). `{model}` stands for the model's name.
     pub path: &'static str,
     /// The path of a streamed request, when it differs.
     pub streaming_path: Option<&'static str>,
@@ -121,8 +126,9 @@ const fn rankings(endpoint: Endpoint, name: &'static str, path: &'static str) ->
     }
 }
 
-/// Every endpoint type, in the order of [`Endpoint`] (AIPerf 0.13's `plugins.yaml`).
-pub const ENDPOINT_TYPES: [EndpointType; 14] = [
+/// Every endpoint type, in the order of [`Endpoint`] (AIPerf 0.13's `plugins.yaml`, then
+/// GenAI-Perf's `generate`).
+pub const ENDPOINT_TYPES: [EndpointType; 15] = [
     EndpointType {
         system_message: true,
         cache_bust: true,
@@ -172,7 +178,21 @@ pub const ENDPOINT_TYPES: [EndpointType; 14] = [
         ..row(Endpoint::Template, "template", "")
     },
     row(Endpoint::Raw, "raw", ""),
+    EndpointType {
+        streaming_path: Some("v2/models/{model}/generate_stream"),
+        ..row(
+            Endpoint::TritonGenerate,
+            "generate",
+            "v2/models/{model}/generate",
+        )
+    },
 ];
+
+/// A request path with the model's name in place of its `{model}` (as GenAI-Perf puts its
+/// `{MODEL_NAME}`); a path without one is as it was.
+pub fn model_in_path(path: &str, model: &str) -> String {
+    path.replace("{model}", model)
+}
 
 /// AIPerf 0.13's endpoint types inferperf does not send, each with why (one sentence's end).
 pub const REFUSED_TYPES: [(&str, &str); 5] = [
@@ -200,8 +220,8 @@ pub const REFUSED_TYPES: [(&str, &str); 5] = [
 
 impl Endpoint {
     /// Every endpoint, so that a recorded name or path reads back without a list of its own.
-    pub const ALL: [Endpoint; 14] = {
-        let mut all = [Endpoint::Chat; 14];
+    pub const ALL: [Endpoint; 15] = {
+        let mut all = [Endpoint::Chat; 15];
         let mut i = 0;
         while i < ENDPOINT_TYPES.len() {
             all[i] = ENDPOINT_TYPES[i].endpoint;
@@ -215,9 +235,15 @@ impl Endpoint {
         &ENDPOINT_TYPES[self as usize]
     }
 
-    /// The path, without a leading slash (empty for the types that append none).
+    /// The path, without a leading slash (empty for the types that append none), `{model}`
+    /// where the model's name goes.
     pub fn path(self) -> &'static str {
         self.facts().path
+    }
+
+    /// The path with the model's name in place of its `{model}` (see [`model_in_path`]).
+    pub fn path_of(self, model: &str) -> String {
+        model_in_path(self.path(), model)
     }
 
     /// The path of a request: the streaming path when streamed and the type has one.
@@ -313,6 +339,17 @@ mod tests {
             "generate"
         );
         assert_eq!(Endpoint::Chat.request_path(true), "v1/chat/completions");
+        let triton = Endpoint::from_type_name("generate");
+        assert_eq!(triton, Some(Endpoint::TritonGenerate));
+        assert_eq!(
+            model_in_path(Endpoint::TritonGenerate.request_path(true), "llm"),
+            "v2/models/llm/generate_stream"
+        );
+        assert_eq!(
+            model_in_path(Endpoint::TritonGenerate.request_path(false), "llm"),
+            "v2/models/llm/generate"
+        );
+        assert!(Endpoint::TritonGenerate.generates() && Endpoint::TritonGenerate.streams());
         assert!(Endpoint::CohereRankings.rankings() && !Endpoint::Chat.rankings());
         assert!(!Endpoint::NimRankings.generates() && Endpoint::Messages.generates());
     }
@@ -326,5 +363,6 @@ mod tests {
         );
         assert!(refused.ends_with('.') && !refused.contains('\n'));
         assert!(unknown_type("rerank").contains("nim_rankings"));
+        assert!(unknown_type("triton").contains(", generate."));
     }
 }

@@ -1,7 +1,8 @@
 //! AIPerf's endpoint types beyond chat, each run as `inferperf profile --endpoint-type X`
 //! against the embedded server, whose counts are the truth: Anthropic's messages (streamed
 //! and whole, usage merged), the three rankings APIs (the passages' cost model of the
-//! `embeddings` kind), TGI's generate, SOLIDO's RAG, chat and NIM embeddings, a Jinja
+//! `embeddings` kind), TGI's generate, Triton's generate extension (GenAI-Perf's
+//! `generate`, its path naming the model), SOLIDO's RAG, chat and NIM embeddings, a Jinja
 //! template and raw bodies; tool calls from `--extra-inputs` and from a trace's `tools`,
 //! whose streamed arguments are answers and output tokens; `--api-key` sent and kept out of
 //! every file; and the types inferperf refuses, each in one sentence.
@@ -169,6 +170,54 @@ async fn huggingface_generate_streams_tokens_and_answers_whole() {
     let w = window(&whole).await;
     assert_eq!((w.ok, w.error_count()), (10, 0));
     assert_eq!(w.tokens.as_ref().unwrap().output_tokens.sum(), 10 * 12);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn triton_generate_streams_tokens_and_answers_whole() {
+    let server = common::start_server(&[LLM, "identity=identity"]).await;
+    let addr = server.http_addr.to_string();
+    let mut flags = split(LOAD);
+    flags.push("--streaming");
+    let w = window(&aiperf(&addr, "chat", "generate", &flags)).await;
+    assert_eq!((w.ok, w.error_count()), (10, 0), "{:?}", w.notes);
+    let tokens = w.tokens.as_ref().unwrap();
+    // Triton's generate sends no usage: the text_output of each step is counted.
+    assert_eq!(tokens.main_source(), TokenSource::Tokenizer);
+    assert_eq!(tokens.output_tokens.sum(), 10 * 12);
+    assert_eq!(tokens.input_tokens.sum(), 10 * 20);
+    assert_eq!(w.responses.sum(), 10 * 12, "each step is an answer");
+    assert_ttft(&w, "generate");
+    let itl = ms(tokens.inter_token.mean());
+    assert!((2.7..6.0).contains(&itl), "generate: ITL {itl} ms");
+    let truth = counts(&server, "chat");
+    assert_eq!((truth.requests, truth.streamed), (11, 10));
+    assert_eq!(truth.prompt_tokens, 10 * 20 + 1);
+    assert_eq!(truth.completion_tokens, 10 * 12 + 1);
+    let whole = aiperf(&addr, "chat", "generate", &split(LOAD));
+    let w = window(&whole).await;
+    assert_eq!((w.ok, w.error_count()), (10, 0));
+    assert_eq!(w.tokens.as_ref().unwrap().output_tokens.sum(), 10 * 12);
+    let latency = ms(w.latency.min());
+    assert!(latency >= 30.0 + 11.0 * 3.0, "latency {latency} ms");
+    assert_eq!(
+        counts(&server, "chat").streamed,
+        10,
+        "the whole run streamed none"
+    );
+    // A model the extension does not serve is one sentence before the run (here the
+    // server's /v1/models says so; a Triton without the list answers the probe's POST).
+    let mut args = vec!["profile"];
+    args.extend(aiperf(
+        &addr,
+        "identity",
+        "generate",
+        &["--request-count", "1"],
+    ));
+    let out = common::run_cli(&args).await;
+    assert_eq!(out.status.code(), Some(3));
+    let stderr = common::stderr(&out);
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("'identity'"), "{stderr}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

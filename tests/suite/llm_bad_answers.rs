@@ -1,7 +1,9 @@
 //! OpenAI-compatible servers that answer badly: an event stream that breaks off, an event
 //! that is not JSON, an error event, a stream with no output (`choices: []` and usage
-//! only), and a server that answers in one piece when a stream was asked for. Each bad answer is counted as an error of its kind (or, for the last, as
-//! one answer with a note) and the run goes on. The server here is a few lines of raw
+//! only), and a server that answers in one piece when a stream was asked for; and Triton's
+//! generate extension answering badly (an error event, an answer without `text_output`,
+//! an HTTP 500 with Triton's `{"error"}`). Each bad answer is counted as an error of its
+//! kind (or, for the unstreamed answer, as one answer with a note) and the run goes on. The server here is a few lines of raw
 //! HTTP, because a real server does not misbehave on demand.
 
 use crate::common;
@@ -20,6 +22,12 @@ enum Misbehaviour {
     ErrorEvent,
     EmptyStream,
     Unstreamed,
+    /// Triton's generate: two steps, then `{"error": ...}`.
+    TritonErrorEvent,
+    /// Triton's generate: a whole answer without `text_output`.
+    TritonNoText,
+    /// Triton's generate: HTTP 500 with `{"error": ...}` for each request of the run.
+    TritonStatus,
 }
 
 async fn serve(listener: TcpListener, how: Misbehaviour) {
@@ -80,6 +88,10 @@ async fn connection(mut socket: TcpStream, how: Misbehaviour) {
             continue;
         }
         let streamed = request.contains("\"stream\":true");
+        if request.starts_with("POST /v2/models/chat/generate") {
+            let _ = socket.write_all(triton(how, streamed).as_bytes()).await;
+            continue;
+        }
         if !streamed || matches!(how, Misbehaviour::Unstreamed) {
             let _ = socket.write_all(whole(WHOLE).as_bytes()).await;
             continue;
@@ -104,12 +116,93 @@ async fn connection(mut socket: TcpStream, how: Misbehaviour) {
             }
             Misbehaviour::Malformed => out += &event("{\"choices\": [oops"),
             Misbehaviour::ErrorEvent => out += &event(r#"{"error":{"message":"overloaded"}}"#),
-            Misbehaviour::Unstreamed | Misbehaviour::EmptyStream => unreachable!(),
+            _ => unreachable!(),
         }
         out += &event("[DONE]");
         out += "0\r\n\r\n";
         let _ = socket.write_all(out.as_bytes()).await;
     }
+}
+
+/// The answer of a Triton generate request: the discovery probe's (unstreamed, of one
+/// token) is right; the run's are bad as `how` says.
+fn triton(how: Misbehaviour, streamed: bool) -> String {
+    const STEP: &str = r#"{"model_name":"chat","model_version":"1","text_output":"tok "}"#;
+    let probe = !streamed && !matches!(how, Misbehaviour::TritonNoText);
+    let whole = |status: &str, body: &str| {
+        format!(
+            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    match how {
+        _ if probe => whole("200 OK", STEP),
+        Misbehaviour::TritonNoText => {
+            whole("200 OK", r#"{"model_name":"chat","model_version":"1"}"#)
+        }
+        Misbehaviour::TritonStatus => whole(
+            "500 Internal Server Error",
+            r#"{"error":"in ensemble 'chat', out of memory"}"#,
+        ),
+        _ => {
+            let mut out = String::from(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+            );
+            out += &event(STEP);
+            out += &event(STEP);
+            out += &event(r#"{"error":"overloaded"}"#);
+            out + "0\r\n\r\n"
+        }
+    }
+}
+
+/// A Triton generate run against the fake server (streamed unless the answer is whole).
+async fn run_triton(how: Misbehaviour) -> inferperf::measure::window::WindowStats {
+    let addr = start(how).await.to_string();
+    let mut args = vec!["-m", "chat", "--endpoint-type", "generate", "-u", &addr];
+    args.extend(["--concurrency", "2", "--request-count", "20", "--osl", "3"]);
+    if !matches!(how, Misbehaviour::TritonNoText) {
+        args.push("--streaming");
+    }
+    let results = common::profile(&args).await;
+    results[0].merged.clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn triton_generates_bad_answers_are_errors_of_their_kind() {
+    let w = run_triton(Misbehaviour::TritonErrorEvent).await;
+    assert_eq!(
+        w.errors.get(&ErrorKind::StreamError),
+        Some(&20),
+        "{:?}",
+        w.errors
+    );
+    assert_eq!(w.ok, 0);
+    assert!(
+        w.notes[0].text.contains("overloaded"),
+        "{}",
+        w.notes[0].text
+    );
+    let w = run_triton(Misbehaviour::TritonNoText).await;
+    let kind = ErrorKind::BadResponse(Malformation::MissingOutput);
+    assert_eq!(w.errors.get(&kind), Some(&20), "{:?}", w.errors);
+    assert!(
+        w.notes[0].text.contains("no text_output"),
+        "{}",
+        w.notes[0].text
+    );
+    let w = run_triton(Misbehaviour::TritonStatus).await;
+    assert_eq!(
+        w.errors.get(&ErrorKind::HttpStatus(500)),
+        Some(&20),
+        "{:?}",
+        w.errors
+    );
+    assert!(
+        w.notes[0].text.contains("out of memory"),
+        "{}",
+        w.notes[0].text
+    );
 }
 
 async fn start(how: Misbehaviour) -> SocketAddr {

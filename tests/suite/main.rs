@@ -64,6 +64,7 @@ mod server_protocol;
 mod server_scheduling;
 mod server_stats;
 mod server_stream;
+mod server_triton_generate;
 mod session_replay;
 mod sessions;
 mod shards;

@@ -139,7 +139,9 @@ impl Model {
     /// The refusal of KServe inference for a model served on the OpenAI routes only.
     pub(crate) fn refuse_kserve(&self) -> Result<(), InferError> {
         let route = match self.def.kind {
-            ModelKind::Llm(_) => "POST /v1/chat/completions or /v1/completions",
+            ModelKind::Llm(_) => {
+                "POST /v1/chat/completions, /v1/completions or Triton's /v2/models/NAME/generate"
+            }
             ModelKind::Embeddings { .. } => {
                 "POST /v1/embeddings (or /v1/ranking, /rerank, /v2/rerank)"
             }

@@ -21,7 +21,8 @@ use super::llm::prompt_tokens::PromptReader;
 pub(crate) const DEFAULT_TOKENS: u32 = 16;
 
 /// `/v1/chat/completions`, `/v1/completions`, `/v1/responses`, Anthropic's `/v1/messages`,
-/// TGI's `/generate` (and `/generate_stream`) or SOLIDO's `/rag/api/prompt`.
+/// TGI's `/generate` (and `/generate_stream`), SOLIDO's `/rag/api/prompt` or Triton's
+/// `/v2/models/{m}/generate` (and `generate_stream`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Api {
     Chat,
@@ -30,6 +31,7 @@ pub(crate) enum Api {
     Messages,
     Generate,
     Rag,
+    Triton,
 }
 
 impl Api {
@@ -37,7 +39,7 @@ impl Api {
         match (self, chunk) {
             (Api::Chat, false) => "chat.completion",
             (Api::Chat, true) => "chat.completion.chunk",
-            (Api::Completions | Api::Generate | Api::Rag, _) => "text_completion",
+            (Api::Completions | Api::Generate | Api::Rag | Api::Triton, _) => "text_completion",
             (Api::Responses, _) => "response",
             (Api::Messages, _) => "message",
         }
@@ -107,6 +109,16 @@ impl GenerateRequest {
         }
     }
 
+    /// The request with `min_tokens` and `ignore_eos` (Triton's generate takes them as
+    /// inputs beside the text).
+    pub(crate) fn bounded(self, min_tokens: Option<u64>, ignore_eos: Option<bool>) -> Self {
+        GenerateRequest {
+            min_tokens,
+            ignore_eos,
+            ..self
+        }
+    }
+
     /// The tool the answer calls: the first of the request's tools (its `function.name`,
     /// or Anthropic's `name`), unless there are none or `tool_choice` is `"none"`.
     pub(crate) fn tool_name(&self) -> Option<String> {
@@ -146,7 +158,7 @@ impl GenerateRequest {
                     .try_for_each(|c| reader.content(c))?
             }
             (Api::Messages, None, _) => return Err("a messages request needs 'messages'".into()),
-            (Api::Generate | Api::Rag, _, prompt) => {
+            (Api::Generate | Api::Rag | Api::Triton, _, prompt) => {
                 reader.prompt(prompt.as_ref().unwrap_or(&Value::Null))?
             }
         }
@@ -391,7 +403,7 @@ impl Events {
                     r#"{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}"#
                         .to_string()
                 }
-                (Api::Completions | Api::Responses | Api::Messages | Api::Generate | Api::Rag, _) => format!(
+                (Api::Completions | Api::Responses | Api::Messages | Api::Generate | Api::Rag | Api::Triton, _) => format!(
                     "{{\"index\":0,\"text\":\"{text}\",\"logprobs\":null,\"finish_reason\":{finish}}}"
                 ),
                 (Api::Chat, true) => format!(

@@ -281,7 +281,8 @@ fn input_config(settings: &Settings, level: LoadLevel, w: &WindowStats) -> Json 
     let mut input = vec![("goodput", goodput_json(&w.goodput))];
     if let (Some(llm), Some(kind)) = (&settings.llm, settings.llm_endpoint()) {
         endpoint.insert(0, ("type", Json::from(kind.kind_name())));
-        endpoint.insert(1, ("custom", Json::from(kind.path())));
+        let path = kind.path_of(&settings.model_name);
+        endpoint.insert(1, ("custom", Json::from(path)));
         let extra = settings
             .llm_extra_inputs()
             .into_iter()

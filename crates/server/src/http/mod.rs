@@ -2,14 +2,16 @@
 //! request's path and hands it to the route file of its API — [`torchserve`]
 //! (`/predictions/…`, `/models…`, `/ping`), [`tfserving`] (`/v1/models/M:predict`,
 //! `/v1/models/M/metadata`), [`trace`] (`/v2/models/M/trace/setting`), [`shm`]
-//! (`/v2/systemsharedmemory…`), [`openai`] (`/v1/…`, `/tokenize`), [`metrics`]
+//! (`/v2/systemsharedmemory…`), [`openai`] (`/v1/…`, `/tokenize`, the other LLM wire
+//! formats' routes and Triton's `/v2/models/M/generate[_stream]`), [`metrics`]
 //! (`GET /metrics`, as vLLM serves it on its one port) and [`kserve`] for every other path;
 //! the metrics port has [`metrics`] alone. Route files answer with the kit in
-//! [`reply`] and reach the models through [`LocalServer`]; none imports another or this
-//! router. Paths are matched by hand, not by a router framework: the inference route is
+//! [`reply`] (and [`openai`] its streamed bodies from [`event_stream`]) and reach the
+//! models through [`LocalServer`]; none imports another or this router. Paths are matched by hand, not by a router framework: the inference route is
 //! the hot path, and a framework cost measurable CPU per request there (see
 //! bench/server/README.md).
 
+mod event_stream;
 mod kserve;
 mod metrics;
 mod openai;
@@ -65,7 +67,8 @@ pub(crate) async fn serve_metrics(
 
 /// Hands a request to the route file whose paths it matches, asked in this order:
 /// TorchServe's, TF Serving's (before OpenAI's, which share `/v1/models/`), the trace
-/// settings, shared memory, OpenAI's, the metrics page, and KServe's for every other path.
+/// settings, shared memory, OpenAI's (with Triton's generate routes, before KServe's that
+/// share `/v2/models/`), the metrics page, and KServe's for every other path.
 async fn dispatch(server: LocalServer, req: Request<Incoming>) -> Result<Reply, Infallible> {
     let (parts, body) = req.into_parts();
     let (method, path, headers) = (&parts.method, parts.uri.path(), &parts.headers);

@@ -2,39 +2,33 @@
 //! `embeddings` kinds: `POST /v1/chat/completions`, `POST /v1/completions`,
 //! `POST /v1/responses`, `POST /v1/embeddings`, `GET /v1/models[/NAME]`, and
 //! `GET /v1/inferperf/stats` with what each model served (the truth a load tester's LLM
-//! figures are checked against). A streamed answer is a server-sent event body that hands
-//! each event to hyper as the engine produces it ([`llm`](crate::llm)); errors
-//! answer OpenAI's error object.
+//! figures are checked against), and the other LLM wire formats' routes (TGI's, Cohere's,
+//! SOLIDO's, Triton's generate extension on `/v2/models/{m}/generate[_stream]`). A
+//! streamed answer is a server-sent event body that hands each event to hyper as the
+//! engine produces it ([`super::event_stream`]); errors answer OpenAI's error object
+//! (Triton's routes: Triton's `{"error": "..."}`).
 
-use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::task::{Context, Poll};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use bytes::{Bytes, BytesMut};
-use http::header::{CACHE_CONTROL, CONTENT_TYPE};
-use http::{HeaderMap, HeaderValue, Method, Response, StatusCode};
-use http_body::{Body, Frame};
+use http::{HeaderMap, Method, StatusCode};
 use hyper::body::Incoming;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::reply::{json_reply, read_body, Reply, ReplyBody};
+use super::event_stream::{stream_reply, EventStream};
+use super::reply::{error_reply, infer_error_reply, json_reply, read_body, Reply};
 use crate::anthropic_wire;
 use crate::def::{ModelKind, MAX_LLM_TOKENS};
 use crate::embeddings_wire::{embeddings_answer, EmbeddingsRequest};
-use crate::generate_wire as other_wire;
+use crate::generate_wire::{self as other_wire, TritonRoute};
 use crate::llm::prompt_tokens::PromptReader;
-use crate::llm::{Ask, Produced, Ticket};
+use crate::llm::Ask;
 use crate::local::LocalServer;
 use crate::openai_wire::{self as wire, Api, Events, GenerateRequest};
 use crate::rankings_wire::{self, Flavor};
 use crate::served::Served;
 use crate::stats::add;
-
-const EVENT_STREAM: HeaderValue = HeaderValue::from_static("text/event-stream");
-const NO_CACHE: HeaderValue = HeaderValue::from_static("no-cache");
 
 /// Numbers the answers' ids.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -75,9 +69,12 @@ const OTHER_ROUTES: [&str; 9] = [
 ];
 
 /// Whether the path is OpenAI's (or another LLM wire format's): under `/v1/` (after TF
-/// Serving's routes, which share `/v1/models/`), or one of [`OTHER_ROUTES`].
+/// Serving's routes, which share `/v1/models/`), one of [`OTHER_ROUTES`], or Triton's
+/// generate routes (taken before KServe's, which share `/v2/models/`).
 pub(crate) fn is_route(path: &str) -> bool {
-    path.starts_with("/v1/") || OTHER_ROUTES.contains(&path)
+    path.starts_with("/v1/")
+        || OTHER_ROUTES.contains(&path)
+        || other_wire::triton_route(path).is_some()
 }
 
 /// Answers a request whose path starts with `/v1/` (or is `/tokenize`).
@@ -89,6 +86,9 @@ pub(crate) async fn handle(
     body: Incoming,
 ) -> Reply {
     let post = method == Method::POST;
+    if let Some(route) = other_wire::triton_route(path) {
+        return triton_generate(server, post, route, headers, body).await;
+    }
     if let Some(api) = generation_api(path).filter(|_| post) {
         return generate(server, api, path, headers, body).await;
     }
@@ -267,7 +267,7 @@ async fn read_generation(
         Api::Completions => "completions",
         Api::Responses => "responses",
         Api::Messages => "messages",
-        Api::Generate => "generate",
+        Api::Generate | Api::Triton => "generate",
         Api::Rag => "RAG prompt",
     };
     if !matches!(api, Api::Generate | Api::Rag) {
@@ -301,16 +301,78 @@ async fn generate(
     headers: &HeaderMap,
     body: Incoming,
 ) -> Reply {
-    let request = match read_generation(server, api, path, headers, body).await {
-        Ok(request) => request,
-        Err(reply) => return reply,
+    match read_generation(server, api, path, headers, body).await {
+        Ok(request) => answer(server, api, &request).await,
+        Err(reply) => reply,
+    }
+}
+
+/// Triton's `POST /v2/models/{m}[/versions/{v}]/generate[_stream]`, for an `llm` model;
+/// every error is Triton's `{"error": "..."}`.
+async fn triton_generate(
+    server: &LocalServer,
+    post: bool,
+    route: TritonRoute<'_>,
+    headers: &HeaderMap,
+    body: Incoming,
+) -> Reply {
+    if !post {
+        let message = "Triton's generate routes take POST";
+        return error_reply(StatusCode::METHOD_NOT_ALLOWED, message);
+    }
+    let served = match server.find(route.model, route.version) {
+        Ok(served) => served,
+        Err(unknown) => return infer_error_reply(&unknown),
     };
+    let kind = &served.model.def.kind;
+    if !matches!(kind, ModelKind::Llm(_)) {
+        let message = format!(
+            "model '{}' is of kind {}, and Triton's generate routes serve llm models: send it KServe inference at /v2/models/{}/infer",
+            route.model,
+            kind.name(),
+            route.model
+        );
+        return error_reply(StatusCode::BAD_REQUEST, &message);
+    }
+    let body = match read_body(headers, body).await {
+        Ok(body) => body,
+        Err((status, message)) => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST);
+            return error_reply(status, &message);
+        }
+    };
+    let read = serde_json::from_slice::<Value>(&body)
+        .map_err(|e| format!("the body is not JSON: {e}"))
+        .and_then(|value| other_wire::triton_request(&value, route.model, route.stream));
+    match read {
+        Ok(request) => answer(server, Api::Triton, &request).await,
+        Err(message) => error_reply(StatusCode::BAD_REQUEST, &message),
+    }
+}
+
+/// An error in the API's form: Triton's for its generate routes, else OpenAI's.
+fn api_error(api: Api, status: StatusCode, message: &str, code: Option<&str>) -> Reply {
+    match api {
+        Api::Triton => error_reply(status, message),
+        _ => error(status, message, code),
+    }
+}
+
+/// The answer of a generation request read in the API's wire format: the `llm` model it
+/// names runs it on its engines, streamed or whole.
+async fn answer(server: &LocalServer, api: Api, request: &GenerateRequest) -> Reply {
     let is_llm = |k: &ModelKind| matches!(k, ModelKind::Llm(_));
-    let Some(served) = find(server, &request.model, is_llm) else {
-        return not_found(&request.model, "llm");
+    let found = find(server, &request.model, is_llm);
+    let Some((served, ModelKind::Llm(timing))) = found.map(|s| (s, &s.model.def.kind)) else {
+        return match api {
+            Api::Triton => error_reply(StatusCode::NOT_FOUND, "no llm model of that name"),
+            _ => not_found(&request.model, "llm"),
+        };
     };
-    let (model, ModelKind::Llm(timing)) = (&served.model, &served.model.def.kind) else {
-        return not_found(&request.model, "llm");
+    let model = &served.model;
+    let unavailable = || {
+        let message = "the server is shutting down";
+        api_error(api, StatusCode::SERVICE_UNAVAILABLE, message, None)
     };
     let Some(engines) = served.engines() else {
         return unavailable();
@@ -320,7 +382,8 @@ async fn generate(
         Ok(prepared) => prepared,
         Err(message) => {
             add(&counters.failed, 1);
-            return bad_request(&format!("model '{}': {message}", model.name()));
+            let message = format!("model '{}': {message}", model.name());
+            return api_error(api, StatusCode::BAD_REQUEST, &message, None);
         }
     };
     add(&counters.requests, 1);
@@ -346,9 +409,14 @@ async fn generate(
             Api::Messages => anthropic_wire::events(&id, &model_json, &plan, per_event, tool),
             Api::Generate => other_wire::tgi_events(&plan, per_event),
             Api::Rag => other_wire::rag_events(&plan, per_event),
+            Api::Triton => other_wire::triton_events(name, &plan, per_event),
             _ => Events::calling(api, &id, created(), &model_json, &plan, per_event, tool),
         };
-        return stream_reply(EventStream::new(ticket, events));
+        let abort: fn(&str) -> bytes::Bytes = match api {
+            Api::Triton => other_wire::triton_error_event,
+            _ => wire::error_event,
+        };
+        return stream_reply(EventStream::new(ticket, events, abort));
     }
     let created = created();
     if !ticket.finished().await {
@@ -361,87 +429,10 @@ async fn generate(
         Api::Messages => anthropic_wire::answer(&id, name, &plan, tool),
         Api::Generate => other_wire::tgi_answer(&plan),
         Api::Rag => other_wire::rag_answer(&plan),
+        Api::Triton => other_wire::triton_answer(name, &plan),
         _ => wire::answer_calling(api, &id, created, name, &plan, tool),
     };
     json_reply(StatusCode::OK, &answer)
-}
-
-fn stream_reply(body: EventStream) -> Reply {
-    let mut reply = Response::new(ReplyBody::Stream(Box::pin(body)));
-    let headers = reply.headers_mut();
-    headers.insert(CONTENT_TYPE, EVENT_STREAM);
-    headers.insert(CACHE_CONTROL, NO_CACHE);
-    reply
-}
-
-/// A streamed answer's body: each event as the engine produces it (several in one frame
-/// when the reader fell behind), then the final, usage and `[DONE]` events with the last.
-struct EventStream {
-    ticket: Ticket,
-    events: Events,
-    sent: u32,
-    done: bool,
-}
-
-impl EventStream {
-    fn new(ticket: Ticket, events: Events) -> EventStream {
-        EventStream {
-            ticket,
-            events,
-            sent: 0,
-            done: false,
-        }
-    }
-
-    fn event(&self, i: u32) -> &Bytes {
-        self.events.event(i, self.ticket.events)
-    }
-
-    /// Events `sent + 1 ..= upto`, with the tail after the last.
-    fn frame(&mut self, upto: u32) -> Bytes {
-        let total = self.ticket.events;
-        let upto = upto.min(total);
-        let from = self.sent + 1;
-        self.sent = upto;
-        if from == upto && upto < total {
-            return self.event(upto).clone();
-        }
-        let mut frame = BytesMut::new();
-        (from..=upto).for_each(|i| frame.extend_from_slice(self.event(i)));
-        if upto == total {
-            self.events.write_tail(&mut frame, self.ticket.cached());
-            self.done = true;
-        }
-        frame.freeze()
-    }
-}
-
-impl Body for EventStream {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        let this = self.get_mut();
-        if this.done {
-            return Poll::Ready(None);
-        }
-        let data = match this.ticket.poll_events(this.sent, cx) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(Produced::Aborted) => {
-                this.done = true;
-                wire::error_event("the server stopped before the answer was complete")
-            }
-            Poll::Ready(Produced::Events(n)) => this.frame(n),
-        };
-        Poll::Ready(Some(Ok(Frame::data(data))))
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.done
-    }
 }
 
 async fn embeddings(server: &LocalServer, headers: &HeaderMap, body: Incoming) -> Reply {

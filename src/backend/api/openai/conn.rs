@@ -382,7 +382,12 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
             .await
             .map_err(|_| target.unreachable("the connection was refused or timed out"))?;
     }
-    let broken = |_| target.unreachable(&format!("the connection broke on POST {}", quiet.path()));
+    let broken = |_| {
+        target.unreachable(&format!(
+            "the connection broke on POST {}",
+            quiet.path(&target.model)
+        ))
+    };
     io.send(&request).await.map_err(broken)?;
     let response = io.receive().await.map_err(broken)?;
     let status = response.status;
@@ -391,7 +396,7 @@ async fn probe(io: &mut Http1Stream, target: &Target, adapter: &OpenAi) -> RunRe
     }
     let sentence = format!(
         "POST {} to model '{}' answered HTTP {status} {}",
-        quiet.path(),
+        quiet.path(&target.model),
         target.model,
         quoted(&response.body)
     );

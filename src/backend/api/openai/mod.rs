@@ -76,12 +76,14 @@ impl OpenAi {
         wire(self.llm.endpoint)
     }
 
-    /// `/v1/...` of the endpoint (its streaming path when streaming), or the custom path.
-    pub fn path(&self) -> String {
-        match &self.wire.path {
+    /// `/v1/...` of the endpoint (its streaming path when streaming), or the custom path,
+    /// with `model` in place of a `{model}` (Triton's generate paths name the model).
+    pub fn path(&self, model: &str) -> String {
+        let path = match &self.wire.path {
             Some(path) => path.clone(),
             None => format!("/{}", self.llm.endpoint.request_path(self.streaming)),
-        }
+        };
+        config::endpoints::model_in_path(&path, model)
     }
 
     /// The JSON body of one prompt (null when the type can make none of it, which was
@@ -155,7 +157,8 @@ impl OpenAi {
         if self.streaming {
             headers.push(("accept", "text/event-stream"));
         }
-        frame_request("POST", &self.path(), &target.peer.authority, &headers, body)
+        let path = self.path(&target.model);
+        frame_request("POST", &path, &target.peer.authority, &headers, body)
     }
 }
 
@@ -171,7 +174,7 @@ impl Adapter for OpenAi {
         Ok(Discovered {
             name: target.model.clone(),
             version: String::new(),
-            platform: format!("openai {}", self.llm.endpoint.path()),
+            platform: format!("openai {}", self.llm.endpoint.path_of(&target.model)),
             config: Some(facts),
             ..Discovered::default()
         })
@@ -290,13 +293,13 @@ mod tests {
     #[test]
     fn aiperf_wire_sets_the_path_and_the_max_tokens_field() {
         let mut chat = adapter(Endpoint::Chat, false);
-        assert_eq!(chat.path(), "/v1/chat/completions");
+        assert_eq!(chat.path("m"), "/v1/chat/completions");
         chat.wire = OpenAiWire {
             path: Some("/my/api".into()),
             max_completion_tokens: true,
             ..OpenAiWire::default()
         };
-        assert_eq!(chat.path(), "/my/api");
+        assert_eq!(chat.path("m"), "/my/api");
         let body = chat.body("m", &prompt());
         assert_eq!(body["max_completion_tokens"], 7);
         assert!(body.get("max_tokens").is_none());
@@ -307,7 +310,7 @@ mod tests {
         let mut responses = adapter(Endpoint::Responses, true);
         // AIPerf's chat field does not apply: the Responses API has its own.
         responses.wire.max_completion_tokens = true;
-        assert_eq!(responses.path(), "/v1/responses");
+        assert_eq!(responses.path("m"), "/v1/responses");
         assert_eq!(
             responses.body("m", &prompt()),
             json!({"model": "m", "input": "a b c", "max_output_tokens": 7, "min_tokens": 7,

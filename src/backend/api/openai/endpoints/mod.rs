@@ -1,7 +1,7 @@
-//! One file per endpoint type (AIPerf 0.13's `--endpoint-type` list, the facts of each in
-//! `config::endpoints`): the body a prompt becomes and how an answer is read — each
-//! streamed event and a whole answer — into the facts a connection times and counts
-//! ([`ChunkFacts`]). [`wire`] is the table from a type to its file; the connection
+//! One file per endpoint type (AIPerf 0.13's `--endpoint-type` list and GenAI-Perf's
+//! `generate`, the facts of each in `config::endpoints`): the body a prompt becomes and how
+//! an answer is read — each streamed event and a whole answer — into the facts a connection
+//! times and counts ([`ChunkFacts`]). [`wire`] is the table from a type to its file; the connection
 //! ([`super::conn`]) and the adapter ([`super::OpenAi`]) ask it and match on no type.
 //!
 //! A body is built as AIPerf builds it (the existing four keep inferperf's bodies): the
@@ -12,6 +12,7 @@ mod chat;
 mod chat_embeddings;
 mod completions;
 mod embeddings;
+mod generate;
 mod huggingface_generate;
 mod messages;
 mod rankings;
@@ -105,6 +106,7 @@ pub fn wire(endpoint: Endpoint) -> &'static dyn EndpointWire {
         Endpoint::SolidoRag => &solido_rag::SolidoRag,
         Endpoint::Template => &template::Template,
         Endpoint::Raw => &raw::Raw,
+        Endpoint::TritonGenerate => &generate::TritonGenerate,
     }
 }
 

@@ -9,7 +9,7 @@ use crate::backend::{AnswerText, ErrorKind, Exchange, Malformation};
 use crate::config::{Endpoint, OpenAiConfig, OpenAiWire, PromptSource};
 use crate::data::Prompt;
 
-fn adapter(endpoint: Endpoint, streaming: bool, extra: &[(&str, Value)]) -> OpenAi {
+pub(super) fn adapter(endpoint: Endpoint, streaming: bool, extra: &[(&str, Value)]) -> OpenAi {
     OpenAi {
         llm: OpenAiConfig {
             endpoint,
@@ -37,7 +37,7 @@ fn adapter(endpoint: Endpoint, streaming: bool, extra: &[(&str, Value)]) -> Open
     }
 }
 
-fn prompt(max_tokens: Option<u32>) -> Prompt {
+pub(super) fn prompt(max_tokens: Option<u32>) -> Prompt {
     Prompt {
         text: "a b c".into(),
         input_tokens: 3,
@@ -73,7 +73,7 @@ fn messages_bodies_are_anthropics() {
         wire(Endpoint::Messages).headers(),
         [("anthropic-version", "2023-06-01")]
     );
-    assert_eq!(streamed.path(), "/v1/messages");
+    assert_eq!(streamed.path("m"), "/v1/messages");
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn rankings_bodies_are_each_apis() {
         Endpoint::HfTeiRankings,
         Endpoint::CohereRankings,
     ]
-    .map(|e| adapter(e, false, &[]).path())
+    .map(|e| adapter(e, false, &[]).path("m"))
     .to_vec();
     assert_eq!(paths, ["/v1/ranking", "/rerank", "/v2/rerank"]);
     let text_alone = adapter(Endpoint::NimRankings, false, &[]).try_body("m", &prompt(None), &[]);
@@ -116,13 +116,13 @@ fn huggingface_generate_puts_the_extras_in_parameters() {
         tgi.body("m", &prompt(Some(9))),
         json!({"inputs": "a b c", "parameters": {"max_new_tokens": 9, "temperature": 0.7}})
     );
-    assert_eq!(tgi.path(), "/generate_stream");
+    assert_eq!(tgi.path("m"), "/generate_stream");
     let whole = adapter(Endpoint::HuggingfaceGenerate, false, &[]);
     assert_eq!(
         whole.body("m", &prompt(None)),
         json!({"inputs": "a b c", "parameters": {}})
     );
-    assert_eq!(whole.path(), "/generate");
+    assert_eq!(whole.path("m"), "/generate");
 }
 
 #[test]
@@ -143,7 +143,7 @@ fn embeddings_solido_and_chat_embeddings_bodies() {
         json!({"model": "m", "messages": [{"role": "user", "content": "a b c"}], "stream": false,
                "max_completion_tokens": 4})
     );
-    assert_eq!(chat_embeddings.path(), "/v1/embeddings");
+    assert_eq!(chat_embeddings.path("m"), "/v1/embeddings");
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn a_template_renders_aiperfs_variables_with_html_autoescape() {
         template.body("m", &prompt(None)),
         json!({"text": ["a b c"]})
     );
-    assert_eq!(template.path(), "/");
+    assert_eq!(template.path("m"), "/");
     template.wire.template = Some("{{ text }}".into());
     let bad = template.try_body("m", &prompt(None), &[]).unwrap_err();
     assert!(bad.contains("which is not JSON"), "{bad}");
@@ -219,7 +219,7 @@ fn tools_from_a_trace_reach_chat_responses_and_messages() {
 
 /// Reads events (or a whole answer) of a type, returning each one's facts and the kept
 /// content and reasoning.
-fn read(
+pub(super) fn read(
     endpoint: Endpoint,
     events: &[&str],
     whole: bool,
