@@ -306,21 +306,8 @@ fn request_parameters_are_typed_and_malformed_ones_refused() {
 }
 
 mod service_kinds {
+    use super::config;
     use crate::apis::Streaming;
-    use crate::cli::{normalize_args, Cli, Command};
-    use crate::config::Config;
-    use clap::Parser;
-    use inferperf_wire::error::RunResult;
-
-    fn config(args: &[&str]) -> RunResult<Config> {
-        let mut all = vec!["inferperf", "-m", "m"];
-        all.extend_from_slice(args);
-        let line = normalize_args(all.iter().map(|s| s.to_string()).collect());
-        let Command::Profile(p) = Cli::try_parse_from(line).expect("flags parse").command else {
-            panic!("expected profile");
-        };
-        Config::from_args(&p)
-    }
 
     /// The table says what the flags allow: an API takes `--streaming` and `--shared-memory
     /// system` exactly when its table says it can, and counts tokens exactly when the run

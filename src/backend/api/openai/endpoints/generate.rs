@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{generation_fields, with_extras, BodyInput, EndpointWire, Reading};
+use super::{generation_fields, text_facts, with_extras, BodyInput, EndpointWire, Reading};
 use crate::backend::api::openai::events::{parse_json, shown, ChunkFacts};
 use crate::backend::{ErrorKind, Exchange, Failure, Malformation};
 
@@ -35,14 +35,8 @@ impl EndpointWire for TritonGenerate {
     ) -> Result<ChunkFacts, Failure> {
         let step: Outputs = parse_json(data)?;
         failed(step.error.as_ref())?;
-        let mut facts = ChunkFacts::default();
         let text = step.text_output.map(Text::joined);
-        if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
-            facts.content = true;
-            facts.output = true;
-            ex.content(text);
-        }
-        Ok(facts)
+        Ok(text_facts(text.as_deref(), ex))
     }
 
     fn read_answer(

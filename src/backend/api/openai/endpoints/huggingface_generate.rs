@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{BodyInput, EndpointWire, Reading};
+use super::{text_facts, BodyInput, EndpointWire, Reading};
 use crate::backend::api::openai::events::{parse_json, shown, ChunkFacts};
 use crate::backend::{ErrorKind, Exchange, Failure, Malformation};
 
@@ -40,14 +40,8 @@ impl EndpointWire for HuggingfaceGenerate {
     ) -> Result<ChunkFacts, Failure> {
         let event: Event = parse_json(data)?;
         failed(event.error.as_deref())?;
-        let mut facts = ChunkFacts::default();
         let text = event.token.and_then(|t| t.text);
-        if let Some(text) = text.as_deref().filter(|t| !t.is_empty()) {
-            facts.content = true;
-            facts.output = true;
-            ex.content(text);
-        }
-        Ok(facts)
+        Ok(text_facts(text.as_deref(), ex))
     }
 
     fn read_answer(

@@ -110,6 +110,22 @@ pub fn wire(endpoint: Endpoint) -> &'static dyn EndpointWire {
     }
 }
 
+/// The facts of a piece of answer text (an event's or a whole answer's), handed to `ex`:
+/// none for no text or an empty one.
+pub fn text_facts(text: Option<&str>, ex: &mut Exchange<'_>) -> ChunkFacts {
+    match text.filter(|t| !t.is_empty()) {
+        Some(text) => {
+            ex.content(text);
+            ChunkFacts {
+                content: true,
+                output: true,
+                ..ChunkFacts::default()
+            }
+        }
+        None => ChunkFacts::default(),
+    }
+}
+
 /// The `--extra-inputs` fields over a body, in order (each may replace a field of the
 /// type's own, as in AIPerf).
 pub fn with_extras(mut body: Map<String, Value>, adapter: &OpenAi) -> Value {

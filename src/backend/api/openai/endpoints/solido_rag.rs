@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::{with_extras, BodyInput, EndpointWire, Reading};
+use super::{text_facts, with_extras, BodyInput, EndpointWire, Reading};
 use crate::backend::api::openai::events::{parse_json, shown, ChunkFacts};
 use crate::backend::{Exchange, Failure, Malformation};
 
@@ -35,7 +35,7 @@ impl EndpointWire for SolidoRag {
         ex: &mut Exchange<'_>,
     ) -> Result<ChunkFacts, Failure> {
         let answer: Answer = parse_json(data)?;
-        Ok(content(answer.content.as_deref(), ex))
+        Ok(text_facts(answer.content.as_deref(), ex))
     }
 
     fn read_answer(
@@ -45,7 +45,7 @@ impl EndpointWire for SolidoRag {
         ex: &mut Exchange<'_>,
     ) -> Result<ChunkFacts, Failure> {
         let answer: Answer = parse_json(body)?;
-        let facts = content(answer.content.as_deref(), ex);
+        let facts = text_facts(answer.content.as_deref(), ex);
         if !facts.content {
             return Err(Failure::bad(
                 Malformation::MissingOutput,
@@ -64,18 +64,4 @@ impl EndpointWire for SolidoRag {
 struct Answer<'a> {
     #[serde(default, borrow)]
     content: Option<Cow<'a, str>>,
-}
-
-fn content(text: Option<&str>, ex: &mut Exchange<'_>) -> ChunkFacts {
-    match text.filter(|t| !t.is_empty()) {
-        Some(text) => {
-            ex.content(text);
-            ChunkFacts {
-                content: true,
-                output: true,
-                ..ChunkFacts::default()
-            }
-        }
-        None => ChunkFacts::default(),
-    }
 }
