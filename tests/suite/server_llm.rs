@@ -12,10 +12,7 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::{Method, Request, StatusCode};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper::{Method, StatusCode};
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
@@ -29,22 +26,6 @@ async fn post(server: &RunningServer, path: &str, body: Value) -> Answer {
     let http = Http::new(server.http_addr);
     let body = Bytes::from(body.to_string());
     http.send(Method::POST, path, body, None).await
-}
-
-/// One server-sent event: when its bytes arrived and its `data:` (JSON, or `[DONE]`).
-#[derive(Debug)]
-struct Event {
-    at: Instant,
-    data: Option<Value>,
-}
-
-/// A streamed answer read event by event.
-#[derive(Debug)]
-struct Streamed {
-    sent: Instant,
-    status: StatusCode,
-    content_type: String,
-    events: Vec<Event>,
 }
 
 impl Streamed {
@@ -84,66 +65,6 @@ impl Streamed {
             .map(|w| (w[1].at - w[0].at).as_secs_f64() * 1e3)
             .collect()
     }
-}
-
-/// Posts `body` and reads the stream to its end, timing each event as its bytes arrive;
-/// `stop_after` leaves after that many events.
-async fn stream_n(
-    addr: SocketAddr,
-    path: &str,
-    body: Value,
-    stop_after: Option<usize>,
-) -> Streamed {
-    let client = Client::builder(TokioExecutor::new()).build_http();
-    let request = Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap();
-    let sent = Instant::now();
-    let response = client.request(request).await.unwrap();
-    let status = response.status();
-    let content_type = (response.headers().get("content-type"))
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    let mut body = response.into_body();
-    let (mut events, mut pending) = (Vec::new(), String::new());
-    let deadline = Duration::from_secs(20);
-    while let Some(frame) = tokio::time::timeout(deadline, body.frame()).await.unwrap() {
-        let at = Instant::now();
-        let Ok(data) = frame.unwrap().into_data() else {
-            continue;
-        };
-        pending.push_str(std::str::from_utf8(&data).unwrap());
-        while let Some(end) = pending.find("\n\n") {
-            let event: String = pending.drain(..end + 2).collect();
-            let data = event.trim_end().strip_prefix("data: ").unwrap();
-            let data = (data != "[DONE]").then(|| serde_json::from_str(data).unwrap());
-            events.push(Event { at, data });
-        }
-        if stop_after.is_some_and(|n| events.len() >= n) {
-            break;
-        }
-    }
-    Streamed {
-        sent,
-        status,
-        content_type,
-        events,
-    }
-}
-
-async fn stream(addr: SocketAddr, path: &str, body: Value) -> Streamed {
-    stream_n(addr, path, body, None).await
-}
-
-/// What the server counted for the model (`GET /v1/inferperf/stats`).
-async fn counts(server: &RunningServer, model: &str) -> Value {
-    let answer = Http::new(server.http_addr).get("/v1/inferperf/stats").await;
-    assert_eq!(answer.status, StatusCode::OK);
-    let all = answer.json();
-    let data = all["data"].as_array().unwrap();
-    let entry = data.iter().find(|e| e["model"] == model);
-    entry.unwrap_or_else(|| panic!("{all}")).clone()
 }
 
 fn ms(d: Duration) -> f64 {

@@ -11,11 +11,8 @@ use crate::server_util;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::{Method, Request, StatusCode};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
-use serde_json::{json, Value};
+use hyper::{Method, StatusCode};
+use serde_json::json;
 use tokio::sync::Mutex;
 
 use inferperf_server::RunningServer;
@@ -32,59 +29,6 @@ async fn post(server: &RunningServer, path: &str, body: &str) -> Answer {
     let http = Http::new(server.http_addr);
     let body = Bytes::from(body.to_string());
     http.send(Method::POST, path, body, None).await
-}
-
-/// A stream read to its end: when the request was sent, the reply's content type, and
-/// each event's arrival and `data:` JSON.
-struct Streamed {
-    sent: Instant,
-    content_type: String,
-    events: Vec<(Instant, Value)>,
-}
-
-async fn stream(server: &RunningServer, path: &str, body: Value) -> Streamed {
-    let client = Client::builder(TokioExecutor::new()).build_http();
-    let request = Request::post(format!("http://{}{path}", server.http_addr))
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap();
-    let sent = Instant::now();
-    let response = client.request(request).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let content_type = (response.headers().get("content-type"))
-        .map(|v| v.to_str().unwrap().to_string())
-        .unwrap_or_default();
-    let mut body = response.into_body();
-    let (mut events, mut pending) = (Vec::new(), String::new());
-    let deadline = Duration::from_secs(20);
-    while let Some(frame) = tokio::time::timeout(deadline, body.frame()).await.unwrap() {
-        let at = Instant::now();
-        let Ok(data) = frame.unwrap().into_data() else {
-            continue;
-        };
-        pending.push_str(std::str::from_utf8(&data).unwrap());
-        while let Some(end) = pending.find("\n\n") {
-            let event: String = pending.drain(..end + 2).collect();
-            let data = event.trim_end().strip_prefix("data: ").unwrap();
-            events.push((at, serde_json::from_str(data).unwrap()));
-        }
-    }
-    assert!(pending.is_empty(), "a partial event at the end: {pending}");
-    Streamed {
-        sent,
-        content_type,
-        events,
-    }
-}
-
-/// What the server counted for the model (`GET /v1/inferperf/stats`).
-async fn counts(server: &RunningServer, model: &str) -> Value {
-    let all = Http::new(server.http_addr)
-        .get("/v1/inferperf/stats")
-        .await
-        .json();
-    let data = all["data"].as_array().unwrap();
-    data.iter().find(|e| e["model"] == model).unwrap().clone()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,18 +73,21 @@ async fn a_stream_sends_each_steps_text_on_time_and_ends_with_the_body() {
     .await;
     let prompt = "one two three four five six seven eight nine ten";
     let body = json!({"text_input": prompt, "max_tokens": 6, "stream": true});
-    let s = stream(&server, "/v2/models/s/generate_stream", body).await;
+    let s = stream(server.http_addr, "/v2/models/s/generate_stream", body).await;
+    assert_eq!(s.status, StatusCode::OK);
     assert_eq!(s.content_type, "text/event-stream");
     // Six steps, and nothing after them (no [DONE], no final event).
     assert_eq!(s.events.len(), 6);
-    for (_, data) in &s.events {
+    for event in &s.events {
         let expected = json!({"model_name": "s", "model_version": "1", "text_output": "tok "});
-        assert_eq!(data, &expected);
+        assert_eq!(event.data.as_ref(), Some(&expected));
     }
     // TTFT = 40 ms + 10 prompt tokens × 1000 µs; then one event per 10 ms step.
-    let ttft = ms(s.events[0].0 - s.sent);
+    let ttft = ms(s.events[0].at - s.sent);
     assert!((49.5..60.0).contains(&ttft), "TTFT {ttft} ms");
-    let gaps: Vec<f64> = (s.events.windows(2)).map(|w| ms(w[1].0 - w[0].0)).collect();
+    let gaps: Vec<f64> = (s.events.windows(2))
+        .map(|w| ms(w[1].at - w[0].at))
+        .collect();
     let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
     assert!((9.0..11.5).contains(&mean), "{gaps:?}");
     let c = counts(&server, "s").await;
@@ -151,9 +98,15 @@ async fn a_stream_sends_each_steps_text_on_time_and_ends_with_the_body() {
     );
     // tokens_per_event coalesces the steps' text.
     let body = json!({"text_input": "x", "max_tokens": 10});
-    let s = stream(&server, "/v2/models/p/versions/1/generate_stream", body).await;
+    let s = stream(
+        server.http_addr,
+        "/v2/models/p/versions/1/generate_stream",
+        body,
+    )
+    .await;
+    assert_eq!(s.status, StatusCode::OK);
     let texts: Vec<&str> = (s.events.iter())
-        .map(|(_, d)| d["text_output"].as_str().unwrap())
+        .map(|e| e.data.as_ref().unwrap()["text_output"].as_str().unwrap())
         .collect();
     assert_eq!(
         texts,
