@@ -14,7 +14,9 @@ For each setting (each value, or each combination of values of several --param),
 command runs with `sh -c` in its own process group, its output going to \
 DIR/<setting>/server.log; {NAME} becomes the setting's value, {port} a free port \
 (also {grpc_port} and {metrics_port} when named; {{ and }} are braces). inferperf waits \
-until GET /v2/health/ready (/v1/models with --service-kind openai) on {port} answers 200, \
+until GET /v2/health/ready (/v1/models with --service-kind openai; /health with its \
+huggingface_generate and hf_tei_rankings endpoint types, /v2/health/ready with generate) \
+on {port} answers 200, \
 profiles with the flags after -- (-u is 127.0.0.1:{port}, or {grpc_port} with -i grpc, \
 unless given; placeholders work there too) into DIR/<setting>/, then stops the server \
 (SIGTERM to its group, SIGKILL after --stop-grace). A server that exits, is not ready in \

@@ -263,10 +263,14 @@ fn clear_dir(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// What answers 200 once the server is ready, as the API's table says: KServe v2's
-/// readiness, OpenAI's model list, TorchServe's ping, TF Serving's model metadata.
+/// What answers 200 once the server is ready, as the API's table says (KServe v2's
+/// readiness, OpenAI's model list, TorchServe's ping, TF Serving's model metadata), or the
+/// endpoint type's where it has its own (Triton's generate extension: KServe v2's
+/// readiness; Hugging Face TGI and TEI: `/health`).
 fn ready_path(cfg: &Config) -> String {
-    let path = cfg.target.service_kind().capabilities().readiness_path;
+    let endpoint = cfg.target.llm().map(|llm| llm.endpoint.facts());
+    let path = endpoint.and_then(|e| e.readiness_path);
+    let path = path.unwrap_or(cfg.target.service_kind().capabilities().readiness_path);
     path.replace("{model}", &cfg.target.model_name)
 }
 
@@ -301,4 +305,33 @@ fn watch_signals(interrupt: Arc<Interrupt>, pgid: Arc<AtomicI32>) {
         signal_group(pgid.load(Ordering::SeqCst), libc::SIGKILL);
         std::process::exit(128 + number);
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::{normalize_args, Cli, Command};
+    use clap::Parser;
+
+    fn ready_path_of(args: &[&str]) -> String {
+        let mut all = vec!["inferperf", "-m", "m"];
+        all.extend_from_slice(args);
+        let args = normalize_args(all.iter().map(|s| s.to_string()).collect());
+        let Command::Profile(p) = Cli::try_parse_from(args).unwrap().command else {
+            panic!("a profile");
+        };
+        ready_path(&Config::from_args(&p).unwrap())
+    }
+
+    #[test]
+    fn the_endpoint_type_says_when_its_server_is_ready() {
+        let openai = ["--service-kind", "openai", "--endpoint-type"];
+        let path = |endpoint: &str| ready_path_of(&[&openai[..], &[endpoint]].concat());
+        assert_eq!(path("chat"), "/v1/models");
+        assert_eq!(path("generate"), "/v2/health/ready");
+        assert_eq!(path("huggingface_generate"), "/health");
+        assert_eq!(ready_path_of(&[]), "/v2/health/ready");
+        let tfserving = ready_path_of(&["--service-kind", "tfserving"]);
+        assert_eq!(tfserving, "/v1/models/m/metadata");
+    }
 }

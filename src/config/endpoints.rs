@@ -93,6 +93,9 @@ pub struct EndpointType {
     pub cache_bust: bool,
     pub media: Media,
     pub data: Data,
+    /// What answers 200 once a server of this type is ready (`inferperf sweep` waits for
+    /// it), when not the OpenAI API's model list.
+    pub readiness_path: Option<&'static str>,
 }
 
 const fn row(endpoint: Endpoint, name: &'static str, path: &'static str) -> EndpointType {
@@ -107,6 +110,7 @@ const fn row(endpoint: Endpoint, name: &'static str, path: &'static str) -> Endp
         cache_bust: false,
         media: TEXT_ONLY,
         data: Data::Prompts,
+        readiness_path: None,
     }
 }
 
@@ -162,10 +166,14 @@ pub const ENDPOINT_TYPES: [EndpointType; 15] = [
         ..encoder(Endpoint::NimEmbeddings, "nim_embeddings", "v1/embeddings")
     },
     rankings(Endpoint::NimRankings, "nim_rankings", "v1/ranking"),
-    rankings(Endpoint::HfTeiRankings, "hf_tei_rankings", "rerank"),
+    EndpointType {
+        readiness_path: Some("/health"),
+        ..rankings(Endpoint::HfTeiRankings, "hf_tei_rankings", "rerank")
+    },
     rankings(Endpoint::CohereRankings, "cohere_rankings", "v2/rerank"),
     EndpointType {
         streaming_path: Some("generate_stream"),
+        readiness_path: Some("/health"),
         ..row(
             Endpoint::HuggingfaceGenerate,
             "huggingface_generate",
@@ -180,6 +188,7 @@ pub const ENDPOINT_TYPES: [EndpointType; 15] = [
     row(Endpoint::Raw, "raw", ""),
     EndpointType {
         streaming_path: Some("v2/models/{model}/generate_stream"),
+        readiness_path: Some("/v2/health/ready"),
         ..row(
             Endpoint::TritonGenerate,
             "generate",
