@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Fuzzes inferperf's parsers of untrusted input with cargo fuzz (libFuzzer; needs the
+# Fuzzes inferperf's readers of untrusted input with cargo fuzz (libFuzzer; needs the
 # nightly toolchain). Usage:
 #
 #   bench/fuzz/run.sh SECONDS [TARGET...]   each target (default: all) for SECONDS
-#   bench/fuzz/run.sh --smoke [TARGET...]   each target for a fixed number of inputs (CI)
-#   bench/fuzz/run.sh --build               the build alone (CI starts it beside the tests)
+#   bench/fuzz/run.sh --smoke [TARGET...]   each target for a fixed number of inputs (CI;
+#                                           default: the wire crate's targets)
+#   bench/fuzz/run.sh --build [TARGET...]   the build alone (CI starts it beside the tests)
 #
-# Targets (fuzz/fuzz_targets/, entry points in src/fuzzing.rs): http1_response,
-# kserve_json, kserve_binary, grpc_frame, sse_events, input_data, flags.
+# Targets on the wire crate alone (fuzz/, entry points in crates/wire/src/fuzzing.rs):
+# http1_response, kserve_json, kserve_binary, grpc_frame, sse_events. Targets on the client's
+# own readers (fuzz/client/, entry points in src/fuzzing.rs): answers, input_data, flags —
+# they link the whole client, so CI runs them on stable instead (their seeds, past crashes
+# and seeded mutations, in tests/suite/fuzz_regressions.rs) and builds only the wire
+# crate's with cargo fuzz; a timed run builds what its targets need.
 # One fuzzing process at a time. Each target starts from its seeds (fuzz/corpus/TARGET,
 # committed), its past crashes (fuzz/regressions/TARGET, committed) and its dictionary
 # (fuzz/dict/TARGET.dict, if any), and keeps what it
@@ -19,17 +24,24 @@
 # fuzz/work/TARGET/artifacts/. Once fixed, copy it to fuzz/regressions/TARGET/ (then
 # tests/suite/fuzz_regressions.rs replays it on stable with `cargo test`).
 #
-# Environment: FUZZ_TARGET_DIR, where the fuzz build goes (default fuzz/target);
+# Environment: FUZZ_TARGET_DIR, where the fuzz build goes (default fuzz/target, shared by
+# both packages);
 # FUZZ_SANITIZER, cargo fuzz's -s (default none: the fuzzed parsers are safe Rust, with no
 # `unsafe` on their paths, so AddressSanitizer has no memory error to find there and only
 # slows the build and the runs; `address` brings it back).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-ALL=(http1_response kserve_json kserve_binary grpc_frame sse_events input_data flags)
+WIRE=(http1_response kserve_json kserve_binary grpc_frame sse_events)
+CLIENT=(answers input_data flags)
+ALL=("${WIRE[@]}" "${CLIENT[@]}")
 usage() {
-    echo "usage: bench/fuzz/run.sh SECONDS|--smoke [TARGET...] (targets: ${ALL[*]})" >&2
+    echo "usage: bench/fuzz/run.sh SECONDS|--smoke|--build [TARGET...] (targets: ${ALL[*]})" >&2
     exit 2
+}
+# The package (folder) a target is built in.
+package_of() {
+    if [[ " ${CLIENT[*]} " == *" $1 "* ]]; then echo fuzz/client; else echo fuzz; fi
 }
 [ $# -ge 1 ] || usage
 case "$1" in
@@ -40,7 +52,9 @@ case "$1" in
 esac
 shift
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=("${ALL[@]}")
+if [ ${#targets[@]} -eq 0 ]; then
+    if [ "$seconds" -gt 0 ] && [ -z "${smoke:-}" ]; then targets=("${ALL[@]}"); else targets=("${WIRE[@]}"); fi
+fi
 for t in "${targets[@]}"; do
     [[ " ${ALL[*]} " == *" $t "* ]] || { echo "unknown target: $t" >&2; usage; }
 done
@@ -53,6 +67,7 @@ smoke_runs() {
         kserve_binary) echo 1400000 ;;
         grpc_frame) echo 750000 ;;
         sse_events) echo 250000 ;;
+        answers) echo 250000 ;;
         input_data) echo 1600000 ;;
         flags) echo 3500 ;;
     esac
@@ -77,10 +92,18 @@ fi
 
 target_dir=$(realpath -m "${FUZZ_TARGET_DIR:-fuzz/target}")
 sanitizer=${FUZZ_SANITIZER:-none}
-echo "== cargo +nightly fuzz build -O -s $sanitizer (release with debug assertions and overflow checks, fuzz/Cargo.toml)"
-build_start=$SECONDS
-(cd fuzz && cargo +nightly fuzz build -O -s "$sanitizer" --target-dir "$target_dir")
-echo "   built in $((SECONDS - build_start)) s"
+packages=()
+for t in "${targets[@]}"; do
+    p=$(package_of "$t")
+    [[ " ${packages[*]} " == *" $p "* ]] || packages+=("$p")
+done
+for p in "${packages[@]}"; do
+    echo "== cargo +nightly fuzz build -O -s $sanitizer (release with debug assertions and overflow checks, $p/Cargo.toml)"
+    build_start=$SECONDS
+    # --fuzz-dir: without it, cargo fuzz in fuzz/client/ finds fuzz/ above it.
+    (cd "$p" && cargo +nightly fuzz build -O -s "$sanitizer" --fuzz-dir . --target-dir "$target_dir")
+    echo "   built in $((SECONDS - build_start)) s"
+done
 [ "$seconds" -gt 0 ] || exit 0
 bin_dir=$target_dir/x86_64-unknown-linux-gnu/release
 

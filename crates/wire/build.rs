@@ -9,6 +9,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     tonic_prost_build::configure()
         .build_client(true)
         .build_server(true)
+        // No `connect` helpers: they need tonic's transport, which this crate leaves to the
+        // client (whose channels are its own) and the server.
+        .build_transport(false)
         .compile_fds(fds)?;
     Ok(())
 }

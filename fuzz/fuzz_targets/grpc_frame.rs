@@ -1,6 +1,6 @@
 #![no_main]
-//! See inferperf::fuzzing::grpc_frame.
+//! See inferperf_wire::fuzzing::grpc_frame.
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| inferperf::fuzzing::grpc_frame(data));
+fuzz_target!(|data: &[u8]| inferperf_wire::fuzzing::grpc_frame(data));

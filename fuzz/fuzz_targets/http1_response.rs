@@ -1,6 +1,6 @@
 #![no_main]
-//! See inferperf::fuzzing::http1_response.
+//! See inferperf_wire::fuzzing::http1_response.
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| inferperf::fuzzing::http1_response(data));
+fuzz_target!(|data: &[u8]| inferperf_wire::fuzzing::http1_response(data));

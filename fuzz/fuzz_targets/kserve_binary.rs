@@ -1,6 +1,6 @@
 #![no_main]
-//! See inferperf::fuzzing::kserve_binary.
+//! See inferperf_wire::fuzzing::kserve_binary.
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| inferperf::fuzzing::kserve_binary(data));
+fuzz_target!(|data: &[u8]| inferperf_wire::fuzzing::kserve_binary(data));

@@ -1,6 +1,6 @@
 #![no_main]
-//! See inferperf::fuzzing::kserve_json.
+//! See inferperf_wire::fuzzing::kserve_json.
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| inferperf::fuzzing::kserve_json(data));
+fuzz_target!(|data: &[u8]| inferperf_wire::fuzzing::kserve_json(data));

@@ -1,6 +1,6 @@
 #![no_main]
-//! See inferperf::fuzzing::sse_events.
+//! See inferperf_wire::fuzzing::sse_events.
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| inferperf::fuzzing::sse_events(data));
+fuzz_target!(|data: &[u8]| inferperf_wire::fuzzing::sse_events(data));

@@ -120,12 +120,7 @@ impl Config {
     }
 }
 
-/// `--grpc-compression-algorithm` (none is no compression).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GrpcCompression {
-    Gzip,
-    Deflate,
-}
+pub use inferperf_wire::grpc_frames::GrpcCompression;
 
 /// `--grpc-compression-algorithm none|gzip|deflate`; gRPC only, as in perf_analyzer.
 pub(super) fn parse_grpc_compression(

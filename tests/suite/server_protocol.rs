@@ -46,9 +46,8 @@ async fn start() -> RunningServer {
 }
 
 async fn grpc(addr: SocketAddr) -> GrpcInferenceServiceClient<Channel> {
-    GrpcInferenceServiceClient::connect(format!("http://{addr}"))
-        .await
-        .unwrap()
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}")).unwrap();
+    GrpcInferenceServiceClient::new(channel.connect().await.unwrap())
 }
 
 /// `n` distinct values of the datatype, all representable in JSON.

@@ -119,7 +119,8 @@ async fn every_datatype_is_predicted_back_unchanged() {
     let defs: Vec<&str> = models.iter().map(String::as_str).collect();
     let server = start_server(&defs).await;
     let endpoint = format!("http://{}", server.grpc_addr);
-    let mut client = PredictionServiceClient::connect(endpoint).await.unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(endpoint).unwrap();
+    let mut client = PredictionServiceClient::new(channel.connect().await.unwrap());
     for datatype in DataType::ALL {
         let name = format!("id_{}", datatype.as_str().to_lowercase());
         let spec = ModelSpec {

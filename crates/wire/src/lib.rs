@@ -7,15 +7,25 @@
 //! HTTP bodies (plain JSON or JSON followed by binary tensor data) and back; [`grpc`] does the
 //! same for the protobuf messages. Every decoder validates shapes and sizes and reports a
 //! problem as a [`WireError`] naming the tensor; nothing here panics on bad input.
+//!
+//! Under the messages, how a server's bytes are cut into them: [`http1`] (a response's head,
+//! chunks and trailers), [`grpc_frames`] (gRPC's length-prefixed messages, compressed or not)
+//! and [`sse`] (server-sent events). The client's connections do the I/O and feed them; the
+//! fuzz targets CI builds (`fuzzing`) exercise them with this crate alone.
 
 // Inside the crate `pub(crate)` is the default: `pub` is what other crates use.
 #![warn(unreachable_pub)]
 
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod grpc_frames;
+pub mod http1;
 pub mod model;
 pub mod number;
 pub mod proto;
 pub mod shm;
+pub mod sse;
 
 mod grpc;
 mod json;

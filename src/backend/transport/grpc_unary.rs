@@ -11,14 +11,14 @@ use std::time::Instant;
 use bytes::Bytes;
 use http::Request as Head;
 
-use super::compression;
-use super::h2::{copy_head, h2_error, Lane, MessageReader, UNKNOWN};
+use super::h2::{copy_head, h2_error, Lane, UNKNOWN};
 use super::h2_unary::frame::{encode_call_head, CallHead};
 use super::h2_unary::{Received, UnaryConnection};
 use super::Peer;
 use crate::backend::nanos;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
 use crate::config::GrpcCompression;
+use inferperf_wire::grpc_frames::{encoding_name, MessageReader};
 
 /// The user agent every call names.
 const USER_AGENT: &str = concat!("inferperf/", env!("CARGO_PKG_VERSION"));
@@ -42,7 +42,7 @@ impl UnaryCall {
                 tls: peer.tls.is_some(),
                 authority: &peer.authority,
                 path,
-                encoding: peer.grpc_compression.map(compression::encoding_name),
+                encoding: peer.grpc_compression.map(encoding_name),
                 user_agent: USER_AGENT,
                 metadata: &peer.headers,
             }),

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::Bytes;
 use h2::client::SendRequest;
 use http::header::{HeaderName, HeaderValue, CONTENT_TYPE, TE, USER_AGENT};
 use http::{HeaderMap, Method, Request, Uri};
@@ -21,14 +21,14 @@ use http::{HeaderMap, Method, Request, Uri};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::h2_unary::UnaryConnection;
+use super::tcp;
 use super::tls::Alpn;
 use super::Peer;
-use super::{compression, tcp};
 use crate::backend::outcome::{ErrorKind, Failure, Malformation};
 use crate::config::GrpcCompression;
+pub use inferperf_wire::grpc_frames::MAX_MESSAGE;
+use inferperf_wire::grpc_frames::{encoding_name, MessageError, MessageReader};
 
-/// Largest answer accepted (large tensors are legitimate).
-pub const MAX_MESSAGE: usize = 256 * 1024 * 1024;
 /// Receive windows: large enough that a big tensor is not throttled by window updates.
 const STREAM_WINDOW: u32 = 4 * 1024 * 1024;
 const CONNECTION_WINDOW: u32 = 16 * 1024 * 1024;
@@ -39,15 +39,6 @@ const PERMISSION_DENIED: i32 = 7;
 const RESOURCE_EXHAUSTED: i32 = 8;
 const INTERNAL: i32 = 13;
 const UNAVAILABLE: i32 = 14;
-
-/// A protobuf message in gRPC's length-prefixed framing (uncompressed), ready to send.
-pub fn frame_message(message: &[u8]) -> Bytes {
-    let mut framed = BytesMut::with_capacity(5 + message.len());
-    framed.put_u8(0);
-    framed.put_u32(message.len() as u32);
-    framed.put_slice(message);
-    framed.freeze()
-}
 
 /// The HTTP/2 connections of a run, each shared by up to `share` in-flight slots (a
 /// "lane"), as Triton's C++ client library shares one gRPC channel among up to six clients
@@ -73,6 +64,11 @@ pub struct Lane {
 }
 
 impl Lane {
+    /// A reader of its calls' answers: its message limit and advertised encoding.
+    pub fn message_reader(&self) -> MessageReader {
+        MessageReader::with(self.message_limit, self.compression)
+    }
+
     pub fn is_usable(&self) -> bool {
         !self.broken.load(Ordering::Relaxed)
     }
@@ -195,7 +191,7 @@ fn request_headers(peer: &Peer) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
     if let Some(algorithm) = peer.grpc_compression {
-        let name = HeaderValue::from_static(compression::encoding_name(algorithm));
+        let name = HeaderValue::from_static(encoding_name(algorithm));
         headers.insert("grpc-encoding", name.clone());
         headers.insert("grpc-accept-encoding", name);
     }
@@ -250,156 +246,41 @@ pub fn grpc_code_of_reset(code: u32) -> i32 {
     }
 }
 
-/// Gathers the framed messages of one direction of a stream from its DATA chunks: each
-/// message is handed out as soon as its last byte is in (without a copy when it came in one
-/// chunk), and the chunks' flow-control capacity is given back as they are read.
-#[derive(Debug)]
-pub struct MessageReader {
-    pending: Bytes,
-    /// The largest message taken (`--max-response-bytes`).
-    limit: usize,
-    /// The encoding advertised, in which a message flagged compressed is inflated.
-    compression: Option<GrpcCompression>,
-}
-
-impl Default for MessageReader {
-    fn default() -> Self {
-        MessageReader::limited(MAX_MESSAGE)
-    }
-}
-
-impl MessageReader {
-    /// A reader that takes messages of at most `limit` bytes.
-    pub fn limited(limit: usize) -> Self {
-        MessageReader {
-            pending: Bytes::new(),
-            limit,
-            compression: None,
+/// Reads chunks from `stream` into `reader` until a whole message is in; `None` when the stream ended
+/// (with any bytes of a message left over reported as a cut message).
+pub async fn read_message(
+    reader: &mut MessageReader,
+    stream: &mut h2::RecvStream,
+) -> Result<Option<Bytes>, Failure> {
+    loop {
+        if let Some(message) = reader.next_message()? {
+            return Ok(Some(message));
         }
-    }
-
-    /// A reader for a lane's calls: its message limit and advertised encoding.
-    pub fn for_lane(lane: &Lane) -> Self {
-        MessageReader::with(lane.message_limit, lane.compression)
-    }
-
-    /// A reader of messages of at most `limit` bytes, inflated from `compression`.
-    pub fn with(limit: usize, compression: Option<GrpcCompression>) -> Self {
-        MessageReader {
-            compression,
-            ..MessageReader::limited(limit)
-        }
-    }
-
-    /// The next whole message already received, if any.
-    pub fn next_message(&mut self) -> Result<Option<Bytes>, Failure> {
-        if self.pending.len() < 5 {
-            return Ok(None);
-        }
-        let compressed = match (self.pending[0], self.compression) {
-            (0, _) => None,
-            (1, Some(algorithm)) => Some(algorithm),
-            _ => {
+        match stream.data().await {
+            Some(chunk) => {
+                let chunk = chunk.map_err(|e| Failure::from(h2_error(&e)))?;
+                let _ = stream.flow_control().release_capacity(chunk.len());
+                reader.push(chunk);
+            }
+            None if reader.leftover() == 0 => return Ok(None),
+            None => {
                 return Err(Failure::bad(
-                    Malformation::Unreadable,
-                    "the server sent a compressed gRPC message, which was not asked for",
+                    Malformation::Truncated,
+                    format!(
+                        "the stream ended inside a gRPC message ({} bytes of it came)",
+                        reader.leftover()
+                    ),
                 ))
             }
-        };
-        let len = u32::from_be_bytes([
-            self.pending[1],
-            self.pending[2],
-            self.pending[3],
-            self.pending[4],
-        ]) as usize;
-        if len > self.limit {
-            return Err(Failure::bad(
-                Malformation::TooLarge,
-                format!(
-                    "the server announced a gRPC message of {len} bytes, over the limit of {} (--max-response-bytes)",
-                    self.limit
-                ),
-            ));
         }
-        if self.pending.len() < 5 + len {
-            return Ok(None);
-        }
-        let mut message = self.pending.split_to(5 + len);
-        message.advance(5);
-        match compressed {
-            None => Ok(Some(message)),
-            Some(algorithm) => compression::decompress(algorithm, &message, self.limit)
-                .map(Some)
-                .map_err(|why| Failure::bad(Malformation::Unreadable, why)),
-        }
-    }
-
-    /// Adds a received chunk after the bytes not handed out yet.
-    pub fn push(&mut self, chunk: Bytes) {
-        if self.pending.is_empty() {
-            self.pending = chunk;
-        } else {
-            let mut joined = BytesMut::with_capacity(self.pending.len() + chunk.len());
-            joined.extend_from_slice(&self.pending);
-            joined.extend_from_slice(&chunk);
-            self.pending = joined.freeze();
-        }
-    }
-
-    /// Reads chunks from `stream` until a whole message is in; `None` when the stream ended
-    /// (with any bytes of a message left over reported as a cut message).
-    pub async fn read(&mut self, stream: &mut h2::RecvStream) -> Result<Option<Bytes>, Failure> {
-        loop {
-            if let Some(message) = self.next_message()? {
-                return Ok(Some(message));
-            }
-            match stream.data().await {
-                Some(chunk) => {
-                    let chunk = chunk.map_err(|e| Failure::from(h2_error(&e)))?;
-                    let _ = stream.flow_control().release_capacity(chunk.len());
-                    self.push(chunk);
-                }
-                None if self.pending.is_empty() => return Ok(None),
-                None => {
-                    return Err(Failure::bad(
-                        Malformation::Truncated,
-                        format!(
-                            "the stream ended inside a gRPC message ({} bytes of it came)",
-                            self.pending.len()
-                        ),
-                    ))
-                }
-            }
-        }
-    }
-
-    /// Bytes received beyond the messages handed out.
-    pub fn leftover(&self) -> usize {
-        self.pending.len()
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn messages_are_framed_and_read_back_whole() {
-        let framed = frame_message(b"abc");
-        assert_eq!(&framed[..], b"\0\0\0\0\x03abc");
-        let mut reader = MessageReader::default();
-        reader.push(framed.slice(..4));
-        assert_eq!(reader.next_message().unwrap(), None);
-        reader.push(framed.slice(4..));
-        reader.push(frame_message(b"de"));
-        assert_eq!(&reader.next_message().unwrap().unwrap()[..], b"abc");
-        assert_eq!(&reader.next_message().unwrap().unwrap()[..], b"de");
-        assert_eq!(reader.leftover(), 0);
-        reader.push(Bytes::from_static(b"\x01\0\0\0\x01z"));
-        let compressed = reader.next_message().unwrap_err();
-        assert_eq!(
-            compressed.kind,
-            ErrorKind::BadResponse(Malformation::Unreadable)
-        );
+impl From<MessageError> for Failure {
+    fn from(e: MessageError) -> Failure {
+        match e {
+            MessageError::TooLarge(why) => Failure::bad(Malformation::TooLarge, why),
+            MessageError::Unreadable(why) => Failure::bad(Malformation::Unreadable, why),
+        }
     }
 }

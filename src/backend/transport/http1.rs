@@ -3,7 +3,8 @@
 //! one response (`Content-Length`, chunked, or until close). Doing that directly on the
 //! socket, instead of through hyper's dispatcher, connection task and header maps, takes the
 //! client's user-space cost per request down by a factor of several (measured with
-//! callgrind; see bench/client/README.md). Header parsing is httparse's. The stream is a
+//! callgrind; see bench/client/README.md). The head and chunk parsing is the wire crate's
+//! (`inferperf_wire::http1`), shared with the fuzz target. The stream is a
 //! plain socket, read by readiness as before, or a TLS connection ([`super::tls`]).
 
 use std::net::SocketAddr;
@@ -15,13 +16,15 @@ use super::tcp::connect_tcp;
 use super::tls::{Alpn, TlsClient};
 use super::Peer;
 use crate::backend::outcome::{ErrorKind, Malformation};
+use inferperf_wire::http1::{
+    body_reservation, chunk_head, parse_head, trailers_end, BodyKind, Head, Http1Error,
+    MAX_HEAD_BYTES,
+};
 use io::Io;
 
 mod io;
 mod post;
-mod whole;
 pub use post::{post, post_accepting};
-pub use whole::{head_length, read_whole_response, WholeResponse};
 
 /// A response that is not HTTP as it should be.
 const UNREADABLE: ErrorKind = ErrorKind::BadResponse(Malformation::Unreadable);
@@ -31,12 +34,6 @@ const TOO_LARGE: ErrorKind = ErrorKind::BadResponse(Malformation::TooLarge);
 /// streaming without end is stopped long before the client's memory is.
 pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 1 << 30;
 
-/// Headers a response may carry before it is refused (Triton sends about five).
-const MAX_HEADERS: usize = 64;
-/// Largest response head accepted.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
-/// Most room made for a body before its bytes come (see [`body_reservation`]).
-const MAX_BODY_RESERVATION: usize = 64 * 1024 * 1024;
 /// Spare room made in the read buffer before each read.
 pub(crate) const READ_CHUNK: usize = 4096;
 /// A connection idle this long is checked for a close by the server before it is reused
@@ -94,26 +91,13 @@ pub struct Response {
     pub trailing: usize,
 }
 
-/// How the body of a response is delimited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum BodyKind {
-    Empty,
-    Length(usize),
-    Chunked,
-    UntilClose,
-}
-
-/// The parts of a response head that reading it needs.
-#[derive(Debug, Clone, Copy)]
-struct Head {
-    status: u16,
-    /// Bytes of the head, blank line included.
-    len: usize,
-    body: BodyKind,
-    close: bool,
-    header_len: Option<usize>,
-    /// `Content-Type: text/event-stream`.
-    event_stream: bool,
+impl From<Http1Error> for ErrorKind {
+    fn from(e: Http1Error) -> ErrorKind {
+        match e {
+            Http1Error::Unreadable => UNREADABLE,
+            Http1Error::Incomplete => ErrorKind::Connection,
+        }
+    }
 }
 
 /// The head of a response whose body is read part by part ([`Http1Stream::next_part`]).
@@ -346,7 +330,7 @@ impl Http1Stream {
             match chunk_head(&self.buf) {
                 Ok(Some(found)) => break found,
                 Ok(None) => self.fill_body().await?,
-                Err(kind) => return Err(self.broken(kind)),
+                Err(e) => return Err(self.broken(e.into())),
             }
         };
         if chunk.last {
@@ -410,7 +394,7 @@ impl Http1Stream {
     async fn read_head(&mut self, first_byte: &mut Option<Instant>) -> Result<Head, ErrorKind> {
         loop {
             if !self.buf.is_empty() {
-                if let Some(head) = parse_head(&self.buf).map_err(|k| self.broken(k))? {
+                if let Some(head) = parse_head(&self.buf).map_err(|e| self.broken(e.into()))? {
                     return Ok(head);
                 }
                 if self.buf.len() > MAX_HEAD_BYTES {
@@ -470,125 +454,6 @@ impl Http1Stream {
             self.fill().await?;
         }
     }
-}
-
-fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
-}
-
-/// Parses a response head; `Ok(None)` while it is incomplete.
-fn parse_head(buf: &[u8]) -> Result<Option<Head>, ErrorKind> {
-    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut response = httparse::Response::new(&mut headers);
-    let len = match response.parse(buf) {
-        Ok(httparse::Status::Complete(len)) => len,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err(UNREADABLE),
-    };
-    let status = response.code.ok_or(UNREADABLE)?;
-    let mut head = Head {
-        status,
-        len,
-        body: BodyKind::UntilClose,
-        close: response.version == Some(0),
-        header_len: None,
-        event_stream: false,
-    };
-    let mut length = None;
-    for header in response.headers.iter() {
-        let name = header.name;
-        if name.eq_ignore_ascii_case("content-length") {
-            let value = number(header.value).ok_or(UNREADABLE)?;
-            if length.is_some_and(|l| l != value) {
-                return Err(UNREADABLE);
-            }
-            length = Some(value);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            if has_token(header.value, "chunked") {
-                head.body = BodyKind::Chunked;
-            }
-        } else if name.eq_ignore_ascii_case("connection") {
-            if has_token(header.value, "close") {
-                head.close = true;
-            } else if has_token(header.value, "keep-alive") {
-                head.close = false;
-            }
-        } else if name.eq_ignore_ascii_case("content-type") {
-            head.event_stream = header
-                .value
-                .trim_ascii_start()
-                .get(..17)
-                .is_some_and(|v| v.eq_ignore_ascii_case(b"text/event-stream"));
-        } else if name.eq_ignore_ascii_case("inference-header-content-length") {
-            head.header_len = number(header.value);
-        }
-    }
-    if head.body != BodyKind::Chunked {
-        if let Some(n) = length {
-            head.body = BodyKind::Length(n);
-        }
-    }
-    if (100..200).contains(&status) || status == 204 || status == 304 {
-        head.body = BodyKind::Empty;
-    }
-    Ok(Some(head))
-}
-
-fn number(value: &[u8]) -> Option<usize> {
-    std::str::from_utf8(value).ok()?.trim().parse().ok()
-}
-
-/// True when a comma-separated header value lists `token` (case-insensitive).
-fn has_token(value: &[u8], token: &str) -> bool {
-    value
-        .split(|&b| b == b',')
-        .any(|part| part.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
-}
-
-/// The size line of one chunk of a chunked body, as offsets from the line's start.
-#[derive(Debug, Clone, Copy)]
-struct ChunkHead {
-    /// Bytes of the size line, its CRLF included.
-    line: usize,
-    /// Where the chunk ends, the CRLF after its data included.
-    end: usize,
-    /// The last (empty) chunk: trailers follow the line.
-    last: bool,
-}
-
-/// Parses the chunk at the start of `buf`; `Ok(None)` while its size line is incomplete.
-fn chunk_head(buf: &[u8]) -> Result<Option<ChunkHead>, ErrorKind> {
-    let (line, size) = match httparse::parse_chunk_size(buf) {
-        Ok(httparse::Status::Complete(found)) => found,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(_) => return Err(UNREADABLE),
-    };
-    // Up to 16 hex digits are a size: one near 2^64 must not wrap the end around.
-    let end = usize::try_from(size)
-        .ok()
-        .and_then(|size| line.checked_add(size)?.checked_add(2))
-        .ok_or(UNREADABLE)?;
-    Ok(Some(ChunkHead {
-        line,
-        end,
-        last: size == 0,
-    }))
-}
-
-/// Where the trailer section at the start of `buf` ends (its blank line included), once it
-/// is all there.
-fn trailers_end(buf: &[u8]) -> Option<usize> {
-    if buf.starts_with(b"\r\n") {
-        return Some(2);
-    }
-    find(buf, b"\r\n\r\n").map(|end| end + 4)
-}
-
-/// Room made in the read buffer for a body of `len` bytes when `have` are in already: all
-/// of it up to [`MAX_BODY_RESERVATION`]. `Content-Length` is the server's word, not bytes
-/// that came: a bigger body grows the buffer as it arrives.
-fn body_reservation(len: usize, have: usize) -> usize {
-    len.saturating_sub(have).min(MAX_BODY_RESERVATION)
 }
 
 #[cfg(test)]

@@ -194,10 +194,9 @@ async fn grpc_answer(
     use inferperf_wire::proto::grpc_inference_service_client::GrpcInferenceServiceClient;
     use prost::Message;
     let message = inferperf_wire::proto::ModelInferRequest::decode(&framed[5..]).expect("protobuf");
-    let mut client =
-        GrpcInferenceServiceClient::connect(format!("http://{}", target.peer.addrs[0]))
-            .await
-            .expect("connect");
+    let url = format!("http://{}", target.peer.addrs[0]);
+    let channel = tonic::transport::Endpoint::from_shared(url).expect("a URL");
+    let mut client = GrpcInferenceServiceClient::new(channel.connect().await.expect("connect"));
     let answer = client.model_infer(message).await.expect("answer");
     inferperf_wire::from_grpc_response(answer.into_inner()).expect("decodes")
 }

@@ -44,9 +44,9 @@ pub async fn start(models: &[&str]) -> RunningServer {
 }
 
 pub async fn grpc(server: &RunningServer) -> Grpc {
-    GrpcInferenceServiceClient::connect(format!("http://{}", server.grpc_addr))
-        .await
-        .unwrap()
+    let url = format!("http://{}", server.grpc_addr);
+    let channel = tonic::transport::Endpoint::from_shared(url).unwrap();
+    GrpcInferenceServiceClient::new(channel.connect().await.unwrap())
 }
 
 /// A status and body of one HTTP exchange.

@@ -1,15 +1,13 @@
-//! Reading a whole HTTP/1.1 response from a byte slice, by the rules `Http1Stream` reads
-//! one from a socket with, for tests and fuzzing. It lives apart from `http1.rs`, which keeps
-//! the per-request path, and shares that path's head and chunk parsers rather than copying
-//! them, so that what is fuzzed is what runs.
+//! Reading a whole HTTP/1.1 response from a byte slice, by the rules the client's socket
+//! reader follows, for tests and fuzzing. It shares that reader's head and chunk parsers
+//! rather than copying them, so that what is fuzzed is what runs.
 
 use super::{
-    body_reservation, chunk_head, parse_head, trailers_end, BodyKind, ErrorKind, MAX_HEAD_BYTES,
-    UNREADABLE,
+    body_reservation, chunk_head, parse_head, trailers_end, BodyKind, Http1Error, MAX_HEAD_BYTES,
 };
 
 /// A whole response read from bytes that end where the server closed the connection, by
-/// the rules of [`super::Http1Stream::receive`] (informational answers skipped; the body by
+/// the rules of the client's socket reader (informational answers skipped; the body by
 /// `Content-Length`, chunks, or up to the end). For tests and fuzzing, which cannot feed a
 /// socket for each input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,16 +23,16 @@ pub struct WholeResponse {
     pub event_stream: bool,
 }
 
-/// See [`WholeResponse`]: an error is what `receive` would give for the same bytes
-/// (`Connection` where it would wait for more than the server sent).
-pub fn read_whole_response(bytes: &[u8]) -> Result<WholeResponse, ErrorKind> {
+/// See [`WholeResponse`]: an error is what the socket reader would give for the same bytes
+/// ([`Http1Error::Incomplete`] where it would wait for more than the server sent).
+pub fn read_whole_response(bytes: &[u8]) -> Result<WholeResponse, Http1Error> {
     let mut rest = bytes;
     let head = loop {
         let Some(head) = parse_head(rest)? else {
             let kind = if rest.len() > MAX_HEAD_BYTES {
-                UNREADABLE
+                Http1Error::Unreadable
             } else {
-                ErrorKind::Connection
+                Http1Error::Incomplete
             };
             return Err(kind);
         };
@@ -50,7 +48,7 @@ pub fn read_whole_response(bytes: &[u8]) -> Result<WholeResponse, ErrorKind> {
             // The room the stream makes for the body before reading it.
             let room = rest.len().min(n) + body_reservation(n, rest.len());
             let mut body = Vec::with_capacity(room);
-            let part = rest.get(..n).ok_or(ErrorKind::Connection)?;
+            let part = rest.get(..n).ok_or(Http1Error::Incomplete)?;
             body.extend_from_slice(part);
             rest = &rest[n..];
             content_length = Some(n);
@@ -59,14 +57,14 @@ pub fn read_whole_response(bytes: &[u8]) -> Result<WholeResponse, ErrorKind> {
         BodyKind::Chunked => {
             let mut body = Vec::new();
             loop {
-                let chunk = chunk_head(rest)?.ok_or(ErrorKind::Connection)?;
+                let chunk = chunk_head(rest)?.ok_or(Http1Error::Incomplete)?;
                 if chunk.last {
                     rest = &rest[chunk.line..];
                     let Some(end) = trailers_end(rest) else {
                         let kind = if rest.len() > MAX_HEAD_BYTES {
-                            UNREADABLE
+                            Http1Error::Unreadable
                         } else {
-                            ErrorKind::Connection
+                            Http1Error::Incomplete
                         };
                         return Err(kind);
                     };
@@ -74,10 +72,10 @@ pub fn read_whole_response(bytes: &[u8]) -> Result<WholeResponse, ErrorKind> {
                     break;
                 }
                 if rest.len() < chunk.end {
-                    return Err(ErrorKind::Connection);
+                    return Err(Http1Error::Incomplete);
                 }
                 if &rest[chunk.end - 2..chunk.end] != b"\r\n" {
-                    return Err(UNREADABLE);
+                    return Err(Http1Error::Unreadable);
                 }
                 body.extend_from_slice(&rest[chunk.line..chunk.end - 2]);
                 rest = &rest[chunk.end..];
@@ -98,6 +96,6 @@ pub fn read_whole_response(bytes: &[u8]) -> Result<WholeResponse, ErrorKind> {
 }
 
 /// The length of the response head at the start of `bytes`, once it is all there.
-pub fn head_length(bytes: &[u8]) -> Result<Option<usize>, ErrorKind> {
+pub fn head_length(bytes: &[u8]) -> Result<Option<usize>, Http1Error> {
     Ok(parse_head(bytes)?.map(|head| head.len))
 }

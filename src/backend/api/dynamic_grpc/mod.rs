@@ -13,7 +13,7 @@ use http::Request as Head;
 
 use crate::backend::outcome::{ErrorKind, Exchange, Failure};
 use crate::backend::transport::grpc_unary::start_call;
-use crate::backend::transport::h2::{grpc_status, h2_error, Lane, MessageReader, UNKNOWN};
+use crate::backend::transport::h2::{grpc_status, h2_error, read_message, Lane, UNKNOWN};
 use crate::backend::Conn;
 use crate::backend::{nanos, Adapter, Connection, Discovered, Payload, Request, Target};
 use crate::config::DynamicGrpcSettings;
@@ -129,8 +129,8 @@ async fn call(
     let status = match grpc_status(&head.headers) {
         Some(code) => Some(code),
         None => {
-            let mut reader = MessageReader::for_lane(lane);
-            while reader.read(&mut stream).await?.is_some() {
+            let mut reader = lane.message_reader();
+            while read_message(&mut reader, &mut stream).await?.is_some() {
                 ex.answer(Instant::now());
             }
             let trailers = stream.trailers().await.map_err(|e| h2_error(&e))?;

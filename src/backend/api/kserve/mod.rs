@@ -23,12 +23,12 @@ use serde_json::Value;
 use crate::backend::open_inference::parameters::request_parameters;
 use crate::backend::outcome::ErrorKind;
 use crate::backend::statistics::StatsSource;
-use crate::backend::transport::compression;
 use crate::backend::{requested_outputs, Adapter, Connection, Discovered, Payload, Target};
 use crate::config::shm::SharedMemory;
 use crate::config::{KserveSettings, Protocol, TargetConfig, TensorFormat};
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::grpc_frames;
 use inferperf_wire::model::ModelSpec;
 use inferperf_wire::{self as wire, InferRequest};
 
@@ -113,7 +113,7 @@ impl Adapter for Kserve {
             Protocol::Grpc => {
                 let message = wire::to_grpc_request(&target.model, &target.version, &request);
                 let framed =
-                    compression::frame(&message.encode_to_vec(), target.peer.grpc_compression);
+                    grpc_frames::frame(&message.encode_to_vec(), target.peer.grpc_compression);
                 Ok(Payload::Grpc(framed))
             }
         }

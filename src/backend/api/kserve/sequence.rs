@@ -153,7 +153,7 @@ fn length_delimited(out: &mut Vec<u8>, tag: u32, bytes: &[u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::transport::h2::frame_message;
+    use inferperf_wire::grpc_frames::frame;
     use inferperf_wire::{self as wire, InferRequest, Tensor};
     use prost::Message;
 
@@ -222,7 +222,7 @@ mod tests {
     #[test]
     fn grpc_requests_carry_the_step_as_parameters() {
         let message = wire::to_grpc_request("m", "", &request(false));
-        let framed = frame_message(&message.encode_to_vec());
+        let framed = frame(&message.encode_to_vec(), None);
         let patched = patch_grpc(&framed, &step(false, true, true)).unwrap();
         let len = u32::from_be_bytes(patched[1..5].try_into().unwrap()) as usize;
         assert_eq!(len, patched.len() - 5);

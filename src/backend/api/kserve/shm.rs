@@ -24,11 +24,11 @@ use serde_json::{json, Map, Value};
 use super::request::infer_request;
 use super::shm_control::Control;
 use crate::backend::outcome::ErrorKind;
-use crate::backend::transport::compression;
 use crate::backend::{Payload, Target};
 use crate::config::{shm::ShmConfig, Protocol};
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::grpc_frames;
 use inferperf_wire::model::ModelSpec;
 use inferperf_wire::proto::infer_parameter::ParameterChoice;
 use inferperf_wire::proto::model_infer_request::{InferInputTensor, InferRequestedOutputTensor};
@@ -189,7 +189,7 @@ impl ShmSession {
                     })
                     .collect();
                 let bytes = message.encode_to_vec();
-                Payload::Grpc(compression::frame(&bytes, target.peer.grpc_compression))
+                Payload::Grpc(grpc_frames::frame(&bytes, target.peer.grpc_compression))
             }
         })
     }

@@ -17,9 +17,10 @@ use http::Request as Head;
 use super::answer::{check_stream_message, StreamAnswer};
 use crate::backend::memo::CheckedAnswers;
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
-use crate::backend::transport::h2::{copy_head, grpc_status, h2_error, Lane, MessageReader};
+use crate::backend::transport::h2::{copy_head, grpc_status, h2_error, read_message, Lane};
 use crate::backend::Conn;
 use crate::backend::{nanos, Payload, Request, Target};
+use inferperf_wire::grpc_frames::MessageReader;
 
 const STREAM_PATH: &str = "/inference.GRPCInferenceService/ModelStreamInfer";
 
@@ -74,7 +75,7 @@ impl StreamConn {
         ex.send_ns = nanos(ex.sent.elapsed());
         let answers = answers_side(head, answers).await?;
         loop {
-            let Some(message) = reader.read(answers).await? else {
+            let Some(message) = read_message(reader, answers).await? else {
                 return Err(ended(answers).await);
             };
             let at = Instant::now();
@@ -102,7 +103,7 @@ impl StreamConn {
             requests,
             head: Some(head),
             answers: None,
-            reader: MessageReader::for_lane(&self.lane),
+            reader: self.lane.message_reader(),
         })
     }
 }

@@ -9,7 +9,7 @@ use bytes::BytesMut;
 use serde_json::Value;
 
 use super::endpoints::{EndpointWire, Reading};
-use super::events::{is_done, ChunkFacts, EventReader};
+use super::events::ChunkFacts;
 use super::OpenAi;
 use crate::backend::transport::http1::{frame_request, user_headers, Http1Stream, ResponseStart};
 use crate::backend::Conn;
@@ -19,6 +19,7 @@ use crate::backend::{
 };
 use crate::data::Prompt;
 use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::sse::{is_done, EventReader};
 
 /// How long the end of a body may take to come after `data: [DONE]` before the connection
 /// is given up (a server that keeps the stream open would otherwise hold the slot).

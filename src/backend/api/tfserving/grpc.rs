@@ -11,7 +11,6 @@ use super::{discovered, model_spec, no_model, pick_signature};
 use crate::backend::check::wire_failure;
 use crate::backend::memo::{memoised, CheckedAnswers};
 use crate::backend::outcome::{ErrorKind, Exchange, Failure, Malformation};
-use crate::backend::transport::compression;
 use crate::backend::transport::control::{connect_channel, status_kind, with_metadata};
 use crate::backend::transport::grpc_unary::UnaryCall;
 use crate::backend::transport::h2::MAX_MESSAGE;
@@ -19,6 +18,7 @@ use crate::backend::Conn;
 use crate::backend::{grpc_code_name, Discovered, Payload, Request, Target};
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
+use inferperf_wire::grpc_frames;
 use inferperf_wire::proto::tensorflow::serving::prediction_service_client::PredictionServiceClient;
 use inferperf_wire::proto::tensorflow::serving::{
     GetModelMetadataRequest, PredictRequest, PredictResponse, SignatureDefMap,
@@ -84,7 +84,7 @@ pub fn encode(target: &Target, signature: &str, entry: &Entry) -> Result<Payload
         inputs,
         output_filter: Vec::new(),
     };
-    let framed = compression::frame(&message.encode_to_vec(), target.peer.grpc_compression);
+    let framed = grpc_frames::frame(&message.encode_to_vec(), target.peer.grpc_compression);
     Ok(Payload::Grpc(framed))
 }
 

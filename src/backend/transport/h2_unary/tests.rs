@@ -17,7 +17,7 @@ use tokio::net::{TcpListener, TcpStream};
 use super::frame::{encode_call_head, CallHead};
 use super::UnaryConnection;
 use crate::backend::outcome::ErrorKind;
-use crate::backend::transport::h2::frame_message;
+use inferperf_wire::grpc_frames::frame;
 
 type Handler = Arc<
     dyn Fn(usize, Request<RecvStream>, SendResponse<Bytes>) -> BoxFuture<'static, ()> + Send + Sync,
@@ -121,7 +121,7 @@ async fn answers_out_of_order_reach_their_own_calls_on_a_shared_connection() {
     });
     let conn = connect(server(Builder::new(), handler).await).await;
     let head = head();
-    let messages: Vec<Bytes> = (0..6u8).map(|i| frame_message(&[i; 10])).collect();
+    let messages: Vec<Bytes> = (0..6u8).map(|i| frame(&[i; 10], None)).collect();
     let calls = messages.iter().map(|m| conn.call(&head, m, 1 << 20));
     let answers = futures::future::join_all(calls).await;
     for (sent, got) in messages.iter().zip(answers) {
@@ -142,12 +142,12 @@ async fn large_messages_pass_both_ways_through_windows_far_smaller_than_them() {
         .initial_connection_window_size(64 * 1024);
     let conn = connect(server(builder, echo()).await).await;
     let payload: Vec<u8> = (0..9 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
-    let framed = frame_message(&payload);
+    let framed = frame(&payload, None);
     let got = conn.call(&head(), &framed, 16 << 20).await.unwrap();
     assert_eq!(got.body.len(), framed.len());
     assert!(got.body == framed, "the echoed 9 MiB came back changed");
     // The same connection still serves calls.
-    let small = frame_message(b"after");
+    let small = frame(b"after", None);
     assert_eq!(
         conn.call(&head(), &small, 1 << 20).await.unwrap().body,
         small
@@ -168,7 +168,7 @@ async fn a_reset_stream_ends_its_call_with_grpcs_code_and_the_connection_goes_on
         })
     });
     let conn = connect(server(Builder::new(), handler).await).await;
-    let message = frame_message(b"x");
+    let message = frame(b"x", None);
     let refused = conn.call(&head(), &message, 1 << 20).await.unwrap_err();
     assert_eq!(
         refused.kind,
@@ -204,7 +204,7 @@ async fn goaway_lets_the_taken_call_finish_and_takes_no_new_one() {
         while let Some(Ok(_)) = conn.accept().await {}
     });
     let conn = connect(addr).await;
-    let message = frame_message(b"taken");
+    let message = frame(b"taken", None);
     let head = head();
     let taken = tokio::spawn({
         let (conn, head, message) = (conn.clone(), head.clone(), message.clone());
@@ -244,7 +244,7 @@ async fn calls_beyond_the_servers_stream_limit_wait_for_room() {
     builder.max_concurrent_streams(2);
     let conn = connect(server(builder, handler).await).await;
     let head = head();
-    let messages: Vec<Bytes> = (0..8u8).map(|i| frame_message(&[i; 3])).collect();
+    let messages: Vec<Bytes> = (0..8u8).map(|i| frame(&[i; 3], None)).collect();
     let answers =
         futures::future::join_all(messages.iter().map(|m| conn.call(&head, m, 1 << 20))).await;
     for (sent, got) in messages.iter().zip(answers) {
@@ -303,7 +303,7 @@ async fn a_ping_during_a_call_is_answered_and_a_cancelled_call_is_reset() {
     });
     let conn = connect(addr).await;
     let head = head();
-    let message = frame_message(b"held");
+    let message = frame(b"held", None);
     let held = tokio::time::timeout(
         Duration::from_millis(100),
         conn.call(&head, &message, 1 << 20),
@@ -344,7 +344,7 @@ async fn an_answer_head_split_into_continuation_frames_is_read() {
     let mut builder = Builder::new();
     builder.max_header_list_size(1 << 20);
     let conn = connect(server(builder, handler).await).await;
-    let message = frame_message(b"continued");
+    let message = frame(b"continued", None);
     let got = conn.call(&head(), &message, 1 << 20).await.unwrap();
     assert_eq!((got.status, got.body), (200, message));
 }
@@ -362,7 +362,7 @@ async fn a_call_that_gives_up_waiting_for_room_leaves_the_socket_to_the_others()
     let mut builder = Builder::new();
     builder.max_concurrent_streams(1);
     let conn = connect(server(builder, handler).await).await;
-    let message = frame_message(b"first");
+    let message = frame(b"first", None);
     // Two tasks: the one that gives up must hand the socket back to the other.
     let first = tokio::spawn({
         let (conn, message) = (conn.clone(), message.clone());
@@ -464,7 +464,7 @@ fn writes_with_headers(writes: &std::sync::Mutex<Vec<usize>>) -> Vec<usize> {
 #[tokio::test]
 async fn calls_started_in_one_turn_go_out_in_one_write() {
     let (conn, writes) = counted_connection(server(Builder::new(), echo()).await).await;
-    let message = frame_message(b"together");
+    let message = frame(b"together", None);
     // Six tasks that start their calls in the same turn of this single-threaded runtime.
     let calls: Vec<_> = (0..6)
         .map(|_| {
@@ -499,7 +499,7 @@ async fn calls_answered_in_one_read_send_their_next_requests_in_one_write() {
         })
     });
     let (conn, writes) = counted_connection(server(Builder::new(), handler).await).await;
-    let message = frame_message(b"again");
+    let message = frame(b"again", None);
     let slots: Vec<_> = (0..6)
         .map(|_| {
             let (conn, message) = (conn.clone(), message.clone());

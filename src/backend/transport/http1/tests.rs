@@ -13,7 +13,7 @@ async fn serve(pieces: Vec<&'static [u8]>, close_after: bool) -> SocketAddr {
     tokio::spawn(async move {
         let (mut socket, _) = listener.accept().await.unwrap();
         let mut request = Vec::new();
-        while find(&request, b"\r\n\r\n").is_none() {
+        while !request.windows(4).any(|w| w == b"\r\n\r\n") {
             let mut chunk = [0u8; 1024];
             let n = socket.read(&mut chunk).await.unwrap();
             if n == 0 {
