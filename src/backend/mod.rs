@@ -74,6 +74,33 @@ pub trait Adapter {
     ) -> Result<StatsSource, String> {
         Err("this API has no server statistics".into())
     }
+    /// The adapter of the warm-up's requests, when they are encoded otherwise than the
+    /// measured ones (`--cache-bust warmup_isolation_*`); `None` when they are not.
+    fn for_warm_up(&self) -> Option<Self>
+    where
+        Self: Sized,
+    {
+        None
+    }
+    /// A turn of a multi-turn chat session with its history (earlier prompts and the answers
+    /// given), encoded as it is sent; `None` for an API that carries no conversation.
+    fn encode_turn(
+        &self,
+        _target: &Target,
+        _prompt: &crate::data::Prompt,
+        _history: &[(String, String)],
+    ) -> Option<Payload> {
+        None
+    }
+    /// A request's payload as one step of a sequence, for an API whose requests carry the
+    /// step's controls on the wire; `None`: sent unchanged.
+    fn in_sequence(&self, _payload: &Payload, _step: &SequenceStep) -> Option<Payload> {
+        None
+    }
+    /// The run's shared-memory regions (`--shared-memory system`), for an API that has them.
+    fn shm(&self) -> Option<&Arc<kserve::shm::ShmSession>> {
+        None
+    }
 }
 
 /// The registry: each API's adapter beside its [`ServiceKind`], one line each. It makes
@@ -115,6 +142,37 @@ macro_rules! adapters {
             async fn open(&self, target: &Target, slot: usize) -> Result<Connection, ErrorKind> {
                 match self {
                     $(Api::$variant(a) => a.open(target, slot).await,)*
+                }
+            }
+
+            /// See [`Adapter::encode_turn`].
+            pub fn encode_turn(
+                &self,
+                target: &Target,
+                prompt: &crate::data::Prompt,
+                history: &[(String, String)],
+            ) -> Option<Payload> {
+                match self {
+                    $(Api::$variant(a) => a.encode_turn(target, prompt, history),)*
+                }
+            }
+
+            fn payload_in_sequence(&self, payload: &Payload, step: &SequenceStep) -> Option<Payload> {
+                match self {
+                    $(Api::$variant(a) => a.in_sequence(payload, step),)*
+                }
+            }
+
+            fn shm(&self) -> Option<&Arc<kserve::shm::ShmSession>> {
+                match self {
+                    $(Api::$variant(a) => a.shm(),)*
+                }
+            }
+
+            /// See [`Adapter::for_warm_up`].
+            fn for_warm_up(&self) -> Option<Api> {
+                match self {
+                    $(Api::$variant(a) => a.for_warm_up().map(Api::$variant),)*
                 }
             }
 
@@ -172,34 +230,18 @@ impl Api {
         self.service_kind().capabilities()
     }
 
-    /// A turn of a multi-turn chat session with its history (earlier prompts and the
-    /// answers given), encoded as it is sent: only the OpenAI API carries a conversation
-    /// (`None` for the others).
-    pub fn encode_turn(
-        &self,
-        target: &Target,
-        prompt: &crate::data::Prompt,
-        history: &[(String, String)],
-    ) -> Option<Payload> {
-        match self {
-            Api::OpenAi(a) => Some(a.encode_turn(target, prompt, history)),
-            _ => None,
-        }
-    }
-
-    /// `request` as one step of a sequence: KServe's requests, and the in-process ones of the
-    /// local models and Triton, carry the step's parameters (the APIs whose row says
-    /// `sequences`); the other APIs send the request unchanged.
+    /// `request` as one step of a sequence: the in-process requests of the local models and
+    /// Triton carry the step's parameters, and so do the wire requests of an adapter that
+    /// patches them in ([`Adapter::in_sequence`]: KServe's); the others go unchanged.
     pub fn in_sequence(&self, request: &Request, step: &SequenceStep) -> Request {
-        let payload = match (&request.payload, self) {
-            (Payload::Local(req), _) => {
+        let payload = match &request.payload {
+            Payload::Local(req) => {
                 let mut req = InferRequest::clone(req);
                 req.parameters
                     .extend(open_inference::parameters::sequence_parameters(step));
                 Some(Payload::Local(Arc::new(req)))
             }
-            (payload, Api::Kserve(_)) => kserve::sequence::patch(payload, step),
-            _ => None,
+            payload => self.payload_in_sequence(payload, step),
         };
         Request {
             payload: payload.unwrap_or_else(|| request.payload.clone()),
@@ -211,10 +253,7 @@ impl Api {
 impl Target {
     /// The run's shared-memory regions (`--shared-memory system`).
     pub fn shm(&self) -> Option<&Arc<kserve::shm::ShmSession>> {
-        match &self.api {
-            Api::Kserve(kserve) => kserve.shm(),
-            _ => None,
-        }
+        self.api.shm()
     }
 }
 

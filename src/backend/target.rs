@@ -119,11 +119,8 @@ impl Target {
     /// The target of the warm-up's requests, when they are encoded otherwise than the
     /// measured ones (`--cache-bust warmup_isolation_*`); `None` when they are not.
     pub fn for_warm_up(&self) -> Option<Target> {
-        let Api::OpenAi(adapter) = &self.api else {
-            return None;
-        };
         Some(Target {
-            api: Api::OpenAi(adapter.for_warm_up()?),
+            api: self.api.for_warm_up()?,
             ..self.clone()
         })
     }

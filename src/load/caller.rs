@@ -10,7 +10,7 @@ use std::time::Instant;
 use super::gate::{CallGates, Held};
 use crate::backend::cache_bust::Digest;
 use crate::backend::{
-    AnswerText, Api, Connection, Deadline, ErrorKind, Exchange, Failure, Request, Target,
+    AnswerText, Connection, Deadline, ErrorKind, Exchange, Failure, Request, Target,
 };
 use crate::measure::sample::{Sample, SlotBuffer};
 use inferperf_wire::model::SequenceStep;
@@ -50,7 +50,8 @@ impl Caller {
             connection: None,
             deadline: Deadline::new(target.peer.timeout),
             gaps: Vec::new(),
-            text: matches!(target.api, Api::OpenAi(_)).then(AnswerText::default),
+            // Answers whose text is counted in tokens keep it until it is counted.
+            text: (target.api.service_kind().capabilities().tokens).then(AnswerText::default),
             gates: None,
         }
     }

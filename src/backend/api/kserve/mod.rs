@@ -29,7 +29,7 @@ use crate::config::{KserveSettings, Protocol, TargetConfig, TensorFormat};
 use crate::data::Entry;
 use inferperf_wire::error::{RunError, RunResult};
 use inferperf_wire::grpc_frames;
-use inferperf_wire::model::ModelSpec;
+use inferperf_wire::model::{ModelSpec, SequenceStep};
 use inferperf_wire::{self as wire, InferRequest};
 
 /// The KServe v2 adapter, with the flags that shape its requests.
@@ -60,11 +60,6 @@ impl Kserve {
         }
     }
 
-    /// The run's shared-memory regions, with `--shared-memory system`.
-    pub fn shm(&self) -> Option<&std::sync::Arc<shm::ShmSession>> {
-        self.shm.as_ref()
-    }
-
     /// The request of one entry, asking for every output the model declares.
     fn request(&self, target: &Target, model: &ModelSpec, entry: &Entry) -> InferRequest {
         let binary_output = target.protocol == Protocol::Http
@@ -86,6 +81,14 @@ impl Kserve {
 
 #[allow(async_fn_in_trait)]
 impl Adapter for Kserve {
+    fn shm(&self) -> Option<&std::sync::Arc<shm::ShmSession>> {
+        self.shm.as_ref()
+    }
+
+    fn in_sequence(&self, payload: &Payload, step: &SequenceStep) -> Option<Payload> {
+        sequence::patch(payload, step)
+    }
+
     async fn discover(&self, target: &Target) -> RunResult<Discovered> {
         match target.protocol {
             Protocol::Http => rest::discover(target).await,

@@ -47,16 +47,6 @@ impl OpenAi {
         }
     }
 
-    /// The adapter of the warm-up's requests, when they are encoded otherwise than the
-    /// measured ones (`--cache-bust warmup_isolation_*`); `None` when they are not.
-    pub fn for_warm_up(&self) -> Option<OpenAi> {
-        let bust = self.llm.cache_bust?;
-        (bust.text(true) != bust.text(false)).then(|| OpenAi {
-            warm_up: true,
-            ..self.clone()
-        })
-    }
-
     /// `--cache-bust`'s marker as this adapter's requests carry it (`None`: none).
     fn marker(&self) -> Option<(config::cache_bust::CacheBust, String)> {
         let bust = self.llm.cache_bust?;
@@ -125,23 +115,6 @@ impl OpenAi {
         Ok(body)
     }
 
-    /// A turn of a chat session with its history (see [`OpenAi::turn_body`]), encoded when
-    /// it is sent; a request body the user gave is sent as given.
-    pub fn encode_turn(
-        &self,
-        target: &Target,
-        prompt: &Prompt,
-        history: &[(String, String)],
-    ) -> Payload {
-        let body = match &prompt.body {
-            Some(given) => given.clone().into_bytes(),
-            None => (self.turn_body(&target.model, prompt, history))
-                .to_string()
-                .into_bytes(),
-        };
-        Payload::Http(self.frame(target, &body))
-    }
-
     /// The whole HTTP request for a body: the user's headers, then the type's own unless
     /// the user gave one of the name, the content type and, streaming, `accept`.
     fn frame(&self, target: &Target, body: &[u8]) -> bytes::Bytes {
@@ -163,6 +136,31 @@ impl OpenAi {
 }
 
 impl Adapter for OpenAi {
+    /// A turn of a chat session with its history (see [`OpenAi::turn_body`]), encoded when
+    /// it is sent; a request body the user gave is sent as given.
+    fn encode_turn(
+        &self,
+        target: &Target,
+        prompt: &Prompt,
+        history: &[(String, String)],
+    ) -> Option<Payload> {
+        let body = match &prompt.body {
+            Some(given) => given.clone().into_bytes(),
+            None => (self.turn_body(&target.model, prompt, history))
+                .to_string()
+                .into_bytes(),
+        };
+        Some(Payload::Http(self.frame(target, &body)))
+    }
+
+    fn for_warm_up(&self) -> Option<OpenAi> {
+        let bust = self.llm.cache_bust?;
+        (bust.text(true) != bust.text(false)).then(|| OpenAi {
+            warm_up: true,
+            ..self.clone()
+        })
+    }
+
     async fn discover(&self, target: &Target) -> RunResult<Discovered> {
         conn::check_model(target, self).await?;
         // A streamed generation answers many times per request, as a decoupled model does
