@@ -10,6 +10,7 @@ use crate::measure::level::{LevelEnd, LevelResult};
 use crate::measure::window::WindowStats;
 use crate::results::{LoadSettings, Settings};
 
+use super::aiperf_level::level_metrics;
 use super::aiperf_telemetry;
 use super::json::{object, Json};
 use super::{csv_row, iso_utc, Figure, Stats, LLM_PERCENTILES};
@@ -225,141 +226,6 @@ const REQUEST_METRICS: [RequestMetric; 23] = [
         Runs::All,
     ),
 ];
-
-/// A metric of the whole level, one value.
-pub(super) struct LevelMetric {
-    pub(super) tag: &'static str,
-    pub(super) header: &'static str,
-    pub(super) unit: &'static str,
-    pub(super) value: f64,
-}
-
-/// The level metrics of `w`, in the order AIPerf's JSON lists them. Durations and
-/// throughputs are those of the measured windows (AIPerf's run is one window from the first
-/// send to the last answer).
-pub(super) fn level_metrics(w: &WindowStats) -> Vec<LevelMetric> {
-    let tokens = w.tokens.as_deref();
-    // Embeddings and rankings have input tokens only, as in AIPerf's export.
-    let generated = tokens.filter(|t| t.generates());
-    let isl = tokens.map_or(0.0, |t| t.input_tokens.sum() as f64);
-    let osl = tokens.map_or(0.0, |t| t.output_tokens.sum() as f64);
-    let secs = w.duration.as_secs_f64();
-    let per_second = |n: f64| if secs > 0.0 { n / secs } else { 0.0 };
-    let metric = |tag, header, unit, value| LevelMetric {
-        tag,
-        header,
-        unit,
-        value,
-    };
-    let mut metrics = vec![metric(
-        "request_throughput",
-        "Request Throughput",
-        "requests/sec",
-        w.throughput(),
-    )];
-    metrics.push(metric(
-        "request_count",
-        "Request Count",
-        "requests",
-        w.ok as f64,
-    ));
-    if generated.is_some() {
-        metrics.push(metric(
-            "output_token_throughput",
-            "Output Token Throughput",
-            "tokens/sec",
-            per_second(osl),
-        ));
-    }
-    metrics.push(metric(
-        "benchmark_duration",
-        "Benchmark Duration",
-        "sec",
-        secs,
-    ));
-    if tokens.is_some() {
-        metrics.push(metric(
-            "total_isl",
-            "Total Input Sequence Length",
-            "tokens",
-            isl,
-        ));
-    }
-    if generated.is_some() {
-        metrics.push(metric(
-            "total_osl",
-            "Total Output Sequence Length",
-            "tokens",
-            osl,
-        ));
-    }
-    if let Some(t) = tokens.filter(|t| t.asked_tokens > 0) {
-        metrics.push(metric(
-            "osl_mismatch_count",
-            "OSL Mismatch Count",
-            "requests",
-            t.osl_mismatch as f64,
-        ));
-    }
-    if let Some(t) = tokens.filter(|t| t.reasoning_tokens.sum() > 0) {
-        metrics.push(metric(
-            "total_reasoning_tokens",
-            "Total Reasoning Tokens",
-            "tokens",
-            t.reasoning_tokens.sum() as f64,
-        ));
-    }
-    if w.goodput.is_set() {
-        metrics.push(metric("goodput", "Goodput", "requests/sec", w.goodput()));
-        let good = tokens.map_or(0.0, |t| t.good as f64);
-        metrics.push(metric(
-            "good_request_count",
-            "Good Request Count",
-            "requests",
-            good,
-        ));
-    }
-    metrics.push(metric(
-        "request_error_rate",
-        "Request Error Rate",
-        "%",
-        w.error_rate() * 100.0,
-    ));
-    metrics.push(metric(
-        "completed_request_count",
-        "Completed Requests (Success + Error)",
-        "requests",
-        w.completed() as f64,
-    ));
-    if w.error_count() > 0 {
-        let errors = w.error_count() as f64;
-        metrics.push(metric(
-            "error_request_count",
-            "Error Request Count",
-            "requests",
-            errors,
-        ));
-    }
-    if generated.is_some() {
-        metrics.push(metric(
-            "total_token_throughput",
-            "Total Token Throughput",
-            "tokens/sec",
-            per_second(isl + osl),
-        ));
-    }
-    if tokens.is_some() {
-        metrics.push(metric(
-            "input_token_throughput",
-            "Input Token Throughput",
-            "tokens/sec",
-            per_second(isl),
-        ));
-    }
-    let power = aiperf_telemetry::power_metrics(w).into_iter();
-    metrics.extend(power.map(|(tag, header, unit, value)| metric(tag, header, unit, value)));
-    metrics
-}
 
 /// The per-request metrics with values in `w` (the streaming ones only when streaming).
 pub(super) fn request_rows<'w>(

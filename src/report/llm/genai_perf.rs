@@ -131,40 +131,61 @@ pub struct SystemMetric {
     pub value: f64,
 }
 
+/// A system metric's row: GenAI-Perf's key, row name and unit, the runs that have it
+/// (generating text, and the level's windows) and its value.
+struct SystemRow {
+    key: &'static str,
+    name: &'static str,
+    unit: &'static str,
+    shown: fn(bool, &WindowStats) -> bool,
+    value: fn(&WindowStats) -> f64,
+}
+
 /// GenAI-Perf's system metrics in its row order: output token throughput (text
 /// generation), request throughput, request goodput (with `--slo` limits on generation
 /// figures) and request count. Throughputs are per second of the measured windows.
-pub fn system_metrics(settings: &Settings, w: &WindowStats) -> Vec<SystemMetric> {
-    let mut metrics = Vec::new();
-    if generates(settings) {
-        metrics.push(SystemMetric {
-            key: "output_token_throughput",
-            name: "Output Token Throughput (tokens/sec)",
-            unit: "tokens/sec",
-            value: w.token_throughput(),
-        });
-    }
-    metrics.push(SystemMetric {
+const SYSTEM_ROWS: [SystemRow; 4] = [
+    SystemRow {
+        key: "output_token_throughput",
+        name: "Output Token Throughput (tokens/sec)",
+        unit: "tokens/sec",
+        shown: |generates, _| generates,
+        value: WindowStats::token_throughput,
+    },
+    SystemRow {
         key: "request_throughput",
         name: "Request Throughput (per sec)",
         unit: "requests/sec",
-        value: w.throughput(),
-    });
-    if w.goodput.is_set() {
-        metrics.push(SystemMetric {
-            key: "request_goodput",
-            name: "Request Goodput (per sec)",
-            unit: "requests/sec",
-            value: w.goodput(),
-        });
-    }
-    metrics.push(SystemMetric {
+        shown: |_, _| true,
+        value: WindowStats::throughput,
+    },
+    SystemRow {
+        key: "request_goodput",
+        name: "Request Goodput (per sec)",
+        unit: "requests/sec",
+        shown: |_, w| w.goodput.is_set(),
+        value: WindowStats::goodput,
+    },
+    SystemRow {
         key: "request_count",
         name: "Request Count (count)",
         unit: "count",
-        value: w.ok as f64,
-    });
-    metrics
+        shown: |_, _| true,
+        value: |w| w.ok as f64,
+    },
+];
+
+/// The system metrics `w` has, in GenAI-Perf's row order.
+pub fn system_metrics(settings: &Settings, w: &WindowStats) -> Vec<SystemMetric> {
+    let generates = generates(settings);
+    let rows = SYSTEM_ROWS.iter().filter(|row| (row.shown)(generates, w));
+    rows.map(|row| SystemMetric {
+        key: row.key,
+        name: row.name,
+        unit: row.unit,
+        value: (row.value)(w),
+    })
+    .collect()
 }
 
 /// A statistic of a metric as GenAI-Perf prints it (`1,234.56`), `N/A` when the metric has

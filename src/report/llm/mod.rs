@@ -7,6 +7,7 @@
 //! is, in which unit, and how numbers are printed.
 
 pub mod aiperf;
+mod aiperf_level;
 pub mod aiperf_records;
 pub mod aiperf_telemetry;
 pub mod artifacts;

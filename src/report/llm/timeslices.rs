@@ -16,8 +16,9 @@ use crate::measure::window::WindowStats;
 use crate::results::Settings;
 
 use super::aiperf::{
-    distribution_json, input_config, level_metrics, request_rows, stat_value, RunLabels, CSV_STATS,
+    distribution_json, input_config, request_rows, stat_value, RunLabels, CSV_STATS,
 };
+use super::aiperf_level::level_metrics;
 use super::csv_row;
 use super::json::{object, Json};
 
