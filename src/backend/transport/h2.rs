@@ -246,8 +246,9 @@ pub fn grpc_code_of_reset(code: u32) -> i32 {
     }
 }
 
-/// Reads chunks from `stream` into `reader` until a whole message is in; `None` when the stream ended
-/// (with any bytes of a message left over reported as a cut message).
+/// Reads chunks from `stream` into `reader` until a whole message is in, giving their
+/// flow-control capacity back; `None` when the stream ended (with any bytes of a message
+/// left over reported as a cut message).
 pub async fn read_message(
     reader: &mut MessageReader,
     stream: &mut h2::RecvStream,
