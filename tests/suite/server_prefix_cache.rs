@@ -11,13 +11,10 @@ use crate::server_util;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use hyper::{Method, Request, StatusCode};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::TokioExecutor;
+use hyper::{Method, StatusCode};
 use serde_json::{json, Value};
 use tokio::sync::Mutex;
 
@@ -27,52 +24,26 @@ use server_util::*;
 /// The timed tests take turns so that they do not disturb each other.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 
-/// A streamed answer: when its first event came, its usage chunk, the events read.
+/// A streamed answer's facts: when its first event came, its usage chunk, the events read.
 #[derive(Debug)]
-struct Streamed {
+struct Answered {
     ttft: Duration,
     usage: Option<Value>,
     events: usize,
 }
 
-/// Posts a streaming request and reads it to its end, or leaves after `stop_after` events.
-async fn stream(addr: SocketAddr, path: &str, body: Value, stop_after: Option<usize>) -> Streamed {
-    let client = Client::builder(TokioExecutor::new()).build_http();
-    let request = Request::post(format!("http://{addr}{path}"))
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(body.to_string())))
-        .unwrap();
-    let sent = Instant::now();
-    let response = client.request(request).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let mut body = response.into_body();
-    let (mut ttft, mut usage, mut events, mut pending) = (None, None, 0, String::new());
-    let deadline = Duration::from_secs(20);
-    while let Some(frame) = tokio::time::timeout(deadline, body.frame()).await.unwrap() {
-        let Ok(data) = frame.unwrap().into_data() else {
-            continue;
-        };
-        ttft.get_or_insert_with(|| sent.elapsed());
-        pending.push_str(std::str::from_utf8(&data).unwrap());
-        while let Some(end) = pending.find("\n\n") {
-            let event: String = pending.drain(..end + 2).collect();
-            let data = event.trim_end().strip_prefix("data: ").unwrap();
-            events += 1;
-            if data != "[DONE]" {
-                let data: Value = serde_json::from_str(data).unwrap();
-                if !data["usage"].is_null() {
-                    usage = Some(data["usage"].clone());
-                }
-            }
-        }
-        if stop_after.is_some_and(|n| events >= n) {
-            break;
-        }
-    }
-    Streamed {
-        ttft: ttft.unwrap(),
+/// Posts a streaming request and reads it to its end (server_util's reader), or leaves
+/// after `stop_after` events.
+async fn stream(addr: SocketAddr, path: &str, body: Value, stop_after: Option<usize>) -> Answered {
+    let streamed = stream_n(addr, path, body, stop_after).await;
+    assert_eq!(streamed.status, StatusCode::OK);
+    let first = streamed.events.first().expect("an event").at;
+    let data = streamed.events.iter().rev().filter_map(|e| e.data.as_ref());
+    let usage = data.map(|d| &d["usage"]).find(|u| !u.is_null()).cloned();
+    Answered {
+        ttft: first - streamed.sent,
         usage,
-        events,
+        events: streamed.events.len(),
     }
 }
 
